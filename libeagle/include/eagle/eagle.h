@@ -1,0 +1,277 @@
+/*
+ * eagle.h -- the one public header of libeagle, the C core of eagle.
+ *
+ * It is the C ABI that Python reaches through cffi and that native plugins
+ * (and hawk's generated kernels) implement.  Everything between the
+ * EAGLE_CDEF markers is read by eagle._core as a cffi cdef, so that region
+ * holds only plain declarations and integer #defines.
+ *
+ * Threads: every function may be called from any thread unless its comment
+ * says otherwise.  libeagle never formats a user-facing message; it returns
+ * a status and the Python side turns it into the refusal text.
+ */
+#ifndef EAGLE_EAGLE_H
+#define EAGLE_EAGLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define EAGLE_API __declspec(dllexport)
+#else
+#define EAGLE_API __attribute__((visibility("default")))
+#endif
+
+/* EAGLE_CDEF_BEGIN */
+
+/*
+ * EAGLE_ABI_VERSION: one integer, compared for equality.  Bumped on any
+ * change to a declaration below (a struct layout, a signature, an enum
+ * value).  A library, plugin or kernel built for another value is refused.
+ */
+#define EAGLE_ABI_VERSION 1
+
+/* The most axes a view may have (NumPy 2 allows 64; planes rarely pass 4). */
+#define EAGLE_MAX_DIMS 32
+
+/*
+ * Samples are cut into blocks of this many, on fixed boundaries: block k is
+ * [k*EAGLE_BLOCK, min((k+1)*EAGLE_BLOCK, n)).  A power of two, independent
+ * of the thread count, so that no result depends on the team size.
+ */
+#define EAGLE_BLOCK 1024
+
+/* Status codes.  0 is success; every error is negative. */
+#define EAGLE_OK 0
+#define EAGLE_ERR_ARG -1        /* a bad argument (null, out of range, bad view) */
+#define EAGLE_ERR_NOMEM -2      /* an allocation failed */
+#define EAGLE_ERR_CALLBACK -3   /* a callback item returned non-zero: the run stopped */
+#define EAGLE_ERR_BUSY -4       /* the program is already running on another thread */
+#define EAGLE_ERR_STATE -5      /* wrong order of calls (e.g. add after finalize) */
+#define EAGLE_ERR_WAIT -6       /* a wait on an event no earlier branch signals */
+#define EAGLE_ERR_THREAD -7     /* the team's threads could not be started */
+
+/* ---------------------------------------------------------------- views */
+
+/*
+ * A strided view of memory, as NumPy describes an array: element
+ * (i0, i1, ...) lives at data + sum(ik * strides[k]).  Strides are in bytes
+ * and may be negative or zero.  `base` is the start of the allocation the
+ * view lies in (0 when unknown); views of different known bases never
+ * overlap.  `device` is -1 for host memory, else a GPU ordinal.
+ */
+typedef struct eagle_view {
+    uintptr_t data;
+    uintptr_t base;
+    int64_t itemsize;
+    int32_t ndim;
+    int32_t device;
+    int64_t shape[32];
+    int64_t strides[32];
+} eagle_view;
+
+/* Results of the overlap test. */
+#define EAGLE_OVERLAP_NO 0        /* exactly: no byte is shared */
+#define EAGLE_OVERLAP_YES 1       /* exactly: some byte is shared */
+#define EAGLE_OVERLAP_TOO_HARD 2  /* the work cap was hit: treat as overlap */
+#define EAGLE_OVERLAP_OVERFLOW 3  /* int64 overflow in the solver: treat as overlap */
+#define EAGLE_OVERLAP_BAD_VIEW -1 /* ndim out of range, negative shape, itemsize < 1 */
+
+/*
+ * Do views a and b share a byte?  Exact, stride-aware (negative and zero
+ * strides, any offsets and item sizes) up to `max_work` failed candidate
+ * sub-problems (< 0: no cap; 0: extents only).  Past the cap the answer is
+ * EAGLE_OVERLAP_TOO_HARD, which callers must read as "overlap": a conflict
+ * is never missed.  Views on different devices never overlap.
+ */
+EAGLE_API int eagle_overlap(const eagle_view *a, const eagle_view *b, int64_t max_work);
+
+/* The half-open byte extent [*lo, *hi) of a view ([0, 0) when empty). */
+EAGLE_API void eagle_view_extent(const eagle_view *v, uintptr_t *lo, uintptr_t *hi);
+
+/*
+ * Candidate index.  Among n accesses (views[i], writes[i] != 0 when access i
+ * writes), find every pair i < j where at least one writes, both are on the
+ * same device, and their byte extents intersect; with `exact` set, keep only
+ * the pairs eagle_overlap (with max_work) does not answer NO.  Accesses are
+ * sorted by (device, base, extent start) and swept, so the cost is
+ * O(n log n + K) for K extent-intersecting pairs, not O(n^2).
+ * On success *pairs holds 2 * (*npairs) indices (i, j), sorted, allocated
+ * with malloc: free it with eagle_free.
+ */
+EAGLE_API int eagle_candidate_pairs(const eagle_view *views, const uint8_t *writes, int64_t n,
+                                    int exact, int64_t max_work, int64_t **pairs,
+                                    int64_t *npairs);
+
+EAGLE_API void eagle_free(void *p);
+
+/* -------------------------------------------------------------- kernels */
+
+/* One argument slot of a kernel: a pointer to a plane or a scalar by value. */
+typedef union eagle_arg {
+    void *ptr;
+    double f64;
+    float f32;
+    int64_t i64;
+    uint64_t u64;
+    int32_t i32;
+    uint32_t u32;
+} eagle_arg;
+
+/*
+ * The native kernel type: process samples [begin, end) with the argument
+ * block `args`.  The executor always calls it on one block at a time (a
+ * range inside one EAGLE_BLOCK-aligned block), possibly from several
+ * threads at once on different blocks.  hawk emits these, and a plugin's own
+ * shared library may export them: this is the C-ABI plugin point.
+ */
+typedef void (*eagle_kernel_fn)(int64_t begin, int64_t end, const eagle_arg *args);
+
+/* A host callback item: returns 0, or non-zero to stop the run. */
+typedef int (*eagle_callback_fn)(void *ctx);
+
+/* --------------------------------------------------------- thread team */
+
+/*
+ * The host thread team: persistent threads, started on first use, sized by
+ * EAGLE_NUM_THREADS or else the CPUs this process may run on.  Safe across
+ * fork(): the child rebuilds its own team on first use.
+ */
+EAGLE_API int eagle_num_threads(void);
+
+/* Resize the team (n >= 1; 0 re-reads EAGLE_NUM_THREADS / the CPU count).
+ * Blocks until no run is using the team. */
+EAGLE_API int eagle_set_num_threads(int n);
+
+/* ------------------------------------------------------------- programs */
+
+/*
+ * A program is a list of stages; a stage holds one or more branches; a
+ * branch is a list of items run in order.  A program is built with the
+ * eagle_program_* and eagle_add_* calls, finalized once, then run any
+ * number of times.  Conditional and loop items hold sub-programs, which
+ * they own from the moment they are added.
+ */
+typedef struct eagle_program eagle_program;
+
+/* Stage schedules. */
+#define EAGLE_WORK_SHARE 0   /* items in order, each native item cut into blocks over the team */
+#define EAGLE_BRANCH_TASKS 1 /* each branch's items in order on one thread */
+
+/* Kernel item flags. */
+#define EAGLE_PER_SAMPLE 1   /* reads and writes only its own sample: may be block-fused */
+
+/* Access roles. */
+#define EAGLE_READ 1
+#define EAGLE_WRITE 2
+#define EAGLE_READWRITE 3
+
+/* Element types for reduce items. */
+#define EAGLE_F64 0
+#define EAGLE_F32 1
+#define EAGLE_I64 2
+#define EAGLE_I32 3
+#define EAGLE_U32 4
+#define EAGLE_U8 5
+#define EAGLE_U64 6
+
+/* Reduce operations. */
+#define EAGLE_SUM 0
+#define EAGLE_MAX 1
+#define EAGLE_MIN 2
+#define EAGLE_ALL 3
+#define EAGLE_ANY 4
+
+/* Loop kinds: when the guard cell is read. */
+#define EAGLE_LOOP_WHILE 0   /* before every turn: run while *cell != 0 */
+#define EAGLE_LOOP_DO 1      /* after every turn: run once, then again while *cell != 0 */
+#define EAGLE_LOOP_COUNT 2   /* *cell read once per run: that many turns */
+
+/* An access of a kernel item: a view and its role (EAGLE_READ ...). */
+typedef struct eagle_access {
+    eagle_view view;
+    int32_t role;
+} eagle_access;
+
+EAGLE_API eagle_program *eagle_program_new(void);
+EAGLE_API void eagle_program_free(eagle_program *p);
+
+/* Open a new stage with the given schedule; items go to its first branch. */
+EAGLE_API int eagle_stage(eagle_program *p, int schedule);
+/* Open the next branch of the current stage. */
+EAGLE_API int eagle_branch(eagle_program *p);
+
+/*
+ * Append a native kernel over n samples.  `args` (nargs slots) is copied.
+ * `accesses` describe what it touches; they decide block fusion.
+ */
+EAGLE_API int eagle_add_kernel(eagle_program *p, eagle_kernel_fn fn, const eagle_arg *args,
+                               int32_t nargs, int64_t n, int32_t flags,
+                               const eagle_access *accesses, int32_t naccesses);
+EAGLE_API int eagle_add_callback(eagle_program *p, eagle_callback_fn fn, void *ctx);
+/* out[0] = op over the first n elements of the contiguous 1-D array x, in
+ * the fixed order of eagle_sum_order (see below). */
+EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64_t n,
+                               int32_t dtype, int32_t op);
+/* Copy the elements of src into dst (same shape and item size, any strides). */
+EAGLE_API int eagle_add_copy(eagle_program *p, const eagle_view *src, const eagle_view *dst);
+/* Run then_ when *cell != 0, else else_ (either may be NULL). */
+EAGLE_API int eagle_add_if(eagle_program *p, const uint32_t *cell, eagle_program *then_,
+                           eagle_program *else_);
+/* Run arms[k] for the first k with *cell == values[k], else default_ (may be NULL). */
+EAGLE_API int eagle_add_switch(eagle_program *p, const uint32_t *cell, int32_t narms,
+                               const uint32_t *values, eagle_program **arms,
+                               eagle_program *default_);
+/* A loop of the given kind over body, at most max_iters turns (< 0: no cap). */
+EAGLE_API int eagle_add_loop(eagle_program *p, const uint32_t *cell, int32_t kind,
+                             int64_t max_iters, eagle_program *body);
+/* Cross-branch events of a branch_tasks stage: wait blocks until an earlier
+ * branch of the same stage has passed the matching signal in this run. */
+EAGLE_API int eagle_add_signal(eagle_program *p, int32_t event);
+EAGLE_API int eagle_add_wait(eagle_program *p, int32_t event);
+
+/* Check the program and work out its block-fused runs.  Once, before run. */
+EAGLE_API int eagle_program_finalize(eagle_program *p);
+
+/* Per-sample items process min(their n, n) samples from the next run on. */
+EAGLE_API int eagle_program_set_logical_size(eagle_program *p, int64_t n);
+
+/*
+ * Run the program `replays` times.  Returns EAGLE_ERR_BUSY at once if
+ * another thread is running this program.  Called from inside a team
+ * region (a kernel or callback of another run, or an OpenMP parallel
+ * region) it runs everything on the calling thread.  May block; the
+ * caller should not hold the GIL.
+ */
+EAGLE_API int eagle_run(eagle_program *p, int64_t replays);
+
+/* Counters of the last run of p: [0] team regions opened, [1] barriers passed. */
+EAGLE_API void eagle_program_stats(const eagle_program *p, int64_t *stats);
+
+/*
+ * The fixed summation order (DESIGN.md section 4): T(x[0:n]) = x[0] for
+ * n == 1, else T(x[0:h]) + T(x[h:n]) with h the largest power of two below
+ * n.  Because EAGLE_BLOCK is a power of two, T over whole blocks equals T of
+ * the block results, so a block-parallel sum is T exactly.  Exposed for
+ * tests and for hawk's reductions.
+ */
+EAGLE_API double eagle_sum_f64(const double *x, int64_t n);
+EAGLE_API float eagle_sum_f32(const float *x, int64_t n);
+
+/* EAGLE_ABI_VERSION of this build. */
+EAGLE_API int eagle_abi_version(void);
+
+/* A message for the last error on this thread ("" when none). */
+EAGLE_API const char *eagle_last_error(void);
+
+/* EAGLE_CDEF_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EAGLE_EAGLE_H */

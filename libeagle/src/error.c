@@ -1,0 +1,25 @@
+/* Per-thread error messages, the ABI version, and eagle_free. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+static _Thread_local char last_error[512];
+
+int eagle_fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+void eagle_clear_error(void) { last_error[0] = '\0'; }
+
+EAGLE_API const char *eagle_last_error(void) { return last_error; }
+
+EAGLE_API int eagle_abi_version(void) { return EAGLE_ABI_VERSION; }
+
+EAGLE_API void eagle_free(void *p) { free(p); }

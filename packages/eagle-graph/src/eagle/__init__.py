@@ -1,0 +1,29 @@
+"""eagle: write a compute step once as a graph, replay it fast.
+
+eagle-graph ships this module; eagle-builder, eagle-diff and eagle-viz add
+``eagle.builder``, ``eagle.diff`` and ``eagle.viz`` to the same namespace.
+"""
+
+# First statement: let the other distributions' ``eagle/<sub>`` folders join
+# this package in regular and editable installs alike (DESIGN.md section 2).
+__path__ = __import__("pkgutil").extend_path(__path__, __name__)
+
+import importlib as _importlib
+
+__version__ = "0.1.0"
+
+# Subpackages shipped by other distributions, and the distribution to install.
+_OPTIONAL = {"builder": "eagle-builder", "diff": "eagle-diff", "viz": "eagle-viz"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _OPTIONAL:
+        try:
+            return _importlib.import_module(f"eagle.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"eagle.{name}":
+                raise
+            raise ImportError(
+                f"eagle.{name} is not installed: pip install {_OPTIONAL[name]}"
+            ) from None
+    raise AttributeError(f"module 'eagle' has no attribute {name!r}")
