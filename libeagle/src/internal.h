@@ -15,3 +15,35 @@ int eagle_fail(int status, const char *fmt, ...)
 void eagle_clear_error(void);
 
 #endif /* EAGLE_INTERNAL_H */
+
+/* ------------------------------------------------------------ team.c */
+
+/* A job run by every thread of the team: fn(ctx, thread index). */
+typedef void (*team_job_fn)(void *ctx, int tid);
+
+/*
+ * Take the team for the calling thread's run.  Returns the number of
+ * threads (>= 2) that team_parallel will use, or 1 when the run must stay on
+ * the calling thread: a one-thread team, a team busy with another run, a
+ * call from inside a team region or an OpenMP parallel region, or threads
+ * that could not be started.  A non-1 answer must be paired with
+ * team_release.
+ */
+int team_acquire(void);
+void team_release(void);
+
+/* Run job on every thread of the acquired team (the caller is thread 0)
+ * and return when all have finished: one barrier. */
+void team_parallel(team_job_fn fn, void *ctx);
+
+/* Non-zero on a thread that is inside a team region. */
+int team_in_region(void);
+
+/* ------------------------------------------------------------ reduce.c */
+
+/* Reduce x[begin:end] (inside one block) into partials[block]; then the
+ * partials of nblocks blocks into *out, in place.  Fixed order T. */
+void reduce_block(const void *x, int64_t begin, int64_t end, int32_t dtype, int32_t op,
+                  void *partials, int64_t block);
+void reduce_finish(void *partials, int64_t nblocks, int32_t dtype, int32_t op, void *out);
+int reduce_itemsize(int32_t dtype);

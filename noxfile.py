@@ -1,0 +1,88 @@
+"""The test matrix.  `python -m nox` runs the default sessions; `-s NAME` picks one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2024.10.9"
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.download_python = "never"
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["lint", "tests", "threads", "minimal", "sanitize"]
+
+ROOT = Path(__file__).parent
+PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
+            "packages/eagle-viz", "packages/hawk"]
+TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100"]
+# The executor's own tests: what the sanitizer session runs against libeagle.
+LIBEAGLE_TESTS = ["packages/eagle-graph/tests/test_executor.py",
+                  "packages/eagle-graph/tests/test_overlap.py",
+                  "packages/eagle-graph/tests/test_index.py"]
+
+
+def install_all(session: nox.Session) -> None:
+    editable = [arg for pkg in PACKAGES for arg in ("-e", pkg)]
+    session.install(*TEST_TOOLS, *editable)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Every package's tests and the cross-package tests, all packages installed."""
+    install_all(session)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+@nox.parametrize("threads", ["1", "2"])
+def threads(session: nox.Session, threads: str) -> None:
+    """The suite with the host team fixed at 1 and at 2 threads."""
+    install_all(session)
+    session.env["EAGLE_NUM_THREADS"] = threads
+    session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session
+def minimal(session: nox.Session) -> None:
+    """Only eagle-graph, as a regular (wheel) install: the others' features name their package."""
+    session.install(*TEST_TOOLS, "packages/eagle-graph")
+    session.run("pytest", "packages/eagle-graph/tests", "tests", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff over everything."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def sanitize(session: nox.Session) -> None:
+    """libeagle built with AddressSanitizer and UBSan, running the libeagle tests."""
+    install_all(session)
+    lib = ROOT / "build" / "sanitize" / "libeagle.so"
+    session.run("python", "libeagle/build_libeagle.py", "--sanitize", "-o", str(lib))
+    cc = os.environ.get("CC", "cc")
+    runtime = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    session.run("pytest", "-q", "-p", "no:cacheprovider", *LIBEAGLE_TESTS, *session.posargs,
+                env={"EAGLE_LIBEAGLE": str(lib), "LD_PRELOAD": runtime,
+                     # CPython itself leaks by design at exit; the leak checker would only report it.
+                     "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
+                     "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
+
+
+@nox.session(default=False)
+def benchmarks(session: nox.Session) -> None:
+    """Every benchmark in benchmarks/, printing medians and ratios."""
+    install_all(session)
+    for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        session.run("python", str(script))
+
+
+if __name__ == "__main__":
+    sys.exit("run with: python -m nox")

@@ -1,0 +1,217 @@
+"""The Python face of a libeagle program: build it, finalize it, run it.
+
+A Program keeps alive everything its items point at (arrays, argument
+blocks, callbacks), because libeagle holds only raw pointers.  Graph
+lowerings (issue 3) produce Programs; the tests drive them directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from eagle._core import check, ffi, lib
+from eagle._views import view_of
+
+SCHEDULES = {"work_share": lib.EAGLE_WORK_SHARE, "branch_tasks": lib.EAGLE_BRANCH_TASKS}
+ROLES = {"read": lib.EAGLE_READ, "write": lib.EAGLE_WRITE, "readwrite": lib.EAGLE_READWRITE}
+REDUCE_OPS = {"sum": lib.EAGLE_SUM, "max": lib.EAGLE_MAX, "min": lib.EAGLE_MIN,
+              "all": lib.EAGLE_ALL, "any": lib.EAGLE_ANY}
+DTYPES = {np.dtype(np.float64): lib.EAGLE_F64, np.dtype(np.float32): lib.EAGLE_F32,
+          np.dtype(np.int64): lib.EAGLE_I64, np.dtype(np.int32): lib.EAGLE_I32,
+          np.dtype(np.uint32): lib.EAGLE_U32, np.dtype(np.uint64): lib.EAGLE_U64,
+          np.dtype(np.uint8): lib.EAGLE_U8, np.dtype(np.bool_): lib.EAGLE_U8}
+LOOPS = {"while": lib.EAGLE_LOOP_WHILE, "do": lib.EAGLE_LOOP_DO, "count": lib.EAGLE_LOOP_COUNT}
+
+
+@ffi.callback("int(void *)")
+def _trampoline(ctx: Any) -> int:
+    # cffi cannot carry an exception out of a callback: keep it on the
+    # Program and return non-zero, which stops the run; Program.run raises it.
+    program, batch = ffi.from_handle(ctx)
+    try:
+        for fn in batch:
+            fn()
+    except BaseException as exc:  # noqa: BLE001 -- re-raised by Program.run, KeyboardInterrupt too
+        if program._error is None:
+            program._error = exc
+        return 1
+    return 0
+
+
+def _cell(array: np.ndarray, api: str) -> Any:
+    if not (isinstance(array, np.ndarray) and array.dtype == np.uint32 and array.size == 1):
+        raise TypeError(f"{api}: a guard is a one-cell uint32 NumPy array")
+    return ffi.cast("const uint32_t *", array.ctypes.data)
+
+
+def _ptr(sub: Program | None) -> Any:
+    return ffi.NULL if sub is None else sub._ptr
+
+
+class Program:
+    """A libeagle program under construction, then finalized and runnable."""
+
+    def __init__(self) -> None:
+        self._ptr = ffi.gc(lib.eagle_program_new(), lib.eagle_program_free)
+        if self._ptr == ffi.NULL:
+            raise MemoryError("eagle.Program: out of memory")
+        self._keep: list[Any] = []  # what libeagle points into
+        # Consecutive callbacks share one item, so a run of them takes the GIL once.
+        self._batch: list[Callable[[], object]] | None = None
+        self._error: BaseException | None = None
+        self._subs: list[Program] = []  # adopted sub-programs, searched for callback errors
+
+    # --- structure ---------------------------------------------------------
+    def stage(self, schedule: str = "work_share") -> Program:
+        self._batch = None
+        check(lib.eagle_stage(self._ptr, SCHEDULES[schedule]), "Program.stage")
+        return self
+
+    def branch(self) -> Program:
+        self._batch = None
+        check(lib.eagle_branch(self._ptr), "Program.branch")
+        return self
+
+    # --- items -------------------------------------------------------------
+    def kernel(self, fn: Any, args: Sequence[Any], n: int, *, per_sample: bool = True,
+               accesses: Sequence[tuple[Any, str]] = ()) -> Program:
+        """Append native kernel ``fn`` over ``n`` samples.
+
+        ``args`` fill the argument slots in order: an array is passed by
+        pointer, a Python float as f64, an int as i64.  ``accesses`` are
+        (array, role) pairs: what the kernel touches, which decides fusion.
+        """
+        self._batch = None
+        slots = ffi.new("eagle_arg[]", max(len(args), 1))
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                slots[i].ptr = ffi.cast("void *", a.ctypes.data)
+                self._keep.append(a)
+            elif isinstance(a, (bool, int, np.integer)):
+                slots[i].i64 = int(a)
+            else:
+                slots[i].f64 = float(a)
+        acc = ffi.new("eagle_access[]", max(len(accesses), 1))
+        for i, (array, role) in enumerate(accesses):
+            acc[i].view = view_of(array)[0]
+            acc[i].role = ROLES[role]
+            self._keep.append(array)
+        flags = lib.EAGLE_PER_SAMPLE if per_sample else 0
+        check(lib.eagle_add_kernel(self._ptr, fn, slots, len(args), n, flags, acc, len(accesses)),
+              "Program.kernel")
+        self._keep.append(fn)
+        return self
+
+    def callback(self, fn: Callable[[], object]) -> Program:
+        """Append a Python callable; an exception it raises stops the run and is re-raised."""
+        if self._batch is not None:
+            self._batch.append(fn)
+            return self
+        batch = [fn]
+        handle = ffi.new_handle((self, batch))
+        check(lib.eagle_add_callback(self._ptr, _trampoline, handle), "Program.callback")
+        self._keep.append(handle)
+        self._batch = batch
+        return self
+
+    def reduce(self, x: np.ndarray, out: np.ndarray, op: str = "sum") -> Program:
+        """Append ``out[0] = op(x)`` in the fixed order (x contiguous 1-D)."""
+        self._batch = None
+        if x.ndim != 1 or not x.flags.c_contiguous or x.dtype != out.dtype or out.size != 1:
+            raise ValueError("Program.reduce: x must be contiguous 1-D and out one cell of its dtype")
+        check(lib.eagle_add_reduce(self._ptr, ffi.cast("void *", x.ctypes.data),
+                                   ffi.cast("void *", out.ctypes.data), x.size, DTYPES[x.dtype],
+                                   REDUCE_OPS[op]), "Program.reduce")
+        self._keep += [x, out]
+        return self
+
+    def copy(self, src: np.ndarray, dst: np.ndarray) -> Program:
+        self._batch = None
+        check(lib.eagle_add_copy(self._ptr, view_of(src), view_of(dst)), "Program.copy")
+        self._keep += [src, dst]
+        return self
+
+    def if_(self, cell: np.ndarray, then: Program | None, otherwise: Program | None = None) -> Program:
+        """Run ``then`` when ``cell[0] != 0``, else ``otherwise``; read at every run."""
+        self._batch = None
+        check(lib.eagle_add_if(self._ptr, _cell(cell, "Program.if_"), _ptr(then), _ptr(otherwise)),
+              "Program.if_")
+        self._adopt(cell, then, otherwise)
+        return self
+
+    def switch(self, cell: np.ndarray, arms: dict[int, Program], default: Program | None = None) -> Program:
+        """Run the arm whose key equals ``cell[0]``, else ``default``."""
+        self._batch = None
+        values = ffi.new("uint32_t[]", list(arms) or [0])
+        ptrs = ffi.new("eagle_program *[]", [_ptr(a) for a in arms.values()] or [ffi.NULL])
+        check(lib.eagle_add_switch(self._ptr, _cell(cell, "Program.switch"), len(arms), values, ptrs,
+                                   _ptr(default)), "Program.switch")
+        self._adopt(cell, *arms.values(), default)
+        return self
+
+    def loop(self, cell: np.ndarray, body: Program, kind: str = "while", max_iters: int = -1) -> Program:
+        """Repeat ``body`` by ``kind`` ("while", "do", "count"), at most ``max_iters`` turns."""
+        self._batch = None
+        check(lib.eagle_add_loop(self._ptr, _cell(cell, "Program.loop"), LOOPS[kind], max_iters,
+                                 _ptr(body)), "Program.loop")
+        self._adopt(cell, body)
+        return self
+
+    def signal(self, event: int) -> Program:
+        self._batch = None
+        check(lib.eagle_add_signal(self._ptr, event), "Program.signal")
+        return self
+
+    def wait(self, event: int) -> Program:
+        self._batch = None
+        check(lib.eagle_add_wait(self._ptr, event), "Program.wait")
+        return self
+
+    def _adopt(self, cell: np.ndarray, *subs: Program | None) -> None:
+        # libeagle owns a sub-program once it is added (it refused any that
+        # already had an owner): stop our finalizer from freeing it.
+        self._keep.append(cell)
+        for sub in subs:
+            if sub is not None:
+                ffi.gc(sub._ptr, None)  # removes the destructor in place
+                sub._owned = True
+                self._subs.append(sub)
+
+    # --- running -----------------------------------------------------------
+    def finalize(self) -> Program:
+        self._batch = None
+        check(lib.eagle_program_finalize(self._ptr), "Program.finalize")
+        return self
+
+    def set_logical_size(self, n: int) -> Program:
+        check(lib.eagle_program_set_logical_size(self._ptr, n), "Program.set_logical_size")
+        return self
+
+    def run(self, replays: int = 1) -> Program:
+        """Run ``replays`` times in one native call with the GIL released.
+
+        An exception raised by a callback item stops the run and is raised
+        here, with its own traceback.
+        """
+        status = lib.eagle_run(self._ptr, replays)
+        error = self._take_error()
+        if error is not None:
+            raise error
+        check(status, "Program.run")
+        return self
+
+    def _take_error(self) -> BaseException | None:
+        found, self._error = self._error, None
+        for sub in self._subs:
+            error = sub._take_error()
+            found = found or error
+        return found
+
+    def stats(self) -> dict[str, int]:
+        """Team regions opened and barriers passed in the last run."""
+        out = ffi.new("int64_t[2]")
+        lib.eagle_program_stats(self._ptr, out)
+        return {"regions": int(out[0]), "barriers": int(out[1])}

@@ -1,0 +1,109 @@
+"""Native code: compile C into a cached shared library and take kernels from one.
+
+This is how the tests bring their C kernels, how hawk brings its generated
+ones, and how a plugin's own shared library is read: a kernel is any symbol
+of the type ``eagle_kernel_fn`` declared in ``eagle.h``.
+
+Environment:
+
+``EAGLE_CACHE_DIR``
+    Where compiled libraries are kept (default ``~/.cache/eagle``).
+``CC``
+    The C compiler (default ``cc``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from eagle._core import ABI_VERSION, ffi, include_dir
+
+#: Flags for every native kernel: the same floating-point rules as libeagle
+#: (no contraction into FMAs, no fast-math), so results do not depend on who
+#: compiled what.
+CFLAGS: tuple[str, ...] = ("-std=c11", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-Wall")
+
+
+class CompileError(RuntimeError):
+    """The C compiler rejected a source; the message holds its output."""
+
+
+def cache_dir() -> Path:
+    """The folder compiled libraries are cached in (``EAGLE_CACHE_DIR``)."""
+    return Path(os.environ.get("EAGLE_CACHE_DIR") or Path.home() / ".cache" / "eagle")
+
+
+def _compiler() -> list[str]:
+    return shlex.split(os.environ.get("CC", "cc"))
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_identity(cc: tuple[str, ...]) -> str:
+    try:
+        out = subprocess.run([*cc, "--version"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise CompileError(f"eagle.native: the C compiler {' '.join(cc)!r} does not run ({err}); "
+                           "install one or set CC") from None
+    return out.stdout
+
+
+def compile_library(source: str, name: str = "kernels", extra_flags: tuple[str, ...] = ()) -> Path:
+    """Compile C ``source`` into a shared library and return its path.
+
+    The library is cached under :func:`cache_dir`, keyed by a hash of the
+    source, the compiler's identity and version, the flags and the ABI
+    version, so an unchanged source compiles once.
+    """
+    cc = _compiler()
+    flags = (*CFLAGS, *extra_flags)
+    key = hashlib.sha256(
+        "\0".join([source, " ".join(cc), _compiler_identity(tuple(cc)), " ".join(flags),
+                   str(ABI_VERSION)]).encode()
+    ).hexdigest()[:24]
+    target = cache_dir() / f"{name}-{key}.so"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        src = Path(tmp) / f"{name}.c"
+        src.write_text(source)
+        out = Path(tmp) / target.name
+        proc = subprocess.run([*cc, *flags, "-I", str(include_dir()), "-o", str(out), str(src), "-lm"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(f"eagle.native.compile_library: {name} did not compile:\n{proc.stderr}")
+        # Renamed into place: another process compiling the same key never
+        # sees a half-written library.
+        os.replace(out, target)
+    return target
+
+
+class Library:
+    """A shared library of native kernels, kept loaded while this object lives."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._dll = ctypes.CDLL(str(self.path))
+
+    def kernel(self, symbol: str) -> Any:
+        """The symbol ``symbol`` as an ``eagle_kernel_fn`` function pointer."""
+        return ffi.cast("eagle_kernel_fn", self.address(symbol))
+
+    def address(self, symbol: str) -> int:
+        """The address of ``symbol``; AttributeError naming the library if it is absent."""
+        try:
+            fn = getattr(self._dll, symbol)
+        except AttributeError:
+            raise AttributeError(f"eagle.native.Library: {self.path.name} has no symbol {symbol!r}") from None
+        return ctypes.cast(fn, ctypes.c_void_p).value
+
+    def __repr__(self) -> str:
+        return f"<eagle.native.Library {self.path}>"

@@ -1,0 +1,85 @@
+"""Fixtures: small C kernels compiled in the test, as a plugin would bring its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from eagle import _core
+from eagle.native import Library, compile_library
+
+KERNELS_C = r"""
+#include <stdatomic.h>
+#include "eagle/eagle.h"
+
+/* x[i] *= c */
+void scale(int64_t b, int64_t e, const eagle_arg *a)
+{
+    double *x = a[0].ptr, c = a[1].f64;
+    for (int64_t i = b; i < e; ++i) x[i] *= c;
+}
+
+/* x[i] += d */
+void shift(int64_t b, int64_t e, const eagle_arg *a)
+{
+    double *x = a[0].ptr, d = a[1].f64;
+    for (int64_t i = b; i < e; ++i) x[i] += d;
+}
+
+/* y[i] = a * x[i] + y[i] */
+void axpy(int64_t b, int64_t e, const eagle_arg *a)
+{
+    const double *x = a[0].ptr;
+    double *y = a[1].ptr, c = a[2].f64;
+    for (int64_t i = b; i < e; ++i) y[i] = c * x[i] + y[i];
+}
+
+/* out[i] = src[i] (the planes may be shifted views of one array) */
+void copy_k(int64_t b, int64_t e, const eagle_arg *a)
+{
+    const double *src = a[0].ptr;
+    double *out = a[1].ptr;
+    for (int64_t i = b; i < e; ++i) out[i] = src[i];
+}
+
+/* out[i] = sin-free mix of x[i]: a few flops so results are not trivial */
+void mix(int64_t b, int64_t e, const eagle_arg *a)
+{
+    const double *x = a[0].ptr;
+    double *out = a[1].ptr;
+    for (int64_t i = b; i < e; ++i) out[i] = (x[i] * 1.0000001 + 0.5) / (1.0 + x[i] * x[i]);
+}
+
+/* calls[0] += 1 per call (counts block calls) */
+void count_calls(int64_t b, int64_t e, const eagle_arg *a)
+{
+    (void)b; (void)e;
+    atomic_fetch_add((_Atomic int64_t *)a[0].ptr, 1);
+}
+
+/* cell[0] = cell[0] - 1, stopping at 0 (n = 1) */
+void decrement(int64_t b, int64_t e, const eagle_arg *a)
+{
+    (void)b; (void)e;
+    unsigned *cell = a[0].ptr;
+    if (cell[0]) cell[0] -= 1;
+}
+
+void noop(int64_t b, int64_t e, const eagle_arg *a) { (void)b; (void)e; (void)a; }
+"""
+
+
+@pytest.fixture(scope="session")
+def kernels() -> Library:
+    """The test kernels above, compiled once per session."""
+    return Library(compile_library(KERNELS_C, name="test_kernels"))
+
+
+@pytest.fixture(params=[1, 2, 4], ids=lambda n: f"threads{n}")
+def threads(request: pytest.FixtureRequest) -> Iterator[int]:
+    """Run the test under a team of 1, 2 and 4 threads."""
+    before = _core.num_threads()
+    _core.set_num_threads(request.param)
+    yield request.param
+    _core.set_num_threads(before)
