@@ -77,6 +77,13 @@ def sanitize(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def docs(session: nox.Session) -> None:
+    """The Sphinx documentation, warnings as errors."""
+    session.install("sphinx>=7", "-e", "packages/eagle-graph")
+    session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
+
+
+@nox.session(default=False)
 def benchmarks(session: nox.Session) -> None:
     """Every benchmark in benchmarks/, printing medians and ratios."""
     install_all(session)
