@@ -71,7 +71,8 @@ def main() -> None:
         ("Python callback item, per item", fmt(in_graph), f"ratio {in_graph / loop:.2f}x the plain loop"),
         ("same functions from a Python loop", fmt(loop), ""),
         ("2-block item, 1 thread (no barrier)", fmt(serial), ""),
-        ("2-block item, 2 threads (one barrier)", fmt(two), f"barrier ~ {fmt(two - serial / 2).strip()} per item"),
+        ("2-block item, 2 threads (one barrier)", fmt(two),
+         f"barrier ~ {fmt(two - serial / 2).strip()} per item"),
     ])
 
 

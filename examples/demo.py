@@ -69,7 +69,7 @@ def main() -> None:
         same = np.array_equal(x, reference)
         repeat = 200 if n < 1000 else 10
         t_eagle = median_seconds(program.run, repeat)
-        t_numpy = median_seconds(lambda: numpy_step(reference), repeat)
+        t_numpy = median_seconds(lambda r=reference: numpy_step(r), repeat)
         print(f"{n:>9}  {t_eagle * 1e6:>10.1f} us  {t_numpy * 1e6:>15.1f} us  "
               f"{t_eagle / t_numpy:>5.2f}x  {same}")
     print(f"\nlast replay's fixed-order sum of x over {n} samples: {total[0]!r}")

@@ -14,6 +14,15 @@ int eagle_fail(int status, const char *fmt, ...)
 /* Clear this thread's last error. */
 void eagle_clear_error(void);
 
+/* ---------------------------------------------------------- overlap.c */
+
+/*
+ * NULL when v is a view eagle_overlap accepts (0 <= ndim <= EAGLE_MAX_DIMS,
+ * itemsize >= 1, no negative shape); else a static phrase saying what is
+ * wrong, for the caller's error message.  The one definition of a valid view.
+ */
+const char *eagle_view_problem(const eagle_view *v);
+
 #endif /* EAGLE_INTERNAL_H */
 
 /* ------------------------------------------------------------ team.c */

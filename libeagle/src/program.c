@@ -144,16 +144,6 @@ static item *append(eagle_program *p, item_kind kind, const char *api)
     return it;
 }
 
-static int valid_view(const eagle_view *v)
-{
-    if (v->ndim < 0 || v->ndim > EAGLE_MAX_DIMS || v->itemsize < 1)
-        return 0;
-    for (int32_t d = 0; d < v->ndim; ++d)
-        if (v->shape[d] < 0)
-            return 0;
-    return 1;
-}
-
 EAGLE_API int eagle_add_kernel(eagle_program *p, eagle_kernel_fn fn, const eagle_arg *args,
                                int32_t nargs, int64_t n, int32_t flags,
                                const eagle_access *accesses, int32_t naccesses)
@@ -165,7 +155,7 @@ EAGLE_API int eagle_add_kernel(eagle_program *p, eagle_kernel_fn fn, const eagle
         || (naccesses && !accesses))
         return eagle_fail(EAGLE_ERR_ARG, "eagle_add_kernel: bad arguments");
     for (int32_t a = 0; a < naccesses; ++a)
-        if (!valid_view(&accesses[a].view) || accesses[a].role < EAGLE_READ
+        if (eagle_view_problem(&accesses[a].view) || accesses[a].role < EAGLE_READ
             || accesses[a].role > EAGLE_READWRITE)
             return eagle_fail(EAGLE_ERR_ARG, "eagle_add_kernel: access %d is not a valid view", a);
     eagle_arg *args_copy = malloc((size_t)(nargs ? nargs : 1) * sizeof *args_copy);
@@ -236,7 +226,7 @@ EAGLE_API int eagle_add_copy(eagle_program *p, const eagle_view *src, const eagl
     int rc = check_open(p, "eagle_add_copy");
     if (rc)
         return rc;
-    if (!src || !dst || !valid_view(src) || !valid_view(dst) || !same_shape(src, dst))
+    if (!src || !dst || eagle_view_problem(src) || eagle_view_problem(dst) || !same_shape(src, dst))
         return eagle_fail(EAGLE_ERR_ARG,
                           "eagle_add_copy: src and dst must be valid views of one shape and item size");
     eagle_view *s = malloc(sizeof *s), *d = malloc(sizeof *d);

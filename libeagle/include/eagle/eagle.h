@@ -61,8 +61,9 @@ extern "C" {
  * A strided view of memory, as NumPy describes an array: element
  * (i0, i1, ...) lives at data + sum(ik * strides[k]).  Strides are in bytes
  * and may be negative or zero.  `base` is the start of the allocation the
- * view lies in (0 when unknown); views of different known bases never
- * overlap.  `device` is -1 for host memory, else a GPU ordinal.
+ * view lies in (0 when unknown): a hint for callers that group accesses; the
+ * overlap test and the index decide by extents alone.  `device` is -1 for
+ * host memory, else a GPU ordinal.
  */
 typedef struct eagle_view {
     uintptr_t data;
@@ -86,11 +87,14 @@ typedef struct eagle_view {
  * strides, any offsets and item sizes) up to `max_work` failed candidate
  * sub-problems (< 0: no cap; 0: extents only).  Past the cap the answer is
  * EAGLE_OVERLAP_TOO_HARD, which callers must read as "overlap": a conflict
- * is never missed.  Views on different devices never overlap.
+ * is never missed.  Views on different devices never overlap.  A NULL or
+ * malformed view gives EAGLE_OVERLAP_BAD_VIEW and sets eagle_last_error.
  */
 EAGLE_API int eagle_overlap(const eagle_view *a, const eagle_view *b, int64_t max_work);
 
-/* The half-open byte extent [*lo, *hi) of a view ([0, 0) when empty). */
+/* The half-open byte extent [*lo, *hi) of a view: [0, 0) when it is empty,
+ * all of memory [0, UINTPTR_MAX) when it is malformed or its extent
+ * overflows (so an index built on extents stays conservative). */
 EAGLE_API void eagle_view_extent(const eagle_view *v, uintptr_t *lo, uintptr_t *hi);
 
 /*
@@ -98,7 +102,7 @@ EAGLE_API void eagle_view_extent(const eagle_view *v, uintptr_t *lo, uintptr_t *
  * writes), find every pair i < j where at least one writes, both are on the
  * same device, and their byte extents intersect; with `exact` set, keep only
  * the pairs eagle_overlap (with max_work) does not answer NO.  Accesses are
- * sorted by (device, base, extent start) and swept, so the cost is
+ * sorted by (device, extent start) and swept, so the cost is
  * O(n log n + K) for K extent-intersecting pairs, not O(n^2).
  * On success *pairs holds 2 * (*npairs) indices (i, j), sorted, allocated
  * with malloc: free it with eagle_free.

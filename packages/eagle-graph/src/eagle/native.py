@@ -49,7 +49,7 @@ def _compiler() -> list[str]:
     return shlex.split(os.environ.get("CC", "cc"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiler_identity(cc: tuple[str, ...]) -> str:
     # The version, and what -march=native means on this machine (the driver
     # prints the target it resolved), so a shared cache never hands one
