@@ -87,8 +87,10 @@ static team *team_new(int size)
 static team *get_team(void)
 {
     pthread_mutex_lock(&config_lock);
+    /* A parent's team is abandoned, not freed: its threads are gone.  The
+     * child keeps its size, which may have been set at run time. */
     if (!the_team || the_team->pid != getpid())
-        the_team = team_new(0); /* a parent's team is abandoned, not freed: its threads are gone */
+        the_team = team_new(the_team ? the_team->size : 0);
     team *t = the_team;
     pthread_mutex_unlock(&config_lock);
     return t;
