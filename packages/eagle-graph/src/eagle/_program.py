@@ -63,6 +63,7 @@ class Program:
         self._batch: list[Callable[[], object]] | None = None
         self._error: BaseException | None = None
         self._subs: list[Program] = []  # adopted sub-programs, searched for callback errors
+        self._owner: Program | None = None
 
     # --- structure ---------------------------------------------------------
     def stage(self, schedule: str = "work_share") -> Program:
@@ -177,8 +178,8 @@ class Program:
         for sub in subs:
             if sub is not None:
                 ffi.gc(sub._ptr, None)  # removes the destructor in place
-                sub._owned = True
                 self._subs.append(sub)
+                sub._owner = self  # the sub's memory is ours now: live as long as it does
 
     # --- running -----------------------------------------------------------
     def finalize(self) -> Program:
