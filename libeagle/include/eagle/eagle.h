@@ -33,7 +33,7 @@ extern "C" {
  * change to a declaration below (a struct layout, a signature, an enum
  * value).  A library, plugin or kernel built for another value is refused.
  */
-#define EAGLE_ABI_VERSION 1
+#define EAGLE_ABI_VERSION 2
 
 /* The most axes a view may have (NumPy 2 allows 64; planes rarely pass 4). */
 #define EAGLE_MAX_DIMS 32
@@ -265,6 +265,14 @@ EAGLE_API void eagle_program_stats(const eagle_program *p, int64_t *stats);
  */
 EAGLE_API double eagle_sum_f64(const double *x, int64_t n);
 EAGLE_API float eagle_sum_f32(const float *x, int64_t n);
+
+/*
+ * A non-blocking guard over one int32 flag: enter returns 1 when it took the
+ * flag and 0 when another thread holds it (never waits); leave releases it.
+ * An atomic, so it holds on free-threaded Python too.
+ */
+EAGLE_API int eagle_guard_enter(int32_t *flag);
+EAGLE_API void eagle_guard_leave(int32_t *flag);
 
 /* EAGLE_ABI_VERSION of this build. */
 EAGLE_API int eagle_abi_version(void);

@@ -10,6 +10,17 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 import importlib as _importlib
 
+from eagle._errors import Busy as Busy
+from eagle._graph import Graph as Graph
+from eagle._nodes import SkipGuard as SkipGuard
+from eagle._nodes import copy as copy
+from eagle._nodes import opaque as opaque
+from eagle._nodes import pinned as pinned
+from eagle._nodes import reduce as reduce
+from eagle._nodes import repeat_while as repeat_while
+from eagle._nodes import skippable as skippable
+from eagle._pipeline import GraphPipeline as GraphPipeline
+
 __version__ = "0.1.0"
 
 # Subpackages shipped by other distributions, and the distribution to install.

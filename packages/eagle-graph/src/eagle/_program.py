@@ -82,7 +82,8 @@ class Program:
         """Append native kernel ``fn`` over ``n`` samples.
 
         ``args`` fill the argument slots in order: an array is passed by
-        pointer, a Python float as f64, an int as i64.  ``accesses`` are
+        pointer, a Python float as f64, an int as i64, an ``eagle_arg *``
+        as it is.  ``accesses`` are
         (array, role) pairs: what the kernel touches, which decides fusion.
         """
         self._batch = None
@@ -91,6 +92,8 @@ class Program:
             if isinstance(a, np.ndarray):
                 slots[i].ptr = ffi.cast("void *", a.ctypes.data)
                 self._keep.append(a)
+            elif isinstance(a, ffi.CData):  # a filled 'eagle_arg *'
+                slots[i] = a[0]
             elif isinstance(a, (bool, int, np.integer)):
                 slots[i].i64 = int(a)
             else:

@@ -1,0 +1,322 @@
+"""eagle.Graph: nodes, derived edges, refusals, build, native replay."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eagle import _core
+from eagle._edges import Edge, derive_edges
+from eagle._errors import Busy
+from eagle._kinds import HostItems, Node
+from eagle._lower_cpu import lower, lowered
+from eagle._nodes import Conditional, Opaque
+from eagle._program import Program
+from eagle._views import overlap
+from eagle.plan import BoundPlan
+
+BACKENDS = (None, "cpu", "gpu")
+DISPATCH = (None, "switch", "predicated")
+
+
+@dataclass
+class _Stage:
+    #: Node indices per branch, in add order; a plain stage is one branch of one node.
+    branches: list[list[int]]
+    group: bool
+
+
+def _default_label(node: Node) -> str:
+    payload = node.payload
+    if isinstance(payload, BoundPlan):
+        return payload.plan.name
+    if isinstance(payload, Opaque):
+        name = getattr(payload.fn, "__name__", "opaque")
+        return "opaque" if name == "<lambda>" else name
+    if isinstance(payload, Conditional):
+        return _default_label(payload.step)
+    return node.kind
+
+
+def _on_device(array: Any) -> bool:
+    return hasattr(array, "__cuda_array_interface__")
+
+
+class Graph:
+    """A step written once as nodes; eagle derives the edges and replays it.
+
+    :param record: keep what a reverse pass needs (eagle.diff).
+    """
+
+    def __init__(self, record: bool = False) -> None:
+        self.record = record
+        self._labels: list[str] = []
+        self._nodes: list[Node] = []
+        self._stages: list[_Stage] = []
+        self._backend: str | None = None
+        self._schedule: list[str] | None = None
+        self._program: Program | None = None
+        self._logical: int | None = None
+        self.dispatch: str | None = None
+        self._busy = _core.ffi.new("int32_t[1]")  # the non-blocking guard, a C atomic
+
+    # ------------------------------------------------------------- adding
+    def add_node(self, node: Node, name: str | None = None) -> Graph:
+        """Append a node (an opaque op, a conditional, a reduce, a copy, ...) as its own stage."""
+        self._check_open("eagle.Graph.add_node")
+        index = self._append(node, name, "eagle.Graph.add_node")
+        self._stages.append(_Stage([[index]], group=False))
+        return self
+
+    def add(self, bound: BoundPlan, name: str | None = None) -> Graph:
+        """Append a plan launch (``plan.bind(...)``) as its own stage."""
+        self._check_open("eagle.Graph.add")
+        if not isinstance(bound, BoundPlan):
+            raise TypeError(f"eagle.Graph.add: takes a BoundPlan from plan.bind(...), got "
+                            f"{type(bound).__name__}; add other nodes with add_node")
+        return self.add_node(Node("plan", bound), name)
+
+    def add_group(self, branches: Sequence[Any], names: Sequence[Any] | None = None) -> Graph:
+        """Append a fork/join stage: the branches may run at the same time, the next stage waits for all.
+
+        A branch is a plan, a node, or a list of them run in order.
+        """
+        self._check_open("eagle.Graph.add_group")
+        if not branches:
+            raise ValueError("eagle.Graph.add_group: give at least one branch")
+        if names is not None and len(names) != len(branches):
+            raise ValueError(f"eagle.Graph.add_group: {len(branches)} branches but {len(names)} names")
+        before = (len(self._nodes), len(self._labels))
+        try:
+            stage = _Stage([], group=True)
+            for b, branch in enumerate(branches):
+                parts = list(branch) if isinstance(branch, (list, tuple)) else [branch]
+                name = None if names is None else names[b]
+                labels = name if isinstance(name, (list, tuple)) else (
+                    [name] if len(parts) == 1 else [None if name is None else f"{name}.{i}"
+                                                    for i in range(len(parts))])
+                stage.branches.append([
+                    self._append(Node("plan", p) if isinstance(p, BoundPlan) else p, label,
+                                 "eagle.Graph.add_group") for p, label in zip(parts, labels, strict=True)])
+        except BaseException:
+            for node in self._nodes[before[0]:]:
+                node._graph = None
+            del self._nodes[before[0]:], self._labels[before[1]:]  # a failed call changes nothing
+            raise
+        self._stages.append(stage)
+        return self
+
+    def _check_open(self, api: str) -> None:
+        if self._program is not None:
+            raise RuntimeError(f"{api}: the graph is built; adding to a built graph is refused: "
+                               "make a new Graph")
+
+    def _append(self, node: Any, name: str | None, api: str) -> int:
+        if not isinstance(node, Node):
+            raise TypeError(f"{api}: expected a node (eagle.graph.opaque(...), eagle.reduce(...), ...) "
+                            f"or a BoundPlan, got {type(node).__name__}")
+        label = name or _default_label(node)
+        if isinstance(node.payload, Conditional):
+            if node._graph is not None:
+                raise ValueError(f"{api}: the conditional {label!r} is already another graph's; "
+                                 "make a new eagle.skippable / eagle.repeat_while for this graph")
+        if isinstance(node.payload, BoundPlan):
+            _refuse_copy_bound(node.payload, label, api)
+        node._graph = self
+        self._nodes.append(node)
+        self._labels.append(label)
+        return len(self._nodes) - 1
+
+    # ------------------------------------------------------------- looking
+    @property
+    def backend(self) -> str | None:
+        """``"cpu"`` or ``"gpu"`` once built, else None."""
+        return self._backend
+
+    @property
+    def schedule(self) -> list[str] | None:
+        """How each stage runs, once built: ``"work_share"`` or ``"branch_tasks"`` on the CPU."""
+        return None if self._schedule is None else list(self._schedule)
+
+    def node_labels(self) -> list[str]:
+        """The labels of the nodes, in order: what Edge indices point into."""
+        return list(self._labels)
+
+    def edges(self) -> list[Edge]:
+        """The derived edges, ``Edge(src, dst, plane, kind)``; before or after build."""
+        return derive_edges([node.planes() for node in self._nodes])
+
+    def __repr__(self) -> str:
+        return (f"<eagle.Graph {len(self._nodes)} nodes, {len(self._stages)} stages, "
+                f"{self._backend or 'not built'}>")
+
+    def __str__(self) -> str:
+        try:
+            from eagle.viz import render_text  # the picture, when eagle-viz draws one
+        except ImportError:
+            return self._listing()
+        return render_text(self)
+
+    def show(self) -> None:
+        """Print the graph (``print(g)``)."""
+        print(self)
+
+    def _listing(self) -> str:
+        groups = sum(s.group for s in self._stages)
+        head = (f"eagle.Graph {len(self._nodes)} nodes · {groups} group{'s' * (groups != 1)} · "
+                f"backend: {self._backend or '(not built)'}")
+        lines = [head]
+        for s, stage in enumerate(self._stages):
+            how = f" {self._schedule[s]}" if self._schedule else ""
+            branches = " | ".join(", ".join(self._labels[i] for i in branch) for branch in stage.branches)
+            lines.append(f"stage {s}{how}: {branches}")
+        return "\n".join(lines)
+
+    # -------------------------------------------------------------- build
+    def build(self, backend: str | None = None, dispatch: str | None = None) -> Graph:
+        """Derive the edges, refuse what could race, and lower the graph once."""
+        with self._guard("eagle.Graph.build"):
+            if self._program is not None:
+                raise RuntimeError("eagle.Graph.build: the graph is already built; a second build is "
+                                   "refused: make a new Graph")
+            if not self._nodes:
+                raise ValueError("eagle.Graph.build: the graph is empty: add nodes first")
+            if backend not in BACKENDS:
+                raise ValueError(f"eagle.Graph.build: backend must be None, 'cpu' or 'gpu', got {backend!r}")
+            if dispatch not in DISPATCH and not isinstance(dispatch, dict):
+                raise ValueError(f"eagle.Graph.build: a built graph takes dispatch='switch' or "
+                                 f"'predicated' (or a dict of them), got {dispatch!r}")
+            chosen = self._choose_backend(backend)
+            self._refuse_sibling_races(self.edges())
+            lowerings = [lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
+            schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
+            program = lower([(sched, [[lowerings[i] for i in br] for br in stage.branches])
+                             for sched, stage in zip(schedule, self._stages, strict=True)])
+            if self._logical is not None:
+                program.set_logical_size(self._logical)
+            # Only now does the graph change: a failed build left it as it was.
+            self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, dispatch
+        return self
+
+    def _choose_backend(self, backend: str | None) -> str:
+        device = [(label, name) for node, label in zip(self._nodes, self._labels, strict=True)
+                  for name, array, _ in node.planes() if _on_device(array)]
+        if not device:
+            if backend == "gpu":
+                raise ValueError("eagle.Graph.build: backend='gpu' but every plane is a host (NumPy) "
+                                 "array: pass CuPy arrays, or build with backend='cpu'")
+            return "cpu"
+        host = [(label, name) for node, label in zip(self._nodes, self._labels, strict=True)
+                for name, array, _ in node.planes() if not _on_device(array)]
+        if host:
+            raise ValueError(f"eagle.Graph.build: the graph mixes host and device planes: host "
+                             f"{_names(host)}, device {_names(device)}; add eagle.copy(host, into=<a device "
+                             "array>) nodes so every node's planes live on one side")
+        if backend == "cpu":
+            raise ValueError(f"eagle.Graph.build: backend='cpu' but the planes {_names(device)} are device "
+                             "(CuPy) arrays: pass NumPy arrays, or build with backend='gpu'")
+        raise NotImplementedError("eagle.Graph.build: device planes need the GPU backend, which this "
+                                  "eagle does not have yet; use NumPy arrays for a CPU build")
+
+    def _stage_schedule(self, stage: _Stage, lowerings: list[Any]) -> str:
+        # The fixed rule of seed 001 ("CPU schedules"), with the team size of this moment.
+        nodes = [i for branch in stage.branches for i in branch]
+        if (stage.group and len(stage.branches) >= 2 and _core.num_threads() >= 2
+                and all(isinstance(lowerings[i], HostItems) and lowerings[i].native for i in nodes)
+                and max(self._nodes[i].payload.samples for i in nodes) <= _core.BRANCH_TASKS_MAX_SAMPLES):
+            return "branch_tasks"
+        return "work_share"
+
+    def _refuse_sibling_races(self, edges: list[Edge]) -> None:
+        branch_of = {i: (s, b) for s, stage in enumerate(self._stages) if stage.group
+                     for b, branch in enumerate(stage.branches) for i in branch}
+        for edge in edges:
+            a, b = branch_of.get(edge.src), branch_of.get(edge.dst)
+            if a and b and a[0] == b[0] and a[1] != b[1]:
+                pa, pb = self._racing_planes(edge)
+                la, lb = self._labels[edge.src], self._labels[edge.dst]
+                raise ValueError(
+                    f"eagle.Graph.build: {la!r} (node {edge.src}) and {lb!r} (node {edge.dst}) are siblings "
+                    f"of one fork/join group but overlap ({edge.kind}): {la!r} plane {pa!r} and {lb!r} plane "
+                    f"{pb!r} share memory; give each branch its own plane or put them in one branch")
+
+    def _racing_planes(self, edge: Edge) -> tuple[str, str]:
+        for na, xa, ra in self._nodes[edge.src].planes():
+            for nb, xb, rb in self._nodes[edge.dst].planes():
+                if "write" in ra + rb and overlap(xa, xb):
+                    return na, nb
+        return edge.plane, edge.plane
+
+    # ---------------------------------------------------------------- run
+    def launch(self, n: int = 1) -> Graph:
+        """Replay the built graph ``n`` times and wait."""
+        with self._guard("eagle.Graph.launch"):
+            self._run(n, "eagle.Graph.launch")
+        return self
+
+    def enqueue(self, n: int = 1) -> Graph:
+        """Replay without waiting (on the CPU the replay is done when it returns)."""
+        with self._guard("eagle.Graph.enqueue"):
+            self._run(n, "eagle.Graph.enqueue")
+        return self
+
+    def synchronize(self) -> Graph:
+        """Wait for enqueued replays (nothing is pending on the CPU)."""
+        return self
+
+    def set_logical_size(self, n: int) -> Graph:
+        """The next replays process only the first ``n`` samples; no rebuild."""
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"eagle.Graph.set_logical_size: n must be an int >= 0, got {n!r}")
+        self._logical = int(n)
+        if self._program is not None:
+            self._program.set_logical_size(int(n))
+        return self
+
+    def _run(self, n: int, api: str) -> None:
+        if self._program is None:
+            raise RuntimeError(f"{api}: the graph is not built: call build() first")
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"{api}: n must be an int >= 0, got {n!r}")
+        self._program.run(int(n))
+
+    def _guard(self, api: str) -> _Guard:
+        return _Guard(self._busy, api)
+
+
+class _Guard:
+    """Holds a graph's non-blocking guard for one call; a second thread gets Busy."""
+
+    __slots__ = ("api", "flag")
+
+    def __init__(self, flag: Any, api: str) -> None:
+        self.flag, self.api = flag, api
+
+    def __enter__(self) -> None:
+        if not _core.lib.eagle_guard_enter(self.flag):
+            raise Busy(self.api)
+
+    def __exit__(self, *exc: object) -> None:
+        _core.lib.eagle_guard_leave(self.flag)
+
+
+def _names(pairs: list[tuple[str, str]]) -> str:
+    return ", ".join(f"{label}.{name}" for label, name in pairs[:4]) + (" ..." if len(pairs) > 4 else "")
+
+
+def _refuse_copy_bound(bound: BoundPlan, label: str, api: str) -> None:
+    """A plan reads its planes in place: one that would need a copy first is refused."""
+    n = bound.samples
+    for name, array, _ in bound.planes():
+        shape = np.shape(array)
+        if len(shape) >= 2 and shape[0] == n and shape[-1] != n:
+            raise ValueError(f"{api}: plan {label!r} plane {name!r} is sample-major {shape}: a plane holds "
+                             f"one value per sample along its last axis; pass a ({shape[-1]}, {n}) array "
+                             "(e.g. np.ascontiguousarray(a.T))")
+        flags = getattr(array, "flags", None)
+        if flags is not None and not flags["C_CONTIGUOUS"]:
+            raise ValueError(f"{api}: plan {label!r} plane {name!r} is not contiguous and would need a copy "
+                             "before every launch; pass a contiguous array (np.ascontiguousarray)")

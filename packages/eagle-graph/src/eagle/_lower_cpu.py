@@ -1,0 +1,47 @@
+"""Lowering a graph to a libeagle program: the native host schedule."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from eagle._kinds import HostItems, Node, kind_of
+from eagle._program import Program
+
+
+def lowered(node: Node, label: str) -> HostItems | Callable[[], object]:
+    """What the node's kind gives for the host: native items or a Python step."""
+    kind = kind_of(node.kind)
+    if kind.lower_cpu is None:
+        raise ValueError(f"eagle.Graph.build: node {label!r} of kind {node.kind!r} has no CPU lowering; "
+                         "register the kind with lower_cpu=..., or build it for the GPU")
+    result = kind.lower_cpu(node.payload)
+    if not (isinstance(result, HostItems) or callable(result)):
+        raise TypeError(f"eagle.Graph.build: lower_cpu of kind {node.kind!r} returned "
+                        f"{type(result).__name__}; return a zero-argument callable or eagle.graph.HostItems")
+    return result
+
+
+def emit(lowering: HostItems | Callable[[], object], program: Program) -> None:
+    if isinstance(lowering, HostItems):
+        lowering.emit(program)
+    else:
+        program.callback(lowering)
+
+
+def emit_node(node: Node, program: Program, label: str = "step") -> None:
+    """Append one node's host items to a program."""
+    emit(lowered(node, label), program)
+
+
+def lower(stages: list[tuple[str, list[list[Any]]]]) -> Program:
+    """A finalized program from (schedule, branches of host lowerings) per stage."""
+    program = Program()
+    for schedule, branches in stages:
+        program.stage(schedule)
+        for b, branch in enumerate(branches):
+            if b:
+                program.branch()
+            for lowering in branch:
+                emit(lowering, program)
+    return program.finalize()

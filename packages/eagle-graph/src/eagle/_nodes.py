@@ -1,0 +1,239 @@
+"""The built-in node kinds: opaque, reduce, copy, skippable, repeat_while.
+
+Each is registered through ``register_node_kind`` like any plugin's kind;
+the constructors here build the Node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eagle._kinds import HostItems, Node, PlaneTuple, register_node_kind
+from eagle._program import Program
+from eagle.plan import BoundPlan
+
+# --------------------------------------------------------------------- opaque
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """Your own code: a zero-argument callable and the planes it declares."""
+
+    fn: Callable[[], object]
+    reads: Mapping[str, Any]
+    writes: Mapping[str, Any]
+    tier: str  # "capture", "stream" or "eager": how it runs on the GPU; on the CPU all are a call
+
+
+def _named(planes: Mapping[str, Any] | Any, api: str) -> dict[str, Any]:
+    if isinstance(planes, Mapping):
+        return dict(planes)
+    if isinstance(planes, (list, tuple)):
+        return {f"plane{i}": a for i, a in enumerate(planes)}
+    raise TypeError(f"{api}: declare planes as a dict of name -> array, e.g. reads={{'x': x}}")
+
+
+def opaque(fn: Callable[[], object], reads: Mapping[str, Any] | None = None,
+           writes: Mapping[str, Any] | None = None, *, stream: object = None, eager: bool = False) -> Node:
+    """A node of your own code: ``fn()`` runs at every launch, in graph order.
+
+    Declare every plane it touches (``reads={"x": x}``): eagle orders it by
+    them, and an undeclared array is invisible to the conflict check.
+    """
+    if not callable(fn):
+        raise TypeError(f"eagle.graph.opaque: fn must be a zero-argument callable, got {type(fn).__name__}")
+    tier = "eager" if eager else "stream" if stream is not None else "capture"
+    return Node("opaque", Opaque(fn, _named(reads or {}, "eagle.graph.opaque"),
+                                 _named(writes or {}, "eagle.graph.opaque"), tier))
+
+
+def _opaque_writes(o: Opaque) -> list[PlaneTuple]:
+    reads = {id(a) for a in o.reads.values()}
+    return [(n, a, "readwrite" if id(a) in reads else "write") for n, a in o.writes.items()]
+
+
+def _opaque_reads(o: Opaque) -> list[PlaneTuple]:
+    writes = {id(a) for a in o.writes.values()}
+    return [(n, a, "read") for n, a in o.reads.items() if id(a) not in writes]
+
+
+register_node_kind("opaque", reads=_opaque_reads, writes=_opaque_writes, lower_cpu=lambda o: o.fn)
+
+# --------------------------------------------------------------------- reduce
+
+REDUCE_OPS = ("sum", "max", "all")
+
+
+@dataclass(frozen=True)
+class Reduce:
+    x: np.ndarray
+    out: np.ndarray
+    op: str
+
+
+def reduce(x: Any, out: Any, op: str = "sum") -> Node:
+    """``out[0] = op(x)`` over a 1-D plane; a float sum adds in eagle's one fixed order."""
+    if op not in REDUCE_OPS:
+        raise ValueError(f"eagle.reduce: op must be one of {REDUCE_OPS}, got {op!r}")
+    if np.ndim(x) != 1 or np.size(out) != 1:
+        raise ValueError(f"eagle.reduce: x must be a 1-D plane and out one element; got shapes "
+                         f"{np.shape(x)} and {np.shape(out)}")
+    return Node("reduce", Reduce(x, out, op))
+
+
+def _emit_reduce(r: Reduce, program: Program) -> None:
+    program.reduce(r.x, r.out, r.op)
+
+
+register_node_kind("reduce", reads=lambda r: [("x", r.x, "read")], writes=lambda r: [("out", r.out, "write")],
+                   lower_cpu=lambda r: HostItems(lambda p: _emit_reduce(r, p), native=False))
+
+# ----------------------------------------------------------------------- copy
+
+
+@dataclass(frozen=True)
+class Copy:
+    src: Any
+    dst: Any
+
+
+def copy(src: Any, *, into: Any) -> Node:
+    """Copy ``src`` into ``into``; the direction follows from where each lives.
+
+    ``copy(x, into=x)`` is a node that does nothing.
+    """
+    if np.shape(src) != np.shape(into) or np.dtype(getattr(src, "dtype", None)) != np.dtype(
+            getattr(into, "dtype", None)):
+        raise ValueError(f"eagle.copy: src and into must have one shape and dtype; got "
+                         f"{np.shape(src)} {getattr(src, 'dtype', '?')} and "
+                         f"{np.shape(into)} {getattr(into, 'dtype', '?')}")
+    return Node("copy", Copy(src, into))
+
+
+def _copy_planes(c: Copy, reading: bool) -> list[PlaneTuple]:
+    if c.src is c.dst:
+        return []  # nothing moves, nothing to order
+    return [("src", c.src, "read")] if reading else [("into", c.dst, "write")]
+
+
+register_node_kind("copy", reads=lambda c: _copy_planes(c, True), writes=lambda c: _copy_planes(c, False),
+                   lower_cpu=lambda c: HostItems(lambda p: p.copy(c.src, c.dst), native=False))
+
+
+def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+    """A zeroed NumPy array, page-locked where a CUDA runtime is present.
+
+    The GPU copies to and from page-locked memory by DMA; without a GPU an
+    ordinary array does the same job.
+    """
+    import sys
+
+    cupyx = sys.modules.get("cupyx") or _try_import_cupyx()
+    if cupyx is not None:
+        out = cupyx.zeros_pinned(shape, dtype)
+        return out
+    return np.zeros(shape, dtype)
+
+
+def _try_import_cupyx() -> Any:
+    try:
+        import cupyx  # the GPU extra
+
+        return cupyx
+    except ImportError:
+        return None
+
+# --------------------------------------------------------------- conditionals
+
+
+@dataclass(frozen=True)
+class SkipGuard:
+    """When a conditional skips its step: read from a one-cell uint32 plane at every replay."""
+
+    cell: np.ndarray
+
+    @classmethod
+    def nonzero(cls, flag: np.ndarray) -> SkipGuard:
+        """Skip while ``flag[0] != 0``."""
+        return cls(_cell(flag, "eagle.SkipGuard.nonzero"))
+
+
+
+def _cell(flag: Any, api: str) -> Any:
+    if getattr(flag, "dtype", None) != np.uint32 or np.size(flag) != 1:
+        raise TypeError(f"{api}: a guard is a one-cell uint32 array, e.g. np.zeros(1, np.uint32); "
+                        f"got {getattr(flag, 'dtype', type(flag).__name__)} of shape {np.shape(flag)}")
+    return flag
+
+
+@dataclass
+class Conditional:
+    """A step run under a guard: skipped, or repeated while the guard holds."""
+
+    step: Node
+    cell: np.ndarray
+    label: str  # "skip if guard" or "repeat ≤ N"
+    max_iters: int | None = None  # None: skippable (skip while the cell is non-zero); else repeat_while
+    owner: object | None = field(default=None, compare=False)  # the graph that holds it
+
+
+def _step_node(step: Any, api: str) -> Node:
+    if isinstance(step, tuple):
+        raise TypeError(f"{api}: a conditional holds one step, not a tuple of parts; "
+                        "make one opaque node (or one plan) that runs them in order")
+    if isinstance(step, Node):
+        if step.kind in ("skippable", "repeat_while"):
+            raise TypeError(f"{api}: a conditional nested in a conditional is refused for now; "
+                            "put the inner guard's check inside the step")
+        return step
+    bound = getattr(step, "__self__", None)
+    if isinstance(bound, BoundPlan) and getattr(step, "__name__", "") == "launch":
+        return Node("plan", bound)  # bound_plan.launch: its planes come from the plan
+    if callable(step):
+        return opaque(step)  # no declared planes: only the guard orders it
+    raise TypeError(f"{api}: step must be a node, bound_plan.launch or a zero-argument callable, "
+                    f"got {type(step).__name__}")
+
+
+def skippable(step: Any, guard: SkipGuard) -> Node:
+    """Run ``step`` at each replay unless ``guard`` says skip (read on the device side, per replay)."""
+    if not isinstance(guard, SkipGuard):
+        raise TypeError("eagle.skippable: guard must be an eagle.SkipGuard, e.g. SkipGuard.nonzero(flag)")
+    return Node("skippable", Conditional(_step_node(step, "eagle.skippable"), guard.cell, "skip if guard"))
+
+
+def repeat_while(step: Any, guard: SkipGuard | np.ndarray, max_iters: int) -> Node:
+    """Run ``step`` while the guard's cell is non-zero, at most ``max_iters`` turns (checked before each)."""
+    cell = guard.cell if isinstance(guard, SkipGuard) else _cell(guard, "eagle.repeat_while")
+    if not isinstance(max_iters, int) or max_iters < 1:
+        raise ValueError(f"eagle.repeat_while: max_iters must be a positive int, got {max_iters!r}")
+    return Node("repeat_while", Conditional(_step_node(step, "eagle.repeat_while"), cell,
+                                            f"repeat ≤ {max_iters}", max_iters))
+
+
+def _conditional_reads(c: Conditional) -> list[PlaneTuple]:
+    return [("guard", c.cell, "read"), *[t for t in c.step.planes() if t[2] == "read"]]
+
+
+def _conditional_writes(c: Conditional) -> list[PlaneTuple]:
+    return [t for t in c.step.planes() if t[2] != "read"]
+
+
+def _emit_conditional(c: Conditional, program: Program) -> None:
+    from eagle._lower_cpu import emit_node  # the lowering of the step itself
+
+    body = Program().stage()
+    emit_node(c.step, body)
+    if c.max_iters is None:
+        program.if_(c.cell, None, body)  # skipped while the cell is non-zero: the else-arm
+    else:
+        program.loop(c.cell, body, "while", c.max_iters)
+
+
+for _name in ("skippable", "repeat_while"):
+    register_node_kind(_name, reads=_conditional_reads, writes=_conditional_writes,
+                       lower_cpu=lambda c: HostItems(lambda p, c=c: _emit_conditional(c, p), native=False))

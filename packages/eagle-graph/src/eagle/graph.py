@@ -1,0 +1,17 @@
+"""The graph model's public names (the implementation lives in private modules)."""
+
+from eagle._edges import Edge as Edge
+from eagle._graph import Graph as Graph
+from eagle._kinds import HostItems as HostItems
+from eagle._kinds import Node as Node
+from eagle._kinds import register_node_kind as register_node_kind
+from eagle._nodes import SkipGuard as SkipGuard
+from eagle._nodes import copy as copy
+from eagle._nodes import opaque as opaque
+from eagle._nodes import pinned as pinned
+from eagle._nodes import reduce as reduce
+from eagle._nodes import repeat_while as repeat_while
+from eagle._nodes import skippable as skippable
+
+__all__ = ["Edge", "Graph", "HostItems", "Node", "SkipGuard", "copy", "opaque", "pinned", "reduce",
+           "register_node_kind", "repeat_while", "skippable"]

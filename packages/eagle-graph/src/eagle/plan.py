@@ -1,0 +1,157 @@
+"""Plans: a native per-sample kernel with the roles of its parameters.
+
+A Plan comes from any symbol of type ``eagle_kernel_fn`` (``eagle.h``): a
+kernel compiled by hawk, by a test, or exported by a plugin's own shared
+library.  ``plan.bind(...)`` fixes its arguments and gives a BoundPlan,
+which ``Graph.add`` records as a node.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eagle._core import ffi
+from eagle._kinds import HostItems, PlaneTuple, register_node_kind
+from eagle._program import Program
+from eagle.native import Library
+
+#: Parameter roles: planes by pointer (read, write, readwrite), scalars by value.
+ROLES = ("read", "write", "readwrite", "value")
+#: How a by-value parameter is stored in its eagle_arg slot.
+VALUE_TYPES = ("f64", "f32", "i64", "i32", "u32", "u64")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel parameter: its name, role and (for a value) slot type."""
+
+    name: str
+    role: str
+    type: str = "f64"
+
+
+def _param(spec: Param | tuple[str, ...]) -> Param:
+    param = spec if isinstance(spec, Param) else Param(*spec)
+    if param.role not in ROLES or param.type not in VALUE_TYPES:
+        raise ValueError(f"eagle.plan.Plan: parameter {param.name!r} has role {param.role!r} and type "
+                         f"{param.type!r}; roles are {ROLES}, value types {VALUE_TYPES}")
+    return param
+
+
+class Plan:
+    """A native per-sample kernel and the roles of its parameters.
+
+    :param kernel: an ``eagle_kernel_fn`` function pointer (cffi cdata).
+    :param params: ``Param`` or ``(name, role[, type])`` per argument slot, in order.
+    :param name: the label nodes get by default.
+    :param per_sample: the kernel reads and writes only its own sample, so a
+        chain of such kernels may be block-fused.
+    """
+
+    def __init__(self, kernel: Any, params: Sequence[Param | tuple[str, ...]], *, name: str = "plan",
+                 per_sample: bool = True, owner: object = None) -> None:
+        self.kernel = kernel
+        self.params = tuple(_param(p) for p in params)
+        self.name = name
+        self.per_sample = per_sample
+        self._owner = owner  # keeps the shared library loaded
+
+    @classmethod
+    def from_library(cls, library: Library | str | os.PathLike[str], symbol: str,
+                     params: Sequence[Param | tuple[str, ...]], **kwargs: Any) -> Plan:
+        """The kernel ``symbol`` of a shared library (a path or a loaded Library)."""
+        lib = library if isinstance(library, Library) else Library(library)
+        kwargs.setdefault("name", symbol)
+        return cls(lib.kernel(symbol), params, owner=lib, **kwargs)
+
+    def bind(self, *args: Any, **kwargs: Any) -> BoundPlan:
+        """Fix the arguments, by position or by parameter name."""
+        names = [p.name for p in self.params]
+        if len(args) > len(names):
+            raise TypeError(f"eagle.plan.Plan.bind: {self.name} takes {len(names)} arguments "
+                            f"({', '.join(names)}), got {len(args)}")
+        values = dict(zip(names, args, strict=False))  # fewer args than names: the rest by keyword
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"eagle.plan.Plan.bind: {self.name} has no parameter {key!r}; "
+                                f"its parameters are {', '.join(names)}")
+            if key in values:
+                raise TypeError(f"eagle.plan.Plan.bind: {self.name} got {key!r} twice")
+            values[key] = value
+        missing = [n for n in names if n not in values]
+        if missing:
+            raise TypeError(f"eagle.plan.Plan.bind: {self.name} is missing {', '.join(missing)}")
+        return BoundPlan(self, [values[n] for n in names])
+
+    def __repr__(self) -> str:
+        return f"<eagle.plan.Plan {self.name}({', '.join(f'{p.name}: {p.role}' for p in self.params)})>"
+
+
+class BoundPlan:
+    """A Plan with its arguments: what ``Graph.add`` records."""
+
+    def __init__(self, plan: Plan, args: list[Any]) -> None:
+        self.plan = plan
+        self.args = args
+        for param, arg in zip(plan.params, args, strict=True):
+            if param.role == "value" and not isinstance(arg, (int, float, np.number)):
+                raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a value; "
+                                f"got {type(arg).__name__}")
+            if param.role != "value" and not hasattr(arg, "__array_interface__") \
+                    and not hasattr(arg, "__cuda_array_interface__"):
+                raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a plane "
+                                f"({param.role}); pass an array, got {type(arg).__name__}")
+        self.samples = self._samples()
+
+    def _samples(self) -> int:
+        # A per-sample plane holds one value per sample along its last axis.
+        planes = self.planes()
+        if not planes:
+            return 1
+        return max(int(np.shape(a)[-1]) if np.ndim(a) else 1 for _, a, _ in planes)
+
+    def planes(self) -> list[PlaneTuple]:
+        """(parameter name, array, role) for every plane parameter."""
+        return [(p.name, a, p.role) for p, a in zip(self.plan.params, self.args, strict=True)
+                if p.role != "value"]
+
+    def emit(self, program: Program) -> None:
+        """Append this launch to a libeagle program."""
+        slots = []
+        for param, arg in zip(self.plan.params, self.args, strict=True):
+            slots.append(arg if param.role != "value" else _value(param, arg))
+        program.kernel(self.plan.kernel, slots, self.samples, per_sample=self.plan.per_sample,
+                       accesses=[(a, role) for _, a, role in self.planes()])
+
+    def launch(self) -> None:
+        """Run the kernel now, over all samples (a one-item libeagle program)."""
+        program = Program().stage()
+        self.emit(program)
+        program.finalize().run()
+
+    def __repr__(self) -> str:
+        return f"<eagle.plan.BoundPlan {self.plan.name} over {self.samples} samples>"
+
+
+def _value(param: Param, arg: Any) -> Any:
+    # The slot is a union: write the member the kernel reads.
+    slot = ffi.new("eagle_arg *")
+    setattr(slot, param.type, float(arg) if param.type.startswith("f") else int(arg))
+    return slot
+
+
+def _plan_planes(bound: BoundPlan) -> list[PlaneTuple]:
+    return bound.planes()
+
+
+register_node_kind(
+    "plan",
+    reads=lambda b: [t for t in _plan_planes(b) if t[2] in ("read", "readwrite")],
+    writes=lambda b: [t for t in _plan_planes(b) if t[2] == "write"],
+    lower_cpu=lambda b: HostItems(b.emit, native=True),
+)
