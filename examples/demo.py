@@ -1,9 +1,9 @@
-"""eagle's demo: a 100-kernel step recorded once, replayed natively, beside NumPy.
+"""eagle's demo: a 100-kernel step recorded once as an eagle.Graph, replayed natively, beside NumPy.
 
-What eagle can show so far is its core: libeagle's executor replaying a
-recorded program of native per-sample kernels in one call with the GIL
-released, block-fused so that a block of samples is carried through the
-whole chain while it is in cache, with a fixed-order sum at the end.
+The graph derives its own edges from what each plan reads and writes, and
+build() lowers it to libeagle's executor: a replay is one native call with
+the GIL released, the kernel chain block-fused so that a block of samples is
+carried through all 100 kernels while it is in cache, then a fixed-order sum.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import time
 
 import numpy as np
 
+import eagle
 from eagle import _core
-from eagle._program import Program
 from eagle.native import Library, compile_library
+from eagle.plan import Plan
 
 KERNELS = r"""
 #include "eagle/eagle.h"
@@ -27,13 +28,15 @@ void shift(int64_t b, int64_t e, const eagle_arg *a)
 STEPS = 100
 
 
-def record(lib: Library, x: np.ndarray, total: np.ndarray) -> Program:
+def record(lib: Library, x: np.ndarray, total: np.ndarray) -> eagle.Graph:
     """x = x*c, x = x+d, ... 100 kernels, then total = sum(x) in the fixed order."""
-    p = Program().stage()
+    scale = Plan.from_library(lib, "scale", [("x", "readwrite"), ("c", "value")])
+    shift = Plan.from_library(lib, "shift", [("x", "readwrite"), ("d", "value")])
+    g = eagle.Graph()
     for k in range(STEPS):
-        name, value = ("scale", 0.999) if k % 2 == 0 else ("shift", 0.001)
-        p.kernel(lib.kernel(name), [x, value], x.size, accesses=[(x, "readwrite")])
-    return p.reduce(x, total).finalize()
+        g.add(scale.bind(x, 0.999) if k % 2 == 0 else shift.bind(x, 0.001))
+    g.add_node(eagle.reduce(x, total), name="total")
+    return g.build()
 
 
 def numpy_step(x: np.ndarray) -> None:
@@ -62,17 +65,18 @@ def main() -> None:
     for n in (16, 1 << 20):
         start = np.linspace(0.0, 1.0, n)
         x, total = start.copy(), np.zeros(1)
-        program = record(lib, x, total)
-        program.run()
+        graph = record(lib, x, total)
+        graph.launch()
         reference = start.copy()
         numpy_step(reference)
         same = np.array_equal(x, reference)
         repeat = 200 if n < 1000 else 10
-        t_eagle = median_seconds(program.run, repeat)
+        t_eagle = median_seconds(graph.launch, repeat)
         t_numpy = median_seconds(lambda r=reference: numpy_step(r), repeat)
         print(f"{n:>9}  {t_eagle * 1e6:>10.1f} us  {t_numpy * 1e6:>15.1f} us  "
               f"{t_eagle / t_numpy:>5.2f}x  {same}")
-    print(f"\nlast replay's fixed-order sum of x over {n} samples: {total[0]!r}")
+    print(f"\n{graph!r}: {len(graph.edges())} derived edges, every stage {set(graph.schedule)}")
+    print(f"last replay's fixed-order sum of x over {n} samples: {total[0]!r}")
 
 
 if __name__ == "__main__":

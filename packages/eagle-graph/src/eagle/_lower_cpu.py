@@ -35,13 +35,29 @@ def emit_node(node: Node, program: Program, label: str = "step") -> None:
 
 
 def lower(stages: list[tuple[str, list[list[Any]]]]) -> Program:
-    """A finalized program from (schedule, branches of host lowerings) per stage."""
+    """A finalized program from (schedule, branches of host lowerings) per stage.
+
+    work_share stages run their branches one after another, so consecutive
+    ones become one list of items: libeagle then block-fuses kernel chains
+    across them, and consecutive Python steps share one GIL acquisition.
+    Only a branch_tasks stage keeps its branches apart.
+    """
     program = Program()
+    open_work_share = False
     for schedule, branches in stages:
-        program.stage(schedule)
-        for b, branch in enumerate(branches):
-            if b:
-                program.branch()
+        if schedule == "branch_tasks":
+            program.stage(schedule)
+            for b, branch in enumerate(branches):
+                if b:
+                    program.branch()
+                for lowering in branch:
+                    emit(lowering, program)
+            open_work_share = False
+            continue
+        if not open_work_share:
+            program.stage("work_share")
+            open_work_share = True
+        for branch in branches:
             for lowering in branch:
                 emit(lowering, program)
     return program.finalize()
