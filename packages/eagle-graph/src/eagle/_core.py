@@ -9,6 +9,7 @@ bundled one (a sanitizer or debug build).
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import sys
@@ -55,7 +56,9 @@ def _load() -> tuple[cffi.FFI, Any]:
         raise ImportError(f"eagle._core: libeagle is missing ({path}); {_REBUILD}")
     ffi = cffi.FFI()
     ffi.cdef(_cdef(header_path.read_text()))
-    lib = ffi.dlopen(str(path))
+    # RTLD_NODELETE: the team's threads run libeagle code until the process
+    # ends, so the library must stay mapped even after cffi closes it at exit.
+    lib = ffi.dlopen(str(path), ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0))
     found = lib.eagle_abi_version()
     if found != ABI_VERSION or lib.EAGLE_ABI_VERSION != ABI_VERSION:
         raise ImportError(
@@ -65,6 +68,15 @@ def _load() -> tuple[cffi.FFI, Any]:
 
 
 ffi, lib = _load()
+
+
+def _stop_team() -> None:
+    # Join the team's threads before the interpreter tears down: a worker
+    # must not be mid-spin when the process unmaps what it runs.
+    lib.eagle_set_num_threads(lib.eagle_num_threads())
+
+
+atexit.register(_stop_team)
 
 BLOCK: Final = int(lib.EAGLE_BLOCK)
 
