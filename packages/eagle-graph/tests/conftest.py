@@ -83,3 +83,25 @@ def threads(request: pytest.FixtureRequest) -> Iterator[int]:
     _core.set_num_threads(request.param)
     yield request.param
     _core.set_num_threads(before)
+
+
+class Plans:
+    """Plans over the test kernels, with the parameter roles the graph tests use."""
+
+    def __init__(self, lib: Library) -> None:
+        from eagle.plan import Plan
+
+        self.scale = Plan(lib.kernel("scale"), [("x", "readwrite"), ("c", "value")], name="scale")
+        self.shift = Plan(lib.kernel("shift"), [("x", "readwrite"), ("d", "value")], name="shift")
+        self.axpy = Plan(lib.kernel("axpy"), [("x", "read"), ("y", "readwrite"), ("c", "value")],
+                         name="axpy")
+        self.copy_k = Plan(lib.kernel("copy_k"), [("src", "read"), ("out", "write")], name="copy_k")
+        self.mix = Plan(lib.kernel("mix"), [("x", "read"), ("out", "write")], name="mix")
+        self.decrement = Plan(lib.kernel("decrement"), [("cell", "readwrite")], name="decrement",
+                              per_sample=False)
+
+
+@pytest.fixture(scope="session")
+def plans(kernels: Library) -> Plans:
+    """eagle.plan.Plan objects over the test kernels."""
+    return Plans(kernels)

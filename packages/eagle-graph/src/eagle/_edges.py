@@ -54,6 +54,16 @@ class Access:
     writes: bool
 
 
+#: What makes a declared plane an array (view_of reads these); a DLPack-only
+#: array (a torch tensor, say) must carry edges like a NumPy one.
+_ARRAY_PROTOCOLS = ("__array_interface__", "__cuda_array_interface__", "__dlpack__")
+
+
+def is_plane(obj: Any) -> bool:
+    """Whether a declared plane is an array (edges) or a scalar by value (none)."""
+    return any(hasattr(obj, attr) for attr in _ARRAY_PROTOCOLS)
+
+
 def _view_key(array: Any) -> tuple[Any, ...]:
     v = view_of(array)
     n = v.ndim
@@ -93,7 +103,7 @@ def derive_edges(node_planes: list[list[tuple[str, Any, str]]]) -> list[Edge]:
     groups: dict[tuple[Any, ...], list[Access]] = {}
     for node, planes in enumerate(node_planes):
         for name, array, role in planes:
-            if not (hasattr(array, "__array_interface__") or hasattr(array, "__cuda_array_interface__")):
+            if not is_plane(array):
                 continue  # a scalar by value: no edges
             if np.size(array) == 0:
                 continue

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from eagle import _core
-from eagle._edges import Edge, derive_edges
+from eagle._edges import Edge, derive_edges, is_plane
 from eagle._errors import Busy
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import lower, lowered
@@ -66,8 +66,11 @@ class Graph:
     # ------------------------------------------------------------- adding
     def add_node(self, node: Node, name: str | None = None) -> Graph:
         """Append a node (an opaque op, a conditional, a reduce, a copy, ...) as its own stage."""
-        self._check_open("eagle.Graph.add_node")
-        index = self._append(node, name, "eagle.Graph.add_node")
+        return self._add_stage(node, name, "eagle.Graph.add_node")
+
+    def _add_stage(self, node: Node, name: str | None, api: str) -> Graph:
+        self._check_open(api)
+        index = self._append(node, name, api)
         self._stages.append(_Stage([[index]], group=False))
         return self
 
@@ -77,7 +80,7 @@ class Graph:
         if not isinstance(bound, BoundPlan):
             raise TypeError(f"eagle.Graph.add: takes a BoundPlan from plan.bind(...), got "
                             f"{type(bound).__name__}; add other nodes with add_node")
-        return self.add_node(Node("plan", bound), name)
+        return self._add_stage(Node("plan", bound), name, "eagle.Graph.add")
 
     def add_group(self, branches: Sequence[Any], names: Sequence[Any] | None = None) -> Graph:
         """Append a fork/join stage: the branches may run at the same time, the next stage waits for all.
@@ -94,6 +97,9 @@ class Graph:
             stage = _Stage([], group=True)
             for b, branch in enumerate(branches):
                 parts = list(branch) if isinstance(branch, (list, tuple)) else [branch]
+                if not parts:
+                    raise ValueError(f"eagle.Graph.add_group: branch {b} is empty; a branch is a plan, "
+                                     "a node, or a non-empty list of them")
                 name = None if names is None else names[b]
                 labels = name if isinstance(name, (list, tuple)) else (
                     [name] if len(parts) == 1 else [None if name is None else f"{name}.{i}"
@@ -123,8 +129,10 @@ class Graph:
             if node._graph is not None:
                 raise ValueError(f"{api}: the conditional {label!r} is already another graph's; "
                                  "make a new eagle.skippable / eagle.repeat_while for this graph")
-        if isinstance(node.payload, BoundPlan):
-            _refuse_copy_bound(node.payload, label, api)
+        # A plan is refused a copy-bound plane also as a conditional's step.
+        step = node.payload.step if isinstance(node.payload, Conditional) else node
+        if isinstance(step.payload, BoundPlan):
+            _refuse_copy_bound(step.payload, label, api)
         node._graph = self
         self._nodes.append(node)
         self._labels.append(label)
@@ -210,7 +218,7 @@ class Graph:
                                  "array: pass CuPy arrays, or build with backend='cpu'")
             return "cpu"
         host = [(label, name) for node, label in zip(self._nodes, self._labels, strict=True)
-                for name, array, _ in node.planes() if not _on_device(array)]
+                for name, array, _ in node.planes() if is_plane(array) and not _on_device(array)]
         if host:
             raise ValueError(f"eagle.Graph.build: the graph mixes host and device planes: host "
                              f"{_names(host)}, device {_names(device)}; add eagle.copy(host, into=<a device "
@@ -224,9 +232,11 @@ class Graph:
     def _stage_schedule(self, stage: _Stage, lowerings: list[Any]) -> str:
         # The fixed rule of seed 001 ("CPU schedules"), with the team size of this moment.
         nodes = [i for branch in stage.branches for i in branch]
+        # A native kind that does not say how many samples it covers work-shares.
+        samples = [getattr(self._nodes[i].payload, "samples", None) for i in nodes]
         if (stage.group and len(stage.branches) >= 2 and _core.num_threads() >= 2
                 and all(isinstance(lowerings[i], HostItems) and lowerings[i].native for i in nodes)
-                and max(self._nodes[i].payload.samples for i in nodes) <= _core.BRANCH_TASKS_MAX_SAMPLES):
+                and None not in samples and max(samples) <= _core.BRANCH_TASKS_MAX_SAMPLES):
             return "branch_tasks"
         return "work_share"
 
@@ -246,7 +256,7 @@ class Graph:
     def _racing_planes(self, edge: Edge) -> tuple[str, str]:
         for na, xa, ra in self._nodes[edge.src].planes():
             for nb, xb, rb in self._nodes[edge.dst].planes():
-                if "write" in ra + rb and overlap(xa, xb):
+                if "write" in ra + rb and is_plane(xa) and is_plane(xb) and overlap(xa, xb):
                     return na, nb
         return edge.plane, edge.plane
 
