@@ -76,6 +76,21 @@ def kernels() -> Library:
     return Library(compile_library(KERNELS_C, name="test_kernels"))
 
 
+def _fixed_order_sum(values: list[float]) -> float:
+    if len(values) == 1:
+        return values[0]
+    h = 1
+    while h * 2 < len(values):
+        h *= 2
+    return _fixed_order_sum(values[:h]) + _fixed_order_sum(values[h:])
+
+
+@pytest.fixture(scope="session")
+def fixed_order_sum():
+    """The fixed order T of DESIGN.md section 4 in pure Python (binary64): the reduction oracle."""
+    return _fixed_order_sum
+
+
 @pytest.fixture(params=[1, 2, 4], ids=lambda n: f"threads{n}")
 def threads(request: pytest.FixtureRequest) -> Iterator[int]:
     """Run the test under a team of 1, 2 and 4 threads."""

@@ -204,18 +204,8 @@ def test_loops(kernels, threads, kind, start, cap, turns):
     assert np.all(x == turns)
 
 
-def fixed_order_sum(values: list[float]) -> float:
-    """The fixed order T of DESIGN.md section 4, in pure Python (binary64)."""
-    if len(values) == 1:
-        return values[0]
-    h = 1
-    while h * 2 < len(values):
-        h *= 2
-    return fixed_order_sum(values[:h]) + fixed_order_sum(values[h:])
-
-
 @pytest.mark.parametrize("n", [1, 2, 7, BLOCK, BLOCK + 1, 5 * BLOCK + 17])
-def test_reduce_sum_is_the_fixed_order(threads, n):
+def test_reduce_sum_is_the_fixed_order(threads, n, fixed_order_sum):
     """The sum adds in the fixed order T, bit for bit, whatever the team size."""
     x = np.random.default_rng(n).standard_normal(n) * 1e3
     out = np.zeros(1)
@@ -226,7 +216,7 @@ def test_reduce_sum_is_the_fixed_order(threads, n):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint32, np.int64, np.uint8])
 @pytest.mark.parametrize("op", ["sum", "max", "min", "all", "any"])
-def test_reduce_ops(threads, dtype, op):
+def test_reduce_ops(threads, dtype, op, fixed_order_sum):
     """max/min/all/any and integer sums agree with NumPy."""
     x = (np.random.default_rng(3).integers(0, 5, 3 * BLOCK + 5)).astype(dtype)
     out = np.zeros(1, dtype)

@@ -460,17 +460,7 @@ def test_reduce_is_ordered_after_the_writer_of_x(plans, threads):
     assert every[0] == 0.0
 
 
-def fixed_order_sum(values: list[float]) -> float:
-    """The fixed order of DESIGN.md section 4 (binary split at the largest power of two)."""
-    if len(values) == 1:
-        return values[0]
-    h = 1
-    while h * 2 < len(values):
-        h *= 2
-    return fixed_order_sum(values[:h]) + fixed_order_sum(values[h:])
-
-
-def test_reduce_sum_is_the_fixed_order(plans, threads):
+def test_reduce_sum_is_the_fixed_order(plans, threads, fixed_order_sum):
     """A float sum of what a kernel wrote over many blocks gives the fixed-order bits for any team."""
     src = np.random.default_rng(11).standard_normal(3 * _core.BLOCK + 7) * 1e3
     x, out = np.zeros_like(src), np.zeros(1)
