@@ -130,22 +130,12 @@ def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
     The GPU copies to and from page-locked memory by DMA; without a GPU an
     ordinary array does the same job.
     """
-    import sys
-
-    cupyx = sys.modules.get("cupyx") or _try_import_cupyx()
-    if cupyx is not None:
-        out = cupyx.zeros_pinned(shape, dtype)
-        return out
-    return np.zeros(shape, dtype)
-
-
-def _try_import_cupyx() -> Any:
     try:
         import cupyx  # the GPU extra
-
-        return cupyx
     except ImportError:
-        return None
+        return np.zeros(shape, dtype)
+    return cupyx.zeros_pinned(shape, dtype)
+
 
 # --------------------------------------------------------------- conditionals
 

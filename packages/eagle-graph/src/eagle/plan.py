@@ -145,13 +145,9 @@ def _value(param: Param, arg: Any) -> Any:
     return slot
 
 
-def _plan_planes(bound: BoundPlan) -> list[PlaneTuple]:
-    return bound.planes()
-
-
 register_node_kind(
     "plan",
-    reads=lambda b: [t for t in _plan_planes(b) if t[2] in ("read", "readwrite")],
-    writes=lambda b: [t for t in _plan_planes(b) if t[2] == "write"],
+    reads=lambda b: [t for t in b.planes() if t[2] in ("read", "readwrite")],
+    writes=lambda b: [t for t in b.planes() if t[2] == "write"],
     lower_cpu=lambda b: HostItems(b.emit, native=True),
 )
