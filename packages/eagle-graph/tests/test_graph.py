@@ -584,6 +584,7 @@ def test_opaque_tiers_are_plain_calls_in_order_on_the_cpu():
     g.add_node(opaque(lambda: order.append("eager"), eager=True))
     g.build().launch(2)
     assert order == ["capture", "stream", "eager"] * 2
+    assert "stage 1 work_share: opaque [stream: cpu runs eagerly]" in g._listing()
 
 
 # ----------------------------------------------------------- running a graph

@@ -129,6 +129,15 @@ def test_non_contiguous_plane_is_refused_at_add(plans):
         eagle.Graph().add_group([plans.scale.bind(x[1:][::3], 2.0)], names=["p"])
 
 
+def test_bound_plan_launch_refuses_a_strided_plane(plans):
+    """BoundPlan.launch outside a graph refuses the same planes, and writes nothing."""
+    base = np.arange(16.0)
+    with pytest.raises(ValueError, match=re.escape(
+            "eagle.plan.BoundPlan.launch: scale plane 'x' is not contiguous")):
+        plans.scale.bind(base[::2], 2.0).launch()
+    np.testing.assert_array_equal(base, np.arange(16.0))
+
+
 def test_sample_major_plane_is_refused_at_add(plans):
     """An (n, k) plane beside n-sample planes is sample-major: refused, naming the (k, n) to pass."""
     src, out = np.zeros(16), np.zeros((16, 3))
@@ -247,6 +256,8 @@ def test_a_failed_add_group_adds_nothing(plans):
         g.add_group([])
     with pytest.raises(ValueError, match=r"^eagle\.Graph\.add_group: branch 1 is empty"):
         g.add_group([opaque(nop), []])
+    with pytest.raises(ValueError, match=r"^eagle\.Graph\.add_group: branch 0 has 2 parts but 3 names"):
+        g.add_group([[opaque(nop), opaque(nop)]], names=[["a", "b", "c"]])
     assert (g.node_labels(), g.edges(), repr(g)) == before
     eagle.Graph().add_node(cond)  # not taken by g
     g.build().launch()
@@ -307,6 +318,11 @@ def test_reduce_arguments_are_checked():
         eagle.reduce(np.zeros(4), np.zeros(1), "mean")
     with pytest.raises(ValueError, match=r"^eagle\.reduce: x must be a 1-D plane and out one element"):
         eagle.reduce(np.zeros((2, 2)), np.zeros(1))
+    with pytest.raises(ValueError, match=re.escape(
+            "eagle.reduce: x must be contiguous and out of its dtype; got a strided float64 plane")):
+        eagle.reduce(np.zeros(8)[::2], np.zeros(1))
+    with pytest.raises(ValueError, match="and a float32 out: pass np.ascontiguousarray"):
+        eagle.reduce(np.zeros(8), np.zeros(1, np.float32))
 
 
 # ---------------------------------------------------------------- node kinds

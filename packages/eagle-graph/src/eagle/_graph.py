@@ -104,6 +104,9 @@ class Graph:
                 labels = name if isinstance(name, (list, tuple)) else (
                     [name] if len(parts) == 1 else [None if name is None else f"{name}.{i}"
                                                     for i in range(len(parts))])
+                if len(labels) != len(parts):
+                    raise ValueError(f"eagle.Graph.add_group: branch {b} has {len(parts)} parts but "
+                                     f"{len(labels)} names; give one name per part, or one name for the branch")
                 stage.branches.append([
                     self._append(Node("plan", p) if isinstance(p, BoundPlan) else p, label,
                                  "eagle.Graph.add_group") for p, label in zip(parts, labels, strict=True)])
@@ -132,7 +135,7 @@ class Graph:
         # A plan is refused a copy-bound plane also as a conditional's step.
         step = node.payload.step if isinstance(node.payload, Conditional) else node
         if isinstance(step.payload, BoundPlan):
-            _refuse_copy_bound(step.payload, label, api)
+            step.payload.refuse_copy_bound(f"{api}: plan {label!r}")
         node._graph = self
         self._nodes.append(node)
         self._labels.append(label)
@@ -179,9 +182,14 @@ class Graph:
         lines = [head]
         for s, stage in enumerate(self._stages):
             how = f" {self._schedule[s]}" if self._schedule else ""
-            branches = " | ".join(", ".join(self._labels[i] for i in branch) for branch in stage.branches)
+            branches = " | ".join(", ".join(self._listed(i) for i in branch) for branch in stage.branches)
             lines.append(f"stage {s}{how}: {branches}")
         return "\n".join(lines)
+
+    def _listed(self, index: int) -> str:
+        payload = self._nodes[index].payload
+        eager = isinstance(payload, Opaque) and payload.tier == "stream"
+        return self._labels[index] + (" [stream: cpu runs eagerly]" if eager else "")
 
     # -------------------------------------------------------------- build
     def build(self, backend: str | None = None, dispatch: str | None = None) -> Graph:
@@ -315,18 +323,3 @@ class _Guard:
 
 def _names(pairs: list[tuple[str, str]]) -> str:
     return ", ".join(f"{label}.{name}" for label, name in pairs[:4]) + (" ..." if len(pairs) > 4 else "")
-
-
-def _refuse_copy_bound(bound: BoundPlan, label: str, api: str) -> None:
-    """A plan reads its planes in place: one that would need a copy first is refused."""
-    n = bound.samples
-    for name, array, _ in bound.planes():
-        shape = np.shape(array)
-        if len(shape) >= 2 and shape[0] == n and shape[-1] != n:
-            raise ValueError(f"{api}: plan {label!r} plane {name!r} is sample-major {shape}: a plane holds "
-                             f"one value per sample along its last axis; pass a ({shape[-1]}, {n}) array "
-                             "(e.g. np.ascontiguousarray(a.T))")
-        flags = getattr(array, "flags", None)
-        if flags is not None and not flags["C_CONTIGUOUS"]:
-            raise ValueError(f"{api}: plan {label!r} plane {name!r} is not contiguous and would need a copy "
-                             "before every launch; pass a contiguous array (np.ascontiguousarray)")

@@ -79,9 +79,16 @@ def reduce(x: Any, out: Any, op: str = "sum") -> Node:
     """``out[0] = op(x)`` over a 1-D plane; a float sum adds in eagle's one fixed order."""
     if op not in REDUCE_OPS:
         raise ValueError(f"eagle.reduce: op must be one of {REDUCE_OPS}, got {op!r}")
+    if not (hasattr(x, "flags") and hasattr(out, "dtype")):
+        raise TypeError(f"eagle.reduce: x and out must be arrays; got {type(x).__name__} and "
+                        f"{type(out).__name__}")
     if np.ndim(x) != 1 or np.size(out) != 1:
         raise ValueError(f"eagle.reduce: x must be a 1-D plane and out one element; got shapes "
                          f"{np.shape(x)} and {np.shape(out)}")
+    if not x.flags.c_contiguous or x.dtype != out.dtype:
+        raise ValueError(f"eagle.reduce: x must be contiguous and out of its dtype; got a "
+                         f"{'contiguous' if x.flags.c_contiguous else 'strided'} {x.dtype} plane and a "
+                         f"{out.dtype} out: pass np.ascontiguousarray(x) and an out of dtype {x.dtype}")
     return Node("reduce", Reduce(x, out, op))
 
 

@@ -128,8 +128,23 @@ class BoundPlan:
         program.kernel(self.plan.kernel, slots, self.samples, per_sample=self.plan.per_sample,
                        accesses=[(a, role) for _, a, role in self.planes()])
 
+    def refuse_copy_bound(self, who: str) -> None:
+        """Refuse a plane that would need a copy before each launch; ``who`` starts the message."""
+        n = self.samples
+        for name, array, _ in self.planes():
+            shape = np.shape(array)
+            if len(shape) >= 2 and shape[0] == n and shape[-1] != n:
+                raise ValueError(f"{who} plane {name!r} is sample-major {shape}: a plane holds one value per "
+                                 f"sample along its last axis; pass a ({shape[-1]}, {n}) array "
+                                 "(e.g. np.ascontiguousarray(a.T))")
+            flags = getattr(array, "flags", None)
+            if flags is not None and not flags["C_CONTIGUOUS"]:
+                raise ValueError(f"{who} plane {name!r} is not contiguous and would need a copy before "
+                                 "every launch; pass a contiguous array (np.ascontiguousarray)")
+
     def launch(self) -> None:
         """Run the kernel now, over all samples (a one-item libeagle program)."""
+        self.refuse_copy_bound(f"eagle.plan.BoundPlan.launch: {self.plan.name}")
         program = Program().stage()
         self.emit(program)
         program.finalize().run()
