@@ -90,9 +90,8 @@ static void kernel_blocks(const item *items, int32_t len, int64_t b, int64_t n)
         items[i].u.kernel.fn(begin, end, items[i].u.kernel.args);
 }
 
-static void kernel_job_fn(void *ctx, int tid)
+static void kernel_job_fn(void *ctx)
 {
-    (void)tid;
     kernel_job *job = ctx;
     for (int64_t b; (b = atomic_fetch_add(&job->next, 1)) < job->nblocks;)
         kernel_blocks(job->items, job->len, b, job->n);
@@ -120,9 +119,8 @@ typedef struct reduce_job {
     atomic_llong next;
 } reduce_job;
 
-static void reduce_job_fn(void *ctx, int tid)
+static void reduce_job_fn(void *ctx)
 {
-    (void)tid;
     reduce_job *job = ctx;
     const reduce_item *r = job->r;
     for (int64_t b; (b = atomic_fetch_add(&job->next, 1)) < job->nblocks;)
@@ -157,7 +155,7 @@ static void run_reduce(run_ctx *c, const reduce_item *r, int mode)
     if (job.nblocks > 1 && use_team(c, mode))
         parallel(c, reduce_job_fn, &job);
     else
-        reduce_job_fn(&job, 0);
+        reduce_job_fn(&job);
     reduce_finish(r->partials, job.nblocks, r->dtype, r->op, r->out);
 }
 
@@ -312,9 +310,8 @@ typedef struct tasks_job {
 
 /* Branches are claimed in order, so a branch waiting on an earlier one
  * waits on a branch some thread is already running. */
-static void tasks_job_fn(void *ctx, int tid)
+static void tasks_job_fn(void *ctx)
 {
-    (void)tid;
     tasks_job *job = ctx;
     for (int b; (b = atomic_fetch_add(&job->next, 1)) < job->st->n;)
         run_branch(job->c, job->p, &job->st->branches[b], MODE_SERIAL | MODE_TASK);

@@ -23,12 +23,12 @@ void eagle_clear_error(void);
  */
 const char *eagle_view_problem(const eagle_view *v);
 
-#endif /* EAGLE_INTERNAL_H */
-
 /* ------------------------------------------------------------ team.c */
 
-/* A job run by every thread of the team: fn(ctx, thread index). */
-typedef void (*team_job_fn)(void *ctx, int tid);
+/* A job for the team.  Any number of threads may join it (the caller
+ * always does, a worker only if it arrives in time), so a job claims its
+ * work from a shared counter and never cuts it by thread. */
+typedef void (*team_job_fn)(void *ctx);
 
 /*
  * Take the team for the calling thread's run.  Returns the number of
@@ -41,8 +41,8 @@ typedef void (*team_job_fn)(void *ctx, int tid);
 int team_acquire(void);
 void team_release(void);
 
-/* Run job on every thread of the acquired team (the caller is thread 0)
- * and return when all have finished: one barrier. */
+/* Run job on the caller and on the workers that join in time, and return
+ * when every thread that joined has left it: one barrier. */
 void team_parallel(team_job_fn fn, void *ctx);
 
 /* Non-zero on a thread that is inside a team region. */
@@ -56,3 +56,5 @@ void reduce_block(const void *x, int64_t begin, int64_t end, int32_t dtype, int3
                   void *partials, int64_t block);
 void reduce_finish(void *partials, int64_t nblocks, int32_t dtype, int32_t op, void *out);
 int reduce_itemsize(int32_t dtype);
+
+#endif /* EAGLE_INTERNAL_H */

@@ -2,14 +2,21 @@
  * The host thread team: persistent worker threads that run one job at a
  * time for the thread that holds the team.
  *
- * Protocol.  The holder writes the job, sets `pending` to the worker count
- * and bumps `epoch`; each worker that sees a new epoch runs the job and
- * decrements `pending`; the holder runs the job as thread 0 and then waits
- * for `pending` to reach 0 (the barrier).  Workers spin for a while after a
- * job so that the next job of the same run costs no wake-up, then sleep on a
- * condition variable.  All shared words are seq_cst atomics: a worker
- * announces itself in `sleepers` before its last look at `epoch`, and the
- * holder bumps `epoch` before it reads `sleepers`, so no wake-up is lost.
+ * Protocol.  The holder writes the job, opens the gate with one ticket per
+ * worker and bumps `epoch`; a worker that sees a new epoch counts itself
+ * `inside`, takes a ticket if one is left and runs the job.  The holder runs
+ * the job as thread 0, then closes the gate and waits until no worker is
+ * inside (the barrier).  Jobs claim their work from a shared counter, so a
+ * worker that arrives late (asleep, or its core taken by another process)
+ * finds the gate closed and the work already done by the others: a busy
+ * machine costs the run its parallelism, never a wait for a thread that is
+ * not running.  Workers spin for a while after a job so that the next job
+ * of the same run costs no wake-up, then sleep on a condition variable.
+ * All shared words are seq_cst atomics: a worker announces itself in
+ * `sleepers` before its last look at `epoch`, and the holder bumps `epoch`
+ * before it reads `sleepers`, so no wake-up is lost; a worker counts itself
+ * `inside` before it reads the gate, and the holder closes the gate before
+ * it reads `inside`, so no worker runs a job the holder has left.
  *
  * Determinism does not live here: jobs cut work on fixed block boundaries
  * and keep no per-thread results, so which thread runs what never matters.
@@ -42,7 +49,8 @@ typedef struct team {
     pthread_mutex_t sleep_lock; /* guards the condition variable */
     pthread_cond_t wake;
     _Atomic unsigned epoch;     /* bumped once per job */
-    atomic_int pending;         /* workers still running the current job */
+    atomic_int gate;            /* tickets left for workers to join the current job */
+    atomic_int inside;          /* workers between reading the gate and leaving the job */
     atomic_int sleepers;        /* workers asleep or about to sleep */
     atomic_int quit;
     team_job_fn job;            /* written before epoch is bumped */
@@ -108,9 +116,16 @@ static void relax(int *polls)
 
 typedef struct worker_arg {
     team *t;
-    int tid;
     unsigned seen; /* the epoch at creation: a job posted before the thread runs is not missed */
 } worker_arg;
+
+static int take_ticket(team *t)
+{
+    int left = atomic_load(&t->gate);
+    while (left > 0 && !atomic_compare_exchange_weak(&t->gate, &left, left - 1))
+        ;
+    return left > 0;
+}
 
 static void *worker_main(void *p)
 {
@@ -135,8 +150,10 @@ static void *worker_main(void *p)
         if (atomic_load(&t->quit))
             return NULL;
         seen = atomic_load(&t->epoch);
-        t->job(t->job_ctx, arg.tid);
-        atomic_fetch_sub(&t->pending, 1);
+        atomic_fetch_add(&t->inside, 1);
+        if (take_ticket(t))
+            t->job(t->job_ctx);
+        atomic_fetch_sub(&t->inside, 1);
     }
 }
 
@@ -176,7 +193,6 @@ static void start_workers(team *t)
         if (!arg)
             break;
         arg->t = t;
-        arg->tid = i;
         arg->seen = atomic_load(&t->epoch);
         if (pthread_create(&t->workers[t->started], NULL, worker_main, arg) != 0) {
             free(arg);
@@ -229,12 +245,13 @@ void team_parallel(team_job_fn fn, void *ctx)
     team *t = the_team;
     t->job = fn;
     t->job_ctx = ctx;
-    atomic_store(&t->pending, t->started);
+    atomic_store(&t->gate, t->started);
     atomic_fetch_add(&t->epoch, 1);
     wake_workers(t);
-    fn(ctx, 0);
+    fn(ctx);
+    atomic_store(&t->gate, 0); /* all work is claimed: a worker not yet in stays out */
     int polls = 0;
-    while (atomic_load(&t->pending) > 0)
+    while (atomic_load(&t->inside) > 0)
         relax(&polls);
 }
 
