@@ -6,9 +6,31 @@ repeats, and comparisons are ratios measured in the same process.
 
 from __future__ import annotations
 
+import ctypes
 import statistics
 import time
 from collections.abc import Callable
+
+from eagle.native import compile_library
+
+# Two plain pthreads on independent in-cache work: what this machine gives
+# a second thread right now (a shared VM may give nothing).
+_SCALING_SOURCE = r"""
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+static double now(void)
+{ struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+static void *work(void *p)
+{ volatile double *x = p;
+  for (int r = 0; r < 20000; ++r) for (int i = 0; i < 1024; ++i) x[i] = x[i] * 0.999 + 0.001;
+  return 0; }
+double two_thread_speedup(void)
+{ static double a[1024], b[1024]; pthread_t th;
+  double t0 = now(); work(a); work(b); double t1 = now();
+  pthread_create(&th, 0, work, a); work(b); pthread_join(th, 0);
+  return (t1 - t0) / (now() - t1); }
+"""
 
 
 def median_time(fn: Callable[[], object], repeat: int = 15, number: int = 1) -> float:
@@ -36,3 +58,10 @@ def table(title: str, rows: list[tuple[str, str, str]]) -> None:
     width = max(len(r[0]) for r in rows)
     for what, figure, note in rows:
         print(f"  {what:<{width}}  {figure:>12}  {note}")
+
+
+def two_thread_speedup(repeat: int = 15) -> float:
+    """Median speedup of two plain pthreads over one on the same in-cache work."""
+    lib = ctypes.CDLL(str(compile_library(_SCALING_SOURCE, name="bench_scaling", extra_flags=("-pthread",))))
+    lib.two_thread_speedup.restype = ctypes.c_double
+    return statistics.median(lib.two_thread_speedup() for _ in range(repeat))

@@ -321,7 +321,7 @@ def test_reduce_arguments_are_checked():
     with pytest.raises(ValueError, match=re.escape(
             "eagle.reduce: x must be contiguous and out of its dtype; got a strided float64 plane")):
         eagle.reduce(np.zeros(8)[::2], np.zeros(1))
-    with pytest.raises(ValueError, match="and a float32 out: pass np.ascontiguousarray"):
+    with pytest.raises(ValueError, match=r"and a float32 out: pass np\.ascontiguousarray"):
         eagle.reduce(np.zeros(8), np.zeros(1, np.float32))
 
 

@@ -106,7 +106,7 @@ class Graph:
                                                     for i in range(len(parts))])
                 if len(labels) != len(parts):
                     raise ValueError(f"eagle.Graph.add_group: branch {b} has {len(parts)} parts but "
-                                     f"{len(labels)} names; give one name per part, or one name for the branch")
+                                     f"{len(labels)} names; give one name per part, or one for the branch")
                 stage.branches.append([
                     self._append(Node("plan", p) if isinstance(p, BoundPlan) else p, label,
                                  "eagle.Graph.add_group") for p, label in zip(parts, labels, strict=True)])
