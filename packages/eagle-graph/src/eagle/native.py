@@ -31,9 +31,10 @@ from eagle._core import ABI_VERSION, ffi, include_dir
 #: compiled what.  -O3 because gcc's -O2 leaves loops of unknown trip count
 #: unvectorized, and -march=native for the machine's vector width (kernels
 #: are compiled where they run; the cache key holds the resolved target).
-#: Vectorizing an elementwise loop never changes its bits.
+#: Vectorizing an elementwise loop never changes its bits.  -fno-math-errno
+#: lets sqrt and friends vectorize; it changes no result, only errno.
 CFLAGS: tuple[str, ...] = ("-std=c11", "-O3", "-march=native", "-fPIC", "-shared",
-                           "-ffp-contract=off", "-Wall")
+                           "-ffp-contract=off", "-fno-math-errno", "-Wall")
 
 
 class CompileError(RuntimeError):
@@ -60,7 +61,9 @@ def _compiler_identity(cc: tuple[str, ...]) -> str:
                                 text=True, input="")
     except (OSError, subprocess.CalledProcessError) as err:
         raise CompileError(f"eagle.native: the C compiler {' '.join(cc)!r} does not run ({err}); "
-                           "install one or set CC") from None
+                           "install one (Debian/Ubuntu: apt-get install gcc; Fedora: dnf install gcc; "
+                           "macOS: xcode-select --install; conda: conda install c-compiler) or point "
+                           "CC at yours") from None
     return version.stdout + target.stderr
 
 

@@ -120,12 +120,14 @@ class BoundPlan:
         return [(p.name, a, p.role) for p, a in zip(self.plan.params, self.args, strict=True)
                 if p.role != "value"]
 
+    def slots(self) -> list[Any]:
+        """The argument slots as ``Program.kernel`` takes them: arrays, and filled values."""
+        return [arg if param.role != "value" else _value(param, arg)
+                for param, arg in zip(self.plan.params, self.args, strict=True)]
+
     def emit(self, program: Program) -> None:
         """Append this launch to a libeagle program."""
-        slots = []
-        for param, arg in zip(self.plan.params, self.args, strict=True):
-            slots.append(arg if param.role != "value" else _value(param, arg))
-        program.kernel(self.plan.kernel, slots, self.samples, per_sample=self.plan.per_sample,
+        program.kernel(self.plan.kernel, self.slots(), self.samples, per_sample=self.plan.per_sample,
                        accesses=[(a, role) for _, a, role in self.planes()])
 
     def refuse_copy_bound(self, who: str) -> None:

@@ -1,0 +1,320 @@
+"""C and CUDA C from the IR: one function per phase, one prelude of helpers.
+
+The C functions follow libeagle's kernel type (``eagle.h``): they process
+samples ``[begin, end)`` of one block, reading their arguments from an
+``eagle_arg`` block whose last slot is ``n``, the plane length (a plane of
+k components has shape ``(k, n)``).  The CUDA functions take typed
+parameters (planes, values, ``n``, then the logical end) and walk the
+samples with a grid-stride loop.
+
+Both dialects print the same statements: values the same for every sample
+are computed once before the sample loop, one-cell results are stored
+after it, and the sample loop carries ``ivdep`` (samples never depend on
+one another) so that the C compiler vectorises it without alias checks.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hawk.ir import Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
+from hawk.phases import Phased
+from hawk.types import is_float, strong
+
+CTYPES = {"f64": "double", "f32": "float", "i64": "int64_t", "i32": "int32_t", "u64": "uint64_t",
+          "u32": "uint32_t", "bool": "uint8_t"}
+#: the eagle_arg member a by-value slot is read from
+MEMBERS = {"f64": "f64", "f32": "f32", "i64": "i64", "i32": "i32", "u64": "u64", "u32": "u32", "bool": "i64"}
+_UNSIGNED = {"i32": "uint32_t", "i64": "uint64_t", "u32": "uint32_t", "u64": "uint64_t"}
+_INT_LIMITS = {"i32": ("INT32_MIN", "INT32_MAX", "-2147483648.0", "2147483647.0"),
+               "i64": ("INT64_MIN", "INT64_MAX", "-9223372036854775808.0", "9223372036854775807.0"),
+               "u32": ("0u", "UINT32_MAX", "0.0", "4294967295.0"),
+               "u64": ("0ull", "UINT64_MAX", "0.0", "18446744073709551615.0")}
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+          "eq": "==", "ne": "!="}
+_MATH = ("sin", "cos", "tan", "exp", "log", "sqrt", "floor", "ceil", "pow")
+
+
+def _int_helpers(t: str) -> str:
+    c, u = CTYPES[t], _UNSIGNED[t]
+    signed = t.startswith("i")
+    lo, hi, flo, fhi = _INT_LIMITS[t]
+    if signed:
+        div = (f"if (b == 0) return 0; if (b == -1) return ({c})(({u})0 - ({u})a);\n"
+               f"    {c} q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;")
+        mod = (f"if (b == 0 || b == -1) return 0;\n"
+               f"    {c} r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;")
+        abs_ = f"return a < 0 ? ({c})(({u})0 - ({u})a) : a;"
+    else:
+        div, mod, abs_ = "return b == 0 ? 0 : a / b;", "return b == 0 ? 0 : a % b;", "return a;"
+    return f"""
+HK_FN {c} hk_floordiv_{t}({c} a, {c} b) {{ {div} }}
+HK_FN {c} hk_mod_{t}({c} a, {c} b) {{ {mod} }}
+HK_FN {c} hk_abs_{t}({c} a) {{ {abs_} }}
+HK_FN {c} hk_pow_{t}({c} a, {c} b)
+{{
+    if (b < 0) return 0;
+    {u} r = 1, x = ({u})a, e = ({u})b;
+    while (e) {{ if (e & 1) r *= x; x *= x; e >>= 1; }}
+    return ({c})r;
+}}
+HK_FN {c} hk_to_{t}(double v)
+{{ return v != v ? 0 : v <= {flo} ? {lo} : v >= {fhi} ? {hi} : ({c})v; }}
+"""
+
+
+def _float_helpers(t: str) -> str:
+    c, suffix = CTYPES[t], "f" if t == "f32" else ""
+    return f"""
+HK_FN {c} hk_mod_{t}({c} a, {c} b)
+{{ {c} m = fmod{suffix}(a, b); return (m != 0 && ((b < 0) != (m < 0))) ? m + b : m; }}
+"""
+
+
+def prelude(dialect: str) -> str:
+    """Headers, types and the helpers that pin down hawk's integer and cast semantics."""
+    if dialect == "c":
+        head = ("#include <math.h>\n#include <stdint.h>\n#include \"eagle/eagle.h\"\n"
+                "#define HK_FN static inline\n"
+                "#if defined(__clang__)\n"
+                "#define HK_SAMPLES _Pragma(\"clang loop vectorize(assume_safety)\")\n"
+                "#else\n#define HK_SAMPLES _Pragma(\"GCC ivdep\")\n#endif\n")
+    else:
+        head = ("typedef long long int64_t; typedef unsigned long long uint64_t;\n"
+                "typedef int int32_t; typedef unsigned int uint32_t; typedef unsigned char uint8_t;\n"
+                "#define INT32_MIN (-2147483647 - 1)\n#define INT32_MAX 2147483647\n"
+                "#define INT64_MIN (-9223372036854775807LL - 1)\n#define INT64_MAX 9223372036854775807LL\n"
+                "#define UINT32_MAX 4294967295u\n#define UINT64_MAX 18446744073709551615ull\n"
+                "#define HK_FN static __device__ __forceinline__\n")
+    return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
+        "".join(_float_helpers(t) for t in ("f32", "f64"))
+
+
+def literal(c: Const) -> str:
+    t, v = strong(c.dtype), c.value
+    if is_float(t):
+        suffix = "f" if t == "f32" else ""
+        if math.isnan(v):
+            return f"(0.0{suffix} / 0.0{suffix})"
+        if math.isinf(v):
+            return f"({'-' if v < 0 else ''}1.0{suffix} / 0.0{suffix})"
+        return f"{float(v).hex()}{suffix}"
+    if t == "bool":
+        return "1" if v else "0"
+    if t == "i64" and v == -(2 ** 63):
+        return "INT64_MIN"
+    return f"(({CTYPES[t]}){int(v)}{ {'i64': 'LL', 'u64': 'ULL', 'u32': 'U'}.get(t, '')})"
+
+
+class Emitter:
+    """Prints one phase body as a C function (CudaEmitter: as a CUDA kernel)."""
+
+    dialect = "c"
+
+    def __init__(self, slots: list[Slot]) -> None:
+        self.slots = slots
+        self.names: dict[int, str] = {}
+
+    # ----------------------------------------------------------- operands
+    def var(self, v: Var) -> str:
+        suffix = f"_{v.name}" if v.name else ""
+        return self.names.setdefault(id(v), f"v{len(self.names)}{suffix}")
+
+    def operand(self, o: Operand) -> str:
+        return literal(o) if isinstance(o, Const) else self.var(o)
+
+    def at(self, slot: int, comp: int) -> str:
+        s = self.slots[slot]
+        if s.role == "value":
+            return f"p{slot}"
+        if s.cell:
+            return f"s{slot}[0]"
+        return f"s{slot}[{comp} * n + i]" if s.components > 1 else f"s{slot}[i]"
+
+    # --------------------------------------------------------- statements
+    def expr(self, s: Op) -> str:
+        a = [self.operand(x) for x in s.args]
+        t = strong(s.args[0].dtype) if s.args else strong(s.dst.dtype)
+        out = strong(s.dst.dtype)
+        op = s.op
+        if op == "copy":
+            return a[0]
+        if op == "cast":
+            return self.cast(a[0], t, out)
+        if op == "select":
+            return f"({a[0]} ? {a[1]} : {a[2]})"
+        if op in ("lt", "le", "gt", "ge", "eq", "ne"):
+            return f"(uint8_t)({a[0]} {_INFIX[op]} {a[1]})"
+        if op in ("and", "or"):
+            return f"(uint8_t)({a[0]} {'&&' if op == 'and' else '||'} {a[1]})"
+        if op == "not":
+            return f"(uint8_t)!{a[0]}"
+        if op in ("minimum", "maximum"):
+            cmp = "<" if op == "minimum" else ">"
+            return f"(({a[0]} {cmp} {a[1]} || {a[0]} != {a[0]}) ? {a[0]} : {a[1]})"
+        if is_float(out) and t == out:
+            return self.float_op(op, a, out)
+        return self.int_op(op, a, out)
+
+    def float_op(self, op: str, a: list[str], t: str) -> str:
+        f = "f" if t == "f32" else ""
+        if op in ("add", "sub", "mul", "div"):
+            return f"({a[0]} {_INFIX[op]} {a[1]})"
+        if op == "neg":
+            return f"(-{a[0]})"
+        if op == "floordiv":
+            return f"floor{f}({a[0]} / {a[1]})"
+        if op == "mod":
+            return f"hk_mod_{t}({a[0]}, {a[1]})"
+        if op == "abs":
+            return f"fabs{f}({a[0]})"
+        if op in _MATH:
+            return f"{op}{f}({', '.join(a)})"
+        raise AssertionError(f"no float form of {op}")
+
+    def int_op(self, op: str, a: list[str], t: str) -> str:
+        c = CTYPES[t]
+        if t == "bool":  # NumPy: + is or, * is and
+            return f"(uint8_t)({a[0]} {'|' if op == 'add' else '&'} {a[1]})"
+        if op in ("add", "sub", "mul"):
+            u = _UNSIGNED[t]
+            return f"({c})(({u}){a[0]} {_INFIX[op]} ({u}){a[1]})"
+        if op == "neg":
+            return f"({c})(({_UNSIGNED[t]})0 - ({_UNSIGNED[t]}){a[0]})"
+        if op in ("floordiv", "mod", "abs", "pow"):
+            return f"hk_{op}_{t}({', '.join(a)})"
+        if op in ("floor", "ceil"):
+            return a[0]
+        raise AssertionError(f"no integer form of {op}")
+
+    def cast(self, a: str, source: str, target: str) -> str:
+        if target == "bool":
+            return f"(uint8_t)({a} != 0)"
+        if is_float(source) and not is_float(target):
+            return f"hk_to_{target}((double){a})"
+        return f"({CTYPES[target]}){a}"
+
+    def statement(self, s: Stmt, out: list[str], pad: str) -> None:
+        if isinstance(s, Load):
+            out.append(f"{pad}{self.var(s.dst)} = {self.at(s.slot, s.comp)};")
+        elif isinstance(s, Op):
+            out.append(f"{pad}{self.var(s.dst)} = {self.expr(s)};")
+        elif isinstance(s, Store):
+            out.append(f"{pad}{self.at(s.slot, s.comp)} = {self.operand(s.value)};")
+        else:
+            out.append(f"{pad}if ({self.var(s.cond)}) {{")
+            for inner in s.then:
+                self.statement(inner, out, pad + "    ")
+            out.append(f"{pad}}} else {{")
+            for inner in s.orelse:
+                self.statement(inner, out, pad + "    ")
+            out.append(f"{pad}}}")
+
+    # ----------------------------------------------------------- function
+    def function(self, name: str, body: list[Stmt]) -> str:
+        after = [s for s in body if isinstance(s, Store) and self.slots[s.slot].cell]
+        hoisted = [s for s in body if _is_uniform(s)]
+        loop = [s for s in body if not _is_uniform(s) and s not in after]
+        variables = {id(s.dst): s.dst for s in walk(body) if isinstance(s, (Op, Load))}
+        lines = [self.header(name)]
+        lines += self.arguments()
+        lines += [f"    {CTYPES[strong(v.dtype)]} {self.var(v)} = 0;"
+                  for v in variables.values() if v.uniform]
+        for s in hoisted:
+            self.statement(s, lines, "    ")
+        lines += self.loop_open()
+        lines += [f"        {CTYPES[strong(v.dtype)]} {self.var(v)};" for v in variables.values()
+                  if not v.uniform]
+        for s in loop:
+            self.statement(s, lines, "        ")
+        lines.append("    }")
+        if after:
+            lines.append(f"    if ({self.first_sample()}) {{")
+            for s in after:
+                self.statement(s, lines, "        ")
+            lines.append("    }")
+        lines.append("}")
+        return "\n".join(lines)
+
+    def header(self, name: str) -> str:
+        return f"EAGLE_API void {name}(int64_t begin, int64_t end, const eagle_arg *a)\n{{"
+
+    def arguments(self) -> list[str]:
+        lines = [f"    const int64_t n = a[{len(self.slots)}].i64;", "    (void)n;"]
+        for k, s in enumerate(self.slots):
+            t = CTYPES[strong(s.dtype)]
+            if s.role == "value":
+                lines.append(f"    const {t} p{k} = ({t})a[{k}].{MEMBERS[strong(s.dtype)]};")
+            else:
+                const = "const " if s.role == "read" else ""
+                lines.append(f"    {const}{t} *s{k} = ({const}{t} *)a[{k}].ptr;")
+        return lines
+
+    def loop_open(self) -> list[str]:
+        return ["    HK_SAMPLES", "    for (int64_t i = begin; i < end; ++i) {"]
+
+    def first_sample(self) -> str:
+        return "begin == 0 && end > begin"
+
+
+class CudaEmitter(Emitter):
+    dialect = "cuda"
+
+    def header(self, name: str) -> str:
+        params = []
+        for k, s in enumerate(self.slots):
+            t = CTYPES[strong(s.dtype)]
+            if s.role == "value":
+                params.append(f"const {t} p{k}")
+            else:
+                params.append(f"{'const ' if s.role == 'read' else ''}{t} *__restrict__ s{k}")
+        params += ["const int64_t n", "const int64_t end"]
+        return f'extern "C" __global__ void {name}({", ".join(params)})\n{{'
+
+    def arguments(self) -> list[str]:
+        return ["    (void)n;"]
+
+    def loop_open(self) -> list[str]:
+        return ["    const int64_t stride = (int64_t)blockDim.x * gridDim.x;",
+                "    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < end;"
+                " i += stride) {"]
+
+    def first_sample(self) -> str:
+        return "blockIdx.x == 0 && threadIdx.x == 0 && end > 0"
+
+
+def _is_uniform(s: Stmt) -> bool:
+    """Computed once per call, before the sample loop: a uniform value, or an
+    if on a uniform condition holding nothing else."""
+    if isinstance(s, (Op, Load)):
+        return s.dst.uniform
+    if isinstance(s, If):
+        return s.cond.uniform and all(_is_uniform(x) for x in [*s.then, *s.orelse])
+    return False
+
+
+def call_signature(slots: list[Slot]) -> list[str]:
+    """The C parameter types of ``{prefix}_call``: n, then a pointer or a value per slot."""
+    return ["int64_t", *("void *" if s.role != "value" else CTYPES[strong(s.dtype)] for s in slots)]
+
+
+def direct_entry(slots: list[Slot], prefix: str) -> str:
+    """``{prefix}_call(n, slot, …)``: a one-phase kernel over samples [0, n) on the calling
+    thread, with plain arguments (what an eager call on one block uses)."""
+    params = ", ".join(f"{t} x{k}" if k else f"{t} n" for k, t in enumerate(call_signature(slots)))
+    fill = "".join(f"    a[{k}].{'ptr' if s.role != 'value' else MEMBERS[strong(s.dtype)]} = x{k + 1};\n"
+                   for k, s in enumerate(slots))
+    return (f"EAGLE_API void {prefix}_call({params})\n{{\n    eagle_arg a[{len(slots) + 1}];\n{fill}"
+            f"    a[{len(slots)}].i64 = n;\n    {prefix}_p0(0, n, a);\n}}")
+
+
+def source(ir: KernelIR, phased: Phased, prefix: str, dialect: str) -> str:
+    """The whole translation unit: the prelude, then phase functions ``{prefix}_p0`` …
+    (and for C with one phase, the direct entry ``{prefix}_call``)."""
+    emitter_type = Emitter if dialect == "c" else CudaEmitter
+    functions = [emitter_type(phased.slots).function(f"{prefix}_p{j}", body)
+                 for j, body in enumerate(phased.phases)]
+    if dialect == "c" and len(phased.phases) == 1:
+        functions.append(direct_entry(phased.slots, prefix))
+    return prelude(dialect) + f"\n/* hawk kernel {ir.name} */\n" + "\n\n".join(functions) + "\n"
+

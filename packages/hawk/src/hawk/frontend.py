@@ -1,0 +1,537 @@
+"""The front end: a decorated Python function, checked and lowered to the IR.
+
+``parse`` reads the function's source once.  ``lower`` turns it into a
+:class:`~hawk.ir.KernelIR` for one signature (the dtypes and shapes of one
+call); the decorator lowers once with a default signature, so anything the
+language does not have is refused at decoration, with the file and line.
+
+Semantics that differ from plain Python, on purpose:
+
+- ``and``, ``or`` and ``not`` give a bool and evaluate both sides (a kernel
+  has no side effects to skip);
+- ``if`` on a per-sample value runs per sample; a name assigned in one arm
+  only may not be read after the ``if``;
+- a ``Mutable`` parameter is written once, at the end, with its last value;
+- numbers from the enclosing module (or closure) are folded in when the
+  kernel is compiled.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+import inspect
+import numbers
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hawk import intrinsics
+from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
+from hawk.semantics import convert
+from hawk.types import NUMPY, Kind, of_numpy, promote, result_dtype, strong
+
+
+class KernelSyntaxError(SyntaxError):
+    """A kernel uses something hawk does not have; the message says what to write instead."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A kernel function as the front end reads it."""
+
+    fn: Callable[..., Any]
+    tree: ast.FunctionDef
+    filename: str
+    line_offset: int
+    lines: list[str]
+    params: tuple[tuple[str, Kind], ...]
+
+    def refuse(self, node: ast.AST | None, message: str) -> KernelSyntaxError:
+        line = getattr(node, "lineno", 1) + self.line_offset
+        text = self.lines[line - self.line_offset - 1] if node is not None else None
+        err = KernelSyntaxError(f"hawk.kernel: {self.fn.__name__}: {message}",
+                                (self.filename, line, getattr(node, "col_offset", 0) + 1, text))
+        return err
+
+
+#: One parameter of one call: dtype, components and whether it is one cell.
+@dataclass(frozen=True)
+class ArgSpec:
+    dtype: str
+    components: int = 1
+    cell: bool = False
+
+
+def parse(fn: Callable[..., Any]) -> Source:
+    """Read ``fn``'s source and annotations; refuse what cannot be a kernel."""
+    name = getattr(fn, "__name__", repr(fn))
+    try:
+        text = textwrap.dedent(inspect.getsource(fn))
+        filename = inspect.getsourcefile(fn) or "<unknown>"
+    except (OSError, TypeError) as err:
+        raise KernelSyntaxError(
+            f"hawk.kernel: {name}: its source is not available ({err}); hawk compiles a kernel from "
+            "its source, so define it in a file (not in exec() or an interactive prompt)") from None
+    tree = ast.parse(text)
+    func = tree.body[0]
+    if not isinstance(func, ast.FunctionDef):
+        raise KernelSyntaxError(f"hawk.kernel: {name}: decorate a plain `def` function")
+    source = Source(fn, func, filename, fn.__code__.co_firstlineno - func.lineno, text.splitlines(), ())
+    args = func.args
+    extra = args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults
+    if extra:
+        raise source.refuse(func, "parameters are plain positional names with a hawk annotation "
+                                  "(no *args, **kwargs, keyword-only parameters or defaults)")
+    hints = dict(getattr(fn, "__annotations__", {}))
+    params = []
+    for arg in args.args:
+        kind = hints.get(arg.arg)
+        if isinstance(kind, str):  # `from __future__ import annotations`
+            kind = eval(kind, fn.__globals__)
+        if not isinstance(kind, Kind):
+            raise source.refuse(arg, f"parameter {arg.arg!r} needs a hawk annotation: Scalar, Float32, "
+                                     "Float64, Int32, UInt32, Param or Mutable[...]")
+        params.append((arg.arg, kind))
+    return Source(fn, func, filename, source.line_offset, source.lines, tuple(params))
+
+
+def default_signature(source: Source) -> tuple[ArgSpec, ...]:
+    """The signature decoration checks with: float64 planes, float Params."""
+    return tuple(ArgSpec("wf" if k.role == "param" and k.dtype is None else k.dtype or "f64")
+                 for _, k in source.params)
+
+
+def lower(source: Source, signature: tuple[ArgSpec, ...]) -> KernelIR:
+    """The IR of ``source`` for one signature."""
+    return _Lowerer(source, signature).run()
+
+
+@dataclass
+class _Unbound:
+    """A name assigned in one arm of an if only."""
+
+    line: int
+
+
+_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+           ast.Mod: "mod", ast.Pow: "pow"}
+_COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+_CASTS = {"float32": "f32", "float64": "f64", "int32": "i32", "uint32": "u32"}
+_STATEMENTS = ("assignments (`y = ...`, `y += ...`, `m[0] = ...`), if/elif/else, pass, "
+               "and one `return` at the end")
+
+
+class _Lowerer:
+    def __init__(self, source: Source, signature: tuple[ArgSpec, ...]) -> None:
+        self.src = source
+        self.slots: list[Slot] = []
+        self.param_slot: dict[str, int] = {}
+        for (name, kind), spec in zip(source.params, signature, strict=True):
+            role = {"in": "read", "param": "value", "mutable": "readwrite"}[kind.role]
+            self.param_slot[name] = len(self.slots)
+            self.slots.append(Slot(name, role, spec.dtype, spec.components, spec.cell))
+        self.body: list[Stmt] = []
+        self.env: dict[str, Operand | _Unbound] = {}
+        self.mutated: dict[str, tuple[int, int, ast.AST]] = {}  # binding -> (slot, comp, first assignment)
+        self.depth = 0
+        self.result: object = None
+
+    # ------------------------------------------------------------ driver
+    def run(self) -> KernelIR:
+        stmts = self.src.tree.body
+        if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant) \
+                and isinstance(stmts[0].value.value, str):
+            stmts = stmts[1:]  # the docstring
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.Return):
+                if i != len(stmts) - 1:
+                    raise self.src.refuse(stmt, "`return` must be the last statement of the kernel")
+                self.result = None if stmt.value is None else self.output_tree(stmt.value)
+            else:
+                self.statement(stmt)
+        self.store_mutables()
+        outputs = [i for i, s in enumerate(self.slots) if s.name == "out"]
+        for k, i in enumerate(outputs if len(outputs) > 1 else []):
+            self.slots[i] = dataclasses.replace(self.slots[i], name=f"out{k}")
+        return KernelIR(self.src.fn.__name__, self.slots, self.body, self.result)
+
+    # -------------------------------------------------------- statements
+    def statement(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.Assign):
+            value = self.expr(node.value)
+            for target in node.targets:
+                self.assign(target, value, node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self.assign(node.target, self.expr(node.value), node.value)
+        elif isinstance(node, ast.AugAssign):
+            op = _BINOPS.get(type(node.op))
+            if op is None:
+                raise self.src.refuse(node, f"the operator {type(node.op).__name__} is not in hawk; "
+                                            "use + - * / // % **")
+            current = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target) \
+                if isinstance(node.target, ast.Name) else ast.copy_location(
+                    ast.Subscript(node.target.value, node.target.slice, ast.Load()), node.target) \
+                if isinstance(node.target, ast.Subscript) else None
+            if current is None:
+                raise self.src.refuse(node, "augmented assignment needs a name or m[k] target")
+            self.assign(node.target, self.binop(op, self.expr(current), self.expr(node.value), node), node)
+        elif isinstance(node, ast.If):
+            self.if_statement(node)
+        elif isinstance(node, ast.Pass):
+            pass
+        elif isinstance(node, ast.Return):
+            raise self.src.refuse(node, "`return` only as the last statement of the kernel, not inside "
+                                        "an if: assign the value in each arm and return it after the if")
+        else:
+            raise self.src.refuse(node, f"a {type(node).__name__} statement is not in hawk; a kernel has "
+                                        f"{_STATEMENTS}")
+
+    def assign(self, target: ast.expr, value: Operand, node: ast.AST) -> None:
+        if isinstance(target, ast.Tuple):
+            raise self.src.refuse(target, "unpacking is not in hawk; assign each name on its own line")
+        if isinstance(target, ast.Subscript):
+            name, comp = self.subscript(target)
+            key = f"{name}[{comp}]"
+        elif isinstance(target, ast.Name):
+            name, comp, key = target.id, 0, target.id
+            slot = self.param_slot.get(name)
+            if slot is not None and self.slots[slot].components > 1:
+                raise self.src.refuse(target, f"{name!r} has {self.slots[slot].components} components; "
+                                              f"assign {name}[0] … {name}[{self.slots[slot].components - 1}]")
+        else:
+            raise self.src.refuse(target, "assign to a name or to m[k] of a Mutable parameter")
+        slot = self.param_slot.get(name)
+        if slot is not None and self.slots[slot].role == "readwrite":
+            self.mutated.setdefault(key, (slot, comp, node))
+        elif isinstance(target, ast.Subscript):
+            raise self.src.refuse(target, f"{name!r} is read-only: only a Mutable parameter is written")
+        if isinstance(value, Var) and not value.name:
+            value.name = name
+        self.env[key] = value
+
+    def if_statement(self, node: ast.If) -> None:
+        cond = self.truth(self.expr(node.test), node.test)
+        if isinstance(cond, Const):  # decided now: only the taken arm exists
+            for stmt in node.body if cond.value else node.orelse:
+                self.statement(stmt)
+            return
+        stmt = If(cond)
+        before, outer = dict(self.env), self.body
+        self.depth += 1
+        arms = []
+        for block, body in ((node.body, stmt.then), (node.orelse, stmt.orelse)):
+            self.env, self.body = dict(before), body
+            for s in block:
+                self.statement(s)
+            arms.append(self.env)
+        self.depth -= 1
+        self.env, self.body = dict(before), outer
+        outer.append(stmt)
+        self.merge(stmt, arms[0], arms[1], node)
+
+    def merge(self, stmt: If, then_env: dict, else_env: dict, node: ast.AST) -> None:
+        """After an if: one var per name the arms bind differently (a phi)."""
+        line = getattr(node, "lineno", 0) + self.src.line_offset
+        for key in dict.fromkeys([*then_env, *else_env]):
+            if key.startswith("\0"):
+                continue  # a load made inside an arm stays there
+            arms = [(stmt.then, then_env), (stmt.orelse, else_env)]
+            values = [self.arm_value(body, env, key, line) for body, env in arms]
+            if values[0] is values[1]:
+                self.env[key] = values[0]
+                continue
+            if any(isinstance(v, _Unbound) for v in values):
+                self.env[key] = _Unbound(line)
+                continue
+            self.env[key] = self.phi(stmt, values)
+
+    def arm_value(self, body: list[Stmt], env: dict, key: str, line: int) -> Operand | _Unbound:
+        """What ``key`` holds at the end of an arm; a Mutable the arm left alone holds its old value."""
+        if key in env:
+            return env[key]
+        if key not in self.mutated:
+            return _Unbound(line)
+        saved = self.body, self.env
+        self.body, self.env = body, env
+        slot, comp, _ = self.mutated[key]
+        value = self.read(key, self.slots[slot].name, comp, None)
+        self.body, self.env = saved
+        return value
+
+    def phi(self, stmt: If, values: list[Operand]) -> Var:
+        """A var the arms of ``stmt`` each set to their value."""
+        dtype = promote(*(v.dtype for v in values))
+        uniform = stmt.cond.uniform and all(map(_uniform, values))
+        var = Var(dtype if uniform else strong(dtype), uniform)
+        for body, value in ((stmt.then, values[0]), (stmt.orelse, values[1])):
+            saved, self.body = self.body, body
+            self.body.append(Op(var, "copy", (self.cast(value, var.dtype),)))
+            self.body = saved
+        return var
+
+    def store_mutables(self) -> None:
+        for key, (slot, comp, node) in self.mutated.items():
+            self.body.append(Store(slot, comp, self.to_slot(self.env[key], self.slots[slot], key, node)))
+
+    def output_tree(self, node: ast.expr) -> object:
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = [self.output_tree(e) for e in node.elts]
+            return tuple(items) if isinstance(node, ast.Tuple) else items
+        if isinstance(node, ast.Dict):
+            if not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+                raise self.src.refuse(node, "a returned dict needs string keys written out")
+            return {k.value: self.output_tree(v) for k, v in zip(node.keys, node.values, strict=True)}
+        value = self.expr(node)
+        dtype = strong(value.dtype)
+        slot = Slot("out", "write", dtype, cell=_uniform(value))
+        self.slots.append(slot)
+        index = len(self.slots) - 1
+        self.body.append(Store(index, 0, self.cast(value, dtype)))
+        return index
+
+    def to_slot(self, value: Operand, slot: Slot, key: str, node: ast.AST) -> Operand:
+        if slot.cell and not _uniform(value):
+            raise self.src.refuse(node, f"{key!r} is one cell but is assigned a per-sample value; "
+                                                 "pass an array of one value per sample, or assign it a "
+                                                 "reduction such as hawk.sum(...)")
+        if value.dtype != "wi" and not np.can_cast(NUMPY[value.dtype], NUMPY[slot.dtype], "same_kind"):
+            raise self.src.refuse(node, f"{key!r} is {slot.dtype} but is assigned a {value.dtype} "
+                                                 f"value; cast it, e.g. "
+                                                 f"hawk.math.{_cast_name(slot.dtype)}(...)")
+        return self.cast(value, slot.dtype)
+
+    # ------------------------------------------------------- expressions
+    def expr(self, node: ast.expr) -> Operand:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
+            return _constant(node.value)
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.Subscript):
+            name, comp = self.subscript(node)
+            return self.read(f"{name}[{comp}]", name, comp, node)
+        if isinstance(node, ast.BinOp):
+            op = _BINOPS.get(type(node.op))
+            if op is None:
+                raise self.src.refuse(node, f"the operator {type(node.op).__name__} is not in hawk; "
+                                            "use + - * / // % ** (and hawk.math for functions)")
+            return self.binop(op, self.expr(node.left), self.expr(node.right), node)
+        if isinstance(node, ast.UnaryOp):
+            value = self.expr(node.operand)
+            if isinstance(node.op, ast.USub):
+                return self.apply("neg", [value], node)
+            if isinstance(node.op, ast.UAdd):
+                return value
+            if isinstance(node.op, ast.Not):
+                return self.apply("not", [self.truth(value, node)], node)
+            raise self.src.refuse(node, "bitwise ~ is not in hawk; use `not` for a condition")
+        if isinstance(node, ast.BoolOp):
+            values = [self.truth(self.expr(v), v) for v in node.values]
+            op = "and" if isinstance(node.op, ast.And) else "or"
+            out = values[0]
+            for v in values[1:]:
+                out = self.apply(op, [out, v], node)
+            return out
+        if isinstance(node, ast.Compare):
+            return self.compare(node)
+        if isinstance(node, ast.IfExp):
+            return self.if_expression(node)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.Attribute):
+            return self.folded(self.resolve(node), node)
+        raise self.src.refuse(node, f"a {type(node).__name__} expression is not in hawk; a kernel computes "
+                                    "with numbers, parameters, locals, arithmetic, comparisons, "
+                                    "and/or/not, `a if c else b` and hawk.math")
+
+    def name(self, node: ast.Name) -> Operand:
+        return self.read(node.id, node.id, 0, node)
+
+    def read(self, key: str, name: str, comp: int, node: ast.AST) -> Operand:
+        if key in self.env:
+            value = self.env[key]
+            if isinstance(value, _Unbound):
+                raise self.src.refuse(node, f"{key!r} may be unassigned here: it is assigned in one arm "
+                                            f"of the if at line {value.line} only; assign it before the if "
+                                            "or in both arms")
+            return value
+        slot = self.param_slot.get(name)
+        if slot is None:
+            return self.folded(self.resolve(node), node)
+        if self.slots[slot].components > 1 and key == name:
+            k = self.slots[slot].components
+            raise self.src.refuse(node, f"{name!r} has {k} components per sample; read {name}[0] … "
+                                        f"{name}[{k - 1}]")
+        cache = f"\0load:{key}"
+        if cache not in self.env:
+            s = self.slots[slot]
+            var = Var(s.dtype if s.role == "value" else strong(s.dtype), s.uniform, name)
+            self.body.append(Load(var, slot, comp))
+            self.env[cache] = var
+        return self.env[cache]
+
+    def subscript(self, node: ast.Subscript) -> tuple[str, int]:
+        if not isinstance(node.value, ast.Name) or node.value.id not in self.param_slot:
+            raise self.src.refuse(node, "indexing is only for the components of a parameter: x[0], x[1] …")
+        name = node.value.id
+        index = node.slice
+        if not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
+            raise self.src.refuse(node, f"{name}[...] takes a written-out integer component index")
+        k = self.slots[self.param_slot[name]].components
+        if not 0 <= index.value < k:
+            raise self.src.refuse(node, f"{name}[{index.value}] is out of range: this call gives {name} "
+                                        f"{k} component{'s' * (k != 1)} (a ({k}, n) plane)")
+        return name, index.value
+
+    def resolve(self, node: ast.expr) -> object:
+        """A global, closure or builtin name (or a.b.c of one), as an object."""
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if not hasattr(base, node.attr):
+                raise self.src.refuse(node, f"{ast.unparse(node)} does not exist")
+            return getattr(base, node.attr)
+        if isinstance(node, ast.Name):
+            fn = self.src.fn
+            closure = inspect.getclosurevars(fn).nonlocals
+            for scope in (closure, fn.__globals__, vars(builtins)):
+                if node.id in scope:
+                    return scope[node.id]
+            raise self.src.refuse(node, f"name {node.id!r} is not a parameter, a local or a number from "
+                                        "the enclosing module")
+        raise self.src.refuse(node, "only names and attributes of modules can be looked up")
+
+    def folded(self, value: object, node: ast.AST) -> Const:
+        if isinstance(value, (np.floating, np.integer, np.bool_)):
+            return Const(value.item(), of_numpy(value.dtype))
+        if isinstance(value, numbers.Number) and isinstance(value, (bool, int, float)):
+            return _constant(value)
+        raise self.src.refuse(node, f"{ast.unparse(node)} is a {type(value).__name__}; a kernel folds in "
+                                    "numbers from its module only (and calls hawk.math)")
+
+    def compare(self, node: ast.Compare) -> Operand:
+        left, out = self.expr(node.left), None
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            name = _COMPARE.get(type(op))
+            if name is None:
+                raise self.src.refuse(node, f"{type(op).__name__} is not in hawk; compare with "
+                                            "< <= > >= == !=")
+            right = self.expr(right_node)
+            test = self.apply(name, [left, right], node)
+            out = test if out is None else self.apply("and", [out, test], node)
+            left = right
+        return out
+
+    def if_expression(self, node: ast.IfExp) -> Operand:
+        """``a if c else b``: an if statement into a fresh var, so only one arm runs."""
+        cond = self.truth(self.expr(node.test), node.test)
+        if isinstance(cond, Const):
+            return self.expr(node.body if cond.value else node.orelse)
+        stmt, outer = If(cond), self.body
+        self.depth += 1
+        values = []
+        for branch, body in ((node.body, stmt.then), (node.orelse, stmt.orelse)):
+            self.body = body
+            values.append(self.expr(branch))
+        self.depth -= 1
+        self.body = outer
+        outer.append(stmt)
+        return self.phi(stmt, values)
+
+    def call(self, node: ast.Call) -> Operand:
+        fn = self.resolve(node.func)
+        found = intrinsics.lookup(fn)
+        if found is None or node.keywords:
+            what = ast.unparse(node.func)
+            raise self.src.refuse(node, f"{what}(...) cannot be called in a kernel; a kernel calls "
+                                        f"{intrinsics.ALLOWED_CALLS} (positional arguments only)")
+        op, arity = found
+        if len(node.args) != arity:
+            raise self.src.refuse(node, f"{ast.unparse(node.func)} takes {arity} argument"
+                                        f"{'s' * (arity != 1)}, got {len(node.args)}")
+        args = [self.expr(a) for a in node.args]
+        if op in _CASTS:
+            return self.cast(args[0], _CASTS[op], force=True)
+        if op in REDUCTIONS:
+            return self.reduction(op, args[0], node)
+        if op == "where":
+            cond = self.truth(args[0], node)
+            dtype = promote(args[1].dtype, args[2].dtype)
+            return self.emit("select", [cond, self.cast(args[1], dtype), self.cast(args[2], dtype)], dtype)
+        return self.apply(op, args, node)
+
+    def reduction(self, op: str, value: Operand, node: ast.AST) -> Var:
+        if self.depth:
+            raise self.src.refuse(node, f"hawk.{op} inside an if: a cross-sample reduction runs over every "
+                                        "sample, so compute it before the if")
+        if _uniform(value):
+            raise self.src.refuse(node, f"hawk.{op} needs a per-sample value; this one is the same for "
+                                        "every sample")
+        if op in ("any", "all"):
+            value, dtype = self.truth(value, node), "bool"
+        else:
+            dtype = of_numpy(np.asarray(getattr(np, op)(np.ones(2, NUMPY[value.dtype]))).dtype)
+        dst = Var(dtype, True)
+        self.body.append(Op(dst, op, (self.cast(value, dtype),)))
+        return dst
+
+    # ------------------------------------------------------------ typing
+    def binop(self, op: str, a: Operand, b: Operand, node: ast.AST) -> Operand:
+        return self.apply(op, [a, b], node)
+
+    def apply(self, op: str, args: list[Operand], node: ast.AST) -> Operand:
+        """``op`` over args, with the operands cast to the type NumPy computes it in."""
+        try:
+            out = result_dtype(op, *(a.dtype for a in args))
+        except TypeError:
+            raise self.src.refuse(node, f"{op} is not defined for {' and '.join(a.dtype for a in args)} "
+                                        "(as in NumPy)") from None
+        if op in ("and", "or", "not"):
+            loop = "bool"
+        elif out == "bool":  # a comparison: computed in the operands' common type
+            loop = promote(*(a.dtype for a in args))
+        else:
+            loop = out
+        return self.emit(op, [self.cast(a, loop) for a in args], out)
+
+    def emit(self, op: str, args: list[Operand], dtype: str) -> Operand:
+        uniform = all(map(_uniform, args))
+        dst = Var(dtype if uniform else strong(dtype), uniform)
+        self.body.append(Op(dst, op, tuple(args)))
+        return dst
+
+    def cast(self, value: Operand, dtype: str, force: bool = False) -> Operand:
+        """``value`` as ``dtype``; ``force`` keeps the new type even where the storage is the same
+        (an explicit ``hawk.math.float64(p)`` of a weak Param is no longer weak)."""
+        if value.dtype == dtype:
+            return value
+        if isinstance(value, Const):
+            return Const(convert(value.value, dtype), dtype)
+        if strong(value.dtype) == strong(dtype) and not force:
+            return value
+        return self.emit("cast", [value], dtype)
+
+    def truth(self, value: Operand, node: ast.AST) -> Operand:
+        """A value as a condition: bools as they are, numbers compared with 0."""
+        if value.dtype == "bool":
+            return value
+        if isinstance(value, Const):
+            return Const(bool(value.value), "bool")
+        return self.apply("ne", [value, Const(0, "wi")], node)
+
+
+def _uniform(value: Operand) -> bool:
+    return isinstance(value, Const) or value.uniform
+
+
+def _constant(value: bool | int | float) -> Const:
+    if isinstance(value, bool):
+        return Const(value, "bool")
+    return Const(value, "wi" if isinstance(value, int) else "wf")
+
+
+def _cast_name(dtype: str) -> str:
+    return {"f32": "float32", "f64": "float64", "i32": "int32", "u32": "uint32"}.get(dtype, "float64")

@@ -1,0 +1,380 @@
+"""``@hawk.kernel``: a kernel object that checks its calls, compiles per
+signature, runs at once on NumPy arrays, or becomes an eagle plan.
+
+A signature is what the IR depends on: each parameter's dtype, its number
+of components and whether it is one cell.  The first call with a new
+signature lowers and compiles (the shared object is cached on disk by
+eagle.native); later calls reuse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eagle import _core
+from eagle._core import ffi
+from eagle.native import Library, compile_library
+from eagle.plan import BoundPlan, Param, Plan
+from hawk import emit, recording
+from hawk.frontend import ArgSpec
+from hawk.ir import KernelIR
+from hawk.phases import Phased, split
+from hawk.types import NUMPY, Kind, of_numpy, strong
+
+#: How a by-value slot is stored in its eagle_arg (eagle.plan.VALUE_TYPES).
+_VALUE_TYPE = {"f64": "f64", "f32": "f32", "i64": "i64", "i32": "i32", "u32": "u32", "u64": "u64",
+               "bool": "i64"}
+
+
+@dataclass
+class Compiled:
+    """One signature of a kernel, compiled for the CPU."""
+
+    ir: KernelIR
+    phased: Phased
+    library: Library
+    functions: list[Any]  # one eagle_kernel_fn per phase
+    prefix: str  # of the symbols: {prefix}_p0 …, {prefix}_call
+
+    def direct_fn(self) -> Any:
+        """``{prefix}_call(n, slot, …)`` of a one-phase kernel, typed for cffi."""
+        signature = ", ".join(emit.call_signature(self.phased.slots))
+        return ffi.cast(f"void(*)({signature})", self.library.address(f"{self.prefix}_call"))
+
+
+class Kernel:
+    """A hawk kernel: call it, ``plan`` it into an eagle graph, or derive from it.
+
+    :param name: the kernel's name (labels, messages, symbols).
+    :param params: (name, Kind) per parameter, in order.
+    :param lower: signature -> IR.
+    """
+
+    def __init__(self, name: str, params: Sequence[tuple[str, Kind]],
+                 lower: Callable[[tuple[ArgSpec, ...]], KernelIR], *, derivative: str | None = None) -> None:
+        self.__name__ = name
+        self.params = tuple(params)
+        self._lower = lower
+        self._irs: dict[tuple[ArgSpec, ...], KernelIR] = {}
+        self._compiled: dict[tuple[ArgSpec, ...], Compiled] = {}
+        self._direct: dict[tuple[Any, ...], Callable[..., Any]] = {}  # call shape -> its replay
+        self._fast: Callable[..., Any] = _miss
+        self.derivative = derivative  # "vjp" / "jvp" for a derived kernel
+        self._derived: dict[str, Kernel] = {}
+
+    # ---------------------------------------------------------- looking
+    def __repr__(self) -> str:
+        return f"<hawk.kernel {self.__name__}({', '.join(f'{n}: {k!r}' for n, k in self.params)})>"
+
+    def ir(self, *args: Any) -> KernelIR:
+        """The IR for a call with these arguments."""
+        return self._lower(self._signature(args, "ir")[0])
+
+    def c_source(self, *args: Any) -> str:
+        """The C this kernel compiles to for a call with these arguments."""
+        return self._compile(self._signature(args, "c_source")[0], build=False)
+
+    def cuda_source(self, *args: Any) -> str:
+        """The CUDA C for a call with these arguments (see :mod:`hawk.cuda`)."""
+        ir = self.ir(*args)
+        return emit.source(ir, split(ir), f"hk_{self.__name__}", "cuda")
+
+    @property
+    def per_sample(self) -> bool:
+        """Reads and writes only its own sample and reduces nothing."""
+        return self.ir_of(self.default_signature()).per_sample
+
+    def default_signature(self) -> tuple[ArgSpec, ...]:
+        return tuple(ArgSpec("wf" if k.role == "param" and k.dtype is None else k.dtype or "f64")
+                     for _, k in self.params)
+
+    def ir_of(self, signature: tuple[ArgSpec, ...]) -> KernelIR:
+        if signature not in self._irs:
+            self._irs[signature] = self._lower(signature)
+        return self._irs[signature]
+
+    # ---------------------------------------------------------- calling
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and recording.active() is None:
+            out = self._fast(*args)  # the last call shape, replayed without the checks
+            if out is not _MISS:
+                return out
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        recorder = recording.active()
+        if recorder is not None:
+            return recorder.call(self, args, kwargs)
+        key = None if kwargs else _call_key(args)
+        if key in self._direct:
+            self._fast = self._direct[key]
+            out = self._fast(*args)
+            if out is not _MISS:
+                return out
+        bound = self.plan(*args, eager=True, **kwargs)
+        bound.run()
+        if key is not None and bound.direct:
+            self._fast = self._direct[key] = _direct_call(bound)
+        return bound.result()
+
+    def plan(self, *args: Any, buffer: Any = None, eager: bool = False) -> KernelBound:
+        """This call as an eagle BoundPlan (``Graph.add(kernel.plan(x, 2.0))``).
+
+        Outputs are allocated (``buffer=``: an array, or a tree of arrays
+        shaped like the return, to write them into instead).
+        """
+        api = f"hawk.kernel {self.__name__}"
+        signature, n, arrays = self._signature(args, api, eager=eager)
+        compiled = self._compiled.get(signature) or self._compile(signature)
+        return KernelBound.make(self, compiled, arrays, n, buffer, api)
+
+    # --------------------------------------------------------- checking
+    def _signature(self, args: tuple[Any, ...], api: str,
+                   eager: bool = False) -> tuple[tuple[ArgSpec, ...], int, list[Any]]:
+        if len(args) != len(self.params):
+            names = ", ".join(n for n, _ in self.params)
+            raise TypeError(f"{api}: takes {len(self.params)} arguments ({names}), got {len(args)}")
+        values = [_argument(name, kind, arg, api, eager) for (name, kind), arg in zip(self.params, args,
+                                                                                       strict=True)]
+        lengths = {name: a.shape[-1] for (name, kind), a in zip(self.params, values, strict=True)
+                   if kind.role != "param"}
+        n = max(lengths.values(), default=1)
+        specs = []
+        for (name, kind), value in zip(self.params, values, strict=True):
+            if kind.role == "param":
+                specs.append(ArgSpec(_value_dtype(name, kind, value, api)))
+                continue
+            cell = value.ndim == 1 and value.shape[0] == 1 and n > 1
+            if not cell and value.shape[-1] != n:
+                shown = ", ".join(f"{k}: {v}" for k, v in lengths.items())
+                raise ValueError(f"{api}: per-sample planes must have one length; got {shown} "
+                                 f"({name!r} differs). A plane of one value is read as the same for "
+                                 "every sample")
+            components = value.shape[0] if value.ndim == 2 else 1
+            specs.append(ArgSpec(of_numpy(value.dtype), components, cell))
+        return tuple(specs), n, values
+
+    def _compile(self, signature: tuple[ArgSpec, ...], build: bool = True) -> Any:
+        ir = self.ir_of(signature)
+        phased = split(ir)
+        prefix = f"hk_{self.__name__}"
+        source = emit.source(ir, phased, prefix, "c")
+        if not build:
+            return source
+        library = Library(compile_library(source, name=f"hawk_{self.__name__}"))
+        compiled = Compiled(ir, phased, library,
+                            [library.kernel(f"{prefix}_p{j}") for j in range(len(phased.phases))], prefix)
+        self._compiled[signature] = compiled
+        return compiled
+
+
+def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
+    """Check one argument; a plane comes back as an ndarray (read planes made contiguous when eager)."""
+    if kind.role == "param":
+        if isinstance(arg, np.ndarray) and arg.size == 1:
+            arg = arg.reshape(-1)[0]
+        if not isinstance(arg, (int, float, bool, np.number, np.bool_)):
+            raise TypeError(f"{api}: parameter {name!r} is a Param (one number for all samples); "
+                            f"got {type(arg).__name__}")
+        return arg
+    if not isinstance(arg, np.ndarray):
+        if hasattr(arg, "__cuda_array_interface__"):
+            raise TypeError(f"{api}: parameter {name!r} is a device array; a call runs on NumPy "
+                            "arrays (device arrays run inside a GPU graph)")
+        raise TypeError(f"{api}: parameter {name!r} is a per-sample plane; pass a NumPy array, got "
+                        f"{type(arg).__name__}")
+    if arg.ndim not in (1, 2):
+        raise ValueError(f"{api}: parameter {name!r} has shape {arg.shape}; a plane is (n,) or, with "
+                         "k values per sample, (k, n)")
+    wanted = kind.dtype
+    if wanted is None and arg.dtype not in (np.float64, np.float32):
+        raise TypeError(f"{api}: parameter {name!r} is a Scalar (a float32 or float64 plane); got "
+                        f"{arg.dtype}: pass x.astype(np.float64), or annotate it Int32/UInt32")
+    if wanted is not None and arg.dtype != NUMPY[wanted]:
+        raise TypeError(f"{api}: parameter {name!r} is {kind!r} ({np.dtype(NUMPY[wanted])}); got "
+                        f"{arg.dtype}: pass an array of that dtype")
+    if not arg.flags.c_contiguous:
+        if kind.role == "mutable":
+            raise ValueError(f"{api}: parameter {name!r} is written in place but is not contiguous; "
+                             "pass a contiguous array (np.ascontiguousarray) and read it back")
+        if eager:
+            arg = np.ascontiguousarray(arg)
+    if kind.role == "mutable" and not arg.flags.writeable:
+        raise ValueError(f"{api}: parameter {name!r} is written in place but the array is read-only")
+    return arg
+
+
+def _value_dtype(name: str, kind: Kind, value: Any, api: str) -> str:
+    if kind.dtype is not None:
+        if isinstance(value, (float, np.floating)) and kind.dtype not in ("f32", "f64"):
+            raise TypeError(f"{api}: parameter {name!r} is {kind!r}; got the float {value!r}")
+        return kind.dtype
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, np.number):
+        return of_numpy(value.dtype)
+    return "wf" if isinstance(value, float) else "wi"
+
+
+class KernelPlan(Plan):
+    """An eagle Plan for one compiled signature of a hawk kernel."""
+
+    def __init__(self, kernel: Kernel, compiled: Compiled) -> None:
+        roles = {"read": "read", "write": "write", "readwrite": "readwrite", "value": "value"}
+        params = [Param(s.name, roles[s.role], _VALUE_TYPE[strong(s.dtype)]) for s in compiled.phased.slots]
+        super().__init__(compiled.functions[-1], [*params, Param("n", "value", "i64")],
+                         name=kernel.__name__, per_sample=compiled.ir.per_sample, owner=compiled.library)
+        self.compiled = compiled
+        self.derivative = kernel.derivative
+
+
+class KernelBound(BoundPlan):
+    """A hawk kernel bound to its arrays: the user's, its outputs and its scratch."""
+
+    @classmethod
+    def make(cls, kernel: Kernel, compiled: Compiled, arrays: list[Any], n: int, buffer: Any,
+             api: str) -> KernelBound:
+        slots = compiled.phased.slots
+        outputs = _outputs(compiled, n, buffer, api)
+        scratch = [np.empty(1 if s.cell else n, NUMPY[s.dtype]) for s in slots[len(arrays) + len(outputs):]]
+        self = cls(KernelPlan(kernel, compiled), [*arrays, *outputs, *scratch, n])
+        self.outputs = outputs
+        return self
+
+    def planes(self) -> list[tuple[str, Any, str]]:
+        """The planes the graph sees: the arguments and the outputs (scratch is the node's own)."""
+        return [t for t in super().planes() if not t[0].startswith("_")]
+
+    def _samples(self) -> int:
+        return int(self.args[-1])
+
+    def emit(self, program: Any) -> None:
+        phased, functions = self.plan.compiled.phased, self.plan.compiled.functions
+        slots = self.slots()
+        accesses = [(a, role) for _, a, role in super().planes()]
+        for j, reduction in enumerate(phased.reductions):
+            program.kernel(functions[j], slots, self.samples, per_sample=False, accesses=accesses)
+            program.reduce(self.args[reduction.values], self.args[reduction.cell], reduction.op)
+        program.kernel(functions[-1], slots, self.samples, per_sample=self.plan.per_sample,
+                       accesses=accesses)
+
+    @property
+    def direct(self) -> bool:
+        """One phase over one block: a plain call on this thread does it all."""
+        return len(self.plan.compiled.functions) == 1 and self.samples <= _core.BLOCK
+
+    def run(self) -> None:
+        """Run now: a direct call when that does it all, else a libeagle program."""
+        if not self.direct:
+            self.launch()
+            return
+        slots = self.plan.compiled.phased.slots
+        self.plan.compiled.direct_fn()(self.samples, *(ffi.from_buffer(a) if s.role != "value" else a
+                                                      for a, s in zip(self.args, slots, strict=False)))
+
+    def result(self) -> Any:
+        """The output arrays in the shape of the kernel's return (None without one)."""
+        ir = self.plan.compiled.ir
+        return _tree(ir.result, self.outputs, len(ir.slots) - len(self.outputs))
+
+
+_MISS = object()
+
+
+def _miss(*args: Any) -> Any:
+    return _MISS
+
+
+def _call_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What the checks of a call depend on."""
+    return tuple((a.dtype.num, a.shape, a.flags.c_contiguous, a.flags.writeable)
+                 if type(a) is np.ndarray else type(a) for a in args)
+
+
+def _direct_call(bound: KernelBound) -> Callable[..., Any]:
+    """A checked call shape, replayed without the full checks: new outputs, one native call.
+
+    The replay is a small function written for this shape (as dataclasses
+    write their __init__): it checks only that the arguments still have the
+    shape it was written for (else it answers _MISS and the call takes the
+    checked path), so a call costs about what a ufunc call does.
+    """
+    compiled = bound.plan.compiled
+    slots = compiled.phased.slots
+    first_output = len(slots) - len(bound.outputs)
+    names = [f"a{k}" if k < first_output else f"o{k - first_output}" for k in range(len(slots))]
+    scope: dict[str, Any] = {"fn": compiled.direct_fn(), "fb": ffi.from_buffer, "empty": np.empty,
+                             "nd": np.ndarray, "MISS": _MISS}
+    same = []
+    for k, (arg, slot) in enumerate(zip(bound.args[:first_output], slots, strict=False)):
+        scope[f"t{k}"] = type(arg) if slot.role == "value" else arg.dtype
+        if slot.role == "value":
+            same.append(f"type(a{k}) is t{k}")
+            continue
+        same.append(f"type(a{k}) is nd and a{k}.dtype is t{k} and a{k}.shape == {arg.shape!r} "
+                    f"and a{k}.flags.c_contiguous"
+                    + (f" and a{k}.flags.writeable" if slot.role != "read" else ""))
+    passed = ", ".join(n if s.role == "value" else f"fb({n})" for n, s in zip(names, slots, strict=True))
+    allocate = "".join(f"    o{j} = empty({a.shape!r}, {a.dtype.str!r})\n"
+                       for j, a in enumerate(bound.outputs))
+    code = (f"def call(*args):\n"
+            f"    if len(args) != {first_output}:\n        return MISS\n"
+            f"    {''.join(f'{n}, ' for n in names[:first_output])}= args\n"
+            f"    if not ({' and '.join(same) or 'True'}):\n        return MISS\n{allocate}"
+            f"    fn({bound.samples}, {passed})\n"
+            f"    return {_tree_source(compiled.ir.result, first_output)}\n")
+    exec(compile(code, f"<hawk {compiled.prefix} direct call>", "exec"), scope)
+    return scope["call"]
+
+
+def _tree_source(shape: Any, first: int) -> str:
+    """Python source building the result tree from output names o0, o1, …"""
+    if shape is None:
+        return "None"
+    if isinstance(shape, dict):
+        return "{" + ", ".join(f"{k!r}: {_tree_source(v, first)}" for k, v in shape.items()) + "}"
+    if isinstance(shape, tuple):
+        return "(" + "".join(f"{_tree_source(v, first)}, " for v in shape) + ")"
+    if isinstance(shape, list):
+        return "[" + ", ".join(_tree_source(v, first) for v in shape) + "]"
+    return f"o{shape - first}"
+
+
+def _outputs(compiled: Compiled, n: int, buffer: Any, api: str) -> list[np.ndarray]:
+    specs = [s for s in compiled.ir.slots if s.role == "write"]  # the outputs come last
+    given = _leaves(buffer) if buffer is not None else [None] * len(specs)
+    if len(given) != len(specs):
+        raise ValueError(f"{api}: buffer= gives {len(given)} arrays for {len(specs)} outputs")
+    out = []
+    for spec, array in zip(specs, given, strict=True):
+        shape, dtype = (1 if spec.cell else n,), NUMPY[spec.dtype]
+        if array is None:
+            array = np.empty(shape, dtype)
+        elif not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype \
+                or not array.flags.c_contiguous:
+            raise ValueError(f"{api}: buffer= for output {spec.name!r} must be a contiguous "
+                             f"{np.dtype(dtype)} array of shape {shape}")
+        out.append(array)
+    return out
+
+
+def _leaves(tree: Any) -> list[Any]:
+    if isinstance(tree, dict):
+        return [x for v in tree.values() for x in _leaves(v)]
+    if isinstance(tree, (tuple, list)):
+        return [x for v in tree for x in _leaves(v)]
+    return [tree]
+
+
+def _tree(shape: Any, outputs: list[np.ndarray], first: int) -> Any:
+    if shape is None:
+        return None
+    if isinstance(shape, dict):
+        return {k: _tree(v, outputs, first) for k, v in shape.items()}
+    if isinstance(shape, (tuple, list)):
+        return type(shape)(_tree(v, outputs, first) for v in shape)
+    return outputs[shape - first]

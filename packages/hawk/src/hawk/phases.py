@@ -1,0 +1,60 @@
+"""A kernel with cross-sample reductions, cut into per-sample phases.
+
+``y = x - hawk.sum(x)`` cannot run one sample at a time: every sample needs
+the sum first.  So a kernel with reductions r_0 … r_{m-1} runs as
+
+    phase 0 -> reduce r_0 -> phase 1 -> reduce r_1 -> … -> final phase
+
+Phase j computes r_j's operand into a scratch plane; libeagle reduces the
+plane into a cell in its fixed order (block partials, then a fixed tree);
+later phases read the cell.  Only the final phase stores results.  A
+kernel without reductions is its own final phase.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hawk.ir import KernelIR, Load, Op, Slot, Stmt, Store
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """One cross-sample reduction: scratch plane ``values`` -> one-cell ``cell``."""
+
+    op: str
+    values: int  # slot index
+    cell: int
+
+
+@dataclass
+class Phased:
+    """The slots (the kernel's, then scratch planes and cells) and the phase bodies."""
+
+    slots: list[Slot]
+    phases: list[list[Stmt]]
+    reductions: list[Reduction]
+
+
+def split(ir: KernelIR) -> Phased:
+    slots = list(ir.slots)
+    reductions: list[Reduction] = []
+    done: dict[int, int] = {}  # id(reduction Op) -> its cell slot
+    phases: list[list[Stmt]] = []
+    for position, stmt in enumerate(ir.body):
+        if not (isinstance(stmt, Op) and stmt.op in {"sum", "max", "min", "any", "all"}):
+            continue
+        j = len(reductions)
+        slots.append(Slot(f"_{stmt.op}{j}_values", "write", stmt.dst.dtype))
+        slots.append(Slot(f"_{stmt.op}{j}", "write", stmt.dst.dtype, cell=True))
+        reductions.append(Reduction(stmt.op, len(slots) - 2, len(slots) - 1))
+        body = [s for s in _with_cells(ir.body[:position], done) if not isinstance(s, Store)]
+        phases.append([*body, Store(len(slots) - 2, 0, stmt.args[0])])
+        done[id(stmt)] = len(slots) - 1
+    phases.append(_with_cells(ir.body, done))
+    return Phased(slots, phases, reductions)
+
+
+def _with_cells(body: list[Stmt], cells: dict[int, int]) -> list[Stmt]:
+    """The body with each finished reduction read from its cell."""
+    return [Load(s.dst, cells[id(s)]) if id(s) in cells else s for s in body]

@@ -1,0 +1,108 @@
+"""The NumPy reference evaluator of the IR: what the back ends are tested against.
+
+Every per-sample value is an array over all samples; an ``if`` on a
+per-sample condition runs both arms under masks and keeps, per sample, what
+the taken arm assigned.  Sums add in eagle's fixed order (libeagle's
+``eagle_sum_*``, the one definition of that order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from eagle import _core
+from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Stmt, Store, Var
+from hawk.semantics import OPS, cast_array
+from hawk.types import NUMPY, strong
+
+
+def fixed_order_sum(x: np.ndarray) -> Any:
+    """The sum of a 1-D array in eagle's fixed order (integers wrap)."""
+    x = np.ascontiguousarray(x)
+    if x.dtype == np.float64:
+        return np.float64(_core.lib.eagle_sum_f64(_core.ffi.from_buffer("double[]", x), x.size))
+    if x.dtype == np.float32:
+        return np.float32(_core.lib.eagle_sum_f32(_core.ffi.from_buffer("float[]", x), x.size))
+    with np.errstate(over="ignore"):
+        return x.sum(dtype=x.dtype)
+
+
+def _reduce(op: str, x: np.ndarray) -> Any:
+    if op == "sum":
+        return fixed_order_sum(x)
+    if op in ("max", "min"):
+        return (np.max if op == "max" else np.min)(x)  # NumPy propagates NaN, as libeagle does
+    return np.any(x) if op == "any" else np.all(x)
+
+
+def evaluate(ir: KernelIR, args: list[Any], n: int) -> None:
+    """Run ``ir`` over ``n`` samples; ``args`` holds one array or number per slot (outputs written)."""
+    _Evaluator(ir, args, n).run(ir.body, None)
+
+
+class _Evaluator:
+    def __init__(self, ir: KernelIR, args: list[Any], n: int) -> None:
+        self.ir, self.args, self.n = ir, args, n
+        self.values: dict[int, Any] = {}
+
+    def value(self, operand: Operand) -> Any:
+        if isinstance(operand, Const):
+            return NUMPY[strong(operand.dtype)](operand.value)
+        return self.values[id(operand)]
+
+    def assign(self, var: Var, value: Any, mask: np.ndarray | None) -> None:
+        value = np.asarray(value).astype(NUMPY[strong(var.dtype)], copy=False)
+        if var.uniform or mask is None:
+            self.values[id(var)] = value if var.uniform else np.broadcast_to(value, (self.n,)).copy()
+            return
+        old = self.values.get(id(var), np.zeros(self.n, value.dtype))
+        self.values[id(var)] = np.where(mask, value, old)
+
+    def run(self, body: list[Stmt], mask: np.ndarray | None) -> None:
+        for stmt in body:
+            if isinstance(stmt, Load):
+                self.assign(stmt.dst, self.load(stmt), mask)
+            elif isinstance(stmt, Op):
+                self.assign(stmt.dst, self.op(stmt), mask)
+            elif isinstance(stmt, Store):
+                self.store(stmt, mask)
+            elif isinstance(stmt, If):
+                cond = self.value(stmt.cond)
+                if stmt.cond.uniform:
+                    self.run(stmt.then if cond else stmt.orelse, mask)
+                    continue
+                here = np.ones(self.n, bool) if mask is None else mask
+                self.run(stmt.then, here & cond)
+                self.run(stmt.orelse, here & ~cond)
+
+    def load(self, stmt: Load) -> Any:
+        slot, arg = self.ir.slots[stmt.slot], self.args[stmt.slot]
+        if slot.role == "value":
+            return arg
+        if slot.cell:
+            return np.asarray(arg).reshape(-1)[0]
+        return arg[stmt.comp] if slot.components > 1 else arg
+
+    def op(self, stmt: Op) -> Any:
+        args = [self.value(a) for a in stmt.args]
+        if stmt.op in REDUCTIONS:
+            return _reduce(stmt.op, args[0])
+        if stmt.op == "cast":
+            return cast_array(args[0], stmt.args[0].dtype, stmt.dst.dtype)
+        with np.errstate(all="ignore"):
+            return OPS[stmt.op](*args)
+
+    def store(self, stmt: Store, mask: np.ndarray | None) -> None:
+        slot, arg = self.ir.slots[stmt.slot], self.args[stmt.slot]
+        value = self.value(stmt.value)
+        if slot.cell:
+            if self.n:
+                arg.reshape(-1)[0] = value
+            return
+        target = arg[stmt.comp] if slot.components > 1 else arg
+        if mask is None:
+            target[...] = value
+        else:
+            target[mask] = np.broadcast_to(value, (self.n,))[mask]
