@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from eagle import _core
 from eagle.native import Library, compile_library
 
 KERNELS_C = r"""
@@ -89,15 +86,6 @@ def _fixed_order_sum(values: list[float]) -> float:
 def fixed_order_sum():
     """The fixed order T of DESIGN.md section 4 in pure Python (binary64): the reduction oracle."""
     return _fixed_order_sum
-
-
-@pytest.fixture(params=[1, 2, 4], ids=lambda n: f"threads{n}")
-def threads(request: pytest.FixtureRequest) -> Iterator[int]:
-    """Run the test under a team of 1, 2 and 4 threads."""
-    before = _core.num_threads()
-    _core.set_num_threads(request.param)
-    yield request.param
-    _core.set_num_threads(before)
 
 
 class Plans:

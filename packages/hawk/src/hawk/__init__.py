@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 def kernel(fn: Callable[..., Any]) -> Kernel:
     """Make ``fn`` a hawk kernel; what the language lacks is refused here, with file and line."""
     source = parse(fn)
-    lower(source, default_signature(source))  # check the whole body now, not at the first call
+    lower(source, default_signature(source.params))  # check the whole body now, not at the first call
     k = Kernel(fn.__name__, source.params, lambda signature: lower(source, signature))
     k.__doc__, k.__module__, k.__wrapped__ = fn.__doc__, fn.__module__, fn
     return k

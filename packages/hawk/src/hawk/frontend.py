@@ -32,7 +32,7 @@ import numpy as np
 
 from hawk import intrinsics
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
-from hawk.semantics import convert
+from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, Kind, of_numpy, promote, result_dtype, strong
 
 
@@ -59,7 +59,8 @@ class Source:
         return err
 
 
-#: One parameter of one call: dtype, components and whether it is one cell.
+#: One parameter of one call: dtype, components (0: not known yet, any index
+#: goes) and whether it is one cell.
 @dataclass(frozen=True)
 class ArgSpec:
     dtype: str
@@ -100,10 +101,11 @@ def parse(fn: Callable[..., Any]) -> Source:
     return Source(fn, func, filename, source.line_offset, source.lines, tuple(params))
 
 
-def default_signature(source: Source) -> tuple[ArgSpec, ...]:
-    """The signature decoration checks with: float64 planes, float Params."""
-    return tuple(ArgSpec("wf" if k.role == "param" and k.dtype is None else k.dtype or "f64")
-                 for _, k in source.params)
+def default_signature(params: tuple[tuple[str, Kind], ...]) -> tuple[ArgSpec, ...]:
+    """The signature decoration checks with: float64 planes of any number of components,
+    float Params."""
+    return tuple(ArgSpec("wf" if k.dtype is None else k.dtype) if k.role == "param"
+                 else ArgSpec(k.dtype or "f64", components=0) for _, k in params)
 
 
 def lower(source: Source, signature: tuple[ArgSpec, ...]) -> KernelIR:
@@ -382,7 +384,7 @@ class _Lowerer:
         if not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
             raise self.src.refuse(node, f"{name}[...] takes a written-out integer component index")
         k = self.slots[self.param_slot[name]].components
-        if not 0 <= index.value < k:
+        if index.value < 0 or (k and index.value >= k):
             raise self.src.refuse(node, f"{name}[{index.value}] is out of range: this call gives {name} "
                                         f"{k} component{'s' * (k != 1)} (a ({k}, n) plane)")
         return name, index.value
@@ -409,8 +411,8 @@ class _Lowerer:
             return Const(value.item(), of_numpy(value.dtype))
         if isinstance(value, numbers.Number) and isinstance(value, (bool, int, float)):
             return _constant(value)
-        raise self.src.refuse(node, f"{ast.unparse(node)} is a {type(value).__name__}; a kernel folds in "
-                                    "numbers from its module only (and calls hawk.math)")
+        raise self.src.refuse(node, f"{ast.unparse(node)} is not a number (a {type(value).__name__}); a "
+                                    "kernel folds in numbers from its module only (and calls hawk.math)")
 
     def compare(self, node: ast.Compare) -> Operand:
         left, out = self.expr(node.left), None
@@ -498,6 +500,10 @@ class _Lowerer:
         return self.emit(op, [self.cast(a, loop) for a in args], out)
 
     def emit(self, op: str, args: list[Operand], dtype: str) -> Operand:
+        if all(isinstance(a, Const) for a in args) and op != "cast":  # numbers only: fold now
+            with np.errstate(all="ignore"):
+                value = OPS[op](*(NUMPY[strong(a.dtype)](a.value) for a in args))
+            return Const(np.asarray(value).astype(NUMPY[strong(dtype)]).item(), dtype)
         uniform = all(map(_uniform, args))
         dst = Var(dtype if uniform else strong(dtype), uniform)
         self.body.append(Op(dst, op, tuple(args)))

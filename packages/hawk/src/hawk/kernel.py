@@ -19,10 +19,11 @@ from eagle import _core
 from eagle._core import ffi
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Param, Plan
-from hawk import emit, recording
+from hawk import emit, frontend, recording
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR
 from hawk.phases import Phased, split
+from hawk.reference import evaluate
 from hawk.types import NUMPY, Kind, of_numpy, strong
 
 #: How a by-value slot is stored in its eagle_arg (eagle.plan.VALUE_TYPES).
@@ -86,11 +87,7 @@ class Kernel:
     @property
     def per_sample(self) -> bool:
         """Reads and writes only its own sample and reduces nothing."""
-        return self.ir_of(self.default_signature()).per_sample
-
-    def default_signature(self) -> tuple[ArgSpec, ...]:
-        return tuple(ArgSpec("wf" if k.role == "param" and k.dtype is None else k.dtype or "f64")
-                     for _, k in self.params)
+        return self.ir_of(frontend.default_signature(self.params)).per_sample
 
     def ir_of(self, signature: tuple[ArgSpec, ...]) -> KernelIR:
         if signature not in self._irs:
@@ -131,6 +128,16 @@ class Kernel:
         signature, n, arrays = self._signature(args, api, eager=eager)
         compiled = self._compiled.get(signature) or self._compile(signature)
         return KernelBound.make(self, compiled, arrays, n, buffer, api)
+
+    def reference(self, *args: Any) -> Any:
+        """This call evaluated by the NumPy reference evaluator (what the C back end is tested
+        against); Mutable arguments are written as a call would write them."""
+        api = f"hawk.kernel {self.__name__}.reference"
+        signature, n, arrays = self._signature(args, api, eager=True)
+        ir = self.ir_of(signature)
+        outputs = _outputs(ir, n, None, api)
+        evaluate(ir, [*arrays, *outputs], n)
+        return _tree(ir.result, outputs, len(ir.slots) - len(outputs))
 
     # --------------------------------------------------------- checking
     def _signature(self, args: tuple[Any, ...], api: str,
@@ -239,7 +246,7 @@ class KernelBound(BoundPlan):
     def make(cls, kernel: Kernel, compiled: Compiled, arrays: list[Any], n: int, buffer: Any,
              api: str) -> KernelBound:
         slots = compiled.phased.slots
-        outputs = _outputs(compiled, n, buffer, api)
+        outputs = _outputs(compiled.ir, n, buffer, api)
         scratch = [np.empty(1 if s.cell else n, NUMPY[s.dtype]) for s in slots[len(arrays) + len(outputs):]]
         self = cls(KernelPlan(kernel, compiled), [*arrays, *outputs, *scratch, n])
         self.outputs = outputs
@@ -344,8 +351,8 @@ def _tree_source(shape: Any, first: int) -> str:
     return f"o{shape - first}"
 
 
-def _outputs(compiled: Compiled, n: int, buffer: Any, api: str) -> list[np.ndarray]:
-    specs = [s for s in compiled.ir.slots if s.role == "write"]  # the outputs come last
+def _outputs(ir: KernelIR, n: int, buffer: Any, api: str) -> list[np.ndarray]:
+    specs = [s for s in ir.slots if s.role == "write"]  # the outputs come last
     given = _leaves(buffer) if buffer is not None else [None] * len(specs)
     if len(given) != len(specs):
         raise ValueError(f"{api}: buffer= gives {len(given)} arrays for {len(specs)} outputs")
