@@ -107,7 +107,9 @@ class Kind:
 
     def __repr__(self) -> str:
         names = {(k.role, k.dtype): n for n, k in _NAMED.items()}
-        return names.get((self.role, self.dtype), f"{self.role.capitalize()}[{self.dtype}]")
+        if (self.role, self.dtype) in names:
+            return names[self.role, self.dtype]
+        return f"{self.role.capitalize()}[{names['in', self.dtype]}]"
 
 
 Scalar = Kind("in", None)
