@@ -136,6 +136,10 @@ class Graph:
         step = node.payload.step if isinstance(node.payload, Conditional) else node
         if isinstance(step.payload, BoundPlan):
             step.payload.refuse_copy_bound(f"{api}: plan {label!r}")
+            if step.payload.plan.derivative:
+                raise TypeError(f"{api}: {label!r} is a {step.payload.plan.derivative} (derivative) kernel; "
+                                "derivative kernels enter a graph only through eagle.diff: record the "
+                                "forward graph with record=True and call eagle.diff.reverse")
         node._graph = self
         self._nodes.append(node)
         self._labels.append(label)

@@ -51,14 +51,17 @@ class Plan:
     :param name: the label nodes get by default.
     :param per_sample: the kernel reads and writes only its own sample, so a
         chain of such kernels may be block-fused.
+    :param derivative: ``"vjp"`` or ``"jvp"`` for a derivative kernel, which
+        enters a graph only through eagle.diff.
     """
 
     def __init__(self, kernel: Any, params: Sequence[Param | tuple[str, ...]], *, name: str = "plan",
-                 per_sample: bool = True, owner: object = None) -> None:
+                 per_sample: bool = True, owner: object = None, derivative: str | None = None) -> None:
         self.kernel = kernel
         self.params = tuple(_param(p) for p in params)
         self.name = name
         self.per_sample = per_sample
+        self.derivative = derivative
         self._owner = owner  # keeps the shared library loaded
 
     @classmethod

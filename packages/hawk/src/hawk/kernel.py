@@ -18,13 +18,14 @@ import numpy as np
 from eagle import _core
 from eagle._core import ffi
 from eagle.native import Library, compile_library
-from eagle.plan import BoundPlan, Param, Plan
-from hawk import emit, frontend, recording
+from eagle.plan import BoundPlan, Plan
+from eagle.plan import Param as PlanParam
+from hawk import derive, emit, frontend, recording
 from hawk.frontend import ArgSpec
-from hawk.ir import KernelIR
+from hawk.ir import KernelIR, Slot
 from hawk.phases import Phased, split
 from hawk.reference import evaluate
-from hawk.types import NUMPY, Kind, of_numpy, strong
+from hawk.types import NUMPY, Kind, Param, Scalar, of_numpy, strong
 
 #: How a by-value slot is stored in its eagle_arg (eagle.plan.VALUE_TYPES).
 _VALUE_TYPE = {"f64": "f64", "f32": "f32", "i64": "i64", "i32": "i32", "u32": "u32", "u64": "u64",
@@ -83,6 +84,56 @@ class Kernel:
         """The CUDA C for a call with these arguments (see :mod:`hawk.cuda`)."""
         ir = self.ir(*args)
         return emit.source(ir, split(ir), f"hk_{self.__name__}", "cuda")
+
+    @property
+    def vjp(self) -> Kernel:
+        """The reverse-mode kernel: ``vjp(*args, *cotangents) -> {argument: gradient}``.
+
+        It takes this kernel's arguments (a ``Mutable`` one as its value before
+        the call), then one cotangent per float output and per float Mutable
+        written (``vjp.params`` names them, ``d_out``, ``d_y``), and returns the
+        gradient of every float argument; a ``Param``'s is one cell, summed
+        over samples in eagle's fixed order.
+        """
+        if "vjp" not in self._derived:
+            primal = self.ir_of(frontend.default_signature(self.params))
+            cotangents = [(c.name, Scalar) for c in derive.seeded(primal)]
+            arguments = [(n, Kind("in", k.dtype) if k.role == "mutable" else k) for n, k in self.params]
+            count = len(self.params)
+
+            def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
+                ct_slots = [Slot(name, "read", spec.dtype, spec.components, spec.cell)
+                            for (name, _), spec in zip(cotangents, signature[count:], strict=True)]
+                return derive.vjp(self.ir_of(signature[:count]), ct_slots)
+
+            self._derived["vjp"] = Kernel(f"{self.__name__}_vjp", [*arguments, *cotangents], lower,
+                                          derivative="vjp")
+        return self._derived["vjp"]
+
+    @property
+    def jvp(self) -> Kernel:
+        """The forward-mode kernel: ``jvp(*args, *tangents) -> (result, {"result": tangent, …})``.
+
+        It takes this kernel's arguments, then one tangent per float argument
+        (``t_x``; a Param's tangent is a number), runs the kernel (writing its
+        Mutables) and returns its result with the tangents of the result and
+        of each float Mutable it writes.
+        """
+        if "jvp" not in self._derived:
+            primal = self.ir_of(frontend.default_signature(self.params))
+            tangents = [(f"t_{primal.slots[k].name}", Param if primal.slots[k].role == "value" else Scalar)
+                        for k in derive.inputs(primal)]
+            count = len(self.params)
+
+            def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
+                t_slots = [Slot(name, "value" if kind.role == "param" else "read", spec.dtype,
+                                spec.components, spec.cell)
+                           for (name, kind), spec in zip(tangents, signature[count:], strict=True)]
+                return derive.jvp(self.ir_of(signature[:count]), t_slots)
+
+            self._derived["jvp"] = Kernel(f"{self.__name__}_jvp", [*self.params, *tangents], lower,
+                                          derivative="jvp")
+        return self._derived["jvp"]
 
     @property
     def per_sample(self) -> bool:
@@ -231,12 +282,11 @@ class KernelPlan(Plan):
     """An eagle Plan for one compiled signature of a hawk kernel."""
 
     def __init__(self, kernel: Kernel, compiled: Compiled) -> None:
-        roles = {"read": "read", "write": "write", "readwrite": "readwrite", "value": "value"}
-        params = [Param(s.name, roles[s.role], _VALUE_TYPE[strong(s.dtype)]) for s in compiled.phased.slots]
-        super().__init__(compiled.functions[-1], [*params, Param("n", "value", "i64")],
-                         name=kernel.__name__, per_sample=compiled.ir.per_sample, owner=compiled.library)
+        params = [PlanParam(s.name, s.role, _VALUE_TYPE[strong(s.dtype)]) for s in compiled.phased.slots]
+        super().__init__(compiled.functions[-1], [*params, PlanParam("n", "value", "i64")],
+                         name=kernel.__name__, per_sample=compiled.ir.per_sample, owner=compiled.library,
+                         derivative=kernel.derivative)
         self.compiled = compiled
-        self.derivative = kernel.derivative
 
 
 class KernelBound(BoundPlan):
@@ -358,7 +408,8 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str) -> list[np.ndarray]:
         raise ValueError(f"{api}: buffer= gives {len(given)} arrays for {len(specs)} outputs")
     out = []
     for spec, array in zip(specs, given, strict=True):
-        shape, dtype = (1 if spec.cell else n,), NUMPY[spec.dtype]
+        shape = (1,) if spec.cell else (spec.components, n) if spec.components > 1 else (n,)
+        dtype = NUMPY[spec.dtype]
         if array is None:
             array = np.empty(shape, dtype)
         elif not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype \

@@ -1,0 +1,372 @@
+"""Derivative kernels from the IR: a vjp (reverse mode) and a jvp (forward mode).
+
+vjp.  The derived kernel re-runs the forward statements, then walks them
+last to first accumulating adjoints, with each ``if`` mirrored so that only
+the arm that ran is reversed (no 0 * NaN from an arm that did not run).  A
+sample owns its own input gradients; a value the same for every sample (a
+``Param``, a reduction) gets per-sample partial adjoints that are summed
+across samples in eagle's fixed order where the sum is needed: at a
+reduction, and for the gradient of a ``Param``.  Uniform adjoints that are
+the same for every sample are accumulated in a separate sweep that runs
+once, so nothing is added once per sample by mistake.
+
+jvp.  The derived kernel carries a tangent beside every float value,
+statement by statement; a reduction's tangent is the same reduction of the
+tangents.
+
+Both use one table of partial derivatives (:func:`_partial`): the
+contribution of an operand given the derivative flowing through the op.
+Values with no float type (integers, conditions) carry no derivative; the
+number of turns an ``if`` takes is piecewise constant and carries none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
+from hawk.types import is_float, promote, result_dtype, strong
+
+
+def differentiable(v: Operand) -> bool:
+    return isinstance(v, Var) and is_float(v.dtype)
+
+
+@dataclass
+class _Builder:
+    """Appends new statements to ``body`` and makes the vars they define."""
+
+    body: list[Stmt] = field(default_factory=list)
+
+    def op(self, op: str, *args: Operand, dtype: str | None = None) -> Var:
+        if dtype is None:
+            dtype = promote(args[1].dtype, args[2].dtype) if op == "select" else \
+                result_dtype(op, *(a.dtype for a in args))
+        uniform = op in REDUCTIONS or all(isinstance(a, Const) or a.uniform for a in args)
+        dst = Var(strong(dtype) if not uniform else dtype, uniform)
+        self.body.append(Op(dst, op, args))
+        return dst
+
+    def accumulate(self, target: Var, value: Operand) -> None:
+        if isinstance(value, Var) and value.dtype != target.dtype:
+            value = self.op("cast", value, dtype=target.dtype)
+        self.body.append(Op(target, "add", (target, value)))
+
+    def zero(self, var: Var) -> Var:
+        self.body.append(Op(var, "copy", (Const(0.0, strong(var.dtype)),)))
+        return var
+
+
+def _partial(b: _Builder, s: Op, k: int, grad: Var) -> Operand | None:
+    """The contribution to operand ``k`` of ``s`` of the derivative ``grad`` flowing through
+    ``s.dst`` (``grad * d dst / d operand_k``); None for none."""
+    a = s.args
+    t = strong(s.dst.dtype)
+
+    def c(value: float) -> Const:
+        return Const(value, t)
+
+    op = s.op
+    if op in ("copy", "add") or (op == "sub" and k == 0):
+        return grad
+    if op == "sub" or op == "neg":
+        return b.op("neg", grad)
+    if op == "cast":
+        return b.op("cast", grad, dtype=strong(a[0].dtype))
+    if op == "mul":
+        return b.op("mul", grad, a[1 - k])
+    if op == "div":
+        first = b.op("div", grad, a[1])
+        return first if k == 0 else b.op("neg", b.op("div", b.op("mul", grad, s.dst), a[1]))
+    if op == "mod":
+        return grad if k == 0 else b.op("neg", b.op("mul", grad, b.op("floor", b.op("div", a[0], a[1]))))
+    if op == "pow":
+        if k == 0:
+            return b.op("mul", grad, b.op("mul", a[1], b.op("pow", a[0], b.op("sub", a[1], c(1.0)))))
+        positive = b.op("gt", a[0], c(0.0))
+        return b.op("select", positive, b.op("mul", b.op("mul", grad, s.dst),
+                                             b.op("log", b.op("select", positive, a[0], c(1.0)))), c(0.0))
+    if op == "sin":
+        return b.op("mul", grad, b.op("cos", a[0]))
+    if op == "cos":
+        return b.op("neg", b.op("mul", grad, b.op("sin", a[0])))
+    if op == "tan":
+        return b.op("mul", grad, b.op("add", c(1.0), b.op("mul", s.dst, s.dst)))
+    if op == "exp":
+        return b.op("mul", grad, s.dst)
+    if op == "log":
+        return b.op("div", grad, a[0])
+    if op == "sqrt":
+        return b.op("div", b.op("mul", grad, c(0.5)), s.dst)
+    if op == "abs":
+        sign = b.op("select", b.op("gt", a[0], c(0.0)), c(1.0),
+                    b.op("select", b.op("lt", a[0], c(0.0)), c(-1.0), c(0.0)))
+        return b.op("mul", grad, sign)
+    if op in ("minimum", "maximum"):
+        wins = b.op("lt" if op == "minimum" else "gt", a[k], a[1 - k])
+        tie = b.op("eq", a[0], a[1])
+        return b.op("select", wins, grad, b.op("select", tie, b.op("mul", grad, c(0.5)), c(0.0)))
+    if op == "select":
+        if k == 0:
+            return None
+        zero = c(0.0)
+        return b.op("select", a[0], grad, zero) if k == 1 else b.op("select", a[0], zero, grad)
+    return None  # floor, ceil, floordiv, comparisons, logic: piecewise constant
+
+
+# ------------------------------------------------------------------- vjp
+
+
+@dataclass(frozen=True)
+class Cotangent:
+    """A cotangent input of a vjp: the primal slot it seeds."""
+
+    name: str
+    slot: int
+
+
+def seeded(primal: KernelIR) -> list[Cotangent]:
+    """What a vjp takes cotangents for: float outputs and float Mutables the kernel writes."""
+    out, seen = [], set()
+    for s in primal.body:
+        if isinstance(s, Store) and is_float(primal.slots[s.slot].dtype) and s.slot not in seen:
+            seen.add(s.slot)
+            slot = primal.slots[s.slot]
+            out.append(Cotangent(f"d_{slot.name}", s.slot))
+    return out
+
+
+def inputs(primal: KernelIR) -> list[int]:
+    """The primal slots that get a gradient: float arguments (Mutable ones by their old value)."""
+    return [k for k, s in enumerate(primal.slots) if s.role != "write" and is_float(s.dtype)]
+
+
+class _Vjp:
+    def __init__(self, primal: KernelIR, cotangents: list[Cotangent], ct_slots: list[Slot]) -> None:
+        self.primal = primal
+        self.b = _Builder()
+        nargs = sum(s.role != "write" for s in primal.slots)
+        self.slots = [replace(s, role="read") if s.role == "readwrite" else s for s in primal.slots[:nargs]]
+        self.ct_index = {c.slot: nargs + j for j, c in enumerate(cotangents)}
+        self.slots += ct_slots
+        self.varying: dict[int, Var] = {}  # adjoint of a varying var, or partials of a uniform one
+        self.uniform: dict[int, Var] = {}  # the same-for-every-sample adjoint of a uniform var
+
+    # adjoint vars: made on first use, zeroed at the top of the body
+    def adj(self, v: Var, uniform_part: bool) -> Var:
+        table = self.uniform if uniform_part else self.varying
+        if id(v) not in table:
+            table[id(v)] = Var(strong(v.dtype), uniform_part, f"d{v.name}" if v.name else "")
+        return table[id(v)]
+
+    def run(self) -> KernelIR:
+        forward = [s for s in self.primal.body if not isinstance(s, Store)]
+        b = self.b
+        b.body.extend(forward)
+        seeds = self.seed_statements()
+        reverse = _Builder()
+        self.b = reverse
+        self.reverse_top(forward)
+        grads = _Builder()
+        self.b = grads
+        result = self.gradients()
+        zeros = _Builder()
+        for table in (self.uniform, self.varying):
+            for var in table.values():
+                zeros.zero(var)
+        body = [*forward, *zeros.body, *seeds, *reverse.body, *grads.body]
+        return KernelIR(f"{self.primal.name}_vjp", self.slots, body, result)
+
+    def seed_statements(self) -> list[Stmt]:
+        saved, self.b = self.b, _Builder()
+        for s in self.primal.body:
+            if not (isinstance(s, Store) and s.slot in self.ct_index and differentiable(s.value)):
+                continue
+            ct_slot = self.ct_index[s.slot]
+            ct = Var(strong(self.slots[ct_slot].dtype), self.slots[ct_slot].uniform, "ct")
+            self.b.body.append(Load(ct, ct_slot, s.comp))
+            self.b.accumulate(self.adj(s.value, s.value.uniform and ct.uniform), ct)
+        seeds, self.b = self.b.body, saved
+        return seeds
+
+    def reverse_top(self, body: list[Stmt]) -> None:
+        """Segments between top-level reductions, last to first, each in two sweeps."""
+        cut = len(body)
+        for position in range(len(body) - 1, -1, -1):
+            s = body[position]
+            if isinstance(s, Op) and s.op in REDUCTIONS:
+                self.sweeps(body[position + 1:cut])
+                self.reduction(s)
+                cut = position
+        self.sweeps(body[:cut])
+
+    def sweeps(self, body: list[Stmt]) -> None:
+        self.reverse(body, uniform_sweep=True, in_varying=False)
+        self.reverse(body, uniform_sweep=False, in_varying=False)
+
+    def reverse(self, body: list[Stmt], uniform_sweep: bool, in_varying: bool) -> None:
+        for s in reversed(body):
+            if isinstance(s, If):
+                varying = in_varying or not s.cond.uniform
+                if uniform_sweep and varying:
+                    continue
+                outer, arms = self.b, []
+                for arm in (s.then, s.orelse):
+                    self.b = _Builder()
+                    self.reverse(arm, uniform_sweep, varying)
+                    arms.append(self.b.body)
+                self.b = outer
+                if arms[0] or arms[1]:
+                    self.b.body.append(If(s.cond, arms[0], arms[1]))
+            elif isinstance(s, Op) and differentiable(s.dst) and s.op not in REDUCTIONS:
+                if uniform_sweep and (not s.dst.uniform or in_varying):
+                    continue
+                self.propagate(s, self.adj(s.dst, uniform_sweep), uniform_sweep)
+
+    def propagate(self, s: Op, grad: Var, uniform_sweep: bool) -> None:
+        for k, arg in enumerate(s.args):
+            if not differentiable(arg):
+                continue
+            contribution = _partial(self.b, s, k, grad)
+            if contribution is not None:
+                self.b.accumulate(self.adj(arg, uniform_sweep), contribution)
+
+    def reduction(self, s: Op) -> None:
+        """r = reduce(x): the whole adjoint of r (its uniform part plus the sum of its
+        per-sample partials, in the fixed order), sent back to the samples of x that made r."""
+        x = s.args[0]
+        if s.op not in ("sum", "max", "min") or not differentiable(x):
+            return
+        partials = self.b.op("sum", self.adj(s.dst, False), dtype=s.dst.dtype)
+        spread: Operand = self.b.op("add", self.adj(s.dst, True), partials)
+        if s.op != "sum":  # max, min: every sample equal to the result gets it (ties all do)
+            spread = self.b.op("select", self.b.op("eq", x, s.dst), spread, Const(0.0, strong(x.dtype)))
+        self.b.accumulate(self.adj(x, False), spread)
+
+    def gradients(self) -> dict[str, int]:
+        """Store each input's gradient: per-sample planes directly, uniform ones summed."""
+        loads: dict[tuple[int, int], list[Var]] = {}
+        for s in walk(self.primal.body):
+            if isinstance(s, Load) and differentiable(s.dst):
+                loads.setdefault((s.slot, s.comp), []).append(s.dst)
+        result = {}
+        for k in inputs(self.primal):
+            slot = self.primal.slots[k]
+            grad_slot = Slot(f"grad_{slot.name}", "write", strong(slot.dtype), slot.components, slot.uniform)
+            self.slots.append(grad_slot)
+            index = len(self.slots) - 1
+            result[slot.name] = index
+            for comp in range(max(slot.components, 1)):
+                self.b.body.append(Store(index, comp, self.total(loads.get((k, comp), []), slot)))
+        return result
+
+    def total(self, loads: list[Var], slot: Slot) -> Operand:
+        t = strong(slot.dtype)
+        value: Operand = Const(0.0, t)
+        for v in loads:
+            value = self.b.op("add", value, self.adj(v, False))
+        if slot.uniform:
+            if isinstance(value, Var) and not value.uniform:
+                value = self.b.op("sum", value, dtype=t)
+            for v in loads:
+                value = self.b.op("add", value, self.adj(v, True))
+        return value
+
+
+def vjp(primal: KernelIR, ct_slots: list[Slot]) -> KernelIR:
+    """The vjp kernel of ``primal`` given its cotangent slots (in the order of :func:`seeded`)."""
+    return _Vjp(primal, seeded(primal), ct_slots).run()
+
+
+# ------------------------------------------------------------------- jvp
+
+
+def jvp(primal: KernelIR, tangent_slots: list[Slot]) -> KernelIR:
+    """The jvp kernel: the primal's work and results, then a tree ``{"result": tangent of the
+    result, name: tangent of each float Mutable written}``; ``tangent_slots`` follow
+    :func:`inputs` (a Param's tangent is a value)."""
+    slots = list(primal.slots)
+    nargs = sum(s.role != "write" for s in slots)
+    slots[nargs:nargs] = tangent_slots  # tangents after the arguments, before the outputs
+    shift = len(tangent_slots)
+
+    def moved(k: int) -> int:
+        return k + shift if k >= nargs else k
+
+    tangent_of = {k: nargs + j for j, k in enumerate(inputs(primal))}
+    tangents: dict[int, Var] = {}
+    zeros = _Builder()
+
+    def carry(body: list[Stmt]) -> list[Stmt]:
+        b = _Builder()
+        for s in body:
+            if isinstance(s, Store):
+                b.body.append(Store(moved(s.slot), s.comp, s.value))
+                continue
+            if isinstance(s, If):
+                b.body.append(If(s.cond, carry(s.then), carry(s.orelse)))
+                continue
+            b.body.append(s)
+            if isinstance(s, Load) and s.slot in tangent_of and differentiable(s.dst):
+                t = tangent(s.dst, primal.slots[s.slot].uniform)
+                b.body.append(Load(t, tangent_of[s.slot], s.comp))
+            elif isinstance(s, Op) and differentiable(s.dst):
+                step(b, s)
+        return b.body
+
+    def tangent(v: Var, uniform: bool) -> Var:
+        if id(v) not in tangents:
+            tangents[id(v)] = zeros.zero(Var(strong(v.dtype), uniform, f"t{v.name}" if v.name else ""))
+        return tangents[id(v)]
+
+    def step(b: _Builder, s: Op) -> None:
+        if s.op in REDUCTIONS:
+            x = s.args[0]
+            if s.op not in ("sum", "max", "min") or id(x) not in tangents:
+                return
+            tx = tangents[id(x)]
+            if s.op != "sum":
+                tx = b.op("select", b.op("eq", x, s.dst), tx, Const(0.0, strong(x.dtype)))
+            b.body.append(Op(tangent(s.dst, True), "sum", (tx,)))  # a reduction of the tangents
+            return
+        parts = [_partial(b, s, k, tangents[id(a)]) for k, a in enumerate(s.args)
+                 if isinstance(a, Var) and id(a) in tangents]
+        parts = [p for p in parts if p is not None]
+        if not parts:
+            return
+        uniform = all(isinstance(p, Const) or p.uniform for p in parts)
+        value = parts[0]
+        for p in parts[1:]:
+            value = b.op("add", value, p)
+        target = tangent(s.dst, uniform and s.dst.uniform)
+        if isinstance(value, Var) and value.dtype != target.dtype:
+            value = b.op("cast", value, dtype=target.dtype)
+        b.body.append(Op(target, "copy", (value,)))
+
+    body = carry(primal.body)
+    stores = _Builder()
+    t_slot_of: dict[int, int] = {}  # primal output or Mutable slot -> its tangent slot
+    for s in primal.body:
+        if isinstance(s, Store) and is_float(primal.slots[s.slot].dtype):
+            slot = primal.slots[s.slot]
+            if s.slot not in t_slot_of:
+                slots.append(Slot(f"t_{slot.name}", "write", slot.dtype, slot.components, slot.cell))
+                t_slot_of[s.slot] = len(slots) - 1
+            value = tangents.get(id(s.value)) if isinstance(s.value, Var) else None
+            stores.body.append(Store(t_slot_of[s.slot], s.comp, value or Const(0.0, slot.dtype)))
+    tree = {"result": _retree(primal.result, t_slot_of.get),
+            **{primal.slots[k].name: t for k, t in t_slot_of.items() if primal.slots[k].role != "write"}}
+    result = (_retree(primal.result, lambda k: k + shift), tree)
+    return KernelIR(f"{primal.name}_jvp", slots, [*zeros.body, *body, *stores.body], result)
+
+
+def _retree(tree: object, leaf: Callable[[int], int | None]) -> object:
+    """The same tree with each slot index k replaced by leaf(k)."""
+    if tree is None:
+        return None
+    if isinstance(tree, dict):
+        return {k: _retree(v, leaf) for k, v in tree.items()}
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_retree(v, leaf) for v in tree)
+    return leaf(tree)
