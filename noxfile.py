@@ -13,7 +13,7 @@ nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "threads", "minimal", "sanitize"]
+nox.options.sessions = ["lint", "tests", "threads", "minimal", "sanitize", "cuda_codegen"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
@@ -51,6 +51,14 @@ def minimal(session: nox.Session) -> None:
     """Only eagle-graph, as a regular (wheel) install: the others' features name their package."""
     session.install(*TEST_TOOLS, "packages/eagle-graph")
     session.run("pytest", "packages/eagle-graph/tests", "tests", *session.posargs)
+
+
+@nox.session
+def cuda_codegen(session: nox.Session) -> None:
+    """hawk's CUDA back end: every test kernel compiled to PTX by NVRTC (no GPU needed)."""
+    install_all(session)
+    session.install("-e", "packages/hawk[cuda]")
+    session.run("pytest", "-q", "packages/hawk/tests/test_cuda.py", *session.posargs)
 
 
 @nox.session

@@ -21,6 +21,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,24 +77,35 @@ def compile_library(source: str, name: str = "kernels", extra_flags: tuple[str, 
     """
     cc = _compiler()
     flags = (*CFLAGS, *extra_flags)
-    key = hashlib.sha256(
-        "\0".join([source, " ".join(cc), _compiler_identity(tuple(cc)), " ".join(flags),
-                   str(ABI_VERSION)]).encode()
-    ).hexdigest()[:24]
-    target = cache_dir() / f"{name}-{key}.so"
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        src = Path(tmp) / f"{name}.c"
+
+    def build(out: Path) -> None:
+        src = out.with_suffix(".c")
         src.write_text(source)
-        out = Path(tmp) / target.name
         proc = subprocess.run([*cc, *flags, "-I", str(include_dir()), "-o", str(out), str(src), "-lm"],
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(f"eagle.native.compile_library: {name} did not compile:\n{proc.stderr}")
-        # Renamed into place: another process compiling the same key never
-        # sees a half-written library.
+
+    return cached(f"{name}.so", [source, " ".join(cc), _compiler_identity(tuple(cc)), " ".join(flags),
+                                 str(ABI_VERSION)], build)
+
+
+def cached(filename: str, key: list[str], build: Callable[[Path], None]) -> Path:
+    """The cache file for ``key``, made by ``build(path)`` the first time.
+
+    The name is ``filename`` with a hash of the key before its suffix.  The
+    file is built in a temporary folder beside it and renamed into place, so
+    another process building the same key never sees half of it.
+    """
+    stem, dot, suffix = filename.partition(".")
+    digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:24]
+    target = cache_dir() / f"{stem}-{digest}{dot}{suffix}"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        out = Path(tmp) / target.name
+        build(out)
         os.replace(out, target)
     return target
 

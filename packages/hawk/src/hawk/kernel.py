@@ -20,7 +20,7 @@ from eagle._core import ffi
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
-from hawk import derive, emit, frontend, recording
+from hawk import cuda, derive, emit, frontend, recording
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Slot
 from hawk.phases import Phased, split
@@ -84,6 +84,10 @@ class Kernel:
         """The CUDA C for a call with these arguments (see :mod:`hawk.cuda`)."""
         ir = self.ir(*args)
         return emit.source(ir, split(ir), f"hk_{self.__name__}", "cuda")
+
+    def ptx(self, *args: Any, arch: str = cuda.DEFAULT_ARCH) -> str:
+        """The PTX NVRTC makes of :meth:`cuda_source` (NVRTC needed, no GPU)."""
+        return cuda.compile_ptx(self.cuda_source(*args), f"hk_{self.__name__}", arch)
 
     @property
     def vjp(self) -> Kernel:

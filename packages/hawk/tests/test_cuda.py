@@ -1,0 +1,69 @@
+"""The CUDA back end: every test kernel (and its derivatives) compiles to PTX with NVRTC.
+
+NVRTC needs no GPU; where it is not installed these tests skip (the nox
+session `cuda_codegen` installs it).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from hawk import cuda
+
+
+def sibling(name: str) -> ModuleType:
+    """Another test module of this folder, for its kernels (the tests run in importlib mode)."""
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"hawk_tests_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+backend, calls, derivatives = sibling("test_backend"), sibling("test_calls"), sibling("test_derivatives")
+
+pytestmark = pytest.mark.skipif(not cuda.available(),
+                                reason="NVRTC is not installed (pip install hawk[cuda])")
+
+x, i32, u32 = np.ones(8), np.ones(8, np.int32), np.ones(8, np.uint32)
+CELL = np.zeros(1, np.uint32)
+
+CASES = [
+    (backend.float_ops, (x, x)), (backend.float32_ops, (x.astype(np.float32),) * 2 + (0.5,)),
+    (backend.int_ops, (i32, i32, i32)), (backend.uint_ops, (u32, u32)), (backend.mixed_ints, (i32, u32)),
+    (backend.casts, (x,)), (backend.logic, (x, x)), (backend.control, (x, 1.5)),
+    (backend.transcendental, (x,)), (backend.transcendental32, (x.astype(np.float32),)),
+    (backend.reductions, (x, i32)), (backend.tree, (x,)), (backend.in_place, (x, x.copy(), CELL)),
+    (backend.components, (np.ones((3, 8)), np.ones((2, 8)))),
+    (calls.affine, (x, 2.0, 1.0)), (calls.below, (x, 1.0, CELL)), (calls.centre, (x,)),
+    (derivatives.smooth.vjp, (x, x, 1.0, x)), (derivatives.smooth.jvp, (x, x, 1.0, x, x, 1.0)),
+    (derivatives.branchy.vjp, (x, x, 1.0, x)), (derivatives.reduced.vjp, (x, 1.0, x)),
+    (derivatives.in_place.vjp, (x, x, CELL, i32, x)), (derivatives.vectors.jvp, (np.ones((3, 8)), 1.0,
+                                                                                  np.ones((3, 8)), 1.0)),
+]
+
+
+@pytest.mark.parametrize("kernel, args", CASES, ids=[k.__name__ for k, _ in CASES])
+def test_every_kernel_compiles_to_ptx(kernel, args):
+    ptx = kernel.ptx(*args)
+    phases = len(kernel.ir(*args).reductions) + 1
+    assert len(re.findall(r"\.entry hk_\w+_p\d+", ptx)) == phases
+    assert ".target sm_70" in ptx
+
+
+def test_no_contraction_into_fma():
+    """a * x + b stays a multiply and an add, as on the CPU (--fmad=false)."""
+    ptx = calls.affine.ptx(x, 2.0, 1.0)
+    assert "mul.f64" in ptx or "mul.rn.f64" in ptx
+    assert "fma" not in ptx
+
+
+def test_a_rejected_source_raises_with_the_log():
+    with pytest.raises(cuda.NvrtcError, match="compiling broken failed"):
+        cuda.compile_ptx('extern "C" __global__ void k() { undefined_thing(); }', "broken")
