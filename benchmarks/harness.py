@@ -45,6 +45,20 @@ def median_time(fn: Callable[[], object], repeat: int = 15, number: int = 1) -> 
     return statistics.median(times)
 
 
+def interleaved_medians(fns: dict[str, Callable[[], object]], repeat: int = 31) -> dict[str, float]:
+    """Median seconds of each function, timed in turns (one call of each per round), so that
+    a slow spell of a shared machine falls on all of them alike."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def fmt(seconds: float) -> str:
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if seconds >= scale:
