@@ -155,3 +155,45 @@ def test_math_functions_and_reductions_run_on_numpy_arrays_outside_kernels():
     np.testing.assert_array_equal(hm.minimum(x, 0.0), np.minimum(x, 0.0))
     np.testing.assert_array_equal(hm.uint32(x), [0, 0, 2])
     assert hawk.sum(x) == 1.0 and hawk.max(x) == 2.0 and hawk.any(x > 1.9)
+
+
+def test_no_c_compiler_says_how_to_get_one(monkeypatch, tmp_path):
+    """A first call that must compile, with CC pointing nowhere."""
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("EAGLE_CACHE_DIR", str(tmp_path / "cache"))
+
+    @hawk.kernel
+    def fresh(x: Scalar) -> Scalar:
+        return x * 3.0 + 0.25
+
+    from eagle.native import CompileError
+    with pytest.raises(CompileError, match=r"does not run .*install one \(Debian/Ubuntu: apt-get"):
+        fresh(np.ones(2))
+
+
+SEED_X = np.arange(4.0)
+
+
+def test_the_seed_kernels_run_eagerly():
+    """The kernels of seed 004, called on NumPy arrays."""
+
+    @hawk.kernel
+    def over(s: Scalar, lim: Param, flag: Mutable[UInt32]):
+        flag = hm.uint32(hawk.sum(s > lim))  # noqa: F841
+
+    @hawk.kernel
+    def remaining(s: Scalar, flag: Mutable[UInt32]):
+        flag = hawk.math.uint32(hawk.sum(s > 1.0))  # noqa: F841
+
+    @hawk.kernel
+    def merge(s: Scalar, t: Scalar) -> Scalar: return s - t
+
+    flag = np.zeros(1, np.uint32)
+    over(SEED_X, 2.5, flag)
+    assert flag[0] == 1
+    remaining(SEED_X, flag)
+    assert flag[0] == 2
+    np.testing.assert_array_equal(merge(SEED_X, SEED_X * 2), -SEED_X)
+    y = np.zeros(4)
+    accumulate(SEED_X, y)
+    np.testing.assert_array_equal(y, SEED_X + 1.0)
