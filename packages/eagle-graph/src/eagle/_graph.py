@@ -179,6 +179,19 @@ class Graph:
         """Print the graph (``print(g)``)."""
         print(self)
 
+    def plot(self, ax: Any = None, edge_labels: bool = True, show_schedule: bool = True) -> Any:
+        """Draw the graph with matplotlib (``eagle-viz[plot]``): a Figure made without pyplot."""
+        viz = _viz("eagle.Graph.plot", "'eagle-viz[plot]'")
+        return viz.plot(self, ax=ax, edge_labels=edge_labels, show_schedule=show_schedule)
+
+    def to_mermaid(self) -> str:
+        """The graph as a Mermaid ``flowchart TD`` (eagle-viz)."""
+        return _viz("eagle.Graph.to_mermaid").to_mermaid(self)
+
+    def to_dot(self) -> str:
+        """The graph in Graphviz DOT (eagle-viz)."""
+        return _viz("eagle.Graph.to_dot").to_dot(self)
+
     def _listing(self) -> str:
         groups = sum(s.group for s in self._stages)
         head = (f"eagle.Graph {len(self._nodes)} nodes · {groups} group{'s' * (groups != 1)} · "
@@ -327,3 +340,14 @@ class _Guard:
 
 def _names(pairs: list[tuple[str, str]]) -> str:
     return ", ".join(f"{label}.{name}" for label, name in pairs[:4]) + (" ..." if len(pairs) > 4 else "")
+
+
+def _viz(api: str, install: str = "eagle-viz") -> Any:
+    """eagle.viz, found lazily: the pictures live in the eagle-viz package (DESIGN.md section 2)."""
+    try:
+        import eagle.viz as viz
+    except ModuleNotFoundError as err:
+        if err.name != "eagle.viz":
+            raise
+        raise ImportError(f"{api}: pictures come from the eagle-viz package: pip install {install}") from None
+    return viz

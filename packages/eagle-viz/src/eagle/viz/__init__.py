@@ -1,8 +1,22 @@
-"""eagle.viz, shipped by the eagle-viz distribution.
+"""eagle.viz: the pictures of an eagle graph, four faces of one layout.
 
-eagle-viz: pictures of an eagle graph (text, matplotlib, Mermaid, DOT) from one layout.
-Its features arrive with their issues; until then the package installs and
-imports so that eagle's namespace and packaging are exercised end to end.
+``print(g)`` (the text face), ``g.plot()`` (matplotlib, the ``eagle-viz[plot]``
+extra), ``g.to_mermaid()`` and ``g.to_dot()`` all draw the layout that
+:func:`eagle.viz.layout` computes from one model of the graph, so they list the
+same nodes, links and frames.
 """
 
+from eagle.viz._dot import to_dot as to_dot
+from eagle.viz._layout import Layout as Layout
+from eagle.viz._layout import layout as layout
+from eagle.viz._mermaid import to_mermaid as to_mermaid
+from eagle.viz._model import GraphModel as GraphModel
+from eagle.viz._model import describe as describe
+from eagle.viz._mpl import plot as plot
+from eagle.viz._text import draw_text as draw_text
+from eagle.viz._text import render_text as render_text
+
 __version__ = "0.1.0"
+
+__all__ = ["GraphModel", "Layout", "describe", "draw_text", "layout", "plot", "render_text", "to_dot",
+           "to_mermaid"]
