@@ -187,8 +187,8 @@ class Graphs:
     """The test graphs, made fresh on each call (tests import no helper module: importlib mode)."""
 
     def __init__(self, kernels: Kernels) -> None:
-        self.seed_001, self.seed_002, self.wide_fork, self.chain = seed_001_graph, seed_002_graph, wide_fork, chain
-        self.skipping = skipping_graph
+        self.seed_001, self.seed_002 = seed_001_graph, seed_002_graph
+        self.wide_fork, self.chain, self.skipping = wide_fork, chain, skipping_graph
         self.step = lambda: step_graph(kernels)
 
 

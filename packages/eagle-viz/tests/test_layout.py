@@ -15,7 +15,8 @@ def model(labels: str, *stages: object, edges: tuple[eagle.graph.Edge, ...] = ()
 
 def test_if_else_is_a_frame_around_a_fork():
     """A device if/else (the builder's): its arms side by side inside one frame."""
-    m = model("a then other b", Box(0), Frame("if flag", "if", Fork((Seq((Box(1),)), Seq((Box(2),))))), Box(3))
+    arms = Fork((Seq((Box(1),)), Seq((Box(2),))))
+    m = model("a then other b", Box(0), Frame("if flag", "if", arms), Box(3))
     assert draw_text(layout(m)) == """\
 eagle.Graph 4 nodes · 0 groups · backend: (not built)
 stage 0           ┌───┐

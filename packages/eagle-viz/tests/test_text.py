@@ -31,7 +31,8 @@ stage 2 work_share  │ ┌╌╌╌╌╌╌┴╌╌╌╌╌╌┐ │
                     ╰─────────────────╯"""
 
 # The same picture as the seed page holds it: every run of whitespace one space.
-SEED_001_PAGE = (    'eagle.Graph 4 nodes · 1 group · backend: cpu stage 0 work_share ┌╌╌╌╌╌╌╌┐ ╎ seed ╎ └╌╌╌┬╌╌╌┘ x ┌'
+SEED_001_PAGE = (
+    'eagle.Graph 4 nodes · 1 group · backend: cpu stage 0 work_share ┌╌╌╌╌╌╌╌┐ ╎ seed ╎ └╌╌╌┬╌╌╌┘ x ┌'
     '─────┴─────┐ stage 1 work_share ┌╌╌╌┴╌╌╌┐ ┌╌╌╌┴╌╌╌┐ ╎ left ╎ ╎ right ╎ └╌╌╌┬╌╌╌┘ └╌╌╌┬╌╌╌┘ left_'
     'out right… └─────┬─────┘ ╭─ skip if guard ─╮ stage 2 work_share │ ┌╌╌╌╌╌╌┴╌╌╌╌╌╌┐ │ │ ╎ combine '
     '╎ │ │ └╌╌╌╌╌╌╌╌╌╌╌╌╌┘ │ ╰─────────────────╯')

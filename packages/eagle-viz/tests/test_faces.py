@@ -1,0 +1,140 @@
+"""The four faces agree: each lists the same nodes, links and frames, for every test graph, built or not."""
+
+from __future__ import annotations
+
+import html
+import re
+import subprocess
+
+import pytest
+
+from eagle.viz import describe, draw_text, layout, to_dot, to_mermaid
+from eagle.viz._layout import Layout, link_text
+from eagle.viz._model import walk
+
+BOX_DRAWING = re.compile(r"[\u2500-\u257f]")
+
+
+def expected(lay: Layout) -> tuple[list[str], set[tuple[str, str, str]], list[tuple[str, tuple[str, ...]]]]:
+    """Node texts, links (source, destination, label) and frames (label, node texts) of the model."""
+    texts = lay.texts
+    links = {(texts[k.src], texts[k.dst], link_text(k)) for k in lay.links}
+    frames = []
+    for stage in lay.model.stages:
+        open_frames: list[tuple[str, list[str]]] = []
+        for event, part in walk(stage.block):
+            if event == "open":
+                open_frames.append((part.label, []))
+            elif event == "box":
+                for _, members in open_frames:
+                    members.append(texts[part.node])
+            else:
+                label, members = open_frames.pop()
+                frames.append((label, tuple(members)))
+    return [texts[n.index] for n in lay.model.nodes], links, frames
+
+
+def unquote(text: str) -> str:
+    """Mermaid's entity codes (#quot;, #35;) read back."""
+    return html.unescape(re.sub(r"#(\w+);", lambda m: f"&{m.group(1)};" if m.group(1).isalpha()
+                                else f"&#{m.group(1)};", text))
+
+
+def faces_graph(graph, build):
+    if build:
+        graph.build()
+    return graph, layout(describe(graph, "test"))
+
+
+@pytest.mark.parametrize("build", [False, True], ids=["recorded", "built"])
+def test_text_lists_every_node_plane_and_frame(any_graph, build):
+    """Every box text once, every frame label on a frame's top, every node's planes under it."""
+    graph, lay = faces_graph(any_graph, build)
+    nodes, _, frames = expected(lay)
+    text = str(graph)
+    boxed = [m.group(1) for m in re.finditer(r"(?<=[│╎]) +([^\s│╎][^│╎]*?) +(?=[│╎])", text)
+             if not BOX_DRAWING.search(m.group(1))]
+    assert sorted(boxed) == sorted(nodes)
+    tops = [line for line in text.splitlines() if "╭" in line]
+    assert [label for label, _ in frames] == [re.search(r"─ (.+?) ─", line).group(1) for line in tops]
+    for k in lay.links:
+        if k.planes:  # its planes head the label under its source (the label is cut to the box)
+            under = next(p.text for p in lay.planes if p.node == k.src)
+            assert under.rstrip("…") and ", ".join(lay.outgoing(k.src)).startswith(under.rstrip("…"))
+            assert under in text
+
+
+@pytest.mark.parametrize("build", [False, True], ids=["recorded", "built"])
+def test_mermaid_lists_the_same(any_graph, build):
+    """Mermaid's nodes, arrows and subgraphs are the model's nodes, links and frames."""
+    graph, lay = faces_graph(any_graph, build)
+    nodes, links, frames = expected(lay)
+    text = graph.to_mermaid()
+    assert text.startswith("flowchart TD\n")
+    names = {int(i): unquote(t) for i, t in re.findall(r'^\s*n(\d+)\["(.*?)"\]', text, re.M)}
+    assert sorted(names.values()) == sorted(nodes)
+    arrows = {(names[int(a)], names[int(b)], unquote(label or ""))
+              for a, label, b in re.findall(r'^\s*n(\d+) (?:-->\|"(.*?)"\||-\.->) n(\d+)$', text, re.M)}
+    assert arrows == links
+    found, stack = [], []
+    for line in text.splitlines():
+        if m := re.match(r'\s*subgraph f\d+\["(.*)"\]$', line):
+            stack.append((unquote(m.group(1)), []))
+        elif line.strip() == "end":
+            found.append((stack[-1][0], tuple(stack.pop()[1])))
+        elif (m := re.match(r"\s*n(\d+)\[", line)) and stack:
+            for _, members in stack:
+                members.append(names[int(m.group(1))])
+    assert found == frames
+
+
+@pytest.mark.parametrize("build", [False, True], ids=["recorded", "built"])
+def test_dot_lists_the_same(any_graph, build):
+    """DOT's nodes, edges and clusters are the model's nodes, links and frames."""
+    graph, lay = faces_graph(any_graph, build)
+    nodes, links, frames = expected(lay)
+    text = graph.to_dot()
+    found = re.findall(r'^\s*n(\d+) \[label="(.*?)", ', text, re.M)
+    names = {int(i): t.replace('\\"', '"') for i, t in found}
+    assert sorted(names.values()) == sorted(nodes)
+    edges = {(names[int(a)], names[int(b)], label or "")
+             for a, b, label in re.findall(r'^\s*n(\d+) -> n(\d+) \[(?:label="(.*?)"|style=dashed)\];$', text,
+                                           re.M)}
+    assert edges == links
+    clusters = re.findall(r'subgraph cluster_f\d+ \{\n\s*label="(.*?)";', text)
+    assert clusters == [label for label, _ in frames]
+
+
+def test_dot_agrees_as_graphviz_reads_it(any_graph, dot):
+    """Graphviz itself reads as many nodes and edges as the model has nodes and links."""
+    lay = layout(describe(any_graph, "test"))
+    plain = subprocess.run([dot, "-Tplain"], input=any_graph.to_dot(), capture_output=True, text=True,
+                           check=True).stdout
+    assert sum(line.startswith("node ") for line in plain.splitlines()) == len(lay.model.nodes)
+    assert sum(line.startswith("edge ") for line in plain.splitlines()) == len(lay.links)
+
+
+@pytest.mark.parametrize("build", [False, True], ids=["recorded", "built"])
+def test_matplotlib_draws_the_same(any_graph, build, mpl):
+    """The figure's box texts, arrows, plane labels and frame labels are the layout's."""
+    from matplotlib.patches import FancyArrowPatch
+
+    graph, lay = faces_graph(any_graph, build)
+    nodes, links, frames = expected(lay)
+    ax = graph.plot().axes[0]
+    by_z: dict[float, list[str]] = {}
+    for t in ax.texts:
+        by_z.setdefault(t.get_zorder(), []).append(t.get_text())
+    assert sorted(by_z.get(4, [])) == sorted(nodes)
+    assert sorted(by_z.get(5, [])) == sorted(label for label, _ in frames)
+    arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arrows) == len(links) == len(lay.links)
+    labels = sorted([p.wired for p in lay.planes if p.wired]
+                    + [link_text(k) for k in lay.links if not k.adjacent])
+    assert sorted(by_z.get(6, [])) == labels
+
+
+def test_text_face_is_drawn_from_the_layout(any_graph):
+    """str(g) is draw_text of the one layout: there is no second formatter."""
+    assert str(any_graph) == draw_text(layout(describe(any_graph, "test")))
+    assert to_mermaid(any_graph) == any_graph.to_mermaid() and to_dot(any_graph) == any_graph.to_dot()
