@@ -11,6 +11,7 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 import importlib as _importlib
 
 from eagle._errors import Busy as Busy
+from eagle._errors import SiblingRace as SiblingRace
 from eagle._graph import Graph as Graph
 from eagle._nodes import SkipGuard as SkipGuard
 from eagle._nodes import copy as copy
@@ -20,6 +21,11 @@ from eagle._nodes import reduce as reduce
 from eagle._nodes import repeat_while as repeat_while
 from eagle._nodes import skippable as skippable
 from eagle._pipeline import GraphPipeline as GraphPipeline
+from eagle._regions import Body as Body
+from eagle._regions import DeviceIf as DeviceIf
+from eagle._regions import DeviceLoop as DeviceLoop
+from eagle._regions import DeviceSwitch as DeviceSwitch
+from eagle._regions import Fork as Fork
 
 __version__ = "0.1.0"
 

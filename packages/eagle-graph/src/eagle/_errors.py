@@ -11,3 +11,7 @@ class Busy(RuntimeError):
     def __init__(self, api: str) -> None:
         super().__init__(f"{api}: another call is still running on this Graph; "
                          "give each thread its own Graph, or wait for it")
+
+
+class SiblingRace(ValueError):
+    """Two branches of one fork touch one plane, one writes it, and no wait orders them."""

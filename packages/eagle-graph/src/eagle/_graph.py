@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import lower, lowered
 from eagle._nodes import Conditional, Opaque
 from eagle._program import Program
-from eagle._views import overlap
+from eagle._races import refuse_sibling_races
 from eagle.plan import BoundPlan
 
 BACKENDS = (None, "cpu", "gpu")
@@ -45,14 +46,23 @@ def _on_device(array: Any) -> bool:
     return hasattr(array, "__cuda_array_interface__")
 
 
+#: Called with each new Graph while a builder records (eagle-builder adopts the first).
+_on_new_graph: ContextVar[Callable[[Graph], None] | None] = ContextVar("eagle_on_new_graph", default=None)
+
+
 class Graph:
     """A step written once as nodes; eagle derives the edges and replays it.
 
-    :param record: keep what a reverse pass needs (eagle.diff).
+    :param record: keep what a reverse pass needs (eagle.diff); such a graph
+        runs with ``launch()`` or ``g()``, never ``enqueue``.
     """
 
     def __init__(self, record: bool = False) -> None:
         self.record = record
+        #: What ``g()`` returns: the arrays a builder declared with ``g.result = ...``.
+        self.result: Any = None
+        self._recorder: Any = None  # the builder recording into this graph, while it does
+        self._binder: Callable[..., None] | None = None  # a builder graph's bind
         self._labels: list[str] = []
         self._nodes: list[Node] = []
         self._stages: list[_Stage] = []
@@ -62,7 +72,43 @@ class Graph:
         self._logical: int | None = None
         self.dispatch: str | None = None
         self._busy = _core.ffi.new("int32_t[1]")  # the non-blocking guard, a C atomic
+        hook = _on_new_graph.get()
+        if hook is not None:
+            hook(self)
 
+    @staticmethod
+    def builder(fn: Callable[..., Any]) -> Any:
+        """Write a graph from plain Python (eagle-builder): see ``eagle.builder.builder``."""
+        try:
+            from eagle.builder import builder
+        except ImportError:
+            raise ImportError("eagle.Graph.builder needs eagle-builder: pip install eagle-builder") from None
+        return builder(fn)
+
+    def parallel(self) -> Any:
+        """A fork, while a builder records this graph: ``with g.parallel() as p:``."""
+        if self._recorder is None:
+            raise RuntimeError("eagle.Graph.parallel: a fork is recorded by a builder: write it inside an "
+                               "@eagle.Graph.builder function (or add_group on a hand-made graph)")
+        return self._recorder.parallel()
+
+    def wait(self, plane: Any) -> Graph:
+        """Refused: a wait belongs to a branch of a fork (``b.wait(x)``)."""
+        raise RuntimeError("eagle.Graph.wait: only inside a parallel region, on a branch handle")
+
+    def bind(self, **arrays: Any) -> Graph:
+        """Swap the arrays of a builder graph by the builder's parameter names; no rebuild."""
+        if self._binder is None:
+            raise RuntimeError("eagle.Graph.bind: only a graph made by an @eagle.Graph.builder binds "
+                               "arrays by parameter name")
+        with self._guard("eagle.Graph.bind"):
+            self._binder(**arrays)
+        return self
+
+    def __call__(self, n: int = 1) -> Any:
+        """``launch(n)``, then the result (``g.result``)."""
+        self.launch(n)
+        return self.result
     # ------------------------------------------------------------- adding
     def add_node(self, node: Node, name: str | None = None) -> Graph:
         """Append a node (an opaque op, a conditional, a reduce, a copy, ...) as its own stage."""
@@ -223,16 +269,27 @@ class Graph:
                 raise ValueError(f"eagle.Graph.build: a built graph takes dispatch='switch' or "
                                  f"'predicated' (or a dict of them), got {dispatch!r}")
             chosen = self._choose_backend(backend)
-            self._refuse_sibling_races(self.edges())
+            refuse_sibling_races(self._nodes, self._labels,
+                                 [stage.branches for stage in self._stages if stage.group])
             lowerings = [lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
             schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
-            program = lower([(sched, [[lowerings[i] for i in br] for br in stage.branches])
-                             for sched, stage in zip(schedule, self._stages, strict=True)])
-            if self._logical is not None:
-                program.set_logical_size(self._logical)
+            program = self._lower(lowerings, schedule)
             # Only now does the graph change: a failed build left it as it was.
             self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, dispatch
         return self
+
+    def _lower(self, lowerings: list[Any], schedule: list[str]) -> Program:
+        program = lower([(sched, [[lowerings[i] for i in br] for br in stage.branches])
+                         for sched, stage in zip(schedule, self._stages, strict=True)])
+        if self._logical is not None:
+            program.set_logical_size(self._logical)
+        return program
+
+    def _relower(self) -> None:
+        """Lower again after the arrays of built nodes were swapped (a builder's bind): same
+        nodes, same schedule, new pointers."""
+        lowerings = [lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
+        self._program = self._lower(lowerings, self._schedule)
 
     def _choose_backend(self, backend: str | None) -> str:
         device = [(label, name) for node, label in zip(self._nodes, self._labels, strict=True)
@@ -265,26 +322,6 @@ class Graph:
             return "branch_tasks"
         return "work_share"
 
-    def _refuse_sibling_races(self, edges: list[Edge]) -> None:
-        branch_of = {i: (s, b) for s, stage in enumerate(self._stages) if stage.group
-                     for b, branch in enumerate(stage.branches) for i in branch}
-        for edge in edges:
-            a, b = branch_of.get(edge.src), branch_of.get(edge.dst)
-            if a and b and a[0] == b[0] and a[1] != b[1]:
-                pa, pb = self._racing_planes(edge)
-                la, lb = self._labels[edge.src], self._labels[edge.dst]
-                raise ValueError(
-                    f"eagle.Graph.build: {la!r} (node {edge.src}) and {lb!r} (node {edge.dst}) are siblings "
-                    f"of one fork/join group but overlap ({edge.kind}): {la!r} plane {pa!r} and {lb!r} plane "
-                    f"{pb!r} share memory; give each branch its own plane or put them in one branch")
-
-    def _racing_planes(self, edge: Edge) -> tuple[str, str]:
-        for na, xa, ra in self._nodes[edge.src].planes():
-            for nb, xb, rb in self._nodes[edge.dst].planes():
-                if "write" in ra + rb and is_plane(xa) and is_plane(xb) and overlap(xa, xb):
-                    return na, nb
-        return edge.plane, edge.plane
-
     # ---------------------------------------------------------------- run
     def launch(self, n: int = 1) -> Graph:
         """Replay the built graph ``n`` times and wait."""
@@ -294,6 +331,9 @@ class Graph:
 
     def enqueue(self, n: int = 1) -> Graph:
         """Replay without waiting (on the CPU the replay is done when it returns)."""
+        if self.record:
+            raise RuntimeError("eagle.Graph.enqueue: a record=True graph runs with launch(), which waits "
+                               "for the run its Record describes")
         with self._guard("eagle.Graph.enqueue"):
             self._run(n, "eagle.Graph.enqueue")
         return self

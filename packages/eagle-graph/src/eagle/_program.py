@@ -64,11 +64,14 @@ class Program:
         self._error: BaseException | None = None
         self._subs: list[Program] = []  # adopted sub-programs, searched for callback errors
         self._owner: Program | None = None
+        self.schedule: str | None = None  # of the stage items go to now
+        self._events: dict[int, int] = {}  # id of what a signal stands for -> event number
 
     # --- structure ---------------------------------------------------------
     def stage(self, schedule: str = "work_share") -> Program:
         self._batch = None
         check(lib.eagle_stage(self._ptr, SCHEDULES[schedule]), "Program.stage")
+        self.schedule = schedule
         return self
 
     def branch(self) -> Program:
@@ -163,6 +166,11 @@ class Program:
                                  _ptr(body)), "Program.loop")
         self._adopt(cell, body)
         return self
+
+    def event_id(self, key: object) -> int:
+        """The event number of ``key`` in this program: one per key, numbered from 0."""
+        self._keep.append(key)  # its id stays its own while the program lives
+        return self._events.setdefault(id(key), len(self._events))
 
     def signal(self, event: int) -> Program:
         self._batch = None

@@ -1,0 +1,171 @@
+"""Device constructs as nodes: if/else, switch and loops over bodies of nodes,
+and the waits that order one branch of a fork after a node of another.
+
+The graph builder records ``if cell:``, ``match cell:`` and device loops
+into these.  A :class:`Body` is a list of steps, each a node or a
+:class:`Fork` of branches (each a Body); a construct's planes are its
+guard cell and everything its bodies touch, so edges and refusals treat it
+as one node.  On the CPU a construct lowers to a libeagle sub-program run
+under an if, switch or loop item, and the whole graph still replays in one
+native call.  Inside a construct the branches of a fork run one after
+another (nested runs are serial), so their waits have nothing to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eagle._kinds import HostItems, Node, PlaneTuple, register_node_kind
+from eagle._lower_cpu import emit_node
+from eagle._program import Program
+
+
+@dataclass
+class Fork:
+    branches: list[Body]
+
+
+@dataclass
+class Body:
+    """Steps run in order: nodes, and forks whose branches are bodies."""
+
+    steps: list[Node | Fork] = field(default_factory=list)
+
+    def nodes(self) -> Iterator[Node]:
+        """The nodes of this body and of its forks (a construct's own bodies stay inside it)."""
+        for step in self.steps:
+            if isinstance(step, Fork):
+                for branch in step.branches:
+                    yield from branch.nodes()
+            else:
+                yield step
+
+    def planes(self) -> list[PlaneTuple]:
+        return [t for node in self.nodes() for t in node.planes()]
+
+    def lower(self) -> Program:
+        """A sub-program running the steps in order."""
+        program = Program().stage()
+        for node in self.nodes():
+            emit_node(node, program)
+        return program
+
+
+@dataclass
+class DeviceIf:
+    """Run ``then`` when ``cell[0] != 0``, else ``orelse``; the cell is read at every replay."""
+
+    cell: np.ndarray
+    then: Body
+    orelse: Body
+
+
+@dataclass
+class DeviceSwitch:
+    """Run the arm whose key equals ``cell[0]``, else ``default``."""
+
+    cell: np.ndarray
+    arms: dict[int, Body]
+    default: Body
+
+
+@dataclass
+class DeviceLoop:
+    """Repeat ``body``: ``kind`` "while" (cell read before each turn), "do" (after each)
+    or "count" (``cell[0]`` turns); at most ``max_iters`` turns, -1 for no cap."""
+
+    cell: np.ndarray
+    kind: str
+    max_iters: int
+    body: Body
+
+    @property
+    def label(self) -> str:
+        if self.kind == "count":
+            return "repeat guard times"
+        return f"repeat ≤ {self.max_iters}" if self.max_iters >= 0 else "repeat while guard"
+
+
+def _bodies(payload: Any) -> list[Body]:
+    if isinstance(payload, DeviceIf):
+        return [payload.then, payload.orelse]
+    if isinstance(payload, DeviceSwitch):
+        return [*payload.arms.values(), payload.default]
+    return [payload.body]
+
+
+def _reads(payload: Any) -> list[PlaneTuple]:
+    inner = [t for body in _bodies(payload) for t in body.planes() if t[2] == "read"]
+    return [("guard", payload.cell, "read"), *inner]
+
+
+def _writes(payload: Any) -> list[PlaneTuple]:
+    return [t for body in _bodies(payload) for t in body.planes() if t[2] != "read"]
+
+
+def _emit(payload: Any, program: Program) -> None:
+    if isinstance(payload, DeviceIf):
+        program.if_(payload.cell, payload.then.lower(), payload.orelse.lower())
+    elif isinstance(payload, DeviceSwitch):
+        program.switch(payload.cell, {k: b.lower() for k, b in payload.arms.items()}, payload.default.lower())
+    else:
+        program.loop(payload.cell, payload.body.lower(), payload.kind, payload.max_iters)
+
+
+for _name in ("device_if", "device_switch", "device_loop"):
+    register_node_kind(_name, reads=_reads, writes=_writes,
+                       lower_cpu=lambda p: HostItems(lambda program, p=p: _emit(p, program), native=False))
+
+# --------------------------------------------------------------- waits
+
+
+@dataclass(eq=False)
+class SignalAfter:
+    """A node whose end another branch waits for: the node, then a signal."""
+
+    inner: Node
+
+    @property
+    def samples(self) -> int | None:
+        return getattr(self.inner.payload, "samples", None)
+
+
+@dataclass(eq=False)
+class Wait:
+    """Start the rest of this branch after ``writer`` (a SignalAfter node of another branch)."""
+
+    writer: Node
+    plane: str  # what the wait is for, in messages and pictures
+    samples: int = 0  # no samples of its own: it does not stop a stage running as branch tasks
+
+
+def _signal_lowering(s: SignalAfter) -> HostItems:
+    from eagle._lower_cpu import emit, lowered
+
+    inner = lowered(s.inner, "step")
+    native = isinstance(inner, HostItems) and inner.native
+
+    def emit_both(program: Program) -> None:
+        emit(inner, program)
+        if program.schedule == "branch_tasks":  # elsewhere branches run in order
+            program.signal(program.event_id(s))
+
+    return HostItems(emit_both, native=native)
+
+
+def _wait_lowering(w: Wait) -> HostItems:
+    def emit_wait(program: Program) -> None:
+        if program.schedule == "branch_tasks":
+            program.wait(program.event_id(w.writer.payload))
+
+    return HostItems(emit_wait, native=True)
+
+
+register_node_kind("signal_after", reads=lambda s: [t for t in s.inner.planes() if t[2] == "read"],
+                   writes=lambda s: [t for t in s.inner.planes() if t[2] != "read"],
+                   lower_cpu=_signal_lowering)
+register_node_kind("wait", reads=lambda w: [], writes=lambda w: [], lower_cpu=_wait_lowering)
