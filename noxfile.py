@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "threads", "minimal", "sanitize", "cuda_codegen"]
+nox.options.sessions = ["lint", "tests", "threads", "minimal", "sanitize", "cuda_codegen", "viz"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
@@ -59,6 +60,23 @@ def cuda_codegen(session: nox.Session) -> None:
     install_all(session)
     session.install("-e", "packages/hawk[cuda]")
     session.run("pytest", "-q", "packages/hawk/tests/test_cuda.py", *session.posargs)
+
+
+@nox.session
+def viz(session: nox.Session) -> None:
+    """eagle-viz with its plot extra and Graphviz's dot (no picture test may skip), and Mermaid's parser."""
+    if shutil.which("dot") is None:
+        session.error("Graphviz's dot is not on PATH: install graphviz (apt-get install graphviz)")
+    session.install(*TEST_TOOLS, "-e", "packages/eagle-graph", "-e", "packages/eagle-viz[plot]")
+    env = {"EAGLE_VIZ_STRICT": "1"}
+    mermaid = Path(session.cache_dir) / "mermaid"
+    # Mermaid's own parser reads to_mermaid() wherever npm can fetch it (test_mermaid.py).
+    if shutil.which("npm") and shutil.which("node"):
+        session.run("npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(mermaid),
+                    "mermaid@11", "jsdom", external=True, success_codes=range(256))
+    if (mermaid / "node_modules" / "mermaid").is_dir():
+        env["EAGLE_VIZ_MERMAID"] = str(mermaid)
+    session.run("pytest", "-q", "packages/eagle-viz/tests", *session.posargs, env=env)
 
 
 @nox.session
