@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -237,8 +238,8 @@ class _Engine:
                 self.box_w[block.body.node] = w - 4
                 self.sizes.pop(block.body)
                 body = self.size(block.body)
-            left = 2 + (w - 4 - body.w) // 2
-            return _Size(w, body.h + 2, left + body.anchor, 1 + body.label_row, body.entries, body.exits)
+            return _Size(w, body.h + 2, _inset(w, body.w) + body.anchor, 1 + body.label_row, body.entries,
+                         body.exits)
         if isinstance(block, Fork):
             sizes = [self.size(b) for b in block.branches]
             xs = _offsets(sizes)
@@ -264,13 +265,13 @@ class _Engine:
         if isinstance(block, Frame):
             body = self.size(block.body)
             first = len(self.out.boxes)
-            entries, exits = self.place(block.body, x + 2 + (size.w - 4 - body.w) // 2, y + 1)
+            entries, exits = self.place(block.body, x + _inset(size.w, body.w), y + 1)
             nodes = tuple(b.node for b in self.out.boxes[first:])
             self.out.frames.append(PlacedFrame(x, y, size.w, size.h, block.label, block.kind, nodes))
-            below = y + size.h
-            # Names under the frame stay within it, centred on their wire.
-            return entries, [_Port(e.node, e.x, e.y, below, min(e.room if len(exits) > 1 else size.w,
-                                                                 2 * min(e.x - x, x + size.w - 1 - e.x) + 1))
+            # The names go under the frame, within it and centred on their wire; a lone exit has its width.
+            lone, right = len(exits) == 1, x + size.w - 1
+            return entries, [_Port(e.node, e.x, e.y, y + size.h,
+                                   min(size.w if lone else e.room, 2 * min(e.x - x, right - e.x) + 1))
                              for e in exits]
         if isinstance(block, Fork):
             entries, exits = [], []
@@ -296,7 +297,8 @@ class _Engine:
                 y += _between(sizes[i - 1], size)
             entries, outs = self.place(block, x + anchor - size.anchor, y)
             if i:
-                self.connect(exits, entries, x + anchor, y - _between(sizes[i - 1], size))
+                self.connect(exits, entries, _route_down(x + anchor, y - _between(sizes[i - 1], size),
+                                                         len(exits) > 1, len(entries) > 1))
             else:
                 first = entries
             tops.append(y)
@@ -304,20 +306,12 @@ class _Engine:
             y += size.h
         return first, exits, tops
 
-    def connect(self, exits: list[_Port], entries: list[_Port], anchor: int, row: int) -> None:
-        """Wire every exit to every entry through the rows from ``row``: names, joiner, splitter."""
+    def connect(self, exits: list[_Port], entries: list[_Port], route: _Route) -> None:
+        """Wire every exit to every entry along ``route``; each exit gets its row of plane names."""
         self.exits += exits
-        join = row + 1 if len(exits) > 1 else None  # row itself holds the plane names
-        split = row + 1 + (join is not None) if len(entries) > 1 else None
         for e in exits:
             for n in entries:
-                points = [(e.x, e.y)]
-                if join is not None:
-                    points += [(e.x, join), (anchor, join)]
-                if split is not None:
-                    points += [(anchor, split), (n.x, split)]
-                points.append((n.x, n.y))
-                self.out.wires.append(Wire(e.node, n.node, _corners(points)))
+                self.out.wires.append(Wire(e.node, n.node, _corners(route(e, n))))
                 self.adjacent.append((e.node, n.node))
 
     def run(self, stage_labels: bool, columns: int) -> Layout:
@@ -343,13 +337,7 @@ class _Engine:
             x = ends[-1][2] + GUTTER
         bottom = top + max(heights) + 1
         for (_, exits, right), (entries, _, _) in itertools.pairwise(ends):
-            self.exits += exits
-            gutter = right + GUTTER // 2
-            for e in exits:
-                for n in entries:
-                    points = [(e.x, e.y), (e.x, bottom), (gutter, bottom), (gutter, 0), (n.x, 0), (n.x, n.y)]
-                    out.wires.append(Wire(e.node, n.node, _corners(points)))
-                    self.adjacent.append((e.node, n.node))
+            self.connect(exits, entries, _route_over(right + GUTTER // 2, bottom))
         out.width = x - GUTTER
         out.height = bottom + 1 if len(chunks) > 1 else top + heights[0]
         self._links()
@@ -370,8 +358,37 @@ class _Engine:
             self.out.planes.append(PlacedPlanes(e.node, e.x, e.below, every, wired))
 
 
+_Route = Callable[[_Port, _Port], list[tuple[int, int]]]
+
+
+def _route_down(anchor: int, row: int, join: bool, split: bool) -> _Route:
+    """From an exit down to an entry of the next block: ``row`` holds the plane names, then a joiner
+    row when several exits meet, then a splitter row when several entries part, all on ``anchor``."""
+    join_row, split_row = row + 1, row + 1 + join
+
+    def route(e: _Port, n: _Port) -> list[tuple[int, int]]:
+        points = [(e.x, e.y)]
+        if join:
+            points += [(e.x, join_row), (anchor, join_row)]
+        if split:
+            points += [(anchor, split_row), (n.x, split_row)]
+        return [*points, (n.x, n.y)]
+
+    return route
+
+
+def _route_over(gutter: int, bottom: int) -> _Route:
+    """From the end of one column to the top of the next: down to ``bottom``, over, up the gutter."""
+    return lambda e, n: [(e.x, e.y), (e.x, bottom), (gutter, bottom), (gutter, 0), (n.x, 0), (n.x, n.y)]
+
+
 def _odd(n: int) -> int:
     return n | 1
+
+
+def _inset(frame_w: int, body_w: int) -> int:
+    """Where a frame's body starts: two columns in (border and space), centred in what is left."""
+    return 2 + (frame_w - 4 - body_w) // 2
 
 
 def _offsets(sizes: list[_Size]) -> list[int]:

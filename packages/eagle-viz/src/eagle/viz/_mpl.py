@@ -81,13 +81,14 @@ class _Painter:
         lay = self.lay
         self.text(0, MARGIN + 0.4, lay.model.header, BOX_PT, ha="left", va="center", color="#222222")
         for frame in lay.frames:
-            self.rect(frame.x, frame.y, frame.w, frame.h, FRAME_FILL, FRAME_COLOR, dashed=True, z=1, pad=0.6)
+            self.rect(frame.x, frame.y, frame.w, frame.h, FRAME_FILL, FRAME_COLOR, dashed=True, z=1,
+                      rounding=0.6)
             self.text(frame.x + 1.4, -(frame.y + 0.5), frame.label, SMALL_PT, ha="left", va="center",
                       color=FRAME_COLOR, zorder=5, bbox={"boxstyle": "round,pad=0.2", "fc": FRAME_FILL,
                                                          "ec": "none"})
         for box in lay.boxes:
             fill, border = ROLE_COLORS[box.role]
-            self.rect(box.x, box.y, box.w, 3, fill, border, dashed=box.dashed, z=3, pad=0.4)
+            self.rect(box.x, box.y, box.w, 3, fill, border, dashed=box.dashed, z=3, rounding=0.4)
             self.text(box.x + box.w / 2, -(box.y + 1.5), box.text, BOX_PT, ha="center", va="center_baseline",
                       zorder=4, color="#1a1a1a")
         for wire in lay.wires:
@@ -104,10 +105,10 @@ class _Painter:
                       va="center_baseline", color="#6a6a6a")
 
     def rect(self, x: int, y: int, w: int, h: int, fill: str, edge: str, dashed: bool, z: int,
-             pad: float) -> None:
+             rounding: float) -> None:
         """The cells' box outline: borders run through the middle of the border cells."""
         self.ax.add_patch(self.rounded(
-            (x + 0.5, -(y + h - 0.5)), w - 1, h - 1, boxstyle=f"round,pad=0,rounding_size={pad}",
+            (x + 0.5, -(y + h - 0.5)), w - 1, h - 1, boxstyle=f"round,pad=0,rounding_size={rounding}",
             mutation_aspect=CELL_W / CELL_H, facecolor=fill, edgecolor=edge, linewidth=1.2 * self.scale,
             linestyle=(0, (4, 2.5)) if dashed else "-", zorder=z))
 
