@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import eagle
+from eagle._regions import SignalAfter, Wait
 from eagle.graph import opaque
 from eagle.native import Library, compile_library
 from eagle.plan import Plan
@@ -149,6 +150,34 @@ def step_graph(k: Kernels) -> eagle.Graph:
     return g
 
 
+def builder_graph(k: Kernels) -> eagle.Graph:
+    """What the builder records, made by hand: a fork with a wait, a device loop, a match."""
+    n = 64
+    pos, vel, force, damped, energy = np.zeros(n), np.ones(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    total, more, mode = np.zeros(1), np.ones(1, np.uint32), np.zeros(1, np.uint32)
+    node = eagle.graph.Node
+    forces = node("signal_after", SignalAfter(node("plan", k.add.bind(pos, vel, force))))
+    g = eagle.Graph()
+    g.add(k.scale.bind(pos, 1.0), name="load")
+    g.add_group([[forces, k.add.bind(force, vel, damped)],
+                 [eagle.graph.Node("wait", Wait(forces, "out")), k.add.bind(force, vel, energy)]],
+                names=[["forces", "damp"], ["wait", "kinetic"]])
+
+    def converged() -> None:
+        more[0] = 0
+
+    relax = eagle.Body([eagle.graph.Node("plan", k.scale.bind(pos, 0.9)),
+                        opaque(converged, reads={"pos": pos}, writes={"more": more})])
+    g.add_node(eagle.graph.Node("device_loop", eagle.DeviceLoop(more, "while", 50, relax)), name="relax")
+    arms = {0: eagle.Body([eagle.graph.Node("plan", k.add.bind(pos, damped, pos))]),
+            1: eagle.Body([eagle.graph.Node("plan", k.scale.bind(damped, 0.25)),
+                           eagle.graph.Node("plan", k.add.bind(pos, damped, pos))])}
+    default = eagle.Body([opaque(partial(np.copyto, pos, 0.0), writes={"pos": pos})])
+    g.add_node(eagle.graph.Node("device_switch", eagle.DeviceSwitch(mode, arms, default)), name="integrate")
+    g.add_node(eagle.reduce(energy, total), name="total")
+    return g
+
+
 def wide_fork(branches: int = 12) -> eagle.Graph:
     """One source, ``branches`` opaque ops side by side, one sink."""
     x, outs, total = np.zeros(4), [np.zeros(4) for _ in range(branches)], np.zeros(4)
@@ -190,6 +219,7 @@ class Graphs:
         self.seed_001, self.seed_002 = seed_001_graph, seed_002_graph
         self.wide_fork, self.chain, self.skipping = wide_fork, chain, skipping_graph
         self.step = lambda: step_graph(kernels)
+        self.builder = lambda: builder_graph(kernels)
 
 
 @pytest.fixture(scope="session")
@@ -197,7 +227,7 @@ def graphs(kernels: Kernels) -> Graphs:
     return Graphs(kernels)
 
 
-@pytest.fixture(params=["seed_001", "seed_002", "step", "wide_fork", "chain", "skipping"])
+@pytest.fixture(params=["seed_001", "seed_002", "step", "builder", "wide_fork", "chain", "skipping"])
 def any_graph(request: pytest.FixtureRequest, graphs: Graphs) -> eagle.Graph:
     """Every test graph in turn (the chain 30 long)."""
     return graphs.chain(30) if request.param == "chain" else getattr(graphs, request.param)()

@@ -8,9 +8,9 @@ from eagle.viz._model import Box, Fork, Frame, GraphModel, NodeInfo, Seq, StageI
 
 
 def model(labels: str, *stages: object, edges: tuple[eagle.graph.Edge, ...] = ()) -> GraphModel:
-    nodes = tuple(NodeInfo(i, label, "kernel", "") for i, label in enumerate(labels.split()))
+    nodes = tuple(NodeInfo(i, label, "kernel", "", i) for i, label in enumerate(labels.split()))
     return GraphModel(nodes, tuple(StageInfo(i, None, b) for i, b in enumerate(stages)), edges, None,
-                      sum(isinstance(b, Fork) for b in stages), False)
+                      sum(isinstance(b, Fork) for b in stages), False, len(nodes))
 
 
 def test_if_else_is_a_frame_around_a_fork():

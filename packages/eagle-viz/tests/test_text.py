@@ -116,6 +116,49 @@ stage 4                 ┌───┴───┐
                         │ total │
                         └───────┘"""
 
+# What the builder records (a fork with a wait, a device loop, a match), made by hand.
+BUILDER = """\
+eagle.Graph 8 nodes · 1 group · backend: (not built)
+stage 0             ┌───────┐
+                    │ load  │
+                    └───┬───┘
+                      state
+                 ┌──────┴──────┐
+stage 1     ┌────┴────┐   ┌────┴────┐
+            │ forces  │   │ kinetic │
+            └────┬────┘   └────┬────┘
+                out           out
+             ┌───┴───┐         │
+             │ damp  │         │
+             └───┬───┘         │
+                out            │
+                 └──────┬──────┘
+               ╭── repeat ≤ 50 ──╮
+stage 2        │    ┌───┴───┐    │
+               │    │ scale │    │
+               │    └───┬───┘    │
+               │        │        │
+               │ ┌──────┴──────┐ │
+               │ │ <converged> │ │
+               │ └──────┬──────┘ │
+               ╰────────┼────────╯
+                   out, state
+             ┌──────────┼────────────┐
+        ╭────┼ match guard: 0 | 1 | _ ──────╮
+stage 3 │ ┌──┴──┐   ┌───┴───┐   ┌╌╌╌╌┴╌╌╌╌┐ │
+        │ │ add │   │ scale │   ╎ opaque  ╎ │
+        │ └──┬──┘   └───┬───┘   └╌╌╌╌┬╌╌╌╌┘ │
+        │    │          │            │      │
+        │    │       ┌──┴──┐         │      │
+        │    │       │ add │         │      │
+        │    │       └──┬──┘         │      │
+        ╰────┼──────────┼────────────┼──────╯
+             │          │            │
+             └──────────┼────────────┘
+stage 4             ┌───┴───┐
+                    │ total │
+                    └───────┘"""
+
 
 def collapse(text: str) -> str:
     """What the seed pages did to the pictures: every whitespace run one space."""
@@ -179,6 +222,11 @@ def test_show_and_str_are_the_picture(capsys, graphs):
 def test_step_graph_picture(graphs):
     """A two-node branch stacks under its fork; loops and guards frame their node."""
     assert str(graphs.step()) == STEP
+
+
+def test_builder_graph_picture(graphs):
+    """A device loop and a match frame their bodies; a wait draws no box; the header counts graph nodes."""
+    assert str(graphs.builder()) == BUILDER
 
 
 def test_before_and_after_build_differ_only_by_backend_and_schedules(graphs):

@@ -164,6 +164,16 @@ class Layout:
     def box(self, node: int) -> PlacedBox:
         return next(b for b in self.boxes if b.node == node)
 
+    def outline(self, node: int) -> tuple[int, int, int, int]:
+        """Where a long link meets ``node``: its box, or the frame of the device construct it is in."""
+        if self.model.nodes[node].owner != node:
+            frames = [f for f in self.frames if node in f.nodes]
+            if frames:
+                f = max(frames, key=lambda f: f.w * f.h)  # the outermost: the construct's own
+                return f.x, f.y, f.w, f.h
+        b = self.box(node)
+        return b.x, b.y, b.w, BOX_ROWS
+
     def outgoing(self, node: int, adjacent_only: bool = False) -> tuple[str, ...]:
         """The planes ``node`` passes on, over its links (or its wires only), in first-seen order."""
         return tuple(dict.fromkeys(p for link in self.links if link.src == node
@@ -242,11 +252,13 @@ class _Engine:
                          body.exits)
         if isinstance(block, Fork):
             sizes = [self.size(b) for b in block.branches]
-            xs = _offsets(sizes)
-            return _Size(xs[-1] + sizes[-1].w, max(s.h for s in sizes),
-                         (xs[0] + sizes[0].anchor + xs[-1] + sizes[-1].anchor) // 2,
-                         min(s.label_row for s in sizes), sum(s.entries for s in sizes),
-                         sum(s.exits for s in sizes))
+            anchors = [x + s.anchor for x, s in zip(_offsets(sizes), sizes, strict=True)]
+            middle = (anchors[0] + anchors[-1]) // 2
+            # A branch's wire a column or two off the middle takes the tick: no ┬┴ side by side.
+            near = min(anchors, key=lambda a: abs(a - middle))
+            return _Size(anchors[-1] - sizes[-1].anchor + sizes[-1].w, max(s.h for s in sizes),
+                         near if abs(near - middle) <= 2 else middle, min(s.label_row for s in sizes),
+                         sum(s.entries for s in sizes), sum(s.exits for s in sizes))
         sizes = [self.size(b) for b in block.items]
         anchor = max(s.anchor for s in sizes)
         rows = sum(s.h for s in sizes) + sum(_between(a, b) for a, b in itertools.pairwise(sizes))
@@ -344,15 +356,20 @@ class _Engine:
         return out
 
     def _links(self) -> None:
+        # Edges are between graph nodes; a node inside a device construct has its construct's.
+        owner = {n.index: n.owner for n in self.model.nodes}
         planes: dict[tuple[int, int], list[str]] = {}
         for edge in self.model.edges:
             names = planes.setdefault((edge.src, edge.dst), [])
             if edge.kind in _DATA_KINDS and edge.plane not in names:
                 names.append(edge.plane)
         adjacent = dict.fromkeys(self.adjacent)
-        self.out.links = [Link(s, d, tuple(planes.get((s, d), ())), True) for s, d in adjacent]
-        self.out.links += [Link(s, d, tuple(names), False) for (s, d), names in planes.items()
-                           if names and (s, d) not in adjacent]
+        wired = {(owner[s], owner[d]) for s, d in adjacent}
+        last = {owner[b.node]: b.node for b in self.out.boxes}  # a construct's arrows leave its last box
+        first = {owner[b.node]: b.node for b in reversed(self.out.boxes)}  # and enter its first
+        self.out.links = [Link(s, d, tuple(planes.get((owner[s], owner[d]), ())), True) for s, d in adjacent]
+        self.out.links += [Link(last[s], first[d], tuple(names), False) for (s, d), names in planes.items()
+                           if names and (s, d) not in wired and s in last and d in first]
         for e in self.exits:
             every, wired = (cut(", ".join(self.out.outgoing(e.node, only)), e.room) for only in (False, True))
             self.out.planes.append(PlacedPlanes(e.node, e.x, e.below, every, wired))

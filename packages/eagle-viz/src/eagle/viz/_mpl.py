@@ -121,28 +121,54 @@ class _Painter:
                                      linewidth=1.1 * self.scale, zorder=2))
 
     def long_links(self, edge_labels: bool) -> None:
-        """Data edges past the nodes between: curves out to a lane right of the drawing, behind the boxes."""
+        """Data edges past the nodes between, behind the boxes: a straight arrow to a node beside
+        (a sibling branch), else a curve out to a lane right of the drawing and back."""
         from matplotlib.path import Path
 
         for lane, link in _lanes(self.lay):
-            src, dst = self.lay.box(link.src), self.lay.box(link.dst)
-            a = (src.x + src.w - 0.5, -(src.y + 1.5))
-            b = (dst.x + dst.w - 0.5, -(dst.y + 1.5))
-            path = Path([a, (lane, a[1]), (lane, b[1]), b], [Path.MOVETO] + [Path.CURVE4] * 3)
+            (sx, sy, sw, sh), (dx, dy, dw, dh) = self.lay.outline(link.src), self.lay.outline(link.dst)
+            a_mid, b_mid = -(sy + sh / 2), -(dy + dh / 2)
+            if _beside(self.lay, link):
+                a = (sx + sw - 0.5, a_mid) if dx > sx else (sx + 0.5, a_mid)
+                b = (dx + 0.5, b_mid) if dx > sx else (dx + dw - 0.5, b_mid)
+                path = Path([a, b])
+                where, align = ((a[0] + b[0]) / 2, max(a[1], b[1]) + 0.6), "center"
+            else:
+                a, b = (sx + sw - 0.5, a_mid), (dx + dw - 0.5, b_mid)
+                path = Path([a, (lane, a[1]), (lane, b[1]), b], [Path.MOVETO] + [Path.CURVE4] * 3)
+                # beside the curve's farthest point, 3/4 of the way out to its lane
+                where, align = (0.75 * lane + 0.125 * (a[0] + b[0]) + 0.6, (a[1] + b[1]) / 2), "left"
             self.ax.add_patch(self.arrow(path=path, arrowstyle="-|>", mutation_scale=9 * self.scale,
                                          color=LONG_COLOR, linewidth=1.0 * self.scale, linestyle=(0, (3, 2)),
                                          zorder=2.5))
-            if edge_labels:  # beside the curve's farthest point, 3/4 of the way out to the lane
-                self.text(0.75 * lane + 0.125 * (a[0] + b[0]) + 0.6, (a[1] + b[1]) / 2, link_text(link),
-                          SMALL_PT, ha="left", va="center", style="italic", color=LONG_COLOR, zorder=6)
+            if edge_labels:
+                self.text(*where, link_text(link), SMALL_PT, ha=align, va="center", style="italic",
+                          color=LONG_COLOR, zorder=6)
 
 
 def _lanes(lay: Layout) -> list[tuple[float, Link]]:
-    """Each long link and the column its curve bends towards, one lane apiece, right of the layout."""
-    long = [link for link in lay.links if not link.adjacent]
-    return [(lay.width + LANE * (i + 1), link) for i, link in enumerate(long)]
+    """Each long link and the column its curve bends towards, right of the layout: the shorter a
+    link, the nearer its lane, so the curves nest instead of crossing."""
+    def span(link: Link) -> int:
+        (_, sy, _, _), (_, dy, _, dh) = lay.outline(link.src), lay.outline(link.dst)
+        return abs(dy + dh - sy)
+
+    long = sorted((k for k in lay.links if not k.adjacent), key=span)
+    lanes, lane = [], lay.width
+    for link in long:
+        if not _beside(lay, link):
+            lane += LANE
+        lanes.append((lane, link))
+    return lanes
+
+
+def _beside(lay: Layout, link: Link) -> bool:
+    """Whether the two ends share rows (a sibling branch): a straight arrow joins them."""
+    (_, sy, _, sh), (_, dy, _, dh) = lay.outline(link.src), lay.outline(link.dst)
+    return sy < dy + dh and dy < sy + sh
 
 
 def _right_room(lay: Layout) -> float:
     """Cells right of the layout that long links' curves and labels need."""
-    return max((lane - lay.width + 1 + 0.7 * len(link_text(link)) for lane, link in _lanes(lay)), default=0.0)
+    return max((lane - lay.width + 1 + 0.7 * len(link_text(link)) for lane, link in _lanes(lay)
+                if not _beside(lay, link)), default=0.0)
