@@ -116,6 +116,11 @@ class Graph:
 
     def _add_stage(self, node: Node, name: str | None, api: str) -> Graph:
         self._check_open(api)
+        if self._recorder is not None:  # a builder is recording: the node goes in its order
+            if not isinstance(node, Node):
+                raise TypeError(f"{api}: expected a node, got {type(node).__name__}")
+            self._recorder.add_node(node, name)
+            return self
         index = self._append(node, name, api)
         self._stages.append(_Stage([[index]], group=False))
         return self
@@ -134,6 +139,9 @@ class Graph:
         A branch is a plan, a node, or a list of them run in order.
         """
         self._check_open("eagle.Graph.add_group")
+        if self._recorder is not None:
+            raise RuntimeError("eagle.Graph.add_group: a builder records a fork with `with g.parallel() "
+                               "as p:` and `with p.branch() as b:`")
         if not branches:
             raise ValueError("eagle.Graph.add_group: give at least one branch")
         if names is not None and len(names) != len(branches):

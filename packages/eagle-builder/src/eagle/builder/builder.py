@@ -1,0 +1,107 @@
+"""``@eagle.Graph.builder``: a builder makes a graph from plain Python; a block appends to one.
+
+A function whose first parameter is annotated ``eagle.Graph`` is a *block*:
+it records into the graph (or branch) it is given and returns what it
+computes.  Any other is a *builder*: calling it records a new graph, builds
+it, and returns it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from eagle._errors import SiblingRace
+from eagle._graph import Graph
+from eagle.builder.handles import Branch
+from eagle.builder.recorder import RACE, Recorder, current
+from eagle.builder.rewrite import first_line, rewritten
+from eagle.builder.runtime import runtime
+
+
+def builder(fn: Callable[..., Any]) -> Builder:
+    """Make ``fn`` a graph builder (or a block); its source is rewritten once, here."""
+    return Builder(fn)
+
+
+def _is_graph_annotation(annotation: Any) -> bool:
+    if annotation is Graph:
+        return True
+    return isinstance(annotation, str) and annotation.split(".")[-1] == "Graph"
+
+
+class Builder:
+    """A builder or block made by ``@eagle.Graph.builder``."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+        self.signature = inspect.signature(fn)
+        params = list(self.signature.parameters.values())
+        self.block = bool(params) and _is_graph_annotation(params[0].annotation)
+        self.rewritten = rewritten(fn, runtime)
+        self.first_line = first_line(fn)
+
+    def __repr__(self) -> str:
+        return f"<eagle.Graph.builder {'block' if self.block else 'builder'} {self.fn.__qualname__}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._block(args, kwargs) if self.block else self._builder(args, kwargs)
+
+    def _builder(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Graph:
+        name = self.fn.__name__
+        call = self.signature.bind(*args, **kwargs)
+        call.apply_defaults()
+        recorder = Recorder()
+        recorder.arguments = dict(call.arguments)
+        with recorder.running(name, self.first_line):
+            returned = self.rewritten(*call.args, **call.kwargs)
+        graph = recorder.graph
+        if graph is None or returned is not graph:
+            raise TypeError(f"{name}: a builder returns its graph: `return g`; declare the arrays with "
+                            "`g.result = ...`")
+        recorder.finish()
+        try:
+            graph.build()
+        except SiblingRace as race:
+            raise ValueError(f"{RACE} [{race}]") from None
+        graph._binder = recorder.bind
+        graph._names = recorder
+        return graph
+
+    def _block(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        call = self.signature.bind(*args, **kwargs)
+        target = next(iter(call.arguments.values()))
+        name = self.fn.__name__
+        if isinstance(target, Branch) or (isinstance(target, Graph) and target._recorder is not None):
+            recorder = target.recorder if isinstance(target, Branch) else target._recorder
+            if recorder is not current_or_none():
+                raise RuntimeError(f"{name}: a block records into the graph being built now; this "
+                                   "graph or branch belongs to another builder")
+            with recorder.running(name, self.first_line):
+                return self.rewritten(*call.args, **call.kwargs)
+        if not isinstance(target, Graph):
+            raise TypeError(f"{name}: a block takes the graph to append to first (an eagle.Graph or a "
+                            f"branch handle), got {type(target).__name__}")
+        if target._program is not None:
+            raise RuntimeError(f"{name}: the graph is built; adding to a built graph is refused: make a "
+                               "new Graph")
+        recorder = Recorder(target)
+        target._recorder = recorder
+        try:
+            with recorder.running(name, self.first_line):
+                result = self.rewritten(*call.args, **call.kwargs)
+        except BaseException:
+            target._recorder = None
+            raise
+        recorder.finish()
+        return result
+
+
+def current_or_none() -> Recorder | None:
+    try:
+        return current()
+    except RuntimeError:
+        return None

@@ -1,0 +1,514 @@
+"""Recording: kernel calls become nodes, device conditions become constructs.
+
+The rewritten function calls the :data:`runtime`; the runtime hands each
+construct to the active :class:`Recorder`.  A Python condition is decided at
+once, with Python's semantics.  A one-cell uint32 array is a device
+condition: every arm is recorded into its own body (the names it assigns
+restored between arms), and the names an arm rebinds are merged back into
+the arrays they held before, so that, after the construct, each name has one
+array whatever ran.  A per-sample kernel's output is merged by writing it in
+place (its node is re-pointed at the old array); anything else is copied.  A
+builder argument is never written: the graph merges into its own copy,
+refreshed from the argument at the start of every launch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import hawk
+from eagle import _graph
+from eagle._errors import SiblingRace
+from eagle._kinds import Node
+from eagle._nodes import copy as copy_node
+from eagle._races import refuse_sibling_races
+from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, SignalAfter, Wait
+from eagle.builder import cells, substitute
+from eagle.builder.handles import Branch, Parallel
+
+
+class _Signal:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<eagle.builder {self.name}>"
+
+
+UNBOUND, BREAK, CONTINUE, RETURN = (_Signal(n) for n in ("unbound", "break", "continue", "return"))
+RACE = ("eagle.Graph.build: two branches of one parallel region touch one plane and one writes it: put them "
+        "in one branch, or order them with <branch>.wait(plane)")
+
+
+def is_cell(value: Any) -> bool:
+    """A one-cell uint32 array: a device condition."""
+    return isinstance(value, np.ndarray) and value.dtype == np.uint32 and value.shape == (1,)
+
+
+@dataclass(frozen=True)
+class NotCell:
+    """``not cell``: a device condition that holds while the cell reads 0."""
+
+    cell: np.ndarray
+
+
+def _device(value: Any) -> bool:
+    return is_cell(value) or isinstance(value, NotCell)
+
+
+@dataclass
+class _Loop:
+    """A loop being recorded: a device loop keeps the cells its break and continue set."""
+
+    device: bool
+    line: int
+    stop: np.ndarray | None = None  # set by break: leave the loop
+    skip: np.ndarray | None = None  # set by break and continue: skip the rest of this turn
+    guards: list[tuple[Body, tuple]] = field(default_factory=list)  # (guarded rest, the state it began in)
+    state: tuple = ()  # (get, put, names) of the loop body's names
+
+
+_current: ContextVar[Recorder | None] = ContextVar("eagle_builder_recorder", default=None)
+
+
+def current() -> Recorder:
+    recorder = _current.get()
+    if recorder is None:
+        raise RuntimeError("eagle.Graph.builder: a rewritten construct ran with no builder recording")
+    return recorder
+
+
+class Recorder:
+    """Records one graph: its nodes, constructs and forks, then adds them to the Graph."""
+
+    def __init__(self, graph: _graph.Graph | None = None) -> None:
+        self.graph = graph
+        self.top = Body()
+        self.stack: list[Body] = [self.top]
+        self.labels: dict[int, str] = {}  # id(node) -> label
+        self.producer: dict[int, Node] = {}  # id(array) -> the node that wrote it
+        self.arguments: dict[str, Any] = {}  # builder parameter -> what was passed
+        self.own: dict[int, np.ndarray] = {}  # id(argument array) -> the graph's copy of it
+        self.prologue: list[tuple[str, np.ndarray, np.ndarray]] = []  # (name, argument, own copy)
+        self.kept: dict[int, np.ndarray] = {}  # buffer=True outputs awaiting their name
+        self.buffers: dict[str, np.ndarray] = {}  # label -> kept array
+        self.loops: list[_Loop] = []
+        self.frames: list[tuple[str, int]] = []  # (function, first line) of the builder or block running
+        self.nested_forks: list[Fork] = []
+        self.retired: list[Any] = []  # arrays merged away, kept alive for the ids in the maps above
+
+    # --------------------------------------------------------------- scope
+    @contextlib.contextmanager
+    def running(self, name: str, first_line: int) -> Iterator[Recorder]:
+        """Record what ``name`` (a builder or block) does inside the ``with``."""
+        self.frames.append((name, first_line))
+        token = _current.set(self)
+        hook = _graph._on_new_graph.set(self.adopt)
+        try:
+            with hawk.recording(self):
+                yield self
+        finally:
+            _graph._on_new_graph.reset(hook)
+            _current.reset(token)
+            self.frames.pop()
+
+    def adopt(self, graph: _graph.Graph) -> None:
+        if self.graph is None:
+            self.graph = graph
+            graph._recorder = self
+
+    def where(self, line: int) -> str:
+        """``function:line``, the line counted from the function's first (decorator) line."""
+        return f"{self.frames[-1][0]}:{line}"
+
+    # -------------------------------------------------------------- nodes
+    def append(self, node: Node, label: str) -> Node:
+        self.stack[-1].steps.append(node)
+        self.labels[id(node)] = label
+        return node
+
+    def call(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A hawk kernel call: a plan node, its outputs allocated; returns them."""
+        buffer = kwargs.pop("buffer", None)
+        if kwargs:
+            raise TypeError(f"{kernel.__name__}: a recorded call takes its arguments and buffer= only, "
+                            f"got {', '.join(kwargs)}")
+        for arg in args:
+            if arg is UNBOUND:
+                raise NameError(f"{kernel.__name__}: an argument is a name assigned in only one arm of a "
+                                "device construct; assign it in every arm (or before the construct)")
+        bound = kernel.plan(*args, buffer=None if buffer is True else buffer)
+        node = self.append(Node("plan", bound), kernel.__name__)
+        for out in bound.outputs:
+            self.producer[id(out)] = node
+            if buffer is True:
+                self.kept[id(out)] = out
+        return bound.result()
+
+    def add_node(self, node: Node, name: str | None) -> None:
+        """``g.add_node`` / ``g.add`` while a builder records ``g``: the node goes in order."""
+        self.append(node, name or _graph._default_label(node))
+        for _, array, role in node.planes():
+            if role != "read":
+                self.producer[id(array)] = node
+
+    def named(self, name: str, value: Any) -> Any:
+        """``name = <call>``: the node that computed ``value`` takes the name as its label."""
+        node = self.producer.get(id(value)) if isinstance(value, np.ndarray) else None
+        if node is not None and self.labels.get(id(node)) == getattr(getattr(node.payload, "plan", None),
+                                                                      "name", None):
+            self.labels[id(node)] = name
+        if isinstance(value, np.ndarray) and id(value) in self.kept:
+            self.buffers[name] = self.kept.pop(id(value))
+        return value
+
+    def parallel(self) -> Parallel:
+        return Parallel(self)
+
+    def wait(self, branch: Branch, value: Any) -> None:
+        """``b.wait(x)``: the rest of branch ``b`` starts after the node that wrote ``x``."""
+        writer = self.producer.get(id(value)) if isinstance(value, np.ndarray) else None
+        if writer is None:
+            raise ValueError("eagle.Graph.wait: the array was not written by a node of this graph; wait "
+                             "for an array a node of another branch computes")
+        for body in branch.owner.fork.branches:
+            for i, step in enumerate(body.steps):
+                if step is writer or (isinstance(step, Node) and substitute.contains(Body([step]), writer)):
+                    if not isinstance(step.payload, SignalAfter):
+                        wrapped = Node("signal_after", SignalAfter(step))
+                        self.labels[id(wrapped)] = self.labels[id(step)]
+                        body.steps[i] = step = wrapped
+                    self.append(Node("wait", Wait(step, self.labels[id(step)])), "wait")
+                    return
+        # written before the fork or earlier in this branch: already ordered
+
+    # ------------------------------------------------------------ runtime
+    def truth(self, value: Any, line: int) -> bool:
+        if isinstance(value, np.ndarray):
+            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: the condition is an array of "
+                            f"{value.size} {value.dtype}; a device condition is a one-cell uint32 array, a "
+                            "Python condition a Python value")
+        return bool(value)
+
+    def if_(self, cond: Any, then: Callable[[], Any], orelse: Callable[[], Any], get: Callable[[], tuple],
+            put: Callable[[tuple], None], names: tuple[str, ...], line: int) -> Any:
+        if not _device(cond):
+            return self.python_signal((then if self.truth(cond, line) else orelse)(), line)
+        bodies, signals = self.record_arms([then, orelse], get, put, names, line, "if")
+        cell = cond.cell if isinstance(cond, NotCell) else cond
+        if isinstance(cond, NotCell):
+            bodies.reverse()
+        self.append(Node("device_if", DeviceIf(cell, bodies[0], bodies[1])), "if")
+        self.after_device_signals(signals, line)
+        return None
+
+    def match_(self, subject: Any, cases: Sequence[tuple[tuple[int, ...], Callable[[], Any]]],
+               default: Callable[[], Any] | None, get: Callable[[], tuple], put: Callable[[tuple], None],
+               names: tuple[str, ...], line: int) -> Any:
+        if not is_cell(subject):
+            for values, fn in cases:
+                if subject in values:
+                    return self.python_signal(fn(), line)
+            return self.python_signal(default(), line) if default else None
+        arms = [fn for _, fn in cases] + [default or (lambda: None)]
+        bodies, signals = self.record_arms(arms, get, put, names, line, "match")
+        table = {int(v): body for (values, _), body in zip(cases, bodies, strict=False) for v in values}
+        self.append(Node("device_switch", DeviceSwitch(subject, table, bodies[-1])), "match")
+        self.after_device_signals(signals, line)
+        return None
+
+    def while_(self, test: Callable[[], Any], body: Callable[[Any], Any], get: Callable[[], tuple],
+               put: Callable[[tuple], None], names: tuple[str, ...], line: int) -> Any:
+        cond = test()
+        if not _device(cond):
+            return self.python_loop(_repeat_while(lambda: self.truth(test(), line), cond, line, self),
+                                    body, line)
+        if self.graph is not None and self.graph.record:
+            raise ValueError(f"{self.where(line)}: an uncapped device loop cannot be recorded (record=True): "
+                             "cap it: for _ in range(N): if not cell: break")
+        warnings.warn(f"uncapped device loop at {self.where(line)}: a body that never clears its guard never "
+                      "returns; cap it with for _ in range(N): if not cell: break", stacklevel=2)
+        cell, want = (cond.cell, 0) if isinstance(cond, NotCell) else (cond, 1)
+        return self.device_loop(cell, want, "while", -1, body, get, put, names, line)
+
+    def capped(self, n: Any, stop: Callable[[], Any], body: Callable[[Any], Any], get: Callable[[], tuple],
+               put: Callable[[tuple], None], names: tuple[str, ...], line: int,
+               targets: tuple[str, ...] = ()) -> Any:
+        first = stop()
+        if not _device(first):
+            return self.python_loop(_until(stop, first, range(n), self, line), body, line)
+        if _device(n):
+            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: the cap of a capped device loop is a "
+                            "Python int: for _ in range(N): if not cell: break")
+        # the loop goes on while the break condition is false
+        cell, want = (first.cell, 1) if isinstance(first, NotCell) else (first, 0)
+        return self.device_loop(cell, want, "while", int(n), body, get, put, names, line, targets)
+
+    def for_range(self, args: tuple[Any, ...], body: Callable[[Any], Any], get: Callable[[], tuple],
+                  put: Callable[[tuple], None], names: tuple[str, ...], line: int,
+                  targets: tuple[str, ...] = ()) -> Any:
+        if any(_device(a) for a in args):
+            if len(args) != 1 or not is_cell(args[0]):
+                raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a counted device loop is "
+                                "for i in range(cell), with one one-cell uint32 argument")
+            return self.device_loop(args[0], 1, "count", -1, body, get, put, names, line, targets)
+        return self.python_loop(range(*args), body, line)
+
+    def for_(self, iterable: Any, body: Callable[[Any], Any], get: Callable[[], tuple],
+             put: Callable[[tuple], None], names: tuple[str, ...], line: int) -> Any:
+        if _device(iterable):
+            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a for over a device cell: write "
+                            "for i in range(cell) for a counted device loop")
+        return self.python_loop(iterable, body, line)
+
+    # ---------------------------------------------------- Python control
+    def python_loop(self, items: Any, body: Callable[[Any], Any], line: int) -> Any:
+        self.loops.append(_Loop(device=False, line=line))
+        try:
+            for item in items:
+                signal = body(item)
+                if signal is BREAK:
+                    break
+                if signal is not None and signal is not CONTINUE:
+                    return signal  # a return
+        finally:
+            self.loops.pop()
+        return None
+
+    def python_signal(self, signal: Any, line: int) -> Any:
+        """A signal from an arm Python decided: passed up, unless a device loop is in the way."""
+        if signal in (BREAK, CONTINUE) and self.loops and self.loops[-1].device:
+            raise SyntaxError(f"eagle.Graph.builder: {self.where(line)}: a break or continue decided in "
+                              "Python inside a device loop would leave the loop at record time; guard it with a "
+                              "device cell, or move the Python decision out of the loop")
+        return signal
+
+    # ---------------------------------------------------- device control
+    def record_arms(self, arms: Sequence[Callable[[], Any]], get: Callable[[], tuple],
+                    put: Callable[[tuple], None], names: tuple[str, ...], line: int,
+                    what: str) -> tuple[list[Body], list[tuple[Body, Any]]]:
+        """Record each arm into its own body from the same state, then merge the names."""
+        before = get()
+        recorded = []
+        for fn in arms:
+            put(before)
+            body = Body()
+            self.stack.append(body)
+            try:
+                signal = fn()
+            finally:
+                self.stack.pop()
+            recorded.append((body, get(), signal))
+        put(self.merge(names, before, [(b, after) for b, after, _ in recorded], line, what))
+        return [b for b, _, _ in recorded], [(b, s) for b, _, s in recorded]
+
+    def after_device_signals(self, signals: list[tuple[Body, Any]], line: int) -> None:
+        """break/continue in device arms: the arm sets the loop's cells, the rest of the turn is guarded."""
+        fired = [(body, s) for body, s in signals if s is not None]
+        if not fired:
+            return
+        for _, signal in fired:
+            if signal not in (BREAK, CONTINUE):
+                raise SyntaxError(f"eagle.Graph.builder: {self.where(line)}: return inside a device "
+                                  "construct; assign the value and return after it")
+        loop = self.loops[-1] if self.loops else None
+        if loop is None or not loop.device:
+            raise SyntaxError(f"eagle.Graph.builder: {self.where(line)}: a break or continue under a device "
+                              "condition needs a device loop around it"
+                              + (f"; the loop at line {loop.line} is decided in Python" if loop else ""))
+        for body, signal in fired:
+            self.stack.append(body)
+            self.set_cell(self.loop_cell(loop, "skip"), 1)
+            if signal is BREAK:
+                self.set_cell(self.loop_cell(loop, "stop"), 1)
+            self.stack.pop()
+        guard = Body()
+        loop.guards.append((guard, loop.state[0]()))
+        self.stack.append(guard)
+
+    def loop_cell(self, loop: _Loop, which: str) -> np.ndarray:
+        if getattr(loop, which) is None:
+            setattr(loop, which, np.zeros(1, np.uint32))
+        return getattr(loop, which)
+
+    def set_cell(self, cell: np.ndarray, value: int) -> None:
+        self.append(Node("plan", cells.set_cell.plan(cell, np.uint32(value))), "set_cell")
+
+    def control(self, cond: np.ndarray, stop: np.ndarray, want: int, out: np.ndarray) -> None:
+        self.append(Node("plan", cells.control.plan(cond, stop, np.uint32(want), out)), "control")
+
+    def device_loop(self, cell: np.ndarray, want: int, kind: str, cap: int, body_fn: Callable[[Any], Any],
+                    get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],
+                    line: int, targets: tuple[str, ...] = ()) -> None:
+        """A device loop: the body recorded once, run while ``(cell != 0) == want`` (or ``cell`` times)."""
+        before = get()
+        loop = _Loop(device=True, line=line, state=(get, put, names))
+        self.loops.append(loop)
+        body = Body()
+        self.stack.append(body)
+        try:
+            self.after_device_signals([(self.stack[-1], body_fn(None))], line)
+            for guarded, began in reversed(loop.guards):  # close the guarded rests, innermost first
+                self.stack.pop()
+                # skipped or not, each name leaves the guard in one array: a device if with an empty arm
+                put(self.merge(names, began, [(Body(), began), (guarded, get())], line, "loop"))
+                self.append(Node("device_if", DeviceIf(self.loop_cell(loop, "skip"), Body(), guarded)),
+                            "guard")
+        finally:
+            self.stack.pop()
+            self.loops.pop()
+        after = tuple(b if n in targets else a for n, b, a in zip(names, before, get(), strict=True))
+        put(self.merge(names, before, [(body, after)], line, "loop"))
+        if loop.skip is not None:  # each turn starts unskipped
+            self.stack.append(Body())
+            self.set_cell(loop.skip, 0)
+            body.steps[:0] = self.stack.pop().steps
+        if kind == "count":
+            if loop.stop is not None:  # the turns left after a break do nothing
+                body = Body([Node("device_if", DeviceIf(loop.stop, Body(), body))])
+                self.set_cell(loop.stop, 0)
+            self.append(Node("device_loop", DeviceLoop(cell, "count", cap, body)), "loop")
+            return None
+        if loop.stop is None and want == 1:
+            self.append(Node("device_loop", DeviceLoop(cell, "while", cap, body)), "loop")
+            return None
+        stop = self.loop_cell(loop, "stop")
+        control = np.zeros(1, np.uint32)
+        self.set_cell(stop, 0)
+        self.control(cell, stop, want, control)
+        self.stack.append(body)
+        self.control(cell, stop, want, control)
+        self.stack.pop()
+        self.append(Node("device_loop", DeviceLoop(control, "while", cap, body)), "loop")
+        return None
+
+    # -------------------------------------------------------------- merge
+    def merge(self, names: tuple[str, ...], before: tuple, arms: list[tuple[Body, tuple]], line: int,
+              what: str) -> tuple:
+        """After a device construct: each name one array, whichever arm ran."""
+        merged = list(before)
+        for i, name in enumerate(names):
+            old = before[i]
+            values = [after[i] for _, after in arms]
+            if all(v is old for v in values):
+                continue
+            changed = [v for v in values if v is not old]
+            if any(v is UNBOUND for v in values) or (old is UNBOUND and len(changed) < len(values)):
+                merged[i] = UNBOUND  # set in some arms only: an error if it is used
+                continue
+            if not all(isinstance(v, np.ndarray) for v in changed):
+                raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} is set to a Python value "
+                                f"inside a device {what}; every arm of a device construct is recorded, so "
+                                "only arrays can change there")
+            target = old if isinstance(old, np.ndarray) else changed[0]
+            for v in changed:
+                if v.shape != target.shape or v.dtype != target.dtype:
+                    raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} changes from "
+                                    f"{target.shape} {target.dtype} to {v.shape} {v.dtype} inside a device "
+                                    f"{what}; a name keeps one array across a device construct")
+            if self.is_argument(target):
+                own = self.own_copy(target, name)
+                for body, _ in arms:
+                    substitute.in_body(body, {id(target): own}, name)
+                target = own
+            for body, after in arms:
+                if after[i] is not old and after[i] is not target:
+                    self.merge_into(body, after[i], target, name)
+            merged[i] = target
+        return tuple(merged)
+
+    def merge_into(self, body: Body, value: np.ndarray, target: np.ndarray, name: str) -> None:
+        """Make ``body`` leave ``value`` in ``target``: in place when a per-sample kernel of the
+        body wrote it, else by a copy at its end."""
+        node = self.producer.get(id(value))
+        plan = getattr(getattr(node, "payload", None), "plan", None)
+        if node is not None and getattr(plan, "per_sample", False) and substitute.contains(body, node):
+            substitute.in_body(body, {id(value): target}, name)
+            self.producer[id(target)] = node
+            self.retired.append(value)
+            return
+        self.stack.append(body)
+        self.add_node(copy_node(value, into=target), name)
+        self.stack.pop()
+
+    def is_argument(self, array: np.ndarray) -> bool:
+        return any(a is array for a in self.arguments.values())
+
+    def own_copy(self, argument: np.ndarray, name: str) -> np.ndarray:
+        """The graph's copy of a builder argument that a device construct rebinds."""
+        if id(argument) not in self.own:
+            own = np.empty_like(argument)
+            self.own[id(argument)] = own
+            self.prologue.append((name, argument, own))
+        return self.own[id(argument)]
+
+    # ------------------------------------------------------------- finish
+    def finish(self) -> None:
+        """Add what was recorded to the graph, in order (a failed check adds nothing)."""
+        graph = self.graph
+        graph._recorder = None
+        for fork in self.nested_forks:
+            self.check_fork(fork)
+        for name, argument, own in self.prologue:
+            graph.add_node(copy_node(argument, into=own), name=name)
+        for step in self.top.steps:
+            if isinstance(step, Fork):
+                branches = [list(substitute.leaves(b)) for b in step.branches]
+                branches = [b for b in branches if b]
+                graph.add_group(branches, names=[[self.labels[id(n)] for n in b] for b in branches])
+            else:
+                graph.add_node(step, name=self.labels[id(step)])
+
+    def check_fork(self, fork: Fork) -> None:
+        """Siblings of a fork inside a branch or a construct (the graph checks the top-level ones)."""
+        branches = [list(substitute.leaves(b)) for b in fork.branches]
+        nodes = [n for b in branches for n in b]
+        offsets = np.cumsum([0] + [len(b) for b in branches])
+        try:
+            refuse_sibling_races(nodes, [self.labels[id(n)] for n in nodes],
+                                 [[list(range(offsets[k], offsets[k + 1])) for k in range(len(branches))]])
+        except SiblingRace as race:
+            raise ValueError(f"{RACE} [{race}]") from None
+
+    def bind(self, **arrays: Any) -> None:
+        """``g.bind(name=array)``: the same graph over new arrays; same shape, dtype and device."""
+        mapping = {}
+        for name, new in arrays.items():
+            if name not in self.arguments:
+                raise TypeError(f"eagle.Graph.bind: no parameter {name!r}; the builder's parameters are "
+                                f"{', '.join(self.arguments)}")
+            old = self.arguments[name]
+            if not (isinstance(new, np.ndarray) and isinstance(old, np.ndarray)
+                    and (new.shape, new.dtype) == (old.shape, old.dtype)):
+                raise ValueError(f"eagle.Graph.bind: {name!r} changed shape/dtype: call the builder again")
+            mapping[id(old)] = new
+        graph = self.graph
+        for node, label in zip(graph._nodes, graph._labels, strict=True):
+            substitute.in_node(node, mapping, label)
+        for name, new in arrays.items():
+            self.retired.append(self.arguments[name])
+            self.arguments[name] = new
+        graph._relower()
+
+
+def _repeat_while(test: Callable[[], bool], first: Any, line: int, recorder: Recorder) -> Iterator[None]:
+    """The turns of a Python ``while``: its condition checked before each."""
+    if recorder.truth(first, line):
+        yield None
+        while test():
+            yield None
+
+
+def _until(stop: Callable[[], Any], first: Any, turns: range, recorder: Recorder, line: int) -> Iterator[int]:
+    """The turns of a Python ``for _ in range(N): if <stop>: break``: stop checked before each."""
+    for k in turns:
+        if recorder.truth(first if k == turns[0] else stop(), line):
+            return
+        yield k

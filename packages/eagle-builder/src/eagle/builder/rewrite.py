@@ -1,0 +1,373 @@
+"""The rewrite: a builder's ``if``, ``while``, ``for``, ``match``, ``break`` and
+``continue`` become calls on the recorder; everything else is left alone.
+
+Each construct becomes local functions for its arms or body, which reach
+the function's own variables through ``nonlocal``, plus a getter and a
+setter of the names the construct assigns (its *state*), so the recorder can
+run an arm, restore the state, run the other arm and merge.  A Python
+condition is decided by the recorder at once, with Python's semantics; a
+device condition records both arms.  ``break``, ``continue`` and ``return``
+inside a construct become returned signals that the call sites pass up.
+``x = call(...)`` becomes ``x = rt.named("x", call(...))`` so nodes carry
+the names of what they compute.
+
+The rewritten code keeps the user's file name, lines and columns, so
+tracebacks point at their code.  The rewrite runs once per code object.
+"""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import inspect
+import types
+from collections.abc import Callable
+from typing import Any
+
+RUNTIME = "__eagle_builder__"
+_PREFIX = "__eagle_"
+_FUTURE_FLAGS = 0
+for _name in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
+
+_cache: dict[types.CodeType, Callable[..., Any]] = {}
+
+
+class RewriteError(SyntaxError):
+    """The builder cannot rewrite this function; the message says why and what to do."""
+
+
+def rewritten(fn: Callable[..., Any], runtime: object) -> Callable[..., Any]:
+    """``fn`` with its control flow rewritten onto ``runtime`` (cached per code object)."""
+    code = fn.__code__
+    if code not in _cache:
+        _cache[code] = _rewrite(fn, runtime)
+    return _cache[code]
+
+
+def first_line(fn: Callable[..., Any]) -> int:
+    """The first line of ``fn``'s source (its first decorator)."""
+    return inspect.getsourcelines(fn)[1]
+
+
+def _rewrite(fn: Callable[..., Any], runtime: object) -> Callable[..., Any]:
+    name = getattr(fn, "__qualname__", repr(fn))
+    if fn.__name__ == "<lambda>":
+        raise RewriteError(f"eagle.Graph.builder: {name}: a lambda cannot be a builder; write a def")
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as err:
+        raise RewriteError(f"eagle.Graph.builder: {name}: its source is not available ({err}); the "
+                           "builder rewrites a function from its source, so define it in a file (not in "
+                           "exec() or an interactive prompt)") from None
+    source = "".join(lines)
+    indented = lines[0][:1] in (" ", "\t")
+    if indented:  # keep the real columns: parse inside a dummy block instead of dedenting
+        source = "if 1:\n" + source
+    tree = ast.parse(source)
+    func = tree.body[0].body[0] if indented else tree.body[0]
+    if not isinstance(func, ast.FunctionDef):
+        raise RewriteError(f"eagle.Graph.builder: {name}: decorate a plain `def` function")
+    func.decorator_list = []
+    _strip_signature(func.args)
+    func.returns = None
+    rewriter = _Rewriter(line_shift=1 if indented else 0)
+    func.body = rewriter.function_body(func.body)
+    factory = ast.FunctionDef(
+        name=f"{_PREFIX}factory", args=_plain_args([RUNTIME, *fn.__code__.co_freevars]),
+        body=[func, ast.Return(ast.Name(func.name, ast.Load()))], decorator_list=[], returns=None,
+        **({"type_params": []} if "type_params" in ast.FunctionDef._fields else {}))
+    module = ast.Module([factory], type_ignores=[])
+    ast.fix_missing_locations(module)  # generated nodes take their parent's place ...
+    ast.increment_lineno(module, first - (2 if indented else 1))  # ... then all move to the file's lines
+    code = compile(module, fn.__code__.co_filename, "exec", flags=fn.__code__.co_flags & _FUTURE_FLAGS,
+                   dont_inherit=True)
+    scope: dict[str, Any] = {}
+    exec(code, fn.__globals__, scope)
+    built = scope[f"{_PREFIX}factory"](runtime, *[None] * len(fn.__code__.co_freevars))
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+    cells[RUNTIME] = types.CellType(runtime)
+    closure = tuple(cells[v] for v in built.__code__.co_freevars)
+    out = types.FunctionType(built.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    out.__kwdefaults__, out.__annotations__ = fn.__kwdefaults__, dict(fn.__annotations__)
+    out.__doc__, out.__qualname__, out.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
+    return out
+
+
+def _strip_signature(args: ast.arguments) -> None:
+    """Defaults and annotations come from the original function, not from re-evaluating them."""
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None:
+            arg.annotation = None
+    args.defaults, args.kw_defaults = [], [None] * len(args.kwonlyargs)
+
+
+def _plain_args(names: list[str]) -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in names], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
+
+
+def assigned_names(nodes: list[ast.stmt]) -> list[str]:
+    """Names the statements bind, in order, not counting nested scopes or generated names."""
+    found: dict[str, None] = {}
+
+    class Visitor(ast.NodeVisitor):
+        def visit_Name(self, node: ast.Name) -> None:
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                found[node.id] = None
+
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+            found[node.name] = None  # its body is another scope
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+        def visit_ClassDef(self, node: ast.ClassDef) -> None:
+            found[node.name] = None
+
+        def visit_Lambda(self, node: ast.Lambda) -> None:
+            pass
+
+        def visit_ListComp(self, node: ast.AST) -> None:
+            pass
+
+        visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+        def visit_alias(self, node: ast.alias) -> None:
+            found[(node.asname or node.name).split(".")[0]] = None
+
+        def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+            if node.name:
+                found[node.name] = None
+            self.generic_visit(node)
+
+        def visit_MatchAs(self, node: ast.MatchAs) -> None:
+            if node.name:
+                found[node.name] = None
+            self.generic_visit(node)
+
+    for node in nodes:
+        Visitor().visit(node)
+    return [n for n in found if not n.startswith(_PREFIX)]
+
+
+def _rt(attr: str) -> ast.Attribute:
+    return ast.Attribute(ast.Name(RUNTIME, ast.Load()), attr, ast.Load())
+
+
+def _call(attr: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(_rt(attr), list(args), [])
+
+
+def _def(name: str, params: list[str], body: list[ast.stmt], state: list[str]) -> ast.FunctionDef:
+    head: list[ast.stmt] = [ast.Nonlocal(state)] if state else []
+    return ast.FunctionDef(name=name, args=_plain_args(params), body=head + (body or [ast.Pass()]),
+                           decorator_list=[], returns=None,
+                           **({"type_params": []} if "type_params" in ast.FunctionDef._fields else {}))
+
+
+class _Rewriter:
+    """Rewrites statement lists; ``inside`` says whether they sit in a generated function."""
+
+    def __init__(self, line_shift: int) -> None:
+        self.count = 0
+        self.globals: set[str] = set()
+        self.line_shift = line_shift  # the lines of the parsed text before the function's first
+
+    def function_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        for node in ast.walk(ast.Module(body, [])):
+            if isinstance(node, ast.Global):
+                self.globals.update(node.names)
+        state = [n for n in assigned_names(body) if n not in self.globals]
+        out = self.block(body, inside=False)
+        if state:  # every nonlocal needs a binding in the function, even one never executed
+            never = ast.If(ast.Constant(False), [ast.Assign([ast.Name(n, ast.Store()) for n in state],
+                                                             ast.Constant(None))], [])
+            out.insert(0, ast.copy_location(never, body[0]))
+        return out
+
+    def block(self, body: list[ast.stmt], inside: bool) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in body:
+            out.extend(self.statement(stmt, inside))
+        return out
+
+    def statement(self, stmt: ast.stmt, inside: bool) -> list[ast.stmt]:
+        if isinstance(stmt, ast.If):
+            return self.construct(stmt, inside, self.if_call)
+        if isinstance(stmt, ast.While):
+            return self.construct(stmt, inside, self.while_call)
+        if isinstance(stmt, ast.For):
+            return self.construct(stmt, inside, self.for_call)
+        if isinstance(stmt, ast.Match) and _literal_match(stmt):
+            return self.construct(stmt, inside, self.match_call)
+        if isinstance(stmt, (ast.Break, ast.Continue)) and inside:
+            signal = "BREAK" if isinstance(stmt, ast.Break) else "CONTINUE"
+            return [ast.copy_location(ast.Return(_rt(signal)), stmt)]
+        if isinstance(stmt, ast.Return) and inside:
+            value = ast.Tuple([_rt("RETURN"), stmt.value or ast.Constant(None)], ast.Load())
+            return [ast.copy_location(ast.Return(value), stmt)]
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, ast.Call):
+            stmt.value = ast.copy_location(_call("named", ast.Constant(stmt.targets[0].id), stmt.value),
+                                           stmt.value)
+            return [stmt]
+        for field in ("body", "orelse", "finalbody"):  # with, try, native match: rewrite inside
+            if isinstance(getattr(stmt, field, None), list) and not isinstance(stmt, (ast.FunctionDef,
+                                                                                     ast.AsyncFunctionDef,
+                                                                                     ast.ClassDef)):
+                setattr(stmt, field, self.block(getattr(stmt, field), inside))
+        for handler in getattr(stmt, "handlers", []):
+            handler.body = self.block(handler.body, inside)
+        for case in getattr(stmt, "cases", []) if isinstance(stmt, ast.Match) else []:
+            case.body = self.block(case.body, inside)
+        return [stmt]
+
+    def construct(self, stmt: ast.stmt, inside: bool, make: Callable[..., list[ast.stmt]]) -> list[ast.stmt]:
+        self.count += 1
+        k = self.count
+        state = [n for n in assigned_names([stmt]) if n not in self.globals]
+        defs, call = make(stmt, k, state)
+        result = f"{_PREFIX}r"
+        assign = ast.Assign([ast.Name(result, ast.Store())], call)
+        passed = ast.Name(result, ast.Load()) if inside else ast.Subscript(
+            ast.Name(result, ast.Load()), ast.Constant(1), ast.Load())
+        propagate = ast.If(ast.Compare(ast.Name(result, ast.Load()), [ast.IsNot()], [ast.Constant(None)]),
+                           [ast.Return(passed)], [])
+        out = [*self.state_defs(k, state), *defs, assign, propagate]
+        return [ast.copy_location(node, stmt) for node in out]
+
+    def state_defs(self, k: int, state: list[str]) -> list[ast.stmt]:
+        """``get_k()`` -> the state values (rt.UNBOUND for an unbound name); ``set_k(values)``."""
+        get = _def(f"{_PREFIX}get_{k}", [], [ast.Return(ast.Tuple(
+            [_call("look", ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))) for n in state],
+            ast.Load()))], [])
+        values = f"{_PREFIX}v"
+        sets: list[ast.stmt] = []
+        for i, n in enumerate(state):
+            item = ast.Subscript(ast.Name(values, ast.Load()), ast.Constant(i), ast.Load())
+            ignore = ast.ExceptHandler(ast.Name("NameError", ast.Load()), None, [ast.Pass()])
+            unbind = ast.Try([ast.Delete([ast.Name(n, ast.Del())])], [ignore], [], [])
+            sets.append(ast.If(ast.Compare(item, [ast.Is()], [_rt("UNBOUND")]), [unbind],
+                               [ast.Assign([ast.Name(n, ast.Store())], item)]))
+        setter = _def(f"{_PREFIX}set_{k}", [values], sets, state)
+        return [get, setter]
+
+    def state_args(self, k: int, state: list[str], stmt: ast.stmt) -> list[ast.expr]:
+        return [ast.Name(f"{_PREFIX}get_{k}", ast.Load()), ast.Name(f"{_PREFIX}set_{k}", ast.Load()),
+                ast.Tuple([ast.Constant(n) for n in state], ast.Load()),
+                ast.Constant(stmt.lineno - self.line_shift)]
+
+    def arm(self, name: str, body: list[ast.stmt], state: list[str],
+            params: tuple[str, ...] = ()) -> ast.FunctionDef:
+        return _def(name, list(params), self.block(body, inside=True), state)
+
+    def if_call(self, stmt: ast.If, k: int, state: list[str]) -> tuple[list[ast.stmt], ast.expr]:
+        then = self.arm(f"{_PREFIX}then_{k}", stmt.body, state)
+        orelse = self.arm(f"{_PREFIX}else_{k}", stmt.orelse, state)
+        call = _call("if_", _condition(stmt.test), ast.Name(then.name, ast.Load()),
+                     ast.Name(orelse.name, ast.Load()), *self.state_args(k, state, stmt))
+        return [then, orelse], call
+
+    def while_call(self, stmt: ast.While, k: int, state: list[str]) -> tuple[list[ast.stmt], ast.expr]:
+        _no_else(stmt, "while")
+        test = _def(f"{_PREFIX}test_{k}", [], [ast.Return(_condition(stmt.test))], [])
+        body = self.arm(f"{_PREFIX}body_{k}", stmt.body, state, (f"{_PREFIX}item",))
+        call = _call("while_", ast.Name(test.name, ast.Load()), ast.Name(body.name, ast.Load()),
+                     *self.state_args(k, state, stmt))
+        return [test, body], call
+
+    def for_call(self, stmt: ast.For, k: int, state: list[str]) -> tuple[list[ast.stmt], ast.expr]:
+        _no_else(stmt, "for")
+        item = f"{_PREFIX}item"
+        bind = ast.copy_location(ast.Assign([stmt.target], ast.Name(item, ast.Load())), stmt)
+        range_args = _range_args(stmt.iter)
+        first = stmt.body[0]
+        capped = (range_args is not None and len(range_args) == 1 and isinstance(first, ast.If)
+                  and not first.orelse and len(first.body) == 1 and isinstance(first.body[0], ast.Break))
+        if capped:
+            stop = _def(f"{_PREFIX}stop_{k}", [], [ast.Return(_condition(first.test))], [])
+            body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body[1:]], state, (item,))
+            call = _call("capped", range_args[0], ast.Name(stop.name, ast.Load()),
+                         ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
+            call.keywords = [_targets(stmt)]
+            return [stop, body], call
+        body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
+        if range_args is not None:
+            call = _call("for_range", ast.Tuple(range_args, ast.Load()), ast.Name(body.name, ast.Load()),
+                         *self.state_args(k, state, stmt))
+            call.keywords = [_targets(stmt)]
+        else:
+            call = _call("for_", stmt.iter, ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
+        return [body], call
+
+    def match_call(self, stmt: ast.Match, k: int, state: list[str]) -> tuple[list[ast.stmt], ast.expr]:
+        defs, cases = [], []
+        default: ast.expr = ast.Constant(None)
+        for j, case in enumerate(stmt.cases):
+            fn = self.arm(f"{_PREFIX}case_{k}_{j}", case.body, state)
+            defs.append(fn)
+            values = _case_values(case.pattern)
+            if values is None:
+                default = ast.Name(fn.name, ast.Load())
+            else:
+                cases.append(ast.Tuple([ast.Tuple(values, ast.Load()), ast.Name(fn.name, ast.Load())],
+                                       ast.Load()))
+        call = _call("match_", stmt.subject, ast.Tuple(cases, ast.Load()), default,
+                     *self.state_args(k, state, stmt))
+        return defs, call
+
+
+def _no_else(stmt: ast.For | ast.While, what: str) -> None:
+    if stmt.orelse:
+        raise RewriteError(f"eagle.Graph.builder: line {stmt.lineno}: `{what} ... else:` is not supported "
+                           "in a builder; set a flag before break and test it after the loop",
+                           (None, stmt.lineno, stmt.col_offset + 1, None))
+
+
+def _targets(stmt: ast.For) -> ast.keyword:
+    """The names a for binds to its items: a device loop has no items, so they keep their values."""
+    names = [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+    return ast.keyword("targets", ast.Tuple([ast.Constant(n) for n in names], ast.Load()))
+
+
+def _condition(test: ast.expr) -> ast.expr:
+    """A condition with ``not``, ``and`` and ``or`` at its top sent to the runtime, which knows
+    a one-cell device array from a Python value."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return ast.copy_location(_call("not_", _condition(test.operand)), test)
+    if isinstance(test, ast.BoolOp):
+        thunks = [ast.Lambda(_plain_args([]), _condition(v)) for v in test.values]
+        op = "and_" if isinstance(test.op, ast.And) else "or_"
+        return ast.copy_location(_call(op, *thunks), test)
+    return test
+
+
+def _range_args(node: ast.expr) -> list[ast.expr] | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
+            and not node.keywords and 1 <= len(node.args) <= 3:
+        return list(node.args)
+    return None
+
+
+def _case_values(pattern: ast.pattern) -> list[ast.expr] | None:
+    """The literal values a case matches; None for the wildcard ``case _``."""
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is None and pattern.name is None:
+        return None
+    if isinstance(pattern, ast.MatchOr):
+        return [v for p in pattern.patterns for v in _case_values(p)]
+    return [pattern.value]
+
+
+def _literal_match(stmt: ast.Match) -> bool:
+    """Cases of int literals (or ``|`` of them) and a final ``_``: what a device switch can be."""
+    def literal(p: ast.pattern) -> bool:
+        if isinstance(p, ast.MatchOr):
+            return all(literal(q) for q in p.patterns)
+        return isinstance(p, ast.MatchValue) and isinstance(p.value, ast.Constant) \
+            and isinstance(p.value.value, int)
+
+    cases = stmt.cases
+    if any(c.guard is not None for c in cases):
+        return False
+    last_wild = _case_values(cases[-1].pattern) is None
+    return all(literal(c.pattern) for c in (cases[:-1] if last_wild else cases))

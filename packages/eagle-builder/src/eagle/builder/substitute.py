@@ -1,0 +1,87 @@
+"""Swapping one array for another in recorded nodes: how a rebound name is merged in
+place, how an argument gets the graph's own copy, and how ``bind`` re-points a graph."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from eagle._kinds import Node
+from eagle._nodes import Copy, Opaque
+from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, SignalAfter, Wait
+from eagle.plan import BoundPlan
+
+Mapping = dict[int, np.ndarray]  # id(old array) -> new array
+
+
+def swap(value: Any, mapping: Mapping) -> Any:
+    return mapping.get(id(value), value) if isinstance(value, np.ndarray) else value
+
+
+def in_body(body: Body, mapping: Mapping, label: str) -> None:
+    for node in leaves(body):
+        in_node(node, mapping, label)
+
+
+def in_node(node: Node, mapping: Mapping, label: str) -> None:
+    """Swap arrays in one node (in place; a construct's bodies too)."""
+    p = node.payload
+    if isinstance(p, BoundPlan):
+        p.args = [swap(a, mapping) for a in p.args]
+        if hasattr(p, "outputs"):
+            p.outputs = [swap(a, mapping) for a in p.outputs]
+    elif isinstance(p, Copy):
+        node.payload = Copy(swap(p.src, mapping), swap(p.dst, mapping))
+    elif isinstance(p, (DeviceIf, DeviceSwitch, DeviceLoop)):
+        p.cell = swap(p.cell, mapping)
+        bodies = [p.then, p.orelse] if isinstance(p, DeviceIf) else [*p.arms.values(), p.default] \
+            if isinstance(p, DeviceSwitch) else [p.body]
+        for body in bodies:
+            in_body(body, mapping, label)
+    elif isinstance(p, SignalAfter):
+        in_node(p.inner, mapping, label)
+    elif isinstance(p, Opaque):
+        touched = [n for n, a in [*p.reads.items(), *p.writes.items()] if id(a) in mapping]
+        if touched:
+            raise ValueError(f"eagle.Graph.builder: the opaque node {label!r} declares {', '.join(touched)}, "
+                             "an array the builder must replace (a name rebound inside a device construct, "
+                             "or a bound argument); an opaque function keeps its own reference: pass it "
+                             "arrays the builder does not rebind")
+    elif not isinstance(p, Wait):
+        planes = [n for n, a, _ in node.planes() if id(a) in mapping]
+        if planes:
+            raise ValueError(f"eagle.Graph.builder: node {label!r} of kind {node.kind!r} holds {planes}, "
+                             "which the builder must replace, and the builder cannot re-point that kind")
+
+
+def leaves(body: Body) -> Iterator[Node]:
+    """The nodes of a body and of its forks, in order."""
+    for step in body.steps:
+        if isinstance(step, Fork):
+            for branch in step.branches:
+                yield from leaves(branch)
+        else:
+            yield step
+
+
+def contains(body: Body, target: Node) -> bool:
+    """Whether ``target`` was recorded in ``body`` (in a fork, a construct, or signalled)."""
+    for node in leaves(body):
+        if node is target or _inside(node, target):
+            return True
+    return False
+
+
+def _inside(node: Node, target: Node) -> bool:
+    p = node.payload
+    if isinstance(p, SignalAfter):
+        return p.inner is target or _inside(p.inner, target)
+    if isinstance(p, DeviceIf):
+        return contains(p.then, target) or contains(p.orelse, target)
+    if isinstance(p, DeviceSwitch):
+        return any(contains(b, target) for b in [*p.arms.values(), p.default])
+    if isinstance(p, DeviceLoop):
+        return contains(p.body, target)
+    return False
