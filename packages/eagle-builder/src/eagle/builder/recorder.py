@@ -286,8 +286,8 @@ class Recorder:
         """A signal from an arm Python decided: passed up, unless a device loop is in the way."""
         if signal in (BREAK, CONTINUE) and self.loops and self.loops[-1].device:
             raise SyntaxError(f"eagle.Graph.builder: {self.where(line)}: a break or continue decided in "
-                              "Python inside a device loop would leave the loop at record time; guard it with a "
-                              "device cell, or move the Python decision out of the loop")
+                              "Python inside a device loop would leave the loop at record time; guard it "
+                              "with a device cell, or move the Python decision out of the loop")
         return signal
 
     # ---------------------------------------------------- device control
