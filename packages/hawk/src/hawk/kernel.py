@@ -291,6 +291,7 @@ class KernelPlan(Plan):
                          name=kernel.__name__, per_sample=compiled.ir.per_sample, owner=compiled.library,
                          derivative=kernel.derivative)
         self.compiled = compiled
+        self.source = kernel  # the hawk Kernel (eagle.diff takes its vjp)
 
 
 class KernelBound(BoundPlan):
