@@ -248,7 +248,8 @@ class Graph:
 
     def _listing(self) -> str:
         groups = sum(s.group for s in self._stages)
-        head = (f"eagle.Graph {len(self._nodes)} nodes · {groups} group{'s' * (groups != 1)} · "
+        count = len(self._nodes)
+        head = (f"eagle.Graph {count} node{'s' * (count != 1)} · {groups} group{'s' * (groups != 1)} · "
                 f"backend: {self._backend or '(not built)'}")
         lines = [head]
         for s, stage in enumerate(self._stages):
