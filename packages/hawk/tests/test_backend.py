@@ -135,7 +135,7 @@ def tree(x: Scalar):
 def in_place(x: Scalar, y: Mutable[Scalar], count: Mutable[UInt32]):
     if x > 0.0:
         y = y + x
-    count = hm.uint32(hawk.sum(x > 0.0))  # noqa: F841 - a Mutable is written by assignment
+    count = hm.uint32(hawk.sum(x > 0.0))
 
 
 @hawk.kernel

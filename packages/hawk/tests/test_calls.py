@@ -20,12 +20,12 @@ def affine(x: Scalar, a: Param, b: Param) -> Scalar:
 
 @hawk.kernel
 def below(s: Scalar, lim: Param, flag: Mutable[UInt32]):
-    flag = hm.uint32(hawk.sum(s < lim))  # noqa: F841 - a Mutable is written by assignment
+    flag = hm.uint32(hawk.sum(s < lim))
 
 
 @hawk.kernel
 def accumulate(s: Scalar, y: Mutable[Scalar]):
-    y = s + 1.0  # noqa: F841
+    y = s + 1.0
 
 
 @hawk.kernel
@@ -179,11 +179,11 @@ def test_the_seed_kernels_run_eagerly():
 
     @hawk.kernel
     def over(s: Scalar, lim: Param, flag: Mutable[UInt32]):
-        flag = hm.uint32(hawk.sum(s > lim))  # noqa: F841
+        flag = hm.uint32(hawk.sum(s > lim))
 
     @hawk.kernel
     def remaining(s: Scalar, flag: Mutable[UInt32]):
-        flag = hawk.math.uint32(hawk.sum(s > 1.0))  # noqa: F841
+        flag = hawk.math.uint32(hawk.sum(s > 1.0))
 
     @hawk.kernel
     def merge(s: Scalar, t: Scalar) -> Scalar: return s - t

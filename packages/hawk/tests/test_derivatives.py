@@ -52,7 +52,7 @@ def reduced(x: Scalar, w: Param) -> Scalar:
 @hawk.kernel
 def in_place(x: Scalar, y: Mutable[Scalar], flag: Mutable[UInt32], k: Int32):
     y = y * x + hm.float64(k)
-    flag = hm.uint32(hawk.sum(x > 0.0))  # noqa: F841 - an integer output: no derivative
+    flag = hm.uint32(hawk.sum(x > 0.0))
 
 
 @hawk.kernel

@@ -121,7 +121,7 @@ def test_one_arm_assignments_and_cell_writes_are_refused():
         return y
 
     def per_sample_into_cell(x: Scalar, flag: Mutable[UInt32]):
-        flag = hm.uint32(x)  # noqa: F841
+        flag = hm.uint32(x)
 
     def reduce_in_if(x: Scalar) -> Scalar:
         if x > 0:
@@ -129,7 +129,7 @@ def test_one_arm_assignments_and_cell_writes_are_refused():
         return x
 
     def narrowing(x: Scalar, flag: Mutable[UInt32]):
-        flag = hawk.sum(x)  # noqa: F841
+        flag = hawk.sum(x)
 
     assert "'y' may be unassigned here: it is assigned in one arm of the if" in str(
         refused(lambda: hawk.kernel(one_arm)))

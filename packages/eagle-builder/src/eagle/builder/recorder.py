@@ -43,6 +43,21 @@ class _Signal:
 
 
 UNBOUND, BREAK, CONTINUE, RETURN = (_Signal(n) for n in ("unbound", "break", "continue", "return"))
+
+
+class OneArm:
+    """What a name holds after a device construct that assigned it in some arms only:
+    using it is an error that says so."""
+
+    def __init__(self, name: str, where: str) -> None:
+        self.message = (f"{name!r} is assigned in only one arm of the device construct at {where}; "
+                        "assign it in every arm (or before the construct)")
+
+    def __bool__(self) -> bool:
+        raise NameError(self.message)
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NameError(self.message)
 RACE = ("eagle.Graph.build: two branches of one parallel region touch one plane and one writes it: put them "
         "in one branch, or order them with <branch>.wait(plane)")
 
@@ -141,9 +156,8 @@ class Recorder:
             raise TypeError(f"{kernel.__name__}: a recorded call takes its arguments and buffer= only, "
                             f"got {', '.join(kwargs)}")
         for arg in args:
-            if arg is UNBOUND:
-                raise NameError(f"{kernel.__name__}: an argument is a name assigned in only one arm of a "
-                                "device construct; assign it in every arm (or before the construct)")
+            if isinstance(arg, OneArm):
+                raise NameError(f"{kernel.__name__}: {arg.message}")
         bound = kernel.plan(*args, buffer=None if buffer is True else buffer)
         node = self.append(Node("plan", bound), kernel.__name__)
         for out in bound.outputs:
@@ -401,7 +415,7 @@ class Recorder:
                 continue
             changed = [v for v in values if v is not old]
             if any(v is UNBOUND for v in values) or (old is UNBOUND and len(changed) < len(values)):
-                merged[i] = UNBOUND  # set in some arms only: an error if it is used
+                merged[i] = OneArm(name, self.where(line))  # set in some arms only: an error if used
                 continue
             if not all(isinstance(v, np.ndarray) for v in changed):
                 raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} is set to a Python value "

@@ -282,8 +282,10 @@ class _Rewriter:
         bind = ast.copy_location(ast.Assign([stmt.target], ast.Name(item, ast.Load())), stmt)
         range_args = _range_args(stmt.iter)
         first = stmt.body[0]
+        targets = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
         capped = (range_args is not None and len(range_args) == 1 and isinstance(first, ast.If)
-                  and not first.orelse and len(first.body) == 1 and isinstance(first.body[0], ast.Break))
+                  and not first.orelse and len(first.body) == 1 and isinstance(first.body[0], ast.Break)
+                  and not targets & {n.id for n in ast.walk(first.test) if isinstance(n, ast.Name)})
         if capped:
             stop = _def(f"{_PREFIX}stop_{k}", [], [ast.Return(_condition(first.test))], [])
             body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body[1:]], state, (item,))
