@@ -319,7 +319,9 @@ class KernelBound(BoundPlan):
         slots = self.slots()
         accesses = [(a, role) for _, a, role in super().planes()]
         for j, reduction in enumerate(phased.reductions):
-            program.kernel(functions[j], slots, self.samples, per_sample=False, accesses=accesses)
+            # a phase before a reduction writes only its sample of a scratch plane: it may be
+            # block-fused with the per-sample kernels before it
+            program.kernel(functions[j], slots, self.samples, per_sample=True, accesses=accesses)
             program.reduce(self.args[reduction.values], self.args[reduction.cell], reduction.op)
         program.kernel(functions[-1], slots, self.samples, per_sample=self.plan.per_sample,
                        accesses=accesses)
