@@ -15,10 +15,12 @@ import numpy as np
 import pytest
 
 import eagle
+import hawk
 from eagle._regions import SignalAfter, Wait
 from eagle.graph import opaque
 from eagle.native import Library, compile_library
 from eagle.plan import Plan
+from hawk import Mutable, Param, Scalar, UInt32
 
 STRICT = os.environ.get("EAGLE_VIZ_STRICT") == "1"
 
@@ -178,6 +180,62 @@ def builder_graph(k: Kernels) -> eagle.Graph:
     return g
 
 
+@hawk.kernel
+def forces(x: Scalar, v: Scalar) -> Scalar:
+    return -4.0 * x - 0.5 * v
+
+
+@hawk.kernel
+def advance(x: Mutable[Scalar], a: Scalar, dt: Param) -> None:
+    x = x + dt * a
+
+
+@hawk.kernel
+def moving(x: Scalar, flag: Mutable[UInt32]) -> None:
+    flag = hawk.math.uint32(hawk.sum(abs(x) > 1e-3))
+
+
+@hawk.kernel
+def kinetic(v: Scalar) -> Scalar:
+    return 0.5 * v * v
+
+
+@hawk.kernel
+def halve(x: Scalar) -> Scalar:
+    return 0.5 * x
+
+
+@eagle.Graph.builder
+def recorded(x, v, more, mode):
+    """A graph the builder records: a fork with a wait, a capped device loop, a match."""
+    g = eagle.Graph()
+    with g.parallel() as p:
+        with p.branch() as b:
+            a = forces(x, v)
+        with p.branch() as w:
+            w.wait(a)
+            e = kinetic(a)
+    for _ in range(50):
+        if not more:
+            break
+        advance(x, a, 0.01)
+        moving(x, more)
+    match mode:
+        case 0:
+            e = halve(e)
+        case 1:
+            e = kinetic(e)
+        case _:
+            pass
+    g.result = e
+    return g
+
+
+def recorded_graph() -> eagle.Graph:
+    n = 64
+    return recorded(np.ones(n), np.zeros(n), np.ones(1, np.uint32), np.zeros(1, np.uint32))
+
+
 def wide_fork(branches: int = 12) -> eagle.Graph:
     """One source, ``branches`` opaque ops side by side, one sink."""
     x, outs, total = np.zeros(4), [np.zeros(4) for _ in range(branches)], np.zeros(4)
@@ -220,6 +278,7 @@ class Graphs:
         self.wide_fork, self.chain, self.skipping = wide_fork, chain, skipping_graph
         self.step = lambda: step_graph(kernels)
         self.builder = lambda: builder_graph(kernels)
+        self.recorded = recorded_graph
 
 
 @pytest.fixture(scope="session")
@@ -227,7 +286,8 @@ def graphs(kernels: Kernels) -> Graphs:
     return Graphs(kernels)
 
 
-@pytest.fixture(params=["seed_001", "seed_002", "step", "builder", "wide_fork", "chain", "skipping"])
+@pytest.fixture(params=["seed_001", "seed_002", "step", "builder", "recorded", "wide_fork", "chain",
+                        "skipping"])
 def any_graph(request: pytest.FixtureRequest, graphs: Graphs) -> eagle.Graph:
     """Every test graph in turn (the chain 30 long)."""
     return graphs.chain(30) if request.param == "chain" else getattr(graphs, request.param)()

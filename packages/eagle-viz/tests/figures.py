@@ -16,9 +16,11 @@ import conftest  # the test graphs, beside this file
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     figures = {"graph_fork_join.png": conftest.seed_001_graph(),  # the name seed 001's page uses
-               "graph_builder.png": conftest.builder_graph(conftest.Kernels())}
+               "graph_builder.png": conftest.recorded_graph()}  # built by the builder
     for name, graph in figures.items():
-        graph.build().plot().savefig(out / name, dpi=150)
+        if graph.backend is None:
+            graph.build()
+        graph.plot().savefig(out / name, dpi=150)
         print(out / name)
 
 
