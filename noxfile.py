@@ -67,7 +67,9 @@ def viz(session: nox.Session) -> None:
     """eagle-viz with its plot extra and Graphviz's dot (no picture test may skip), and Mermaid's parser."""
     if shutil.which("dot") is None:
         session.error("Graphviz's dot is not on PATH: install graphviz (apt-get install graphviz)")
-    session.install(*TEST_TOOLS, "-e", "packages/eagle-graph", "-e", "packages/eagle-viz[plot]")
+    # hawk and the builder too: a test graph is recorded by @eagle.Graph.builder
+    session.install(*TEST_TOOLS, "-e", "packages/eagle-graph", "-e", "packages/hawk", "-e",
+                    "packages/eagle-builder", "-e", "packages/eagle-viz[plot]")
     env = {"EAGLE_VIZ_STRICT": "1"}
     mermaid = Path(session.cache_dir) / "mermaid"
     # Mermaid's own parser reads to_mermaid() wherever npm can fetch it (test_mermaid.py).
