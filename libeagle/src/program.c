@@ -49,7 +49,8 @@ static void free_item(item *it)
         free(it->u.kernel.accesses);
         break;
     case ITEM_REDUCE:
-        free(it->u.reduce.partials);
+        if (!it->u.reduce.given)
+            free(it->u.reduce.partials);
         break;
     case ITEM_COPY:
         free(it->u.copy.src);
@@ -207,7 +208,23 @@ EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64
         free(partials);
         return EAGLE_ERR_NOMEM;
     }
-    it->u.reduce = (reduce_item){x, out, n, dtype, op, partials};
+    it->u.reduce = (reduce_item){x, out, n, dtype, op, partials, 0};
+    return EAGLE_OK;
+}
+
+EAGLE_API int eagle_add_reduce_partials(eagle_program *p, void *partials, void *out, int64_t n,
+                                        int32_t dtype, int32_t op)
+{
+    int rc = check_open(p, "eagle_add_reduce_partials");
+    if (rc)
+        return rc;
+    if (!partials || !out || n < 1 || reduce_itemsize(dtype) == 0 || op < EAGLE_SUM || op > EAGLE_ANY)
+        return eagle_fail(EAGLE_ERR_ARG, "eagle_add_reduce_partials: bad arguments (n=%lld dtype=%d op=%d)",
+                          (long long)n, dtype, op);
+    item *it = append(p, ITEM_REDUCE, "eagle_add_reduce_partials");
+    if (!it)
+        return EAGLE_ERR_NOMEM;
+    it->u.reduce = (reduce_item){partials, out, n, dtype, op, partials, 1};
     return EAGLE_OK;
 }
 

@@ -38,6 +38,7 @@ typedef struct reduce_item {
     int64_t n;
     int32_t dtype, op;
     void *partials; /* one slot per block of n */
+    int32_t given;  /* the partials are the caller's, written by the kernels before */
 } reduce_item;
 
 typedef struct copy_item {

@@ -10,6 +10,10 @@
  *
  * max/min propagate NaN like NumPy; all/any give 1 or 0.  Integer sums wrap
  * (they are done in the unsigned type of the same width: no signed overflow).
+ *
+ * Integer operations are associative (sums modulo 2^w included), so every
+ * order gives T's bits: integers are reduced by a plain loop the compiler
+ * vectorises.  Only floats pay for the tree.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,9 +68,17 @@ int reduce_itemsize(int32_t dtype)
         return buf[0];                                                         \
     }
 
-#define DEFINE_TREES(T, U)                                                     \
-    DEFINE_TREE(T, U, SUM) DEFINE_TREE(T, U, MAX) DEFINE_TREE(T, U, MIN)       \
-    DEFINE_TREE(T, U, ALL) DEFINE_TREE(T, U, ANY)                              \
+/* linear_<T>_<OP>: the same value as tree_<T>_<OP> for an integer type. */
+#define DEFINE_LINEAR(T, U, OP)                                                \
+    static T tree_##T##_##OP(const T *x, int64_t n)                            \
+    {                                                                          \
+        T acc = LEAF_##OP(T, x[0]);                                            \
+        for (int64_t i = 1; i < n; ++i)                                        \
+            acc = OP_##OP(T, U, acc, LEAF_##OP(T, x[i]));                      \
+        return acc;                                                            \
+    }
+
+#define DEFINE_DISPATCH(T)                                                     \
     static T tree_##T(const T *x, int64_t n, int32_t op)                       \
     {                                                                          \
         switch (op) {                                                          \
@@ -78,17 +90,25 @@ int reduce_itemsize(int32_t dtype)
         }                                                                      \
     }
 
+#define DEFINE_TREES(T, U)                                                     \
+    DEFINE_TREE(T, U, SUM) DEFINE_TREE(T, U, MAX) DEFINE_TREE(T, U, MIN)       \
+    DEFINE_TREE(T, U, ALL) DEFINE_TREE(T, U, ANY) DEFINE_DISPATCH(T)
+
+#define DEFINE_LINEARS(T, U)                                                   \
+    DEFINE_LINEAR(T, U, SUM) DEFINE_LINEAR(T, U, MAX) DEFINE_LINEAR(T, U, MIN) \
+    DEFINE_LINEAR(T, U, ALL) DEFINE_LINEAR(T, U, ANY) DEFINE_DISPATCH(T)
+
 typedef double f64;
 typedef float f32;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wfloat-equal"
 DEFINE_TREES(f64, f64)
 DEFINE_TREES(f32, f32)
-DEFINE_TREES(int64_t, uint64_t)
-DEFINE_TREES(int32_t, uint32_t)
-DEFINE_TREES(uint32_t, uint32_t)
-DEFINE_TREES(uint64_t, uint64_t)
-DEFINE_TREES(uint8_t, uint8_t)
+DEFINE_LINEARS(int64_t, uint64_t)
+DEFINE_LINEARS(int32_t, uint32_t)
+DEFINE_LINEARS(uint32_t, uint32_t)
+DEFINE_LINEARS(uint64_t, uint64_t)
+DEFINE_LINEARS(uint8_t, uint8_t)
 #pragma GCC diagnostic pop
 
 #define DISPATCH(dtype, CALL)                                                  \
@@ -108,6 +128,11 @@ void reduce_block(const void *x, int64_t begin, int64_t end, int32_t dtype, int3
 #define BLOCK_CALL(T) ((T *)partials)[block] = tree_##T((const T *)x + begin, end - begin, op)
     DISPATCH(dtype, BLOCK_CALL)
 #undef BLOCK_CALL
+}
+
+EAGLE_API void eagle_reduce_block(const void *x, int64_t n, int32_t dtype, int32_t op, void *partial)
+{
+    reduce_block(x, 0, n, dtype, op, partial, 0);
 }
 
 /* The partials of nblocks blocks, reduced in place: the same tree,

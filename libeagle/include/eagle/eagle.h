@@ -221,6 +221,17 @@ EAGLE_API int eagle_add_callback(eagle_program *p, eagle_callback_fn fn, void *c
  * the fixed order of eagle_sum_order (see below). */
 EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64_t n,
                                int32_t dtype, int32_t op);
+/* out[0] = op over the block partials kernels before it wrote: partials[b]
+ * holds block b of the first n samples (eagle_reduce_block), and the item
+ * finishes the blocks of min(n, logical size) in the same fixed order, so the
+ * result has the bits eagle_add_reduce gives over the values themselves.
+ * The item reduces partials in place. */
+EAGLE_API int eagle_add_reduce_partials(eagle_program *p, void *partials, void *out, int64_t n,
+                                        int32_t dtype, int32_t op);
+/* *partial = op over x[0:n] (n <= EAGLE_BLOCK) in the fixed order: a kernel
+ * computing a reduction's operand for one block reduces it here, and writes
+ * no plane of values. */
+EAGLE_API void eagle_reduce_block(const void *x, int64_t n, int32_t dtype, int32_t op, void *partial);
 /* Copy the elements of src into dst (same shape and item size, any strides). */
 EAGLE_API int eagle_add_copy(eagle_program *p, const eagle_view *src, const eagle_view *dst);
 /* Run then_ when *cell != 0, else else_ (either may be NULL). */

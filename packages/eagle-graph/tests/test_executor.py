@@ -245,6 +245,23 @@ def test_copy_strided_and_same_storage():
     np.testing.assert_array_equal(x, np.arange(5.0))
 
 
+def test_reduce_partials_match_a_reduce_over_the_values(threads):
+    """Block partials from eagle_reduce_block, finished by a partials item: the bits of a plain
+    reduce, also when the logical size cuts a block."""
+    x = np.random.default_rng(5).standard_normal(3 * BLOCK + 17) * 1e3
+    blocks = -(-x.size // BLOCK)
+    for logical in (x.size, BLOCK + 3, 1):
+        partials = np.empty(blocks)
+        for b in range(-(-logical // BLOCK)):
+            chunk = np.ascontiguousarray(x[b * BLOCK:min((b + 1) * BLOCK, logical)])
+            _core.lib.eagle_reduce_block(_core.ffi.from_buffer(chunk), chunk.size, _core.lib.EAGLE_F64,
+                                         _core.lib.EAGLE_SUM, _core.ffi.from_buffer(partials[b:b + 1]))
+        out, plain = np.zeros(1), np.zeros(1)
+        Program().stage().reduce_partials(partials, out, x.size).finalize().set_logical_size(logical).run()
+        Program().stage().reduce(np.ascontiguousarray(x[:logical]), plain).finalize().run()
+        assert out[0] == plain[0]
+
+
 def test_logical_size(kernels, threads):
     """set_logical_size makes the next runs process only the first n samples."""
     x = np.zeros(3 * BLOCK)

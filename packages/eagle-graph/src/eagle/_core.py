@@ -58,7 +58,8 @@ def _load() -> tuple[cffi.FFI, Any]:
     ffi.cdef(_cdef(header_path.read_text()))
     # RTLD_NODELETE: the team's threads run libeagle code until the process
     # ends, so the library must stay mapped even after cffi closes it at exit.
-    lib = ffi.dlopen(str(path), ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0))
+    # RTLD_GLOBAL: generated kernels (hawk's) call eagle_reduce_block, found in this library.
+    lib = ffi.dlopen(str(path), ffi.RTLD_NOW | ffi.RTLD_GLOBAL | getattr(ffi, "RTLD_NODELETE", 0))
     found = lib.eagle_abi_version()
     if found != ABI_VERSION or lib.EAGLE_ABI_VERSION != ABI_VERSION:
         raise ImportError(

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle._core import check, ffi, lib
+from eagle._core import BLOCK, check, ffi, lib
 from eagle._views import view_of
 
 SCHEDULES = {"work_share": lib.EAGLE_WORK_SHARE, "branch_tasks": lib.EAGLE_BRANCH_TASKS}
@@ -133,6 +133,19 @@ class Program:
                                    ffi.cast("void *", out.ctypes.data), x.size, DTYPES[x.dtype],
                                    REDUCE_OPS[op]), "Program.reduce")
         self._keep += [x, out]
+        return self
+
+    def reduce_partials(self, partials: np.ndarray, out: np.ndarray, n: int, op: str = "sum") -> Program:
+        """Append ``out[0] = op`` over the block partials of ``n`` samples that kernels before
+        wrote into ``partials`` (one per block, by ``eagle_reduce_block``)."""
+        self._batch = None
+        if partials.dtype != out.dtype or out.size != 1 or partials.size < -(-n // BLOCK):
+            raise ValueError("Program.reduce_partials: one partial per block of n, and one out cell, "
+                             "all of one dtype")
+        check(lib.eagle_add_reduce_partials(self._ptr, ffi.cast("void *", partials.ctypes.data),
+                                            ffi.cast("void *", out.ctypes.data), n, DTYPES[partials.dtype],
+                                            REDUCE_OPS[op]), "Program.reduce_partials")
+        self._keep += [partials, out]
         return self
 
     def copy(self, src: np.ndarray, dst: np.ndarray) -> Program:

@@ -30,6 +30,19 @@ _INT_LIMITS = {"i32": ("INT32_MIN", "INT32_MAX", "-2147483648.0", "2147483647.0"
                "i64": ("INT64_MIN", "INT64_MAX", "-9223372036854775808.0", "9223372036854775807.0"),
                "u32": ("0u", "UINT32_MAX", "0.0", "4294967295.0"),
                "u64": ("0ull", "UINT64_MAX", "0.0", "18446744073709551615.0")}
+_EAGLE_TYPE = {"f64": "F64", "f32": "F32", "i64": "I64", "i32": "I32", "u32": "U32", "u64": "U64",
+               "bool": "U8"}
+
+
+def _identity(op: str, dtype: str) -> str:
+    """The value an integer reduction starts a block from."""
+    if op in ("sum", "any") or (op == "max" and dtype not in ("i32", "i64")):
+        return "0"
+    if op == "all" or (op == "min" and dtype == "bool"):
+        return "1"
+    return {"max": "INT{w}_MIN", "min": "INT{w}_MAX" if dtype[0] == "i" else "UINT{w}_MAX"}[op].format(
+        w=dtype[1:])
+
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
           "eq": "==", "ne": "!="}
 _MATH = ("sin", "cos", "tan", "exp", "log", "sqrt", "floor", "ceil", "pow")
@@ -195,7 +208,9 @@ class Emitter:
         return f"({CTYPES[target]}){a}"
 
     def statement(self, s: Stmt, out: list[str], pad: str) -> None:
-        if isinstance(s, Load):
+        if isinstance(s, Store) and self.slots[s.slot].reduction:
+            out.append(f"{pad}{self.partial_value(s.slot, self.operand(s.value))}")
+        elif isinstance(s, Load):
             out.append(f"{pad}{self.var(s.dst)} = {self.at(s.slot, s.comp)};")
         elif isinstance(s, Op):
             out.append(f"{pad}{self.var(s.dst)} = {self.expr(s)};")
@@ -211,13 +226,44 @@ class Emitter:
             out.append(f"{pad}}}")
 
     # ----------------------------------------------------------- function
+    def partial_value(self, slot: int, value: str) -> str:
+        """A sample's reduction operand, taken into its block's partial.  Integer reductions are
+        associative, so they accumulate in the loop; a float one keeps the block's values for
+        libeagle's fixed tree, run after the loop."""
+        s = self.slots[slot]
+        if is_float(s.dtype):
+            return f"t{slot}[i - begin] = {value};"
+        acc, u = f"r{slot}", _UNSIGNED.get(s.dtype, "uint8_t")
+        return {"sum": f"{acc} = ({CTYPES[s.dtype]})(({u}){acc} + ({u}){value});",
+                "max": f"{acc} = {value} > {acc} ? {value} : {acc};",
+                "min": f"{acc} = {value} < {acc} ? {value} : {acc};",
+                "all": f"{acc} = (uint8_t)({acc} && {value} != 0);",
+                "any": f"{acc} = (uint8_t)({acc} || {value} != 0);"}[s.reduction]
+
+    def reduce_partials(self, body: list[Stmt]) -> tuple[list[str], list[str]]:
+        """The block's accumulators or buffers, and what stores the block's partial after the loop."""
+        head, tail = [], []
+        for k in sorted({s.slot for s in body if isinstance(s, Store) and self.slots[s.slot].reduction}):
+            slot, t = self.slots[k], CTYPES[self.slots[k].dtype]
+            if is_float(slot.dtype):
+                head.append(f"    {t} t{k}[EAGLE_BLOCK];")
+                tail.append(f"    if (end > begin) eagle_reduce_block(t{k}, end - begin, "
+                            f"EAGLE_{_EAGLE_TYPE[slot.dtype]}, EAGLE_{slot.reduction.upper()}, "
+                            f"&s{k}[begin / EAGLE_BLOCK]);")
+            else:
+                head.append(f"    {t} r{k} = {_identity(slot.reduction, slot.dtype)};")
+                tail.append(f"    if (end > begin) s{k}[begin / EAGLE_BLOCK] = r{k};")
+        return head, tail
+
     def function(self, name: str, body: list[Stmt]) -> str:
         after = [s for s in body if isinstance(s, Store) and self.slots[s.slot].cell]
         hoisted = [s for s in body if _is_uniform(s)]
         loop = [s for s in body if not _is_uniform(s) and s not in after]
         variables = {id(s.dst): s.dst for s in walk(body) if isinstance(s, (Op, Load))}
+        buffers, reductions = self.reduce_partials(body)
         lines = [self.header(name)]
         lines += self.arguments()
+        lines += buffers
         lines += [f"    {CTYPES[strong(v.dtype)]} {self.var(v)} = 0;"
                   for v in variables.values() if v.uniform]
         for s in hoisted:
@@ -228,6 +274,7 @@ class Emitter:
         for s in loop:
             self.statement(s, lines, "        ")
         lines.append("    }")
+        lines += reductions
         if after:
             lines.append(f"    if ({self.first_sample()}) {{")
             for s in after:
@@ -281,6 +328,13 @@ class CudaEmitter(Emitter):
 
     def first_sample(self) -> str:
         return "blockIdx.x == 0 && threadIdx.x == 0 && end > 0"
+
+    def partial_value(self, slot: int, value: str) -> str:
+        # on the GPU a phase writes the operand per sample, and the graph reduces the plane
+        return f"s{slot}[i] = {value};"
+
+    def reduce_partials(self, body: list[Stmt]) -> tuple[list[str], list[str]]:
+        return [], []
 
 
 def _is_uniform(s: Stmt) -> bool:

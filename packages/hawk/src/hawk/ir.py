@@ -83,7 +83,9 @@ class Slot:
 
     ``role``: "read", "write" or "readwrite" for a plane, "value" for a
     by-value parameter.  A ``cell`` is a one-element plane (a uniform value);
-    a plane of ``components`` > 1 has shape ``(components, n)``.
+    a plane of ``components`` > 1 has shape ``(components, n)``.  A slot
+    with a ``reduction`` holds that reduction's block partials (one value per
+    block of samples), not per-sample values.
     """
 
     name: str
@@ -91,6 +93,7 @@ class Slot:
     dtype: str
     components: int = 1
     cell: bool = False
+    reduction: str | None = None
 
     @property
     def uniform(self) -> bool:

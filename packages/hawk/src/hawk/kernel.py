@@ -302,7 +302,9 @@ class KernelBound(BoundPlan):
              api: str) -> KernelBound:
         slots = compiled.phased.slots
         outputs = _outputs(compiled.ir, n, buffer, api)
-        scratch = [np.empty(1 if s.cell else n, NUMPY[s.dtype]) for s in slots[len(arrays) + len(outputs):]]
+        blocks = -(-n // _core.BLOCK)
+        scratch = [np.empty(1 if s.cell else max(blocks, 1), NUMPY[s.dtype])
+                   for s in slots[len(arrays) + len(outputs):]]
         self = cls(KernelPlan(kernel, compiled), [*arrays, *outputs, *scratch, n])
         self.outputs = outputs
         return self
@@ -322,7 +324,8 @@ class KernelBound(BoundPlan):
             # a phase before a reduction writes only its sample of a scratch plane: it may be
             # block-fused with the per-sample kernels before it
             program.kernel(functions[j], slots, self.samples, per_sample=True, accesses=accesses)
-            program.reduce(self.args[reduction.values], self.args[reduction.cell], reduction.op)
+            program.reduce_partials(self.args[reduction.partials], self.args[reduction.cell], self.samples,
+                                    reduction.op)
         program.kernel(functions[-1], slots, self.samples, per_sample=self.plan.per_sample,
                        accesses=accesses)
 

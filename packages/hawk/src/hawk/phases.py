@@ -5,9 +5,10 @@ the sum first.  So a kernel with reductions r_0 … r_{m-1} runs as
 
     phase 0 -> reduce r_0 -> phase 1 -> reduce r_1 -> … -> final phase
 
-Phase j computes r_j's operand into a scratch plane; libeagle reduces the
-plane into a cell in its fixed order (block partials, then a fixed tree);
-later phases read the cell.  Only the final phase stores results.  A
+Phase j computes r_j's operand and reduces each block of it at once, in
+libeagle's fixed order, into one partial per block (on the CPU no plane of
+values is written); libeagle then finishes the partials into a cell with the
+same fixed tree; later phases read the cell.  Only the final phase stores results.  A
 kernel without reductions is its own final phase.
 """
 
@@ -20,10 +21,10 @@ from hawk.ir import KernelIR, Load, Op, Slot, Stmt, Store
 
 @dataclass(frozen=True)
 class Reduction:
-    """One cross-sample reduction: scratch plane ``values`` -> one-cell ``cell``."""
+    """One cross-sample reduction: block partials ``partials`` -> one-cell ``cell``."""
 
     op: str
-    values: int  # slot index
+    partials: int  # slot index
     cell: int
 
 
@@ -45,7 +46,7 @@ def split(ir: KernelIR) -> Phased:
         if not (isinstance(stmt, Op) and stmt.op in {"sum", "max", "min", "any", "all"}):
             continue
         j = len(reductions)
-        slots.append(Slot(f"_{stmt.op}{j}_values", "write", stmt.dst.dtype))
+        slots.append(Slot(f"_{stmt.op}{j}_partials", "write", stmt.dst.dtype, reduction=stmt.op))
         slots.append(Slot(f"_{stmt.op}{j}", "write", stmt.dst.dtype, cell=True))
         reductions.append(Reduction(stmt.op, len(slots) - 2, len(slots) - 1))
         body = [s for s in _with_cells(ir.body[:position], done) if not isinstance(s, Store)]
