@@ -9,6 +9,7 @@ import functools
 import time
 
 import numpy as np
+from bench_graph import numpy_chain
 from harness import fmt, interleaved_medians, table
 
 import eagle
@@ -59,14 +60,6 @@ def settle(x, flag):
         below(x, 100.0, flag)
     g.result = x
     return g
-
-
-def numpy_chain(x, length=100):
-    for k in range(length):
-        if k % 2 == 0:
-            np.multiply(x, 0.999, out=x)
-        else:
-            np.add(x, 0.001, out=x)
 
 
 def numpy_settle(x0, flag):

@@ -14,6 +14,7 @@ import pytest
 import hawk
 from hawk import Float32, Int32, Mutable, Param, Scalar, UInt32
 from hawk import math as hm
+from hawk.kernel import leaves
 
 N = 2500  # three blocks of samples
 
@@ -37,17 +38,10 @@ def ints(rng: np.random.Generator, n: int, dtype: type) -> np.ndarray:
 
 
 def same(c_out, ref_out) -> None:
-    for a, b in zip(_leaves(c_out), _leaves(ref_out), strict=True):
+    for a, b in zip(leaves(c_out), leaves(ref_out), strict=True):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
 
-
-def _leaves(tree):
-    if isinstance(tree, dict):
-        return [x for v in tree.values() for x in _leaves(v)]
-    if isinstance(tree, (tuple, list)):
-        return [x for v in tree for x in _leaves(v)]
-    return [tree]
 
 
 # ------------------------------------------------------------------ kernels

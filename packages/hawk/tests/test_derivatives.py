@@ -16,6 +16,7 @@ import eagle
 import hawk
 from hawk import Float32, Int32, Mutable, Param, Scalar, UInt32
 from hawk import math as hm
+from hawk.kernel import leaves
 from hawk.reference import fixed_order_sum
 
 N = 1500  # two blocks
@@ -65,18 +66,11 @@ def single(x: Float32, a: Param) -> Float32:
     return hm.sin(x) * a + x * x
 
 
-def _leaves(tree):
-    if isinstance(tree, dict):
-        return [x for v in tree.values() for x in _leaves(v)]
-    if isinstance(tree, (tuple, list)):
-        return [x for v in tree for x in _leaves(v)]
-    return [tree]
-
 
 def outputs(kernel, args, names):
     """The float results of a call, by cotangent name (d_out…, d_<mutable>)."""
     copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    floats = [o for o in _leaves(kernel(*copies)) if o is not None and o.dtype.kind == "f"]
+    floats = [o for o in leaves(kernel(*copies)) if o is not None and o.dtype.kind == "f"]
     by_param = {f"d_{n}": copies[i] for i, (n, _) in enumerate(kernel.params)}
     return [floats.pop(0) if name.startswith("d_out") else by_param[name] for name in names]
 
@@ -103,7 +97,7 @@ def check(kernel, args, rng, h=1e-6, rtol=2e-6):
     tangents = [direction[n] for n, _ in kernel.params if n in direction]
     _, tangent_tree = kernel.jvp(*[a.copy() if isinstance(a, np.ndarray) else a for a in args],
                                       *tangents)
-    t_leaves = [t for t in _leaves(tangent_tree["result"]) if t is not None]
+    t_leaves = [t for t in leaves(tangent_tree["result"]) if t is not None]
     t_by_name = {f"d_{k}": v for k, v in tangent_tree.items() if k != "result"}
     t_out = [t_leaves.pop(0) if name.startswith("d_out") else t_by_name[name] for name in names]
     via_jvp = sum(float(np.sum(c * t)) for c, t in zip(cts, t_out, strict=True))

@@ -413,7 +413,7 @@ def _tree_source(shape: Any, first: int) -> str:
 
 def _outputs(ir: KernelIR, n: int, buffer: Any, api: str) -> list[np.ndarray]:
     specs = [s for s in ir.slots if s.role == "write"]  # the outputs come last
-    given = _leaves(buffer) if buffer is not None else [None] * len(specs)
+    given = leaves(buffer) if buffer is not None else [None] * len(specs)
     if len(given) != len(specs):
         raise ValueError(f"{api}: buffer= gives {len(given)} arrays for {len(specs)} outputs")
     out = []
@@ -430,11 +430,12 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str) -> list[np.ndarray]:
     return out
 
 
-def _leaves(tree: Any) -> list[Any]:
+def leaves(tree: Any) -> list[Any]:
+    """The leaves of a result tree (dict, tuple, list, nested), in order."""
     if isinstance(tree, dict):
-        return [x for v in tree.values() for x in _leaves(v)]
+        return [x for v in tree.values() for x in leaves(v)]
     if isinstance(tree, (tuple, list)):
-        return [x for v in tree for x in _leaves(v)]
+        return [x for v in tree for x in leaves(v)]
     return [tree]
 
 
