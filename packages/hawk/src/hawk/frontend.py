@@ -54,9 +54,8 @@ class Source:
     def refuse(self, node: ast.AST | None, message: str) -> KernelSyntaxError:
         line = getattr(node, "lineno", 1) + self.line_offset
         text = self.lines[line - self.line_offset - 1] if node is not None else None
-        err = KernelSyntaxError(f"hawk.kernel: {self.fn.__name__}: {message}",
+        return KernelSyntaxError(f"hawk.kernel: {self.fn.__name__}: {message}",
                                 (self.filename, line, getattr(node, "col_offset", 0) + 1, text))
-        return err
 
 
 #: One parameter of one call: dtype, components (0: not known yet, any index
@@ -181,7 +180,7 @@ class _Lowerer:
                 if isinstance(node.target, ast.Subscript) else None
             if current is None:
                 raise self.src.refuse(node, "augmented assignment needs a name or m[k] target")
-            self.assign(node.target, self.binop(op, self.expr(current), self.expr(node.value), node), node)
+            self.assign(node.target, self.apply(op, [self.expr(current), self.expr(node.value)], node), node)
         elif isinstance(node, ast.If):
             self.if_statement(node)
         elif isinstance(node, ast.Pass):
@@ -321,7 +320,7 @@ class _Lowerer:
             if op is None:
                 raise self.src.refuse(node, f"the operator {type(node.op).__name__} is not in hawk; "
                                             "use + - * / // % ** (and hawk.math for functions)")
-            return self.binop(op, self.expr(node.left), self.expr(node.right), node)
+            return self.apply(op, [self.expr(node.left), self.expr(node.right)], node)
         if isinstance(node, ast.UnaryOp):
             value = self.expr(node.operand)
             if isinstance(node.op, ast.USub):
@@ -481,9 +480,6 @@ class _Lowerer:
         return dst
 
     # ------------------------------------------------------------ typing
-    def binop(self, op: str, a: Operand, b: Operand, node: ast.AST) -> Operand:
-        return self.apply(op, [a, b], node)
-
     def apply(self, op: str, args: list[Operand], node: ast.AST) -> Operand:
         """``op`` over args, with the operands cast to the type NumPy computes it in."""
         try:
