@@ -55,7 +55,7 @@ class Source:
         line = getattr(node, "lineno", 1) + self.line_offset
         text = self.lines[line - self.line_offset - 1] if node is not None else None
         return KernelSyntaxError(f"hawk.kernel: {self.fn.__name__}: {message}",
-                                (self.filename, line, getattr(node, "col_offset", 0) + 1, text))
+                                 (self.filename, line, getattr(node, "col_offset", 0) + 1, text))
 
 
 #: One parameter of one call: dtype, components (0: not known yet, any index
