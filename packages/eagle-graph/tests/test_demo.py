@@ -1,0 +1,63 @@
+"""python -m eagle.demo: the seed's graph with everything, built, replayed, checked, timed and drawn."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("hawk")
+pytest.importorskip("eagle.builder")
+
+import eagle
+from eagle import demo
+
+HAS_DIFF = importlib.util.find_spec("eagle.diff") is not None and hasattr(eagle.diff, "reverse")
+
+
+def test_demo_prints_the_picture_the_result_and_the_timing(tmp_path, capsys):
+    png = tmp_path / "graph.png"
+    demo.main(["--png", str(png), "--sizes", "8,4096", "--seconds", "0"])
+    out = capsys.readouterr().out
+    assert "eagle.Graph 10 nodes · 1 group · backend: cpu" in out
+    assert "╭─ repeat ≤ 50 ─╮" in out
+    assert "the same bits as NumPy eager: True" in out
+    assert "  s = [  -80.  -254." in out
+    assert "       8  " in out and "   4,096  " in out
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert png.read_bytes().startswith(b"\x89PNG")
+    else:
+        assert "matplotlib is not installed" in out
+    if HAS_DIFF:
+        assert "d(sum(result) + sum(y))/dx = [ 2.5   2.75  4.5   9.25 18.5  33.75 56.5  88.25]" in out
+    else:
+        assert "no eagle.diff.reverse yet" in out
+
+
+def test_the_graph_and_numpy_agree_bit_for_bit_on_other_values():
+    x = np.random.default_rng(0).uniform(-3.0, 3.0, 5000)  # more than one block of samples
+    flag, y = np.ones(1, np.uint32), np.zeros(x.size)
+    flag_np, y_np = np.ones(1, np.uint32), np.zeros(x.size)
+    s = demo.whole(x, flag, y)()
+    assert np.array_equal(s, demo.numpy_whole(x, flag_np, y_np))
+    assert np.array_equal(y, y_np) and flag[0] == flag_np[0] == 0
+
+
+@pytest.mark.skipif(not HAS_DIFF, reason="needs eagle.diff.reverse")
+def test_demo_gradient_is_the_seeds():
+    x, flag, y = np.arange(8.0), np.ones(1, np.uint32), np.zeros(8)
+    gr = demo.whole(x, flag, y, record=True)
+    gr()
+    grads = eagle.diff.reverse(gr.record, {"result": np.ones(8), "y": np.ones(8)}, wrt=("x",))
+    np.testing.assert_array_equal(grads["x"], [2.5, 2.75, 4.5, 9.25, 18.5, 33.75, 56.5, 88.25])
+
+
+def test_python_m_eagle_demo_runs(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "eagle.demo", "--no-png", "--sizes", "8", "--seconds", "0"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert "the same bits as NumPy eager: True" in done.stdout
+    assert not list(tmp_path.iterdir())  # --no-png writes nothing
