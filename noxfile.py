@@ -14,11 +14,16 @@ nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "threads", "minimal", "sanitize", "cuda_codegen", "viz"]
+nox.options.sessions = ["lint", "tests", "threads", "minimal", "torch", "sanitize", "cuda_codegen", "viz",
+                        "docs"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
-            "packages/eagle-viz", "packages/hawk"]
+            "packages/eagle-viz", "packages/hawk",
+            # the plugins, installed like a user's: eagle finds them through their entry points
+            "plugins/eagle-scan", "plugins/eagle-torch"]
+#: The torch the torch session installs (2.13.0: the CPU wheel these machines keep on local disk).
+TORCH = "torch==2.13.0"
 TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100"]
 # The executor's own tests: what the sanitizer session runs against libeagle.
 LIBEAGLE_TESTS = ["packages/eagle-graph/tests/test_executor.py",
@@ -49,9 +54,22 @@ def threads(session: nox.Session, threads: str) -> None:
 
 @nox.session
 def minimal(session: nox.Session) -> None:
-    """Only eagle-graph, as a regular (wheel) install: the others' features name their package."""
+    """Only eagle-graph, as a regular (wheel) install: the others' features name their package, and
+    eagle works with no plugin installed (tests/test_no_plugins.py insists on seeing none)."""
     session.install(*TEST_TOOLS, "packages/eagle-graph")
-    session.run("pytest", "packages/eagle-graph/tests", "tests", *session.posargs)
+    session.run("pytest", "packages/eagle-graph/tests", "tests", *session.posargs,
+                env={"EAGLE_EXPECT_NO_PLUGINS": "1"})
+
+
+# pip, not uv: pip takes the local torch wheel, uv would download a CUDA build of several GB.
+@nox.session(venv_backend="virtualenv")
+def torch(session: nox.Session) -> None:
+    """The plugins with torch installed, so that eagle-torch's tests run (elsewhere they skip)."""
+    install_all(session)
+    session.install(TORCH)
+    session.run("python", "-c", "import torch", silent=True)  # a broken torch fails here, not as skips
+    session.run("pytest", "-q", "plugins", "packages/eagle-graph/tests/test_plugins.py",
+                "tests/test_no_plugins.py", *session.posargs)
 
 
 @nox.session
@@ -104,11 +122,14 @@ def sanitize(session: nox.Session) -> None:
                      "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
 
 
-@nox.session(default=False)
+@nox.session
 def docs(session: nox.Session) -> None:
-    """The Sphinx documentation, warnings as errors."""
-    session.install("sphinx>=7", "-e", "packages/eagle-graph")
-    session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
+    """The Sphinx documentation, warnings as errors; its executed pages run on the CPU."""
+    install_all(session)
+    session.install("-r", "docs/requirements.txt")
+    shutil.rmtree(ROOT / "docs" / "pages", ignore_errors=True)  # sphinx-gallery's output: made afresh
+    session.run("sphinx-build", "-W", "--keep-going", "-E", "-b", "html", "docs", "docs/_build/html",
+                *session.posargs)
 
 
 @nox.session(default=False)
@@ -117,6 +138,19 @@ def benchmarks(session: nox.Session) -> None:
     install_all(session)
     for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         session.run("python", str(script))
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """The benchmark suite in one table (benchmarks/run.py), beside NumPy, and JAX, Warp and Numba
+    where they install; `nox -s bench -- --quick` for a short run."""
+    install_all(session)
+    for competitor in ("jax", "numba", "warp-lang"):  # optional: a row goes without one that fails
+        try:
+            session.install(competitor)
+        except nox.command.CommandFailed:
+            session.warn(f"{competitor} did not install; its columns stay empty")
+    session.run("python", "benchmarks/run.py", *session.posargs)
 
 
 if __name__ == "__main__":

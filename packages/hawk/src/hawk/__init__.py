@@ -1,5 +1,7 @@
 """hawk: the per-sample kernel language that eagle graphs launch.
 
+A kernel is a Python function over one sample, its parameters annotated::
+
     @hawk.kernel
     def affine(x: Scalar, a: Param, b: Param) -> Scalar:
         return a * x + b
