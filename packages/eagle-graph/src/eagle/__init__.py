@@ -13,6 +13,7 @@ import importlib as _importlib
 from eagle._errors import Busy as Busy
 from eagle._errors import SiblingRace as SiblingRace
 from eagle._graph import Graph as Graph
+from eagle._kinds import node as node
 from eagle._nodes import SkipGuard as SkipGuard
 from eagle._nodes import copy as copy
 from eagle._nodes import opaque as opaque
@@ -21,6 +22,9 @@ from eagle._nodes import reduce as reduce
 from eagle._nodes import repeat_while as repeat_while
 from eagle._nodes import skippable as skippable
 from eagle._pipeline import GraphPipeline as GraphPipeline
+from eagle._plugins import PluginInfo as PluginInfo
+from eagle._plugins import PluginWarning as PluginWarning
+from eagle._plugins import plugins as plugins
 from eagle._regions import Body as Body
 from eagle._regions import DeviceIf as DeviceIf
 from eagle._regions import DeviceLoop as DeviceLoop

@@ -3,13 +3,15 @@
 A kind supplies ``reads`` and ``writes`` (payload -> ``(plane name, array,
 role)`` tuples, which is all the edge derivation sees), ``lower_cpu`` and
 ``lower_gpu``.  The core never special-cases a kind outside its own
-definition: the built-in kinds are registered through the same call.
+definition: the built-in kinds are registered through the same call, and so
+are the kinds of plugins (``eagle._plugins``), which load lazily the first
+time a kind is not found here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,46 +34,158 @@ class HostItems:
 
 
 @dataclass(frozen=True)
+class NativeCall:
+    """One call of a native kernel, as a kind's ``native`` lowering lists them.
+
+    The executor runs it like any plan launch: ``kernel`` over samples
+    ``[0, n)``, one EAGLE_BLOCK-aligned block at a time, from the team's
+    threads in a ``work_share`` stage or in order on one thread in a
+    ``branch_tasks`` branch.
+    """
+
+    #: An ``eagle_kernel_fn`` (``eagle.native.Library.kernel``): a plugin's own library, or any.
+    kernel: Any
+    #: The argument slots in order, as ``Program.kernel`` takes them: arrays by
+    #: pointer, Python floats as f64, ints as i64, a filled ``eagle_arg *`` as it is.
+    args: Sequence[Any]
+    #: How many samples the call covers (1 for a call that does one serial step).
+    n: int
+    #: Reads and writes only its own sample, so a chain of such calls may be block-fused.
+    per_sample: bool = False
+    #: ``(array, role)`` pairs: what the call touches, which decides fusion.
+    accesses: Sequence[tuple[Any, str]] = ()
+
+
+#: ``vjp(payload, primals, cotangents) -> {read plane name: gradient}``: the
+#: contract of ``vjps=`` in eagle.diff, with the node's payload first.
+Vjp = Callable[[Any, Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
 class NodeKind:
     name: str
     reads: Callable[[Any], Iterable[PlaneTuple]]
     writes: Callable[[Any], Iterable[PlaneTuple]]
     lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None
     lower_gpu: Callable[[Any], object] | None
+    #: payload -> NativeCalls: the kernels of the kind's own shared library (issue 9).
+    native: Callable[[Any], Sequence[NativeCall]] | None = None
+    #: the reverse-mode rule eagle.diff uses for this kind, when it is installed.
+    vjp: Vjp | None = None
+    #: ``eagle.node(name, *args, **kwargs)`` builds the payload with this.
+    make: Callable[..., Any] | None = None
+    #: the distribution of the plugin that registered it (None: registered in code).
+    plugin: str | None = field(default=None, compare=False)
 
     def same_as(self, other: NodeKind) -> bool:
-        return (self.reads, self.writes, self.lower_cpu, self.lower_gpu) == (
-            other.reads, other.writes, other.lower_cpu, other.lower_gpu)
+        return (self.reads, self.writes, self.lower_cpu, self.lower_gpu, self.native, self.vjp,
+                self.make) == (other.reads, other.writes, other.lower_cpu, other.lower_gpu, other.native,
+                               other.vjp, other.make)
+
+    def describe(self) -> str:
+        """``kind 'scan' of plugin eagle-scan``, or where its reads function was written."""
+        if self.plugin:
+            return f"kind {self.name!r} of plugin {self.plugin}"
+        return f"kind {self.name!r} registered in code by {_module_of(self.reads)}"
+
+    def host_lowering(self, payload: Any, label: str) -> Callable[[], object] | HostItems | None:
+        """What the host runs for a node of this kind: ``lower_cpu``'s answer, else the native calls."""
+        if self.lower_cpu is not None:
+            return self.lower_cpu(payload)
+        if self.native is None:
+            return None
+        calls = list(self.native(payload))
+        for call in calls:
+            _check_native_call(call, self, label)
+
+        def emit(program: Program) -> None:
+            for call in calls:
+                program.kernel(call.kernel, call.args, call.n, per_sample=call.per_sample,
+                               accesses=call.accesses)
+
+        return HostItems(emit, native=True)
+
+
+def _module_of(fn: object) -> str:
+    return getattr(fn, "__module__", None) or "?"
+
+
+def _check_native_call(call: object, kind: NodeKind, label: str) -> None:
+    from eagle._core import ffi
+
+    where = f"eagle.Graph.build: node {label!r}: the native lowering of {kind.describe()}"
+    if not isinstance(call, NativeCall):
+        raise TypeError(f"{where} gave {type(call).__name__}; it returns eagle.graph.NativeCall items")
+    if not (isinstance(call.kernel, ffi.CData) and ffi.typeof(call.kernel) is ffi.typeof("eagle_kernel_fn")):
+        raise TypeError(f"{where} gave kernel {call.kernel!r}; a kernel is an eagle_kernel_fn, e.g. "
+                        "eagle.native.Library(path).kernel(symbol)")
 
 
 _REGISTRY: dict[str, NodeKind] = {}
+
+
+def add_kind(kind: NodeKind, table: dict[str, NodeKind], api: str) -> NodeKind:
+    """Put ``kind`` in ``table``: the same kind again is fine, a different one under its name is refused."""
+    if kind.lower_cpu is not None and kind.native is not None:
+        raise ValueError(f"{api}: {kind.describe()} gives both lower_cpu and native; give one: native "
+                         "for kernels of a shared library, lower_cpu for anything else")
+    taken = table.get(kind.name)
+    if taken is not None and not taken.same_as(kind):
+        raise ValueError(f"{api}: a different kind is already registered as {kind.name!r} "
+                         f"({taken.describe()}); pick another name for {kind.describe()}")
+    table.setdefault(kind.name, kind)
+    return table[kind.name]
 
 
 def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]],
                        writes: Callable[[Any], Iterable[PlaneTuple]],
                        lower_gpu: Callable[[Any], object] | None = None,
                        lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
-                       ) -> NodeKind:
-    """Register a kind of node under ``name``.
+                       native: Callable[[Any], Sequence[NativeCall]] | None = None,
+                       vjp: Vjp | None = None, make: Callable[..., Any] | None = None) -> NodeKind:
+    """Register a kind of node under ``name``: what a plugin's ``register_node_kinds`` hook does, in code.
+
+    :param reads: payload -> ``(plane name, array, role)`` tuples it reads.
+    :param writes: payload -> the tuples it writes (role ``"write"`` or ``"readwrite"``).
+    :param lower_gpu: payload -> what the GPU capture loop runs.
+    :param lower_cpu: payload -> a zero-argument callable (a Python step) or :class:`HostItems`.
+    :param native: payload -> :class:`NativeCall` items (instead of ``lower_cpu``): kernels that
+        run like plan launches, also inside a ``branch_tasks`` stage.
+    :param vjp: ``vjp(payload, primals, cotangents) -> {read name: gradient}`` for eagle.diff.
+    :param make: builds the payload for ``eagle.node(name, ...)``.
 
     Registering the same kind twice is fine; a different kind under a taken
     name is refused with both named.
     """
-    kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu)
-    taken = _REGISTRY.get(name)
-    if taken is not None and not taken.same_as(kind):
-        raise ValueError(f"eagle.graph.register_node_kind: a different kind is already registered "
-                         f"as {name!r} ({taken}); pick another name for {kind}")
-    _REGISTRY.setdefault(name, kind)
-    return _REGISTRY[name]
+    kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make)
+    return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
 
 
 def kind_of(name: str) -> NodeKind:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"eagle.graph.Node: no node kind {name!r} is registered; "
-                       f"known kinds: {', '.join(sorted(_REGISTRY))}") from None
+    """The kind registered as ``name``; plugins load the first time a name is not found."""
+    kind = _REGISTRY.get(name)
+    if kind is None:
+        from eagle._plugins import load_plugins, loading_note
+
+        load_plugins()
+        kind = _REGISTRY.get(name)
+        if kind is None:
+            raise KeyError(f"eagle.graph.Node: no node kind {name!r} is registered; "
+                           f"known kinds: {', '.join(sorted(_REGISTRY))}{loading_note()}") from None
+    return kind
+
+
+def node(kind: str, *args: Any, **kwargs: Any) -> Node:
+    """A node of ``kind`` whose payload the kind builds from the arguments (its ``make``).
+
+    This is how a plugin's kind is used without importing the plugin:
+    ``eagle.node("scan", x, out=y)``.
+    """
+    found = kind_of(kind)
+    if found.make is None:
+        raise TypeError(f"eagle.node: {found.describe()} has no make=; build its payload yourself: "
+                        f"eagle.graph.Node({kind!r}, payload)")
+    return Node(kind, found.make(*args, **kwargs))
 
 
 class Node:

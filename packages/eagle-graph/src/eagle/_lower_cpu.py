@@ -12,10 +12,10 @@ from eagle._program import Program
 def lowered(node: Node, label: str) -> HostItems | Callable[[], object]:
     """What the node's kind gives for the host: native items or a Python step."""
     kind = kind_of(node.kind)
-    if kind.lower_cpu is None:
+    result = kind.host_lowering(node.payload, label)
+    if result is None:
         raise ValueError(f"eagle.Graph.build: node {label!r} of kind {node.kind!r} has no CPU lowering; "
-                         "register the kind with lower_cpu=..., or build it for the GPU")
-    result = kind.lower_cpu(node.payload)
+                         "register the kind with lower_cpu=... or native=..., or build it for the GPU")
     if not (isinstance(result, HostItems) or callable(result)):
         raise TypeError(f"eagle.Graph.build: lower_cpu of kind {node.kind!r} returned "
                         f"{type(result).__name__}; return a zero-argument callable or eagle.graph.HostItems")

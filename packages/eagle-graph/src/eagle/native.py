@@ -38,6 +38,10 @@ CFLAGS: tuple[str, ...] = ("-std=c11", "-O3", "-march=native", "-fPIC", "-shared
                            "-ffp-contract=off", "-fno-math-errno", "-Wall")
 
 
+#: The function a plugin's shared library exports to say which ABI it was built for.
+PLUGIN_ABI_SYMBOL: str = "eagle_plugin_abi_version"
+
+
 class CompileError(RuntimeError):
     """The C compiler rejected a source; the message holds its output."""
 
@@ -120,6 +124,21 @@ class Library:
     def kernel(self, symbol: str) -> Any:
         """The symbol ``symbol`` as an ``eagle_kernel_fn`` function pointer."""
         return ffi.cast("eagle_kernel_fn", self.address(symbol))
+
+    def abi_version(self) -> int | None:
+        """What the library's ``eagle_plugin_abi_version()`` returns: the ``EAGLE_ABI_VERSION`` it
+        was compiled against (None when it exports no such function).
+
+        A plugin's library defines it from the header it includes, so that eagle
+        can refuse a library built for another ABI before calling any kernel::
+
+            int eagle_plugin_abi_version(void) { return EAGLE_ABI_VERSION; }
+        """
+        fn = getattr(self._dll, PLUGIN_ABI_SYMBOL, None)
+        if fn is None:
+            return None
+        fn.restype, fn.argtypes = ctypes.c_int, []
+        return int(fn())
 
     def address(self, symbol: str) -> int:
         """The address of ``symbol``; AttributeError naming the library if it is absent."""
