@@ -58,7 +58,8 @@ class Graph:
     """
 
     def __init__(self, record: bool = False) -> None:
-        self.record = record
+        self._recording = bool(record)
+        self._tape: Any = None  # eagle.diff's Record of a record=True graph, once built
         #: What ``g()`` returns: the arrays a builder declared with ``g.result = ...``.
         self.result: Any = None
         self._recorder: Any = None  # the builder recording into this graph, while it does
@@ -104,6 +105,12 @@ class Graph:
         with self._guard("eagle.Graph.bind"):
             self._binder(**arrays)
         return self
+
+    @property
+    def record(self) -> Any:
+        """False; for a ``record=True`` graph, True until it is built, then its ``eagle.diff.Record``
+        (what ``eagle.diff.reverse`` takes), which describes the last run."""
+        return self._tape if self._tape is not None else self._recording
 
     def __call__(self, n: int = 1) -> Any:
         """``launch(n)``, then the result (``g.result``)."""
@@ -280,11 +287,12 @@ class Graph:
             chosen = self._choose_backend(backend)
             refuse_sibling_races(self._nodes, self._labels,
                                  [stage.branches for stage in self._stages if stage.group])
-            lowerings = [lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
+            lowerings, tape = self._lowerings()
             schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
             program = self._lower(lowerings, schedule)
             # Only now does the graph change: a failed build left it as it was.
             self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, dispatch
+            self._tape = tape
         return self
 
     def _lower(self, lowerings: list[Any], schedule: list[str]) -> Program:
@@ -297,8 +305,23 @@ class Graph:
     def _relower(self) -> None:
         """Lower again after the arrays of built nodes were swapped (a builder's bind): same
         nodes, same schedule, new pointers."""
+        lowerings, tape = self._lowerings()
+        self._program, self._tape = self._lower(lowerings, self._schedule), tape
+
+    def _lowerings(self) -> tuple[list[Any], Any]:
+        """Each node's host lowering; for a record=True graph, with what eagle.diff keeps added,
+        and the Record that describes its runs."""
         lowerings = [lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
-        self._program = self._lower(lowerings, self._schedule)
+        if not self._recording:
+            return lowerings, None
+        try:
+            from eagle.diff.record import instrument
+        except ModuleNotFoundError as err:
+            if err.name not in ("eagle.diff", "eagle.diff.record"):
+                raise
+            raise ImportError("eagle.Graph.build: a record=True graph needs eagle-diff: pip install "
+                              "eagle-diff") from None
+        return instrument(self, lowerings)
 
     def _choose_backend(self, backend: str | None) -> str:
         device = [(label, name) for node, label in zip(self._nodes, self._labels, strict=True)
@@ -365,7 +388,10 @@ class Graph:
             raise RuntimeError(f"{api}: the graph is not built: call build() first")
         if not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"{api}: n must be an int >= 0, got {n!r}")
-        self._program.run(int(n))
+        if self._tape is not None and n:
+            self._tape._run(self._program, int(n))  # the Record notes whether the run completed
+        else:
+            self._program.run(int(n))
 
     def _guard(self, api: str) -> _Guard:
         return _Guard(self._busy, api)

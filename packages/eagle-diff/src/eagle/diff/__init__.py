@@ -1,8 +1,13 @@
-"""eagle.diff, shipped by the eagle-diff distribution.
+"""eagle.diff, shipped by the eagle-diff distribution: reverse-mode gradients through a recorded graph.
 
-eagle.diff: reverse-mode gradients through a recorded eagle graph.
-Its features arrive with their issues; until then the package installs and
-imports so that eagle's namespace and packaging are exercised end to end.
+Build a graph with ``eagle.Graph(record=True)``, run it, then::
+
+    grads = eagle.diff.reverse(g.record, {"result": np.ones(n)}, wrt=("x",))
 """
 
+from eagle.diff.record import Record
+from eagle.diff.reverse import reverse
+
 __version__ = "0.1.0"
+
+__all__ = ["Record", "reverse"]

@@ -1,0 +1,273 @@
+"""The Record of a ``record=True`` graph: what its last run kept, and the names of its arrays.
+
+``eagle.Graph.build`` hands a recorded graph's lowering to :func:`instrument`,
+which adds the keeping items (snapshots, loop tapes) and makes the Record;
+``g.record`` is that Record once the graph is built.
+
+Names.  A builder graph maps each builder argument to the array bound to
+it, ``result`` to the arrays of the result tree, and each ``buffer=`` array
+to its label.  A hand-built graph names its planes: ``<plane>`` where that
+name means one array in the whole graph, and ``<node label>.<plane>``
+always; a float ``Param`` of a kernel node is ``<node label>.<param>``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from eagle._kinds import HostItems
+from eagle._program import Program
+from eagle.diff.forward import Emitter, Snap
+from eagle.diff.steps import (
+    Leaf,
+    ParamSlot,
+    Place,
+    Step,
+    is_float,
+    leaves,
+    place,
+    reads_of,
+    step_of,
+    writes_of,
+)
+
+if TYPE_CHECKING:
+    from eagle._graph import Graph
+    from eagle.diff._native import Tape
+
+
+@dataclass(eq=False)
+class Forward:
+    """A recorded graph's lowering: its steps (one per node, None for a wait) and their trace."""
+
+    steps: list[Step | None]
+    trace: list[Any]
+    kept: list[np.ndarray]  # snapshots
+    tapes: list[Tape]
+
+
+def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
+    """The lowerings of a record=True graph, with what a reverse pass needs kept; and its Record."""
+    steps = [step_of(node, label, _default_label) for node, label in zip(graph._nodes, graph._labels,
+                                                                          strict=True)]
+    for step, lowering in zip(steps, lowerings, strict=True):
+        if isinstance(step, Leaf):
+            step.lowering = lowering  # a signal_after's lowering signals too
+    present = [s for s in steps if s is not None]
+    # A place nothing in the graph writes is the user's: kept too, since it may change before
+    # the reverse pass.
+    external = reads_of(present) - writes_of(present)
+    emitter = Emitter()
+    groups, trace = emitter.steps(steps, external, {})
+    out = []
+    for step, lowering, items in zip(steps, lowerings, groups, strict=True):
+        if step is None or not items:
+            out.append(lowering)
+            continue
+        native = (isinstance(step, Leaf) and isinstance(lowering, HostItems) and lowering.native
+                  and all(i.native for i in items if isinstance(i, Snap)))
+        out.append(HostItems(lambda program, items=items: _emit(items, program), native=native))
+    return out, Record(graph, Forward(steps, trace, emitter.kept, emitter.tapes))
+
+
+def _emit(items: list[Any], program: Program) -> None:
+    for item in items:
+        item.emit(program)
+
+
+def _default_label(node: Any) -> str:
+    from eagle._graph import _default_label as label
+
+    return label(node)
+
+
+class Record:
+    """What a ``record=True`` graph keeps of its last run, and the map from names to its arrays.
+
+    ``eagle.diff.reverse(g.record, seeds, wrt=...)`` reads it.  It describes
+    the last ``launch()`` (or ``g()``); binding new arrays makes a new one.
+    """
+
+    def __init__(self, graph: Graph, forward: Forward) -> None:
+        self._graph = graph
+        self._forward = forward
+        self._ran = False
+        self._passes: dict[Any, Any] = {}  # reverse passes built, by what they depend on
+
+    def __repr__(self) -> str:
+        state = "ran" if self._ran else "not run yet"
+        return f"<eagle.diff.Record of {len(self._graph._nodes)} nodes, {state}>"
+
+    def _run(self, program: Program, n: int) -> None:
+        """Replay the graph's program: a run that fails describes nothing."""
+        self._ran = False
+        program.run(n)
+        self._ran = True
+
+    def _check(self) -> None:
+        """Refuse a Record that describes no run of the graph as it is now."""
+        if self._graph._tape is not self:
+            raise RuntimeError("eagle.diff.reverse: this Record is of an earlier build of the graph (arrays "
+                               "were bound since): take g.record again after running the graph")
+        if not self._ran:
+            raise RuntimeError("eagle.diff.reverse: the graph has not run since it was built or bound (or "
+                               "its last run failed): run it with g() or g.launch() first")
+        for tape in self._forward.tapes:
+            if tape.failed:
+                raise MemoryError("eagle.diff.reverse: the last run could not keep a device loop's turns "
+                                  "(out of memory)")
+
+    # --------------------------------------------------------------- looking
+    @property
+    def names(self) -> list[str]:
+        """The names seeds and ``wrt`` may use."""
+        return list(self._names().table)
+
+    def memory(self) -> dict[str, int]:
+        """Bytes kept for the reverse pass: ``snapshots`` (values copied aside once per run) and
+        ``loops`` (the turns' carried state, as the last run left it)."""
+        return {"snapshots": sum(a.nbytes for a in self._forward.kept),
+                "loops": sum(t.nbytes for t in self._forward.tapes)}
+
+    def _label(self, leaf: Leaf) -> str:
+        recorder = getattr(self._graph, "_names", None)
+        if recorder is not None:
+            return recorder.labels.get(id(leaf.node), leaf.label)
+        return leaf.label
+
+    def _leaves(self) -> Iterator[Leaf]:
+        return leaves([s for s in self._forward.steps if s is not None])
+
+    def _names(self) -> Names:
+        recorder = getattr(self._graph, "_names", None)
+        if recorder is not None:
+            return Names.of_builder(recorder, self._graph.result)
+        return Names.of_planes(self, self._graph.result)
+
+
+NOT_A_KEY = ("eagle.diff.reverse: {name!r} is not a builder argument, 'result' or a buffer= label: gradients "
+             "flow through the arrays that enter and leave the graph. For a temporary, give it a dedicated "
+             "buffer: `{name} = kernel(..., buffer=True)` (or pass an array), then use that name")
+
+
+class Names:
+    """Name -> what it stands for: an array, a Param, or (``result``) a tree of arrays."""
+
+    def __init__(self, table: dict[str, Any], builder: bool, missing: Callable[[str], Exception],
+                 defaults: list[str]) -> None:
+        self.table = table
+        self.builder = builder
+        self.missing = missing
+        self.defaults = defaults
+
+    @classmethod
+    def of_builder(cls, recorder: Any, result: Any) -> Names:
+        table = dict(recorder.arguments)
+        if result is not None:
+            table.setdefault("result", result)
+        for label, array in recorder.buffers.items():
+            table.setdefault(label, array)
+        defaults = [n for n, v in recorder.arguments.items() if is_float(v)]
+        return cls(table, True, lambda name: KeyError(NOT_A_KEY.format(name=name)), defaults)
+
+    @classmethod
+    def of_planes(cls, record: Record, result: Any) -> Names:
+        labelled = [(record._label(leaf), leaf) for leaf in record._leaves()]
+        counts = Counter(label for label, _ in labelled)
+        seen: Counter[str] = Counter()
+        names: dict[str, list[tuple[Place, Any, str]]] = {}  # name -> (place, value, label) per use
+        for label, leaf in labelled:
+            # nodes that share a label are also told apart by their turn: label[0], label[1], ...
+            nth = f"{label}[{seen[label]}]"
+            seen[label] += 1
+            for name, where, value in leaf.planes_named():
+                for key in (name, f"{label}.{name}", *([f"{nth}.{name}"] if counts[label] > 1 else [])):
+                    names.setdefault(key, []).append((where, value, label))
+        table: dict[str, Any] = {}
+        ambiguous: dict[str, list[str]] = {}
+        for name, found in names.items():
+            if len({w for w, _, _ in found}) == 1:
+                table[name] = found[0][1]
+            else:
+                ambiguous[name] = sorted({label for _, _, label in found})
+        if result is not None:
+            table["result"] = result
+        shown = ", ".join(sorted(table)[:12]) + (" ..." if len(table) > 12 else "")
+
+        def missing(name: str) -> Exception:
+            if name in ambiguous and "." in name:
+                label, plane = name.rsplit(".", 1)
+                first, last = f"{label}[0].{plane}", f"{label}[{counts[label] - 1}].{plane}"
+                return KeyError(f"eagle.diff.reverse: {name!r} names arrays of {counts[label]} nodes "
+                                f"labelled {label!r}: write '{first}' ... '{last}' (in node order), or give "
+                                "the nodes names of their own")
+            if name in ambiguous:
+                return KeyError(f"eagle.diff.reverse: {name!r} names different arrays in the nodes "
+                                f"{', '.join(map(repr, ambiguous[name]))}: write '<node label>.{name}'")
+            return KeyError(f"eagle.diff.reverse: {name!r} is not a plane of the graph: name a plane by its "
+                            f"name in its node, or as '<node label>.<plane>'; the graph has {shown}")
+
+        return cls(table, False, missing, _inputs(record, table))
+
+    def resolve(self, name: str, what: str) -> Any:
+        """The array, Param or result tree ``name`` stands for; refused with the way out."""
+        if not isinstance(name, str):
+            raise TypeError(f"eagle.diff.reverse: {what} names are strings, got {type(name).__name__}")
+        if name not in self.table:
+            raise self.missing(name)
+        value = self.table[name]
+        for leaf in flatten(value):
+            if isinstance(leaf, ParamSlot):
+                if what == "seed":
+                    raise TypeError(f"eagle.diff.reverse: {name!r} is a Param, one number: it can be in wrt, "
+                                    "not seeded")
+            elif not is_float(leaf):
+                kind = f"a {leaf.dtype} array" if isinstance(leaf, np.ndarray) else type(leaf).__name__
+                raise TypeError(f"eagle.diff.reverse: {name!r} is {kind}: gradients flow through float "
+                                "arrays")
+        return value
+
+
+def _inputs(record: Record, table: dict[str, Any]) -> list[str]:
+    """A hand-built graph's default wrt: its float input planes (read before anything writes them)
+    and its kernels' float Params, by name (a plain name where it has one)."""
+    by_place: dict[Place, str] = {}
+    for name, value in table.items():
+        if name == "result" or not isinstance(value, (np.ndarray, ParamSlot)):
+            continue
+        key = value.place if isinstance(value, ParamSlot) else place(value)
+        if key not in by_place or ("." in by_place[key] and "." not in name):
+            by_place[key] = name
+    seen: set[Place] = set()
+    names = []
+    for leaf in record._leaves():
+        for where in [p.place for p in leaf.planes if p.reads] + [s.place for s in leaf.params]:
+            value = table.get(by_place.get(where, ""))
+            if where not in seen and (isinstance(value, ParamSlot) or is_float(value)):
+                names.append(by_place[where])
+            seen.add(where)
+        seen |= leaf.writes
+    return list(dict.fromkeys(names))
+
+
+def flatten(tree: Any) -> list[Any]:
+    """The leaves of a result tree (dict, tuple, list), in order."""
+    if isinstance(tree, dict):
+        return [x for v in tree.values() for x in flatten(v)]
+    if isinstance(tree, (tuple, list)):
+        return [x for v in tree for x in flatten(v)]
+    return [tree]
+
+
+def unflatten(tree: Any, values: Iterator[Any]) -> Any:
+    """``tree`` with its leaves replaced, in order, by ``values``."""
+    if isinstance(tree, dict):
+        return {k: unflatten(v, values) for k, v in tree.items()}
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(unflatten(v, values) for v in tree)
+    return next(values)

@@ -1,0 +1,541 @@
+"""``eagle.diff.reverse``: the reverse pass, walked last to first over a recorded run.
+
+Each place (array) that the seeds reach and that reaches a ``wrt`` name
+has an adjoint.  Walking the steps last to first, a leaf takes the adjoints
+of what it wrote as cotangents, runs its derivative (a hawk kernel's vjp, a
+copy or sum sent back, or a ``vjps=`` function), clears the adjoints of what
+it overwrote and adds the gradients into the adjoints of what it read.  The
+branches of a fork were recorded in one order and are reversed in the
+opposite one, so an array read by several nodes gets their contributions
+added in one fixed order (never by atomics): the same bits for any number
+of threads.  A choice reverses the arm that ran (the cell as the choice read
+it), a loop its turns last to first, each run again from its kept state.
+
+The pass is itself one libeagle program, built once per set of seed and
+``wrt`` names and run in one native call: per-sample vjps, clears and sums
+block-fuse like a forward replay.  Adjoint arrays are shared between places
+whose adjoints are never needed at the same time.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eagle._kinds import kind_of
+from eagle._program import Program
+from eagle.diff import _native
+from eagle.diff.forward import Chose, Emitter, Kept, Looped, Snap, unbound
+from eagle.diff.record import Record, flatten, unflatten
+from eagle.diff.steps import Leaf, ParamSlot, Place, Step, place, write_planes
+
+Vjp = Callable[[dict[str, Any], dict[str, Any]], Mapping[str, Any]]
+
+
+def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None = None,
+            vjps: Mapping[str, Vjp] | None = None) -> dict[str, Any]:
+    """Gradients of the seeded outputs of the last run with respect to the ``wrt`` names.
+
+    :param record: ``g.record`` of a graph built with ``record=True`` that has run.
+    :param seeds: name -> cotangent of that array's value at the end of the run (for
+        ``result``, a tree shaped like the result).
+    :param wrt: the names to differentiate with respect to.  An array read before the graph
+        writes it: its value at the start; one the graph writes first: the value it writes.
+        A hand-built graph defaults to its float inputs and Params; a builder graph has no default.
+    :param vjps: node label -> ``fn(primals, cotangents) -> {read name: gradient}``, run in
+        place of that node's derivative (an opaque node on the reverse path needs one).
+    :returns: name -> gradient, shaped like the name's array (a tree for ``result``; a
+        one-cell array for a Param).
+    """
+    if not isinstance(record, Record):
+        raise TypeError(f"eagle.diff.reverse: takes g.record of a graph built with eagle.Graph(record=True), "
+                        f"got {record!r}")
+    record._check()
+    names = record._names()
+    if wrt is None:
+        if names.builder:
+            raise ValueError("eagle.diff.reverse: a builder graph has no default gradients: pass wrt=(...) "
+                             f"naming the arguments it could take: {', '.join(names.defaults)}")
+        wrt = names.defaults
+    elif isinstance(wrt, str):
+        wrt = (wrt,)
+    if not isinstance(seeds, Mapping) or not seeds:
+        raise TypeError("eagle.diff.reverse: seeds is a dict of name -> cotangent, e.g. "
+                        "{'result': np.ones(n)}")
+    targets = {name: names.resolve(name, "wrt") for name in wrt}
+    seeded = _seed_values(seeds, names)
+    vjps = dict(vjps or {})
+    labels = {record._label(leaf) for leaf in record._leaves()} if vjps else set()
+    unknown = sorted(set(vjps) - labels)
+    if unknown:
+        raise KeyError(f"eagle.diff.reverse: vjps names {', '.join(map(repr, unknown))}, which no node of "
+                       f"the graph is called; its nodes: {', '.join(sorted(labels))}")
+    wanted = {_place(x): _spec(x) for value in targets.values() for x in flatten(value)}
+    key = (frozenset(p for p, _ in seeded), tuple(wanted), tuple(sorted((k, id(f)) for k, f in vjps.items())))
+    if key not in record._passes:
+        if len(record._passes) >= 8:  # seeds and wrt change rarely; keep the last few passes
+            record._passes.pop(next(iter(record._passes)))
+        record._passes[key] = Pass(record, key[0], wanted, vjps)
+    grads = record._passes[key].run(seeded)
+    return {name: unflatten(value, iter([grads[_place(x)].copy() for x in flatten(value)]))
+            for name, value in targets.items()}
+
+
+def _place(x: Any) -> Place:
+    return x.place if isinstance(x, ParamSlot) else place(x)
+
+
+def _spec(x: Any) -> tuple[tuple[int, ...], np.dtype]:
+    return ((1,), x.dtype) if isinstance(x, ParamSlot) else (x.shape, x.dtype)
+
+
+def _seed_values(seeds: Mapping[str, Any], names: Any) -> list[tuple[Place, np.ndarray]]:
+    out = []
+    for name, value in seeds.items():
+        target = names.resolve(name, "seed")
+        arrays, given = flatten(target), flatten(value)
+        if len(arrays) != len(given):
+            raise ValueError(f"eagle.diff.reverse: the seed of {name!r} has {len(given)} arrays, its arrays "
+                             f"{len(arrays)}: give a tree shaped like it")
+        for array, ct in zip(arrays, given, strict=True):
+            try:
+                ct = np.broadcast_to(np.asarray(ct, dtype=array.dtype), array.shape)
+            except ValueError:
+                raise ValueError(f"eagle.diff.reverse: the seed of {name!r} has shape {np.shape(ct)}, its "
+                                 f"array {array.shape}") from None
+            out.append((place(array), ct))
+    return out
+
+
+# ----------------------------------------------------------------- operations
+
+
+class Context:
+    """What operations emit with: the adjoint array of each place, and shared scratch."""
+
+    def __init__(self) -> None:
+        self.adj: dict[Place, np.ndarray] = {}
+        self._scratch: dict[tuple[Any, ...], list[np.ndarray]] = {}
+        self._zeros: dict[tuple[Any, ...], np.ndarray] = {}
+        self.keep: list[Any] = []
+
+    def scratch(self, like: list[np.ndarray]) -> list[np.ndarray]:
+        """Arrays shaped like ``like``, distinct from each other, shared with other calls: a
+        vjp's gradients, added into adjoints right after it."""
+        used: Counter[tuple[Any, ...]] = Counter()
+        out = []
+        for a in like:
+            key = (a.shape, a.dtype.str)
+            pool = self._scratch.setdefault(key, [])
+            if used[key] == len(pool):
+                pool.append(np.empty(a.shape, a.dtype))
+            out.append(pool[used[key]])
+            used[key] += 1
+        return out
+
+    def zeros(self, like: np.ndarray) -> np.ndarray:
+        """A zero cotangent (never written)."""
+        key = (like.shape, like.dtype.str)
+        if key not in self._zeros:
+            self._zeros[key] = np.zeros(like.shape, like.dtype)
+        return self._zeros[key]
+
+
+@dataclass(eq=False)
+class Zero:
+    places: list[Place]
+
+    def uses(self) -> set[Place]:
+        return set(self.places)
+
+    def emit(self, program: Program, ctx: Context) -> None:
+        for p in self.places:
+            _native.zero(program, ctx.adj[p])
+
+
+@dataclass(eq=False)
+class Capture:
+    """Copy an adjoint aside: the gradient of a place as its first writer left it."""
+
+    place: Place
+    into: np.ndarray
+
+    def uses(self) -> set[Place]:
+        return {self.place}
+
+    def emit(self, program: Program, ctx: Context) -> None:
+        _native.copy(program, ctx.adj[self.place], self.into)
+
+
+@dataclass(eq=False)
+class KernelBack:
+    """A hawk kernel's vjp: cotangents from the adjoints it wrote, gradients into those it read."""
+
+    leaf: Leaf
+    values: dict[Place, np.ndarray]
+    active: frozenset[Place]
+
+    def uses(self) -> set[Place]:
+        return set((self.leaf.float_writes | self.leaf.float_reads) & self.active)
+
+    def emit(self, program: Program, ctx: Context) -> None:
+        bound = self.leaf.node.payload
+        kernel = bound.plan.source
+        count = len(kernel.params)
+        params = bound.plan.params
+        slot = {p.name: k for k, p in enumerate(params)}
+        args = [a if params[k].role == "value" else self.values[place(a)]
+                for k, a in enumerate(bound.args[:count])]
+        cts = []
+        for name, _ in kernel.vjp.params[count:]:
+            written = bound.args[slot[name[len("d_"):]]]
+            cts.append(ctx.adj[place(written)] if place(written) in self.active else ctx.zeros(written))
+        probe = kernel.vjp.plan(*args, *cts)  # compiles once; tells the gradients' shapes
+        scratch = ctx.scratch(probe.outputs)
+        back = kernel.vjp.plan(*args, *cts, buffer=scratch)
+        back.emit(program)
+        ctx.keep.append(back)
+        for p in self.leaf.planes:
+            if p.writes and p.place in self.active:
+                _native.zero(program, ctx.adj[p.place])
+        grads = dict(zip(map(id, probe.outputs), scratch, strict=True))
+        params_of = {s.name: s.place for s in self.leaf.params}
+        for name, probe_grad in probe.result().items():
+            target = params_of.get(name) or place(bound.args[slot[name]])
+            if target in self.active:
+                _native.accumulate(program, grads[id(probe_grad)], ctx.adj[target])
+
+
+@dataclass(eq=False)
+class CopyBack:
+    src: Place
+    dst: Place
+    active: frozenset[Place]
+
+    def uses(self) -> set[Place]:
+        return {self.src, self.dst} & self.active
+
+    def emit(self, program: Program, ctx: Context) -> None:
+        if self.src in self.active:
+            _native.accumulate(program, ctx.adj[self.dst], ctx.adj[self.src])
+        _native.zero(program, ctx.adj[self.dst])
+
+
+@dataclass(eq=False)
+class ReduceBack:
+    """``out = op(x)``: a sum's adjoint to every sample, a max's to the samples equal to it."""
+
+    x: Place
+    out: Place
+    op: str
+    value: np.ndarray | None  # x as the reduce read it (max)
+    active: frozenset[Place]
+
+    def uses(self) -> set[Place]:
+        return {self.x, self.out} & self.active
+
+    def emit(self, program: Program, ctx: Context) -> None:
+        if self.x in self.active and self.op == "sum":
+            _native.spread(program, ctx.adj[self.out], ctx.adj[self.x])
+        elif self.x in self.active and self.op in ("max", "min"):
+            _native.extremum(program, self.value, ctx.adj[self.out], ctx.adj[self.x], self.op == "max")
+        _native.zero(program, ctx.adj[self.out])
+
+
+@dataclass(eq=False)
+class CallBack:
+    """A ``vjps=`` function run in place of a node's derivative, as a callback of the pass."""
+
+    leaf: Leaf
+    label: str
+    values: dict[Place, np.ndarray]
+    fn: Vjp
+    active: frozenset[Place]
+
+    def uses(self) -> set[Place]:
+        return set((self.leaf.float_writes | self.leaf.float_reads) & self.active)
+
+    def emit(self, program: Program, ctx: Context) -> None:
+        program.callback(lambda: self.call(ctx))
+
+    def call(self, ctx: Context) -> None:
+        leaf = self.leaf
+        primals = {p.name: _readonly(self.values.get(p.place, p.array)) for p in leaf.planes if p.reads}
+        primals.update({s.name: s.value for s in leaf.params})
+        cotangents = {p.name: ctx.adj[p.place].copy() if p.place in self.active else ctx.zeros(p.array)
+                      for p in leaf.planes if p.writes and p.place in leaf.float_writes}
+        grads = self.fn(primals, cotangents)
+        if not isinstance(grads, Mapping):
+            raise TypeError(f"eagle.diff.reverse: the vjp of {self.label!r} returned {type(grads).__name__}; "
+                            "return a dict {read name: gradient}")
+        reads = {p.name: p.place for p in leaf.planes if p.reads} | {s.name: s.place for s in leaf.params}
+        extra = sorted(set(grads) - set(reads))
+        if extra:
+            raise KeyError(f"eagle.diff.reverse: the vjp of {self.label!r} returned gradients for "
+                           f"{', '.join(map(repr, extra))}, which the node does not read; it reads "
+                           f"{', '.join(map(repr, reads))}")
+        for p in leaf.planes:
+            if p.writes and p.place in self.active:
+                ctx.adj[p.place][...] = 0
+        for name, grad in grads.items():
+            target = reads[name]
+            if target in self.active:
+                adj = ctx.adj[target]
+                adj += np.broadcast_to(np.asarray(grad, adj.dtype), adj.shape)
+
+
+@dataclass(eq=False)
+class ChoiceBack:
+    cell: np.ndarray
+    kind: str
+    keys: list[int]
+    arms: list[list[Any]]
+
+    def uses(self) -> set[Place]:
+        return set().union(*(op.uses() for arm in self.arms for op in arm))
+
+    def emit(self, program: Program, ctx: Context) -> None:
+        subs = [_sub(arm, ctx) for arm in self.arms]
+        if self.kind == "if":
+            program.if_(self.cell, subs[0], subs[1])
+        else:
+            program.switch(self.cell, dict(zip(self.keys, subs[:-1], strict=True)), subs[-1])
+
+
+@dataclass(eq=False)
+class LoopBack:
+    """The turns last to first: each restored from the tape, run again, then reversed."""
+
+    tape: _native.Tape
+    state: list[np.ndarray]  # where the tape's state is restored to
+    again: list[Any]  # the turn's items, run again on the loop's own arrays
+    turn: list[Any]  # the turn's reverse
+    kept: list[Any] = field(default_factory=list)  # tapes of loops inside, their snapshots
+
+    def uses(self) -> set[Place]:
+        return set().union(*(op.uses() for op in self.turn))
+
+    def emit(self, program: Program, ctx: Context) -> None:
+        self.tape.rewind(program)
+        body = Program().stage()
+        self.tape.restore(body, self.state)
+        for item in self.again:
+            item.emit(body)
+        for op in self.turn:
+            op.emit(body, ctx)
+        program.loop(self.tape.count, body, "count", -1)
+        ctx.keep.append(self.kept)
+
+
+def _sub(ops: list[Any], ctx: Context) -> Program:
+    program = Program().stage()
+    for op in ops:
+        op.emit(program, ctx)
+    return program
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+# ----------------------------------------------------------------- the pass
+
+
+class Pass:
+    """The reverse pass of one record for one set of seeded places, ``wrt`` places and vjps."""
+
+    def __init__(self, record: Record, seeds: frozenset[Place], wrt: dict[Place, tuple[Any, ...]],
+                 vjps: dict[str, Vjp]) -> None:
+        self.record = record
+        self.vjps = vjps
+        forward = record._forward
+        all_leaves = list(record._leaves())
+        self.reached, backward = _reach(all_leaves, set(wrt), set(seeds))
+        self.active = frozenset(self.reached & backward)
+        self.seeds = sorted(seeds & self.active, key=repr)
+        trace = forward.trace
+        groups = [self.ops(t) for t in reversed(trace)]
+        self.captures: dict[Place, np.ndarray] = {}
+        at_end = []
+        specs = {**_specs(all_leaves), **wrt}
+        for p in wrt:
+            if p not in self.active:
+                continue
+            first = next((i for i, t in enumerate(trace) if p in t.step.reads | t.step.writes), None)
+            if first is None or p in trace[first].step.reads:
+                at_end.append(p)
+            else:
+                self.captures[p] = np.empty(*specs[p])
+                groups[len(trace) - 1 - first].insert(0, Capture(p, self.captures[p]))
+        self.at_end = at_end
+        self.ctx = Context()
+        self._allocate(groups, specs)
+        program = Program().stage()
+        for group in groups:
+            for op in group:
+                op.emit(program, self.ctx)
+        self.program = program.finalize()
+        self.zeros = {p: np.zeros(*specs[p]) for p in wrt if p not in self.active}
+
+    def _allocate(self, groups: list[list[Any]], specs: dict[Place, tuple[Any, ...]]) -> None:
+        """One adjoint array per place, shared by places whose top-level spans do not meet; each
+        cleared where its span starts (the seeded ones before the run)."""
+        span: dict[Place, list[int]] = {}
+        for r, group in enumerate(groups):
+            for op in group:
+                for p in op.uses():
+                    span.setdefault(p, [r, r])[1] = r
+        for p in self.seeds:
+            span.setdefault(p, [-1, -1])[0] = -1
+        for p in self.at_end:
+            span.setdefault(p, [len(groups), len(groups)])[1] = len(groups)
+        free: dict[tuple[Any, ...], list[tuple[int, np.ndarray]]] = {}
+        for p, (start, end) in sorted(span.items(), key=lambda kv: (kv[1][0], repr(kv[0]))):
+            key = (specs[p][0], np.dtype(specs[p][1]).str)
+            pool = free.setdefault(key, [])
+            slot = next((k for k, (until, _) in enumerate(pool) if until < start), None)
+            array = pool.pop(slot)[1] if slot is not None else np.zeros(*specs[p])
+            pool.append((end, array))
+            self.ctx.adj[p] = array
+            if start >= 0:
+                groups[start].insert(0, Zero([p]))
+
+    # ---------------------------------------------------------- one step
+    def ops(self, t: Any) -> list[Any]:
+        if isinstance(t, Kept):
+            return self.leaf_ops(t)
+        step = t.step
+        if not step.writes & self.active:
+            return []
+        if isinstance(t, Chose):
+            return [ChoiceBack(t.cell, step.kind, step.keys, [self.body_ops(arm) for arm in t.arms])]
+        return self.loop_ops(t)
+
+    def body_ops(self, trace: list[Any]) -> list[Any]:
+        return [op for t in reversed(trace) for op in self.ops(t)]
+
+    def leaf_ops(self, kept: Kept) -> list[Any]:
+        leaf = kept.step
+        written = [p.place for p in leaf.planes if p.writes and p.place in self.active]
+        if not written:
+            return []
+        if not leaf.float_reads & self.reached:  # what it wrote depends on no wrt name
+            return [Zero(written)]
+        label = self.record._label(leaf)
+        fn = self.vjps.get(label)
+        if fn is not None:
+            return [CallBack(leaf, label, kept.values, fn, self.active)]
+        if leaf.kind == "kernel":
+            return [KernelBack(leaf, kept.values, self.active)]
+        payload = leaf.node.payload
+        if leaf.kind == "copy":
+            return [CopyBack(place(payload.src), place(payload.dst), self.active)]
+        if leaf.kind == "reduce":
+            x = place(payload.x)
+            return [ReduceBack(x, place(payload.out), payload.op, kept.values.get(x), self.active)]
+        rule = getattr(kind_of(leaf.node.kind), "vjp", None)  # a plugin kind's own derivative
+        if rule is not None:
+            return [CallBack(leaf, label, kept.values, functools.partial(rule, payload), self.active)]
+        raise TypeError(f"eagle.diff.reverse: node {label!r} ({leaf.node.kind}) is on the reverse path and "
+                        f"has no derivative: pass vjps={{{label!r}: fn}}, fn(primals, cotangents) -> "
+                        "{read name: gradient}")
+
+    def loop_ops(self, looped: Looped) -> list[Any]:
+        step = looped.step
+        own: dict[Place, np.ndarray] = {}
+        for p in write_planes(step.body):
+            own.setdefault(p.place, np.empty(p.array.shape, p.array.dtype))
+        emitter = Emitter({**looped.outside, **own})
+        groups, trace = emitter.steps(step.body, frozenset(), {})
+        per_step = [self.ops(t) for t in trace]
+        again = _needed(step.body, groups, trace, per_step)
+        for leaf in unbound(again):
+            label = self.record._label(leaf)
+            raise TypeError(f"eagle.diff.reverse: node {label!r} ({leaf.node.kind}) runs inside the device "
+                            f"loop {step.label!r}: a loop is reversed by running each turn again from its "
+                            "kept state, on arrays of the reverse pass, which this node cannot be pointed "
+                            "at; make it a hawk kernel, or move it out of the loop")
+        turn = [op for ops in reversed(per_step) for op in ops]
+        return [LoopBack(looped.tape, [own[p.place] for p in looped.state], again, turn,
+                         [emitter.tapes, emitter.kept, own])]
+
+    # ---------------------------------------------------------- running
+    def run(self, seeded: list[tuple[Place, np.ndarray]]) -> dict[Place, np.ndarray]:
+        for p in self.seeds:
+            self.ctx.adj[p][...] = 0
+        for p, ct in seeded:
+            if p in self.active:
+                self.ctx.adj[p] += ct
+        self.program.run()
+        out = dict(self.zeros)
+        out.update({p: self.ctx.adj[p] for p in self.at_end})
+        out.update(self.captures)
+        return out
+
+
+def _needed(steps: list[Step], groups: list[list[Any]], trace: list[Any],
+            per_step: list[list[Any]]) -> list[Any]:
+    """The items of a turn its reverse needs run again: a step whose output a needed step or a
+    reverse operation reads (walking back from the end of the turn), a choice or loop that is
+    reversed (its arms and tape are made by running it), and the snapshots reversed steps read."""
+    live: set[Place] = set()
+    run = [False] * len(steps)
+    for k in range(len(steps) - 1, -1, -1):
+        s = steps[k]
+        if s.writes & live or (per_step[k] and not isinstance(s, Leaf)):
+            run[k] = True
+            live = (live - (s.defines if isinstance(s, Leaf) else set())) | s.reads
+        if per_step[k]:
+            live |= s.reads
+    read = {id(a) for k, t in enumerate(trace) if per_step[k] for a in _arrays(t)}
+    return [item for k, group in enumerate(groups) for item in group
+            if (id(item.dst) in read if isinstance(item, Snap) else run[k])]
+
+
+def _arrays(t: Any) -> Iterator[np.ndarray]:
+    """The arrays a trace entry's reverse reads values from."""
+    if isinstance(t, Kept):
+        yield from t.values.values()
+    elif isinstance(t, Chose):
+        yield t.cell
+        for arm in t.arms:
+            for inner in arm:
+                yield from _arrays(inner)
+    else:
+        yield from t.outside.values()
+
+
+def _reach(all_leaves: list[Leaf], wrt: set[Place], seeds: set[Place]) -> tuple[set[Place], set[Place]]:
+    """Places the wrt names reach (forward) and places that reach a seed (backward), over every
+    leaf whatever the order: a loop feeds its own earlier steps."""
+    forward, backward = set(wrt), set(seeds)
+    changed = True
+    while changed:
+        changed = False
+        for leaf in all_leaves:
+            if leaf.float_reads & forward and not leaf.float_writes <= forward:
+                forward |= leaf.float_writes
+                changed = True
+            if leaf.float_writes & backward and not leaf.float_reads <= backward:
+                backward |= leaf.float_reads
+                changed = True
+    return forward, backward
+
+
+def _specs(all_leaves: list[Leaf]) -> dict[Place, tuple[Any, ...]]:
+    """(shape, dtype) of every float place."""
+    specs: dict[Place, tuple[Any, ...]] = {}
+    for leaf in all_leaves:
+        for p in leaf.planes:
+            specs.setdefault(p.place, (p.array.shape, p.array.dtype))
+        for s in leaf.params:
+            specs.setdefault(s.place, ((1,), s.dtype))
+    return specs
+

@@ -1,0 +1,274 @@
+"""A graph's nodes as the reverse pass sees them: leaves, choices and loops.
+
+A *leaf* is one node that reads and writes planes (a kernel, a copy, a
+reduce, an opaque step, a plugin's node).  A *choice* runs one of its arms
+(a device if or switch, a skippable step), a *loop* repeats its body (a
+device loop, a repeat_while).  Waits order branches and carry no data, so
+they are dropped; a node another branch waits for is its inner node.
+
+Arrays are compared by *place*: the memory a view covers (address, shape,
+strides, dtype), so two array objects over the same memory are one place,
+and a gradient belongs to a place.  A ``Param`` of a kernel leaf is a place
+of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eagle._kinds import Node
+from eagle._nodes import Conditional, Copy, Opaque, Reduce
+from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, SignalAfter
+from eagle.plan import BoundPlan
+
+Place = tuple[Any, ...]
+
+
+def place(array: np.ndarray) -> Place:
+    """The memory ``array`` covers: two arrays over the same memory give one place."""
+    return (array.ctypes.data, array.shape, array.strides, array.dtype.str)
+
+
+def is_float(array: Any) -> bool:
+    return isinstance(array, np.ndarray) and array.dtype.kind == "f"
+
+
+@dataclass(frozen=True, eq=False)
+class Plane:
+    name: str
+    array: np.ndarray
+    role: str  # "read", "write" or "readwrite"
+    place: Place
+
+    @property
+    def reads(self) -> bool:
+        return self.role != "write"
+
+    @property
+    def writes(self) -> bool:
+        return self.role != "read"
+
+
+@dataclass(frozen=True, eq=False)
+class ParamSlot:
+    """A float ``Param`` of a kernel leaf: one value for all samples, a place of its own."""
+
+    name: str
+    value: Any
+    dtype: np.dtype
+    place: Place
+
+
+@dataclass(eq=False)
+class Leaf:
+    node: Node  # what runs
+    label: str
+    kind: str  # "kernel" (hawk), "copy", "reduce", or "other" (opaque, plugin, plain plan)
+    planes: list[Plane]
+    params: list[ParamSlot] = field(default_factory=list)
+    lowering: Any = None  # at the top level: the graph's own lowering of the node
+
+    @functools.cached_property
+    def reads(self) -> frozenset[Place]:
+        return frozenset(p.place for p in self.planes if p.reads)
+
+    @functools.cached_property
+    def writes(self) -> frozenset[Place]:
+        return frozenset(p.place for p in self.planes if p.writes)
+
+    @functools.cached_property
+    def float_reads(self) -> frozenset[Place]:
+        return frozenset(p.place for p in self.planes if p.reads and is_float(p.array)) | frozenset(
+            s.place for s in self.params)
+
+    @functools.cached_property
+    def float_writes(self) -> frozenset[Place]:
+        return frozenset(p.place for p in self.planes if p.writes and is_float(p.array))
+
+    @functools.cached_property
+    def defines(self) -> frozenset[Place]:
+        """Places this leaf overwrites whole, whatever they held: a kernel's outputs, a copy's target."""
+        if self.kind in ("kernel", "copy", "reduce"):
+            return frozenset(p.place for p in self.planes if p.role == "write")
+        return frozenset()
+
+    @property
+    def needs_values(self) -> bool:
+        """Whether its reverse reads the values of what it reads (a copy or a sum does not)."""
+        if not self.float_writes:
+            return False
+        if self.kind == "copy":
+            return False
+        if self.kind == "reduce":
+            return self.node.payload.op != "sum"
+        return True
+
+    def planes_named(self) -> Iterator[tuple[str, Place, Any]]:
+        yield from ((p.name, p.place, p.array) for p in self.planes)
+        yield from ((s.name, s.place, s) for s in self.params)
+
+
+@dataclass(eq=False)
+class Choice:
+    """Run one arm: ``kind`` "if" (arms: then, else) or "switch" (one arm per key, then the default)."""
+
+    node: Node
+    label: str
+    cell: Plane
+    kind: str
+    keys: list[int]
+    arms: list[list[Step]]
+
+    @functools.cached_property
+    def writes(self) -> frozenset[Place]:
+        return frozenset().union(*(writes_of(arm) for arm in self.arms))
+
+    @functools.cached_property
+    def reads(self) -> frozenset[Place]:
+        return frozenset([self.cell.place]).union(*(reads_of(arm) for arm in self.arms))
+
+
+@dataclass(eq=False)
+class Loop:
+    """Repeat ``body``: kind "while", "do" or "count", at most ``cap`` turns (-1: no cap)."""
+
+    node: Node
+    label: str
+    cell: Plane
+    kind: str
+    cap: int
+    body: list[Step]
+
+    @functools.cached_property
+    def writes(self) -> frozenset[Place]:
+        return writes_of(self.body)
+
+    @functools.cached_property
+    def reads(self) -> frozenset[Place]:
+        return frozenset([self.cell.place]) | reads_of(self.body)
+
+
+Step = Leaf | Choice | Loop
+
+
+def writes_of(steps: list[Step]) -> frozenset[Place]:
+    return frozenset().union(*(s.writes for s in steps))
+
+
+def reads_of(steps: list[Step]) -> frozenset[Place]:
+    return frozenset().union(*(s.reads for s in steps))
+
+
+def leaves(steps: list[Step]) -> Iterator[Leaf]:
+    for s in steps:
+        if isinstance(s, Leaf):
+            yield s
+        elif isinstance(s, Choice):
+            for arm in s.arms:
+                yield from leaves(arm)
+        else:
+            yield from leaves(s.body)
+
+
+def read_planes(steps: list[Step]) -> Iterator[Plane]:
+    """Every plane a step reads (a construct's cell too), nested steps included."""
+    for s in steps:
+        if isinstance(s, Leaf):
+            yield from (p for p in s.planes if p.reads)
+        else:
+            yield s.cell
+            yield from read_planes(s.body if isinstance(s, Loop) else [x for arm in s.arms for x in arm])
+
+
+def write_planes(steps: list[Step]) -> Iterator[Plane]:
+    for leaf in leaves(steps):
+        yield from (p for p in leaf.planes if p.writes)
+
+
+# ------------------------------------------------------------------ from nodes
+
+
+def step_of(node: Node, label: str, labels: Callable[[Node], str]) -> Step | None:
+    """The step a graph node is; None for a wait."""
+    p = node.payload
+    if node.kind == "wait":
+        return None
+    if node.kind == "signal_after" and isinstance(p, SignalAfter):
+        return step_of(p.inner, label, labels)
+    if isinstance(p, DeviceIf):
+        return Choice(node, label, _cell(p.cell), "if", [],
+                      [body_of(p.then, labels), body_of(p.orelse, labels)])
+    if isinstance(p, DeviceSwitch):
+        return Choice(node, label, _cell(p.cell), "switch", [int(k) for k in p.arms],
+                      [*(body_of(b, labels) for b in p.arms.values()), body_of(p.default, labels)])
+    if isinstance(p, DeviceLoop):
+        return Loop(node, label, _cell(p.cell), p.kind, p.max_iters, body_of(p.body, labels))
+    if isinstance(p, Conditional):
+        inner = step_of(p.step, label, labels)  # the step goes by the conditional's name
+        steps = [] if inner is None else [inner]
+        if p.max_iters is None:  # skipped while the cell is non-zero: the step is the else arm
+            return Choice(node, label, _cell(p.cell), "if", [], [[], steps])
+        return Loop(node, label, _cell(p.cell), "while", p.max_iters, steps)
+    return leaf_of(node, label)
+
+
+def body_of(body: Body, labels: Callable[[Node], str]) -> list[Step]:
+    steps = (step_of(n, labels(n), labels) for n in body.nodes())
+    return [s for s in steps if s is not None]
+
+
+def _cell(cell: np.ndarray) -> Plane:
+    return Plane("guard", cell, "read", place(cell))
+
+
+def leaf_of(node: Node, label: str) -> Leaf:
+    p = node.payload
+    planes = [Plane(name, array, role, place(array)) for name, array, role in node.planes()
+              if isinstance(array, np.ndarray)]
+    if isinstance(p, Copy):
+        return Leaf(node, label, "copy", planes)
+    if isinstance(p, Reduce):
+        return Leaf(node, label, "reduce", planes)
+    if isinstance(p, BoundPlan) and hasattr(getattr(p.plan, "source", None), "vjp"):
+        return Leaf(node, label, "kernel", planes, _params(node, p))
+    return Leaf(node, label, "other", planes)
+
+
+def _params(node: Node, bound: BoundPlan) -> list[ParamSlot]:
+    slots = bound.plan.compiled.ir.slots
+    found = []
+    for k, slot in enumerate(slots[:len(bound.plan.source.params)]):
+        if slot.role == "value" and slot.dtype in ("f64", "f32", "wf"):
+            dtype = np.dtype(np.float32 if slot.dtype == "f32" else np.float64)
+            found.append(ParamSlot(slot.name, bound.args[k], dtype, ("param", id(node), slot.name)))
+    return found
+
+
+# ------------------------------------------------------------------ rebinding
+
+
+def rebind(leaf: Leaf, arrays: dict[Place, np.ndarray]) -> Node | None:
+    """The leaf's node over other arrays (by place); None for a node that cannot be re-pointed
+    (an opaque step keeps its own references)."""
+    p = leaf.node.payload
+
+    def swap(a: Any) -> Any:
+        return arrays.get(place(a), a) if isinstance(a, np.ndarray) else a
+
+    if isinstance(p, BoundPlan):
+        bound = type(p)(p.plan, [swap(a) for a in p.args])
+        if hasattr(p, "outputs"):
+            bound.outputs = [swap(a) for a in p.outputs]
+        return Node(leaf.node.kind, bound)
+    if isinstance(p, Copy):
+        return Node("copy", Copy(swap(p.src), swap(p.dst)))
+    if isinstance(p, Reduce):
+        return Node("reduce", Reduce(swap(p.x), swap(p.out), p.op))
+    if isinstance(p, Opaque) or leaf.planes:
+        return None
+    return leaf.node  # touches no plane: nothing to re-point
