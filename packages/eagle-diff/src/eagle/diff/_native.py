@@ -255,9 +255,10 @@ class Tape:
     """One slot per loop turn holding ``arrays`` (their bytes, in order), at most ``turns`` slots
     (-1: no cap).  The memory is libeagle's side's (realloc), freed with this object."""
 
-    def __init__(self, turns: int, nbytes: int) -> None:
+    def __init__(self, turns: int, sizes: list[int]) -> None:
+        self.sizes = sizes  # bytes of each array of a slot, in order
         self.header = np.zeros(7, np.int64)
-        self.header[SLOT], self.header[TURNS] = nbytes, turns
+        self.header[SLOT], self.header[TURNS] = sum(sizes), turns
         self.count = np.zeros(1, np.uint32)  # turns saved; a reverse loop's trip count
         weakref.finalize(self, _free, self.header)  # the finalizer keeps the header alive
 
@@ -277,14 +278,15 @@ class Tape:
     def _claim(self, program: Program, step: str) -> None:
         program.kernel(_fn(f"tape_{step}"), [self.header, self.count], 1, per_sample=False)
 
-    def _each(self, program: Program, step: str, arrays: list[np.ndarray], role: str) -> None:
+    def _each(self, program: Program, step: str, arrays: list[np.ndarray | None], role: str) -> None:
         # One per-sample item per array: they block-fuse with the kernels of the turn around them.
         offset = 0
-        for a in arrays:
-            k, n = layout(a)
-            program.kernel(_fn(f"tape_{step}"), [self.header, offset, a, k, n, a.itemsize], n,
-                           accesses=[(a, role)])
-            offset += a.nbytes
+        for a, size in zip(arrays, self.sizes, strict=True):
+            if a is not None:
+                k, n = layout(a)
+                program.kernel(_fn(f"tape_{step}"), [self.header, offset, a, k, n, a.itemsize], n,
+                               accesses=[(a, role)])
+            offset += size
 
     def reset(self, program: Program) -> None:
         self._claim(program, "reset")
@@ -297,7 +299,8 @@ class Tape:
     def rewind(self, program: Program) -> None:
         self._claim(program, "rewind")
 
-    def restore(self, program: Program, arrays: list[np.ndarray]) -> None:
-        """Copy the slot before the read index into ``arrays`` (the index steps back)."""
+    def restore(self, program: Program, arrays: list[np.ndarray | None]) -> None:
+        """Copy the slot before the read index into ``arrays`` (the index steps back); None: an
+        array of the slot not wanted."""
         self._claim(program, "back")
         self._each(program, "get", arrays, "write")

@@ -160,18 +160,19 @@ class Emitter:
     def value(self, plane: Plane) -> np.ndarray:
         return plane.array if self.values is None else self.values[plane.place]
 
-    def steps(self, steps: list[Step | None], later: frozenset[Place],
-              snaps: dict[Place, np.ndarray]) -> tuple[list[list[Any]], list[Any]]:
+    def steps(self, steps: list[Step | None], later: frozenset[Place], snaps: dict[Place, np.ndarray],
+              skip: frozenset[int] = frozenset()) -> tuple[list[list[Any]], list[Any]]:
         """Items per step (its snapshots first) and the trace of the steps that are not None.
 
         ``later``: places written after these steps, before the reverse pass
         reads them (their values must be kept); ``snaps``: snapshots taken
-        before and still valid.
+        before and still valid; ``skip``: steps not to run (a turn run again
+        for its reverse needs only some), traced for their values all the same.
         """
         after = [frozenset()] * (len(steps) + 1)
         for i in range(len(steps) - 1, -1, -1):
             s = steps[i]
-            after[i] = after[i + 1] | (s.writes if s is not None else frozenset())
+            after[i] = after[i + 1] | (s.writes if s is not None and i not in skip else frozenset())
         groups: list[list[Any]] = []
         trace: list[Any] = []
         for i, s in enumerate(steps):
@@ -186,8 +187,12 @@ class Emitter:
                     for p in s.planes:
                         if p.reads:
                             values[p.place] = self.source(p, written, snaps, items)
-                items.append(self.run_leaf(s))
+                if i not in skip:
+                    items.append(self.run_leaf(s))
                 trace.append(Kept(s, values))
+            elif i in skip:  # a choice or loop nothing reads: not run, nothing to reverse
+                trace.append(None)
+                continue
             elif isinstance(s, Choice):
                 cell = self.source(s.cell, written, snaps, items)
                 arms_items, arms_trace = [], []
@@ -206,13 +211,14 @@ class Emitter:
                     raise ValueError(f"eagle.diff: the device loop {s.label!r} carries {', '.join(loose)} "
                                      "from turn to turn in arrays that are not contiguous; a turn's state is "
                                      "kept by its bytes: use contiguous arrays")
-                tape = _native.Tape(s.cap, sum(self.value(p).nbytes for p in state))
+                tape = _native.Tape(s.cap, [self.value(p).nbytes for p in state])
                 self.tapes.append(tape)
                 items.append(RunLoop(self.value(s.cell), s.kind, s.cap, self.plain(s.body), tape,
                                      tuple(self.value(p) for p in state)))
                 trace.append(Looped(s, tape, state, outside))
-            for place in s.writes:
-                snaps.pop(place, None)
+            if i not in skip:
+                for place in s.writes:
+                    snaps.pop(place, None)
         return groups, trace
 
     def source(self, plane: Plane, written: frozenset[Place], snaps: dict[Place, np.ndarray],

@@ -312,7 +312,7 @@ class LoopBack:
     """The turns last to first: each restored from the tape, run again, then reversed."""
 
     tape: _native.Tape
-    state: list[np.ndarray]  # where the tape's state is restored to
+    state: list[np.ndarray | None]  # where the tape's state is restored to (None: not needed)
     again: list[Any]  # the turn's items, run again on the loop's own arrays
     turn: list[Any]  # the turn's reverse
     kept: list[Any] = field(default_factory=list)  # tapes of loops inside, their snapshots
@@ -452,10 +452,15 @@ class Pass:
         own: dict[Place, np.ndarray] = {}
         for p in write_planes(step.body):
             own.setdefault(p.place, np.empty(p.array.shape, p.array.dtype))
+        reversed_ = [bool(s.writes & self.active) for s in step.body]
+        run, live = _needed(step.body, reversed_)
         emitter = Emitter({**looped.outside, **own})
-        groups, trace = emitter.steps(step.body, frozenset(), {})
-        per_step = [self.ops(t) for t in trace]
-        again = _needed(step.body, groups, trace, per_step)
+        groups, trace = emitter.steps(step.body, frozenset(), {},
+                                      skip=frozenset(k for k, r in enumerate(run) if not r))
+        per_step = [self.ops(t) if reversed_[k] else [] for k, t in enumerate(trace)]
+        read = {id(a) for k, t in enumerate(trace) if per_step[k] for a in _arrays(t)}
+        again = [item for group in groups for item in group
+                 if not isinstance(item, Snap) or id(item.dst) in read]
         for leaf in unbound(again):
             label = self.record._label(leaf)
             raise TypeError(f"eagle.diff.reverse: node {label!r} ({leaf.node.kind}) runs inside the device "
@@ -463,8 +468,8 @@ class Pass:
                             "kept state, on arrays of the reverse pass, which this node cannot be pointed "
                             "at; make it a hawk kernel, or move it out of the loop")
         turn = [op for ops in reversed(per_step) for op in ops]
-        return [LoopBack(looped.tape, [own[p.place] for p in looped.state], again, turn,
-                         [emitter.tapes, emitter.kept, own])]
+        state = [own[p.place] if p.place in live else None for p in looped.state]
+        return [LoopBack(looped.tape, state, again, turn, [emitter.tapes, emitter.kept, own])]
 
     # ---------------------------------------------------------- running
     def run(self, seeded: list[tuple[Place, np.ndarray]]) -> dict[Place, np.ndarray]:
@@ -480,23 +485,21 @@ class Pass:
         return out
 
 
-def _needed(steps: list[Step], groups: list[list[Any]], trace: list[Any],
-            per_step: list[list[Any]]) -> list[Any]:
-    """The items of a turn its reverse needs run again: a step whose output a needed step or a
-    reverse operation reads (walking back from the end of the turn), a choice or loop that is
-    reversed (its arms and tape are made by running it), and the snapshots reversed steps read."""
+def _needed(steps: list[Step], reversed_: list[bool]) -> tuple[list[bool], set[Place]]:
+    """Which steps of a turn its reverse needs run again, and the places it needs at the turn's
+    start.  Walking back from the end of the turn: a step runs when a step that runs or a reverse
+    operation reads what it writes, and a choice or loop that is reversed always runs (its arms'
+    values and its tape are made by running it)."""
     live: set[Place] = set()
     run = [False] * len(steps)
     for k in range(len(steps) - 1, -1, -1):
         s = steps[k]
-        if s.writes & live or (per_step[k] and not isinstance(s, Leaf)):
+        if s.writes & live or (reversed_[k] and not isinstance(s, Leaf)):
             run[k] = True
             live = (live - (s.defines if isinstance(s, Leaf) else set())) | s.reads
-        if per_step[k]:
+        if reversed_[k]:
             live |= s.reads
-    read = {id(a) for k, t in enumerate(trace) if per_step[k] for a in _arrays(t)}
-    return [item for k, group in enumerate(groups) for item in group
-            if (id(item.dst) in read if isinstance(item, Snap) else run[k])]
+    return run, live
 
 
 def _arrays(t: Any) -> Iterator[np.ndarray]:
