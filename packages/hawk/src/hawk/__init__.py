@@ -28,7 +28,17 @@ __version__ = "0.1.0"
 
 
 def kernel(fn: Callable[..., Any]) -> Kernel:
-    """Make ``fn`` a hawk kernel; what the language lacks is refused here, with file and line."""
+    """Make ``fn`` a hawk kernel; what the language lacks is refused here, with file and line.
+
+    >>> from hawk import Mutable, Scalar, UInt32
+    >>> @hawk.kernel
+    ... def above(x: Scalar, limit: hawk.Param, count: Mutable[UInt32]):
+    ...     count = hawk.math.uint32(hawk.sum(x > limit))
+    >>> count = np.zeros(1, np.uint32)
+    >>> above(np.arange(5.0), 2.0, count)
+    >>> count
+    array([2], dtype=uint32)
+    """
     source = parse(fn)
     lower(source, default_signature(source.params))  # check the whole body now, not at the first call
     k = Kernel(fn.__name__, source.params, lambda signature: lower(source, signature))

@@ -37,7 +37,19 @@ from hawk.types import NUMPY, Kind, of_numpy, promote, result_dtype, strong
 
 
 class KernelSyntaxError(SyntaxError):
-    """A kernel uses something hawk does not have; the message says what to write instead."""
+    """A kernel uses something hawk does not have; the message says what to write instead.
+
+    >>> from hawk import Scalar
+    >>> try:
+    ...     @hawk.kernel
+    ...     def loop(x: Scalar) -> Scalar:
+    ...         for _ in range(3):
+    ...             x = x + 1.0
+    ...         return x
+    ... except hawk.KernelSyntaxError as err:
+    ...     print(type(err).__name__)
+    KernelSyntaxError
+    """
 
 
 @dataclass(frozen=True)

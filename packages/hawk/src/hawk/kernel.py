@@ -51,9 +51,22 @@ class Compiled:
 class Kernel:
     """A hawk kernel: call it, ``plan`` it into an eagle graph, or derive from it.
 
+    ``@hawk.kernel`` makes one; the constructor is not for users.
+
     :param name: the kernel's name (labels, messages, symbols).
     :param params: (name, Kind) per parameter, in order.
     :param lower: signature -> IR.
+
+    >>> from hawk import Param, Scalar
+    >>> @hawk.kernel
+    ... def affine(x: Scalar, a: Param, b: Param) -> Scalar:
+    ...     return a * x + b
+    >>> affine
+    <hawk.kernel affine(x: Scalar, a: Param, b: Param)>
+    >>> affine(np.arange(3.0), 2.0, 1.0)          # a call runs at once
+    array([1., 3., 5.])
+    >>> affine.vjp(np.arange(3.0), 2.0, 1.0, np.ones(3))["a"]   # d sum(a*x+b) / da
+    array([3.])
     """
 
     def __init__(self, name: str, params: Sequence[tuple[str, Kind]],
@@ -283,7 +296,16 @@ def _value_dtype(name: str, kind: Kind, value: Any, api: str) -> str:
 
 
 class KernelPlan(Plan):
-    """An eagle Plan for one compiled signature of a hawk kernel."""
+    """An eagle Plan for one compiled signature of a hawk kernel.
+
+    >>> from hawk import Scalar
+    >>> @hawk.kernel
+    ... def inc(x: Scalar) -> Scalar:
+    ...     return x + 1.0
+    >>> plan = inc.plan(np.zeros(4)).plan
+    >>> type(plan).__name__, plan.name, plan.per_sample
+    ('KernelPlan', 'inc', True)
+    """
 
     def __init__(self, kernel: Kernel, compiled: Compiled) -> None:
         params = [PlanParam(s.name, s.role, _VALUE_TYPE[strong(s.dtype)]) for s in compiled.phased.slots]
@@ -295,7 +317,19 @@ class KernelPlan(Plan):
 
 
 class KernelBound(BoundPlan):
-    """A hawk kernel bound to its arrays: the user's, its outputs and its scratch."""
+    """A hawk kernel bound to its arrays: the user's, its outputs and its scratch.
+
+    ``kernel.plan(*args)`` makes one; :meth:`eagle.Graph.add` records it.
+
+    >>> from hawk import Scalar
+    >>> @hawk.kernel
+    ... def inc(x: Scalar) -> Scalar:
+    ...     return x + 1.0
+    >>> bound = inc.plan(np.arange(3.0))
+    >>> g = eagle.Graph().add(bound, name="inc").build().launch()
+    >>> bound.outputs
+    [array([1., 2., 3.])]
+    """
 
     @classmethod
     def make(cls, kernel: Kernel, compiled: Compiled, arrays: list[Any], n: int, buffer: Any,

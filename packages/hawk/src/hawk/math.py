@@ -54,9 +54,39 @@ float32, float64, int32, uint32 = (_cast(n, d) for n, d in (("float32", "f32"), 
                                                             ("int32", "i32"), ("uint32", "u32")))
 
 
+# An example per function, appended to its docstring (doctests: tests/test_docstrings.py runs them).
+_EXAMPLES = {
+    sin: ">>> hawk.math.sin(np.array([0.0, np.pi / 2]))\narray([0., 1.])",
+    cos: ">>> hawk.math.cos(np.array([0.0, np.pi]))\narray([ 1., -1.])",
+    tan: ">>> hawk.math.tan(np.array([0.0, np.pi / 4])).round(12)\narray([0., 1.])",
+    exp: ">>> hawk.math.exp(np.array([0.0, 1.0]))\narray([1.        , 2.71828183])",
+    log: ">>> hawk.math.log(np.array([1.0, np.e]))\narray([0., 1.])",
+    sqrt: ">>> hawk.math.sqrt(np.array([4.0, 9.0]))\narray([2., 3.])",
+    abs: ">>> hawk.math.abs(np.array([-1.5, 2.0]))\narray([1.5, 2. ])",
+    floor: ">>> hawk.math.floor(np.array([-1.5, 2.5]))\narray([-2.,  2.])",
+    ceil: ">>> hawk.math.ceil(np.array([-1.5, 2.5]))\narray([-1.,  3.])",
+    pow: ">>> hawk.math.pow(np.array([2.0, 3.0]), 2.0)\narray([4., 9.])",
+    minimum: ">>> hawk.math.minimum(np.array([1.0, np.nan]), 0.0)\narray([ 0., nan])",
+    maximum: ">>> hawk.math.maximum(np.array([1.0, -1.0]), 0.0)\narray([1., 0.])",
+    float32: ">>> hawk.math.float32(np.array([0.1]))\narray([0.1], dtype=float32)",
+    float64: ">>> hawk.math.float64(np.array([3], dtype=np.int32))\narray([3.])",
+    int32: ">>> hawk.math.int32(np.array([2.7, -2.7, 1e12, np.nan]))\n"
+           "array([         2,         -2, 2147483647,          0], dtype=int32)",
+    uint32: ">>> hawk.math.uint32(np.array([3.9, -1.0]))\narray([3, 0], dtype=uint32)",
+}
+
+
 def where(cond: Any, a: Any, b: Any) -> Any:
-    """``a`` where ``cond`` holds, else ``b``; both are computed (write an ``if`` to compute one)."""
+    """``a`` where ``cond`` holds, else ``b``; both are computed (write an ``if`` to compute one).
+
+    >>> hawk.math.where(np.array([True, False]), 1.0, 2.0)
+    array([1., 2.])
+    """
     return np.where(cond, a, b)
+
+
+for _fn, _example in _EXAMPLES.items():
+    _fn.__doc__ += "\n\n" + _example + "\n"
 
 
 intrinsics.register(where, "where", 3)

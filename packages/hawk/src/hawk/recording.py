@@ -27,7 +27,19 @@ def active() -> Recorder | None:
 
 @contextlib.contextmanager
 def recording(recorder: Recorder) -> Iterator[Recorder]:
-    """Send kernel calls to ``recorder`` inside the ``with``."""
+    """Send kernel calls to ``recorder`` inside the ``with``.
+
+    >>> from hawk import Scalar
+    >>> @hawk.kernel
+    ... def inc(x: Scalar) -> Scalar:
+    ...     return x + 1.0
+    >>> class Log:
+    ...     def call(self, kernel, args, kwargs):
+    ...         return f"recorded {kernel.__name__}"
+    >>> with hawk.recording(Log()):
+    ...     inc(np.zeros(2))
+    'recorded inc'
+    """
     token = _active.set(recorder)
     try:
         yield recorder

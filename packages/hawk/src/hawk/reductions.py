@@ -16,27 +16,53 @@ from hawk.reference import fixed_order_sum
 
 
 def sum(x: Any) -> Any:
-    """The sum over samples, added in eagle's fixed order."""
+    """The sum over samples, added in eagle's fixed order.
+
+    >>> float(hawk.sum(np.array([0.5, 1.5, 2.0])))
+    4.0
+    >>> from hawk import Scalar
+    >>> @hawk.kernel
+    ... def center(x: Scalar) -> Scalar:
+    ...     return x - hawk.sum(x) / 4.0       # every sample sees the one total
+    >>> center(np.arange(4.0))
+    array([-1.5, -0.5,  0.5,  1.5])
+    """
     return fixed_order_sum(np.asarray(x).astype(np.sum(np.zeros(1, np.asarray(x).dtype)).dtype))
 
 
 def max(x: Any) -> Any:
-    """The largest value over samples (NaN if any is NaN)."""
+    """The largest value over samples (NaN if any is NaN).
+
+    >>> float(hawk.max(np.array([1.0, 3.0, 2.0])))
+    3.0
+    """
     return np.max(x)
 
 
 def min(x: Any) -> Any:
-    """The smallest value over samples (NaN if any is NaN)."""
+    """The smallest value over samples (NaN if any is NaN).
+
+    >>> float(hawk.min(np.array([1.0, 3.0, 2.0])))
+    1.0
+    """
     return np.min(x)
 
 
 def any(x: Any) -> Any:
-    """Whether any sample's value is true."""
+    """Whether any sample's value is true.
+
+    >>> bool(hawk.any(np.array([0.0, 2.0]) > 1.0))
+    True
+    """
     return np.any(x)
 
 
 def all(x: Any) -> Any:
-    """Whether every sample's value is true."""
+    """Whether every sample's value is true.
+
+    >>> bool(hawk.all(np.array([0.0, 2.0]) > 1.0))
+    False
+    """
     return np.all(x)
 
 
