@@ -248,3 +248,16 @@ def test_a_block_on_a_hand_made_graph():
                                vjps={"shift": lambda p, c: {"x": c["y"]}})
     assert list(grads) == ["shift.x"]  # dbl has an x too
     np.testing.assert_array_equal(grads["shift.x"], np.full(N, 4.0))
+
+
+def test_planes_that_overlap_without_being_one_view():
+    base = ramp(0.1, 0.9, 8)
+    left, right, out = base[:5], base[3:], np.zeros(5)
+    g = eagle.Graph(record=True)
+    g.add_node(opaque(lambda: np.add(left, right, out=out), reads={"l": left, "r": right}, writes={"o": out}),
+               name="overlap")
+    g.build()
+    g()
+    with pytest.raises(ValueError, match=r"the planes overlap\.l and overlap\.r share memory without"):
+        eagle.diff.reverse(g.record, {"o": np.ones(5)},
+                           vjps={"overlap": lambda p, c: {"l": c["o"], "r": c["o"]}})

@@ -66,7 +66,7 @@ def test_g_record_is_false_true_then_a_record():
 
 def test_a_builder_graphs_names():
     g = model(np.arange(4.0), np.zeros(4), np.ones(1, np.uint32), record=True)
-    assert g.record.names == ["x", "y", "flag", "record", "result", "a"]
+    assert g.record.names == ["x", "y", "result", "a"]  # flag is a cell, record a bool
 
 
 def test_a_recorded_replay_gives_the_same_bits_and_keeps_what_it_needs():

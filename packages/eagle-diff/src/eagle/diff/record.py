@@ -125,8 +125,9 @@ class Record:
     # --------------------------------------------------------------- looking
     @property
     def names(self) -> list[str]:
-        """The names seeds and ``wrt`` may use."""
-        return list(self._names().table)
+        """The names seeds and ``wrt`` may use (those of float arrays, and Params)."""
+        return [name for name, value in self._names().table.items()
+                if all(isinstance(x, ParamSlot) or is_float(x) for x in flatten(value))]
 
     def memory(self) -> dict[str, int]:
         """Bytes kept for the reverse pass: ``snapshots`` (values copied aside once per run) and

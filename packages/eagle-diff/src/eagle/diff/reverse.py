@@ -359,6 +359,7 @@ class Pass:
         all_leaves = list(record._leaves())
         self.reached, backward = _reach(all_leaves, set(wrt), set(seeds))
         self.active = frozenset(self.reached & backward)
+        _refuse_overlaps(record, all_leaves, self.active)
         self.seeds = sorted(seeds & self.active, key=repr)
         trace = forward.trace
         groups = [self.ops(t) for t in reversed(trace)]
@@ -513,6 +514,32 @@ def _arrays(t: Any) -> Iterator[np.ndarray]:
                 yield from _arrays(inner)
     else:
         yield from t.outside.values()
+
+
+def _refuse_overlaps(record: Record, all_leaves: list[Leaf], active: frozenset[Place]) -> None:
+    """Adjoints are kept per place: two planes that share memory without being one view (two
+    overlapping slices) would each get half the story, so they are refused."""
+    found: dict[Place, tuple[str, np.ndarray]] = {}
+    for leaf in all_leaves:
+        for p in leaf.planes:
+            if p.place in active:
+                found.setdefault(p.place, (f"{record._label(leaf)}.{p.name}", p.array))
+    spans = sorted((_extent(a), name, a) for name, a in found.values())
+    for k, ((_, hi), name, a) in enumerate(spans):
+        for (lo2, _), name2, b in spans[k + 1:]:
+            if lo2 >= hi:
+                break
+            if np.shares_memory(a, b):
+                raise ValueError(f"eagle.diff.reverse: the planes {name} and {name2} share memory without "
+                                 "being one view of it: a gradient is kept per array, so differentiate "
+                                 "through whole arrays (or one view of them)")
+
+
+def _extent(a: np.ndarray) -> tuple[int, int]:
+    start = a.ctypes.data
+    lo = start + sum(min(0, (n - 1) * st) for n, st in zip(a.shape, a.strides, strict=True))
+    hi = start + sum(max(0, (n - 1) * st) for n, st in zip(a.shape, a.strides, strict=True)) + a.itemsize
+    return lo, hi
 
 
 def _reach(all_leaves: list[Leaf], wrt: set[Place], seeds: set[Place]) -> tuple[set[Place], set[Place]]:
