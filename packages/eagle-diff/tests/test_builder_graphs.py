@@ -422,3 +422,14 @@ def test_the_record_describes_the_last_run():
     fresh()
     np.testing.assert_array_equal(second, eagle.diff.reverse(fresh.record, {"result": np.ones(5)},
                                                              wrt=("x",))["x"])
+
+
+def test_float32_planes_get_float32_gradients():
+    x64 = ramp(0.5, 1.5, 5)
+    grads = {}
+    for dtype in (np.float64, np.float32):
+        g = capped(x64.astype(dtype), cell(1), record=True)
+        g()
+        grads[dtype] = eagle.diff.reverse(g.record, {"result": np.ones(5, dtype)}, wrt=("x",))["x"]
+    assert grads[np.float32].dtype == np.float32
+    np.testing.assert_allclose(grads[np.float32], grads[np.float64], rtol=1e-4)

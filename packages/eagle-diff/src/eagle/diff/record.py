@@ -91,6 +91,16 @@ class Record:
 
     ``eagle.diff.reverse(g.record, seeds, wrt=...)`` reads it.  It describes
     the last ``launch()`` (or ``g()``); binding new arrays makes a new one.
+
+    >>> x, total = np.arange(4.0), np.zeros(1)
+    >>> g = eagle.Graph(record=True).add_node(eagle.reduce(x, total), name="total").build()
+    >>> g.record
+    <eagle.diff.Record of 1 nodes, not run yet>
+    >>> _ = g()
+    >>> g.record.names
+    ['x', 'total.x', 'out', 'total.out']
+    >>> eagle.diff.reverse(g.record, {"out": np.ones(1)})
+    {'x': array([1., 1., 1., 1.])}
     """
 
     def __init__(self, graph: Graph, forward: Forward) -> None:

@@ -51,6 +51,19 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
         place of that node's derivative (an opaque node on the reverse path needs one).
     :returns: name -> gradient, shaped like the name's array (a tree for ``result``; a
         one-cell array for a Param).
+
+    >>> @hawk.kernel
+    ... def square(v: hawk.Scalar) -> hawk.Scalar:
+    ...     return v * v
+    >>> @eagle.Graph.builder
+    ... def model(x, record=False):
+    ...     g = eagle.Graph(record=record)
+    ...     g.result = square(x)
+    ...     return g
+    >>> g = model(np.arange(3.0), record=True)
+    >>> _ = g()
+    >>> eagle.diff.reverse(g.record, {"result": np.ones(3)}, wrt=("x",))
+    {'x': array([0., 2., 4.])}
     """
     if not isinstance(record, Record):
         raise TypeError(f"eagle.diff.reverse: takes g.record of a graph built with eagle.Graph(record=True), "
