@@ -30,7 +30,12 @@ _REBUILD = "rebuild it with `pip install -e packages/eagle-graph` (or reinstall 
 
 
 def include_dir() -> Path:
-    """The folder holding ``eagle/eagle.h``, for compiling native kernels against it."""
+    """The folder holding ``eagle/eagle.h``, for compiling native kernels against it.
+
+    >>> from eagle.native import include_dir
+    >>> (include_dir() / "eagle" / "eagle.h").is_file()
+    True
+    """
     return _LIB_DIR / "include"
 
 

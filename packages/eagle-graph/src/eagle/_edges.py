@@ -32,7 +32,16 @@ MEANINGS = {
 
 
 class Edge(NamedTuple):
-    """``src`` must run before ``dst`` (indices into ``Graph.node_labels()``)."""
+    """``src`` must run before ``dst`` (indices into ``Graph.node_labels()``).
+
+    >>> from eagle.graph import opaque
+    >>> x = np.zeros(4)
+    >>> g = eagle.Graph().add_node(opaque(lambda: x.fill(1.0), writes={"x": x}), name="fill")
+    >>> g = g.add_node(opaque(lambda: None, reads={"x": x}), name="use")
+    >>> edge = g.edges()[0]
+    >>> edge, edge.meaning
+    (Edge(src=0, dst=1, plane='x', kind='RAW'), 'data flows: read after write')
+    """
 
     src: int
     dst: int

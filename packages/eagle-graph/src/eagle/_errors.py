@@ -6,7 +6,16 @@ from __future__ import annotations
 
 
 class Busy(RuntimeError):
-    """Another thread is inside build, launch or enqueue of the same Graph."""
+    """Another thread is inside build, launch or enqueue of the same Graph.
+
+    Give each thread its own graph.  A ``RuntimeError``:
+
+    >>> issubclass(eagle.Busy, RuntimeError)
+    True
+    >>> print(eagle.Busy("eagle.Graph.launch"))
+    eagle.Graph.launch: another call is still running on this Graph; give each thread its own
+    Graph, or wait for it
+    """
 
     def __init__(self, api: str) -> None:
         super().__init__(f"{api}: another call is still running on this Graph; "
@@ -14,4 +23,17 @@ class Busy(RuntimeError):
 
 
 class SiblingRace(ValueError):
-    """Two branches of one fork touch one plane, one writes it, and no wait orders them."""
+    """Two branches of one fork touch one plane, one writes it, and no wait orders them.
+
+    A ``ValueError``, raised by :meth:`eagle.Graph.build`:
+
+    >>> from eagle.graph import opaque
+    >>> x = np.zeros(4)
+    >>> g = eagle.Graph().add_group([opaque(lambda: None, writes={"x": x}),
+    ...                              opaque(lambda: None, reads={"x": x})], names=["w", "r"])
+    >>> try:
+    ...     g.build()
+    ... except eagle.SiblingRace as err:
+    ...     print(str(err)[:70])
+    eagle.Graph.build: 'w' (node 0) and 'r' (node 1) are siblings of one f
+    """

@@ -55,6 +55,20 @@ class Graph:
 
     :param record: keep what a reverse pass needs (eagle.diff); such a graph
         runs with ``launch()`` or ``g()``, never ``enqueue``.
+
+    >>> from eagle.graph import opaque
+    >>> x, y, z = np.arange(4.0), np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph()
+    >>> g = g.add_node(opaque(lambda: np.multiply(x, 2.0, out=y), reads={"x": x}, writes={"y": y}),
+    ...                name="double")
+    >>> g = g.add_node(opaque(lambda: np.add(y, 1.0, out=z), reads={"y": y}, writes={"z": z}),
+    ...                name="shift")
+    >>> g.edges()                       # derived from the planes, never drawn by hand
+    [Edge(src=0, dst=1, plane='y', kind='RAW')]
+    >>> g.build().launch(3)             # lower once, replay three times
+    <eagle.Graph 2 nodes, 2 stages, cpu>
+    >>> z, g.backend, g.schedule
+    (array([1., 3., 5., 7.]), 'cpu', ['work_share', 'work_share'])
     """
 
     def __init__(self, record: bool = False) -> None:

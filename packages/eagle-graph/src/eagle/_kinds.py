@@ -27,6 +27,18 @@ class HostItems:
 
     ``native`` says whether the items are native kernel calls that may run
     inside a ``branch_tasks`` stage (no Python, no conditional).
+
+    >>> from eagle.graph import HostItems, Node, register_node_kind
+    >>> def planes(x):
+    ...     return [("x", x, "readwrite")]
+    >>> def lower_cpu(x):      # one libeagle item: a Python callback that negates x
+    ...     return HostItems(lambda program: program.callback(lambda: np.negative(x, out=x)),
+    ...                      native=False)
+    >>> kind = register_node_kind("doc_negate", reads=planes, writes=planes, lower_cpu=lower_cpu)
+    >>> x = np.arange(3.0)
+    >>> g = eagle.Graph().add_node(Node("doc_negate", x)).build().launch()
+    >>> x
+    array([-0., -1., -2.])
     """
 
     emit: Callable[[Program], object]
@@ -156,6 +168,17 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
 
     Registering the same kind twice is fine; a different kind under a taken
     name is refused with both named.
+
+    >>> from eagle.graph import Node, register_node_kind
+    >>> def planes(p):
+    ...     return [("x", p["x"], "readwrite")]
+    >>> def clip(p):           # what the host runs at every replay
+    ...     return lambda: np.clip(p["x"], p["lo"], p["hi"], out=p["x"])
+    >>> kind = register_node_kind("doc_clip", reads=planes, writes=planes, lower_cpu=clip)
+    >>> x = np.linspace(-2.0, 2.0, 5)
+    >>> g = eagle.Graph().add_node(Node("doc_clip", {"x": x, "lo": -1.0, "hi": 1.0})).build().launch()
+    >>> x
+    array([-1., -1.,  0.,  1.,  1.])
     """
     kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make)
     return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
@@ -189,7 +212,15 @@ def node(kind: str, *args: Any, **kwargs: Any) -> Node:
 
 
 class Node:
-    """A node of a graph: a registered kind and its payload."""
+    """A node of a graph: a registered kind and its payload.
+
+    The node functions (:func:`eagle.opaque`, :func:`eagle.reduce`, ...) make
+    them; a kind registered with :func:`register_node_kind` is made directly.
+
+    >>> node = eagle.reduce(np.arange(3.0), np.zeros(1))
+    >>> node.kind, [(name, role) for name, _, role in node.planes()]
+    ('reduce', [('x', 'read'), ('out', 'write')])
+    """
 
     __slots__ = ("_graph", "kind", "payload")
 

@@ -43,6 +43,12 @@ def opaque(fn: Callable[[], object], reads: Mapping[str, Any] | None = None,
 
     Declare every plane it touches (``reads={"x": x}``): eagle orders it by
     them, and an undeclared array is invisible to the conflict check.
+
+    >>> x, total = np.arange(4.0), np.zeros(1)
+    >>> node = eagle.opaque(lambda: total.fill(x.sum()), reads={"x": x}, writes={"total": total})
+    >>> g = eagle.Graph().add_node(node, name="sum").build().launch()
+    >>> total
+    array([6.])
     """
     if not callable(fn):
         raise TypeError(f"eagle.graph.opaque: fn must be a zero-argument callable, got {type(fn).__name__}")
@@ -76,7 +82,16 @@ class Reduce:
 
 
 def reduce(x: Any, out: Any, op: str = "sum") -> Node:
-    """``out[0] = op(x)`` over a 1-D plane; a float sum adds in eagle's one fixed order."""
+    """``out[0] = op(x)`` over a 1-D plane; a float sum adds in eagle's one fixed order.
+
+    :param op: ``"sum"``, ``"max"`` or ``"all"``.
+
+    >>> x, total, top = np.arange(5.0), np.zeros(1), np.zeros(1)
+    >>> g = eagle.Graph().add_node(eagle.reduce(x, total)).add_node(eagle.reduce(x, top, op="max"))
+    >>> g = g.build().launch()
+    >>> total, top
+    (array([10.]), array([4.]))
+    """
     if op not in REDUCE_OPS:
         raise ValueError(f"eagle.reduce: op must be one of {REDUCE_OPS}, got {op!r}")
     if not (hasattr(x, "flags") and hasattr(out, "dtype")):
@@ -112,6 +127,11 @@ def copy(src: Any, *, into: Any) -> Node:
     """Copy ``src`` into ``into``; the direction follows from where each lives.
 
     ``copy(x, into=x)`` is a node that does nothing.
+
+    >>> x, saved = np.arange(3.0), np.zeros(3)
+    >>> g = eagle.Graph().add_node(eagle.copy(x, into=saved), name="save").build().launch()
+    >>> saved
+    array([0., 1., 2.])
     """
     if np.shape(src) != np.shape(into) or np.dtype(getattr(src, "dtype", None)) != np.dtype(
             getattr(into, "dtype", None)):
@@ -136,6 +156,10 @@ def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
 
     The GPU copies to and from page-locked memory by DMA; without a GPU an
     ordinary array does the same job.
+
+    >>> eagle.pinned((2, 3), np.float32)
+    array([[0., 0., 0.],
+           [0., 0., 0.]], dtype=float32)
     """
     try:
         import cupyx  # the GPU extra
@@ -149,7 +173,13 @@ def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SkipGuard:
-    """When a conditional skips its step: read from a one-cell uint32 plane at every replay."""
+    """When a conditional skips its step: read from a one-cell uint32 plane at every replay.
+
+    >>> flag = np.zeros(1, np.uint32)
+    >>> guard = eagle.SkipGuard.nonzero(flag)       # skip while flag[0] != 0
+    >>> guard.cell is flag
+    True
+    """
 
     cell: np.ndarray
 
@@ -197,14 +227,31 @@ def _step_node(step: Any, api: str) -> Node:
 
 
 def skippable(step: Any, guard: SkipGuard) -> Node:
-    """Run ``step`` at each replay unless ``guard`` says skip (read on the device side, per replay)."""
+    """Run ``step`` at each replay unless ``guard`` says skip (read on the device side, per replay).
+
+    >>> count, skip = np.zeros(1), np.zeros(1, np.uint32)
+    >>> step = eagle.opaque(lambda: np.add(count, 1.0, out=count), writes={"count": count})
+    >>> g = eagle.Graph().add_node(eagle.skippable(step, eagle.SkipGuard.nonzero(skip))).build()
+    >>> g = g.launch()
+    >>> skip[0] = 1
+    >>> g = g.launch()                               # skipped
+    >>> count
+    array([1.])
+    """
     if not isinstance(guard, SkipGuard):
         raise TypeError("eagle.skippable: guard must be an eagle.SkipGuard, e.g. SkipGuard.nonzero(flag)")
     return Node("skippable", Conditional(_step_node(step, "eagle.skippable"), guard.cell, "skip if guard"))
 
 
 def repeat_while(step: Any, guard: SkipGuard | np.ndarray, max_iters: int) -> Node:
-    """Run ``step`` while the guard's cell is non-zero, at most ``max_iters`` turns (checked before each)."""
+    """Run ``step`` while the guard's cell is non-zero, at most ``max_iters`` turns (checked before each).
+
+    >>> left = np.array([3], np.uint32)
+    >>> step = eagle.opaque(lambda: np.subtract(left, 1, out=left), reads={"n": left}, writes={"n": left})
+    >>> g = eagle.Graph().add_node(eagle.repeat_while(step, left, max_iters=10)).build().launch()
+    >>> left
+    array([0], dtype=uint32)
+    """
     cell = guard.cell if isinstance(guard, SkipGuard) else _cell(guard, "eagle.repeat_while")
     if not isinstance(max_iters, int) or max_iters < 1:
         raise ValueError(f"eagle.repeat_while: max_iters must be a positive int, got {max_iters!r}")

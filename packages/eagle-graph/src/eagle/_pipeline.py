@@ -11,6 +11,12 @@ class GraphPipeline:
     """Record zero-argument callables once; replay them in order with one call.
 
     No edges are derived: the callables run in the order they were recorded.
+
+    >>> calls = []
+    >>> p = eagle.GraphPipeline().record(lambda: calls.append("a")).record(lambda: calls.append("b"))
+    >>> p = p.launch(2)
+    >>> calls, len(p)
+    (['a', 'b', 'a', 'b'], 2)
     """
 
     def __init__(self) -> None:

@@ -26,12 +26,32 @@ from eagle._program import Program
 
 @dataclass
 class Fork:
+    """A step of a :class:`Body` whose branches (each a Body) may run at the same time.
+
+    >>> from eagle.graph import opaque
+    >>> a, b = np.zeros(1), np.zeros(1)
+    >>> fork = eagle.Fork([eagle.Body([opaque(lambda: a.fill(1.0), writes={"a": a})]),
+    ...                    eagle.Body([opaque(lambda: b.fill(2.0), writes={"b": b})])])
+    >>> [len(list(branch.nodes())) for branch in fork.branches]
+    [1, 1]
+    """
+
     branches: list[Body]
 
 
 @dataclass
 class Body:
-    """Steps run in order: nodes, and forks whose branches are bodies."""
+    """Steps run in order: nodes, and forks whose branches are bodies.
+
+    The builder records device ``if``, ``match`` and loops as bodies under a
+    :class:`DeviceIf`, :class:`DeviceSwitch` or :class:`DeviceLoop` node.
+
+    >>> from eagle.graph import opaque
+    >>> x = np.zeros(2)
+    >>> body = eagle.Body([opaque(lambda: np.add(x, 1.0, out=x), reads={"x": x}, writes={"x": x})])
+    >>> [(name, role) for name, _, role in body.planes()]
+    [('x', 'readwrite')]
+    """
 
     steps: list[Node | Fork] = field(default_factory=list)
 
@@ -57,7 +77,21 @@ class Body:
 
 @dataclass
 class DeviceIf:
-    """Run ``then`` when ``cell[0] != 0``, else ``orelse``; the cell is read at every replay."""
+    """Run ``then`` when ``cell[0] != 0``, else ``orelse``; the cell is read at every replay.
+
+    >>> from eagle.graph import Node, opaque
+    >>> x, cell = np.zeros(1), np.array([1], np.uint32)
+    >>> then = eagle.Body([opaque(lambda: x.fill(1.0), writes={"x": x})])
+    >>> orelse = eagle.Body([opaque(lambda: x.fill(-1.0), writes={"x": x})])
+    >>> g = eagle.Graph().add_node(Node("device_if", eagle.DeviceIf(cell, then, orelse))).build()
+    >>> g = g.launch()
+    >>> x
+    array([1.])
+    >>> cell[0] = 0
+    >>> g = g.launch()
+    >>> x
+    array([-1.])
+    """
 
     cell: np.ndarray
     then: Body
@@ -66,7 +100,16 @@ class DeviceIf:
 
 @dataclass
 class DeviceSwitch:
-    """Run the arm whose key equals ``cell[0]``, else ``default``."""
+    """Run the arm whose key equals ``cell[0]``, else ``default``.
+
+    >>> from eagle.graph import Node, opaque
+    >>> x, cell = np.zeros(1), np.array([2], np.uint32)
+    >>> arm = lambda v: eagle.Body([opaque(lambda: x.fill(v), writes={"x": x})])
+    >>> switch = eagle.DeviceSwitch(cell, {1: arm(10.0), 2: arm(20.0)}, arm(0.0))
+    >>> g = eagle.Graph().add_node(Node("device_switch", switch)).build().launch()
+    >>> x
+    array([20.])
+    """
 
     cell: np.ndarray
     arms: dict[int, Body]
@@ -76,7 +119,16 @@ class DeviceSwitch:
 @dataclass
 class DeviceLoop:
     """Repeat ``body``: ``kind`` "while" (cell read before each turn), "do" (after each)
-    or "count" (``cell[0]`` turns); at most ``max_iters`` turns, -1 for no cap."""
+    or "count" (``cell[0]`` turns); at most ``max_iters`` turns, -1 for no cap.
+
+    >>> from eagle.graph import Node, opaque
+    >>> x, turns = np.zeros(1), np.array([3], np.uint32)
+    >>> body = eagle.Body([opaque(lambda: np.add(x, 1.0, out=x), reads={"x": x}, writes={"x": x})])
+    >>> loop = eagle.DeviceLoop(turns, "count", -1, body)
+    >>> g = eagle.Graph().add_node(Node("device_loop", loop)).build().launch()
+    >>> x, loop.label
+    (array([3.]), 'repeat guard times')
+    """
 
     cell: np.ndarray
     kind: str

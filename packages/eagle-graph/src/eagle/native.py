@@ -43,11 +43,27 @@ PLUGIN_ABI_SYMBOL: str = "eagle_plugin_abi_version"
 
 
 class CompileError(RuntimeError):
-    """The C compiler rejected a source; the message holds its output."""
+    """The C compiler rejected a source; the message holds its output.
+
+    >>> from eagle.native import CompileError, compile_library
+    >>> try:
+    ...     compile_library("this is not C", name="doc_broken")
+    ... except CompileError as err:
+    ...     print("error" in str(err))
+    True
+    """
 
 
 def cache_dir() -> Path:
-    """The folder compiled libraries are cached in (``EAGLE_CACHE_DIR``)."""
+    """The folder compiled libraries are cached in (``EAGLE_CACHE_DIR``).
+
+    >>> import os
+    >>> from pathlib import Path
+    >>> from eagle.native import cache_dir
+    >>> cache_dir() == (Path(os.environ["EAGLE_CACHE_DIR"]) if os.environ.get("EAGLE_CACHE_DIR")
+    ...                 else Path.home() / ".cache" / "eagle")
+    True
+    """
     return Path(os.environ.get("EAGLE_CACHE_DIR") or Path.home() / ".cache" / "eagle")
 
 
@@ -78,6 +94,11 @@ def compile_library(source: str, name: str = "kernels", extra_flags: tuple[str, 
     The library is cached under :func:`cache_dir`, keyed by a hash of the
     source, the compiler's identity and version, the flags and the ABI
     version, so an unchanged source compiles once.
+
+    >>> from eagle.native import compile_library
+    >>> path = compile_library("double twice(double x) { return 2 * x; }", name="doc_twice")
+    >>> path.suffix, path == compile_library("double twice(double x) { return 2 * x; }", name="doc_twice")
+    ('.so', True)
     """
     cc = _compiler()
     flags = (*CFLAGS, *extra_flags)
@@ -100,6 +121,11 @@ def cached(filename: str, key: list[str], build: Callable[[Path], None]) -> Path
     The name is ``filename`` with a hash of the key before its suffix.  The
     file is built in a temporary folder beside it and renamed into place, so
     another process building the same key never sees half of it.
+
+    >>> from eagle.native import cached
+    >>> path = cached("doc_note.txt", ["hello", "v1"], lambda p: p.write_text("hello"))
+    >>> path.read_text(), path.name.startswith("doc_note") and path.suffix == ".txt"
+    ('hello', True)
     """
     stem, dot, suffix = filename.partition(".")
     digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:24]
@@ -115,7 +141,16 @@ def cached(filename: str, key: list[str], build: Callable[[Path], None]) -> Path
 
 
 class Library:
-    """A shared library of native kernels, kept loaded while this object lives."""
+    """A shared library of native kernels, kept loaded while this object lives.
+
+    >>> from eagle.native import Library, compile_library
+    >>> lib = Library(compile_library('''
+    ... #include "eagle/eagle.h"
+    ... void noop(int64_t b, int64_t e, const eagle_arg *a) { (void)b; (void)e; (void)a; }
+    ... ''', name="doc_noop"))
+    >>> lib.kernel("noop") is not None, lib.path.exists()
+    (True, True)
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)

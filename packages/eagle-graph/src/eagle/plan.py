@@ -28,7 +28,14 @@ VALUE_TYPES = ("f64", "f32", "i64", "i32", "u32", "u64")
 
 @dataclass(frozen=True)
 class Param:
-    """One kernel parameter: its name, role and (for a value) slot type."""
+    """One kernel parameter: its name, role and (for a value) slot type.
+
+    A :class:`Plan` takes these, or plain ``(name, role[, type])`` tuples.
+
+    >>> from eagle.plan import Param
+    >>> Param("x", "readwrite"), Param("c", "value", "f32")
+    (Param(name='x', role='readwrite', type='f64'), Param(name='c', role='value', type='f32'))
+    """
 
     name: str
     role: str
@@ -53,6 +60,20 @@ class Plan:
         chain of such kernels may be block-fused.
     :param derivative: ``"vjp"`` or ``"jvp"`` for a derivative kernel, which
         enters a graph only through eagle.diff.
+
+    >>> from eagle.native import Library, compile_library
+    >>> from eagle.plan import Plan
+    >>> source = '''
+    ... #include "eagle/eagle.h"
+    ... void scale(int64_t b, int64_t e, const eagle_arg *a)
+    ... { double *x = a[0].ptr, c = a[1].f64; for (int64_t i = b; i < e; ++i) x[i] *= c; }
+    ... '''
+    >>> lib = Library(compile_library(source, name="doc_scale"))
+    >>> scale = Plan(lib.kernel("scale"), [("x", "readwrite"), ("c", "value")], name="scale")
+    >>> x = np.arange(4.0)
+    >>> g = eagle.Graph().add(scale.bind(x, 3.0)).add(scale.bind(x, 0.5)).build().launch()
+    >>> x
+    array([0. , 1.5, 3. , 4.5])
     """
 
     def __init__(self, kernel: Any, params: Sequence[Param | tuple[str, ...]], *, name: str = "plan",
@@ -96,7 +117,21 @@ class Plan:
 
 
 class BoundPlan:
-    """A Plan with its arguments: what ``Graph.add`` records."""
+    """A Plan with its arguments: what ``Graph.add`` records.
+
+    >>> from eagle.native import Library, compile_library
+    >>> from eagle.plan import Plan
+    >>> source = '''
+    ... #include "eagle/eagle.h"
+    ... void scale(int64_t b, int64_t e, const eagle_arg *a)
+    ... { double *x = a[0].ptr, c = a[1].f64; for (int64_t i = b; i < e; ++i) x[i] *= c; }
+    ... '''
+    >>> lib = Library(compile_library(source, name="doc_scale"))
+    >>> scale = Plan(lib.kernel("scale"), [("x", "readwrite"), ("c", "value")], name="scale")
+    >>> bound = scale.bind(np.ones(3), c=2.0)     # by position or by parameter name
+    >>> [(name, role) for name, _, role in bound.planes()]
+    [('x', 'readwrite')]
+    """
 
     def __init__(self, plan: Plan, args: list[Any]) -> None:
         self.plan = plan
