@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+import pytest
 
 import eagle
 import eagle.diff
@@ -92,3 +95,11 @@ def test_the_user_may_change_an_input_before_the_reverse_pass():
     after = eagle.diff.reverse(g.record, {"result": np.ones(8)}, wrt=("x", "y"))
     for k in ("x", "y"):
         np.testing.assert_array_equal(before[k], after[k])
+
+
+def test_without_eagle_diff_a_recorded_build_names_the_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "eagle.diff.record", None)  # as if eagle-diff were not installed
+    g = eagle.Graph(record=True).add_node(eagle.reduce(np.ones(4), np.zeros(1)))
+    with pytest.raises(ImportError, match="a record=True graph needs eagle-diff: pip install eagle-diff"):
+        g.build()
+    assert g.backend is None  # a failed build leaves the graph as it was

@@ -1,4 +1,4 @@
-"""What a device loop keeps of each turn: the state it carries from one turn to the next.
+"""What a device loop keeps of each turn, and what of a turn its reverse runs again.
 
 A turn is reversed by running it again from the state it began with, so
 the recorded run saves, at the start of every turn, each place the body
@@ -7,7 +7,8 @@ state).  Places the body only reads are the same for every turn and are
 kept once, outside the loop; places it always writes before reading them
 (temporaries) are made again.  A write counts only when it surely happens
 and covers the whole place (a kernel's output, a copy's target), so the
-test errs towards keeping more.
+test errs towards keeping more.  A turn is run again only as far as its
+reverse reads: a step nothing reads (a guard's reduction, say) is skipped.
 """
 
 from __future__ import annotations
@@ -42,3 +43,19 @@ def _walk(steps: list[Step], defined: set[Place], written: frozenset[Place],
             _walk(s.body, set(defined), written, found)
     return defined
 
+
+def needed_again(steps: list[Step], reversed_: list[bool]) -> tuple[list[bool], set[Place]]:
+    """Which steps of a turn its reverse needs run again, and the places it needs at the turn's
+    start.  Walking back from the end of the turn: a step runs when a step that runs or a reverse
+    operation reads what it writes, and a choice or loop that is reversed always runs (its arms'
+    values and its tape are made by running it)."""
+    live: set[Place] = set()
+    run = [False] * len(steps)
+    for k in range(len(steps) - 1, -1, -1):
+        s = steps[k]
+        if s.writes & live or (reversed_[k] and not isinstance(s, Leaf)):
+            run[k] = True
+            live = (live - (s.defines if isinstance(s, Leaf) else set())) | s.reads
+        if reversed_[k]:
+            live |= s.reads
+    return run, live

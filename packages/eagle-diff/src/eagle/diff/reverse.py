@@ -20,21 +20,29 @@ whose adjoints are never needed at the same time.
 from __future__ import annotations
 
 import functools
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from eagle._kinds import kind_of
 from eagle._program import Program
-from eagle.diff import _native
 from eagle.diff.forward import Chose, Emitter, Kept, Looped, Snap, unbound
+from eagle.diff.loops import needed_again
+from eagle.diff.ops import (
+    CallBack,
+    Capture,
+    ChoiceBack,
+    Context,
+    CopyBack,
+    KernelBack,
+    LoopBack,
+    ReduceBack,
+    Vjp,
+    Zero,
+)
 from eagle.diff.record import Record, flatten, unflatten
-from eagle.diff.steps import Leaf, ParamSlot, Place, Step, place, write_planes
-
-Vjp = Callable[[dict[str, Any], dict[str, Any]], Mapping[str, Any]]
+from eagle.diff.steps import Leaf, ParamSlot, Place, place, write_planes
 
 
 def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None = None,
@@ -123,239 +131,6 @@ def _seed_values(seeds: Mapping[str, Any], names: Any) -> list[tuple[Place, np.n
                                  f"array {array.shape}") from None
             out.append((place(array), ct))
     return out
-
-
-# ----------------------------------------------------------------- operations
-
-
-class Context:
-    """What operations emit with: the adjoint array of each place, and shared scratch."""
-
-    def __init__(self) -> None:
-        self.adj: dict[Place, np.ndarray] = {}
-        self._scratch: dict[tuple[Any, ...], list[np.ndarray]] = {}
-        self._zeros: dict[tuple[Any, ...], np.ndarray] = {}
-        self.keep: list[Any] = []
-
-    def scratch(self, like: list[np.ndarray]) -> list[np.ndarray]:
-        """Arrays shaped like ``like``, distinct from each other, shared with other calls: a
-        vjp's gradients, added into adjoints right after it."""
-        used: Counter[tuple[Any, ...]] = Counter()
-        out = []
-        for a in like:
-            key = (a.shape, a.dtype.str)
-            pool = self._scratch.setdefault(key, [])
-            if used[key] == len(pool):
-                pool.append(np.empty(a.shape, a.dtype))
-            out.append(pool[used[key]])
-            used[key] += 1
-        return out
-
-    def zeros(self, like: np.ndarray) -> np.ndarray:
-        """A zero cotangent (never written)."""
-        key = (like.shape, like.dtype.str)
-        if key not in self._zeros:
-            self._zeros[key] = np.zeros(like.shape, like.dtype)
-        return self._zeros[key]
-
-
-@dataclass(eq=False)
-class Zero:
-    places: list[Place]
-
-    def uses(self) -> set[Place]:
-        return set(self.places)
-
-    def emit(self, program: Program, ctx: Context) -> None:
-        for p in self.places:
-            _native.zero(program, ctx.adj[p])
-
-
-@dataclass(eq=False)
-class Capture:
-    """Copy an adjoint aside: the gradient of a place as its first writer left it."""
-
-    place: Place
-    into: np.ndarray
-
-    def uses(self) -> set[Place]:
-        return {self.place}
-
-    def emit(self, program: Program, ctx: Context) -> None:
-        _native.copy(program, ctx.adj[self.place], self.into)
-
-
-@dataclass(eq=False)
-class KernelBack:
-    """A hawk kernel's vjp: cotangents from the adjoints it wrote, gradients into those it read."""
-
-    leaf: Leaf
-    values: dict[Place, np.ndarray]
-    active: frozenset[Place]
-
-    def uses(self) -> set[Place]:
-        return set((self.leaf.float_writes | self.leaf.float_reads) & self.active)
-
-    def emit(self, program: Program, ctx: Context) -> None:
-        bound = self.leaf.node.payload
-        kernel = bound.plan.source
-        count = len(kernel.params)
-        params = bound.plan.params
-        slot = {p.name: k for k, p in enumerate(params)}
-        args = [a if params[k].role == "value" else self.values[place(a)]
-                for k, a in enumerate(bound.args[:count])]
-        cts = []
-        for name, _ in kernel.vjp.params[count:]:
-            written = bound.args[slot[name[len("d_"):]]]
-            cts.append(ctx.adj[place(written)] if place(written) in self.active else ctx.zeros(written))
-        probe = kernel.vjp.plan(*args, *cts)  # compiles once; tells the gradients' shapes
-        scratch = ctx.scratch(probe.outputs)
-        back = kernel.vjp.plan(*args, *cts, buffer=scratch)
-        back.emit(program)
-        ctx.keep.append(back)
-        for p in self.leaf.planes:
-            if p.writes and p.place in self.active:
-                _native.zero(program, ctx.adj[p.place])
-        grads = dict(zip(map(id, probe.outputs), scratch, strict=True))
-        params_of = {s.name: s.place for s in self.leaf.params}
-        for name, probe_grad in probe.result().items():
-            target = params_of.get(name) or place(bound.args[slot[name]])
-            if target in self.active:
-                _native.accumulate(program, grads[id(probe_grad)], ctx.adj[target])
-
-
-@dataclass(eq=False)
-class CopyBack:
-    src: Place
-    dst: Place
-    active: frozenset[Place]
-
-    def uses(self) -> set[Place]:
-        return {self.src, self.dst} & self.active
-
-    def emit(self, program: Program, ctx: Context) -> None:
-        if self.src in self.active:
-            _native.accumulate(program, ctx.adj[self.dst], ctx.adj[self.src])
-        _native.zero(program, ctx.adj[self.dst])
-
-
-@dataclass(eq=False)
-class ReduceBack:
-    """``out = op(x)``: a sum's adjoint to every sample, a max's to the samples equal to it."""
-
-    x: Place
-    out: Place
-    op: str
-    value: np.ndarray | None  # x as the reduce read it (max)
-    active: frozenset[Place]
-
-    def uses(self) -> set[Place]:
-        return {self.x, self.out} & self.active
-
-    def emit(self, program: Program, ctx: Context) -> None:
-        if self.x in self.active and self.op == "sum":
-            _native.spread(program, ctx.adj[self.out], ctx.adj[self.x])
-        elif self.x in self.active and self.op in ("max", "min"):
-            _native.extremum(program, self.value, ctx.adj[self.out], ctx.adj[self.x], self.op == "max")
-        _native.zero(program, ctx.adj[self.out])
-
-
-@dataclass(eq=False)
-class CallBack:
-    """A ``vjps=`` function run in place of a node's derivative, as a callback of the pass."""
-
-    leaf: Leaf
-    label: str
-    values: dict[Place, np.ndarray]
-    fn: Vjp
-    active: frozenset[Place]
-
-    def uses(self) -> set[Place]:
-        return set((self.leaf.float_writes | self.leaf.float_reads) & self.active)
-
-    def emit(self, program: Program, ctx: Context) -> None:
-        program.callback(lambda: self.call(ctx))
-
-    def call(self, ctx: Context) -> None:
-        leaf = self.leaf
-        primals = {p.name: _readonly(self.values.get(p.place, p.array)) for p in leaf.planes if p.reads}
-        primals.update({s.name: s.value for s in leaf.params})
-        cotangents = {p.name: ctx.adj[p.place].copy() if p.place in self.active else ctx.zeros(p.array)
-                      for p in leaf.planes if p.writes and p.place in leaf.float_writes}
-        grads = self.fn(primals, cotangents)
-        if not isinstance(grads, Mapping):
-            raise TypeError(f"eagle.diff.reverse: the vjp of {self.label!r} returned {type(grads).__name__}; "
-                            "return a dict {read name: gradient}")
-        reads = {p.name: p.place for p in leaf.planes if p.reads} | {s.name: s.place for s in leaf.params}
-        extra = sorted(set(grads) - set(reads))
-        if extra:
-            raise KeyError(f"eagle.diff.reverse: the vjp of {self.label!r} returned gradients for "
-                           f"{', '.join(map(repr, extra))}, which the node does not read; it reads "
-                           f"{', '.join(map(repr, reads))}")
-        for p in leaf.planes:
-            if p.writes and p.place in self.active:
-                ctx.adj[p.place][...] = 0
-        for name, grad in grads.items():
-            target = reads[name]
-            if target in self.active:
-                adj = ctx.adj[target]
-                adj += np.broadcast_to(np.asarray(grad, adj.dtype), adj.shape)
-
-
-@dataclass(eq=False)
-class ChoiceBack:
-    cell: np.ndarray
-    kind: str
-    keys: list[int]
-    arms: list[list[Any]]
-
-    def uses(self) -> set[Place]:
-        return set().union(*(op.uses() for arm in self.arms for op in arm))
-
-    def emit(self, program: Program, ctx: Context) -> None:
-        subs = [_sub(arm, ctx) for arm in self.arms]
-        if self.kind == "if":
-            program.if_(self.cell, subs[0], subs[1])
-        else:
-            program.switch(self.cell, dict(zip(self.keys, subs[:-1], strict=True)), subs[-1])
-
-
-@dataclass(eq=False)
-class LoopBack:
-    """The turns last to first: each restored from the tape, run again, then reversed."""
-
-    tape: _native.Tape
-    state: list[np.ndarray | None]  # where the tape's state is restored to (None: not needed)
-    again: list[Any]  # the turn's items, run again on the loop's own arrays
-    turn: list[Any]  # the turn's reverse
-    kept: list[Any] = field(default_factory=list)  # tapes of loops inside, their snapshots
-
-    def uses(self) -> set[Place]:
-        return set().union(*(op.uses() for op in self.turn))
-
-    def emit(self, program: Program, ctx: Context) -> None:
-        self.tape.rewind(program)
-        body = Program().stage()
-        self.tape.restore(body, self.state)
-        for item in self.again:
-            item.emit(body)
-        for op in self.turn:
-            op.emit(body, ctx)
-        program.loop(self.tape.count, body, "count", -1)
-        ctx.keep.append(self.kept)
-
-
-def _sub(ops: list[Any], ctx: Context) -> Program:
-    program = Program().stage()
-    for op in ops:
-        op.emit(program, ctx)
-    return program
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    view = array.view()
-    view.flags.writeable = False
-    return view
 
 
 # ----------------------------------------------------------------- the pass
@@ -467,7 +242,7 @@ class Pass:
         for p in write_planes(step.body):
             own.setdefault(p.place, np.empty(p.array.shape, p.array.dtype))
         reversed_ = [bool(s.writes & self.active) for s in step.body]
-        run, live = _needed(step.body, reversed_)
+        run, live = needed_again(step.body, reversed_)
         emitter = Emitter({**looped.outside, **own})
         groups, trace = emitter.steps(step.body, frozenset(), {},
                                       skip=frozenset(k for k, r in enumerate(run) if not r))
@@ -497,23 +272,6 @@ class Pass:
         out.update({p: self.ctx.adj[p] for p in self.at_end})
         out.update(self.captures)
         return out
-
-
-def _needed(steps: list[Step], reversed_: list[bool]) -> tuple[list[bool], set[Place]]:
-    """Which steps of a turn its reverse needs run again, and the places it needs at the turn's
-    start.  Walking back from the end of the turn: a step runs when a step that runs or a reverse
-    operation reads what it writes, and a choice or loop that is reversed always runs (its arms'
-    values and its tape are made by running it)."""
-    live: set[Place] = set()
-    run = [False] * len(steps)
-    for k in range(len(steps) - 1, -1, -1):
-        s = steps[k]
-        if s.writes & live or (reversed_[k] and not isinstance(s, Leaf)):
-            run[k] = True
-            live = (live - (s.defines if isinstance(s, Leaf) else set())) | s.reads
-        if reversed_[k]:
-            live |= s.reads
-    return run, live
 
 
 def _arrays(t: Any) -> Iterator[np.ndarray]:
