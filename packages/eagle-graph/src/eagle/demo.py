@@ -32,9 +32,12 @@ try:
     import eagle.builder  # @eagle.Graph.builder below needs it
     import hawk
     from hawk import Mutable, Scalar, UInt32
-except ImportError:  # pragma: no cover - the message below says what to install
-    sys.exit("python -m eagle.demo needs hawk and eagle-builder: pip install hawk eagle-builder "
-             "(or `pip install .` at the top of eagle's repository)")
+except ImportError:  # pragma: no cover - the message says what to install
+    _NEEDS = ("python -m eagle.demo needs hawk and eagle-builder: pip install hawk eagle-builder "
+              "(or `pip install .` at the top of eagle's repository)")
+    if __name__ == "__main__":
+        sys.exit(_NEEDS)
+    raise ImportError(_NEEDS) from None
 
 __all__ = ["main", "numpy_whole", "whole"]
 
@@ -97,7 +100,16 @@ def settle(g: eagle.Graph, s: Any, l: Any, flag: Any) -> Any:  # noqa: E741
 
 @eagle.Graph.builder
 def whole(x: Any, flag: Any, y: Any, record: bool = False) -> eagle.Graph:
-    """The seed's graph: ``whole(x, flag, y)`` records and builds it; ``g()`` replays it."""
+    """The seed's graph: ``whole(x, flag, y)`` records and builds it; ``g()`` replays it.
+
+    >>> from eagle.demo import whole
+    >>> x, y, flag = np.arange(4.0), np.zeros(4), np.ones(1, np.uint32)
+    >>> g = whole(x, flag, y)
+    >>> g()                    # the loop turns once: the state leaves (1, inf) at once
+    array([ -16.,  -80., -254., -622.])
+    >>> y, flag
+    (array([ -16.    ,  -79.4375, -252.    , -615.4375]), array([0], dtype=uint32))
+    """
     g = eagle.Graph(record=record)
     a = seed(x)
     with g.parallel() as p:  # a fork; leaving the `with` joins
@@ -116,7 +128,13 @@ def whole(x: Any, flag: Any, y: Any, record: bool = False) -> eagle.Graph:
 
 
 def numpy_whole(x: np.ndarray, flag: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The same arithmetic in NumPy, eagerly, one operation at a time (the same bits)."""
+    """The same arithmetic in NumPy, eagerly, one operation at a time (the same bits).
+
+    >>> from eagle.demo import numpy_whole
+    >>> y = np.zeros(4)
+    >>> numpy_whole(np.arange(4.0), np.ones(1, np.uint32), y), y
+    (array([ -16.,  -80., -254., -622.]), array([ -16.    ,  -79.4375, -252.    , -615.4375]))
+    """
     a = 0.5 * x
     l = a + 1.0  # noqa: E741
     l2 = 2.0 * l
@@ -221,6 +239,13 @@ def main(argv: list[str] | None = None) -> None:
     """Run the demo: build, picture, bind, replay, gradient, timing, PNG.
 
     :param argv: command-line arguments (default ``sys.argv[1:]``).
+
+    >>> from eagle import demo
+    >>> demo.main(["--no-png", "--sizes", "8", "--seconds", "0"])   # doctest: +ELLIPSIS
+    eagle demo: one graph with everything, on NumPy arrays (the CPU)
+    ...
+      the same bits as NumPy eager: True
+    ...
     """
     parser = argparse.ArgumentParser(prog="python -m eagle.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--png", default="eagle-demo.png", help="where to write the picture "

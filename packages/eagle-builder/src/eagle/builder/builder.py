@@ -22,7 +22,32 @@ from eagle.builder.runtime import runtime
 
 
 def builder(fn: Callable[..., Any]) -> Builder:
-    """Make ``fn`` a graph builder (or a block); its source is rewritten once, here."""
+    """Make ``fn`` a graph builder (or a block); its source is rewritten once, here.
+
+    ``@eagle.Graph.builder`` is this function.
+
+    >>> from hawk import Scalar
+    >>> @hawk.kernel
+    ... def inc(x: Scalar) -> Scalar:
+    ...     return x + 1.0
+    >>> @hawk.kernel
+    ... def below(x: Scalar, limit: hawk.Param, flag: hawk.Mutable[hawk.UInt32]):
+    ...     flag = hawk.math.uint32(hawk.sum(x < limit))
+    >>> @eagle.Graph.builder
+    ... def count_up(x, flag):
+    ...     g = eagle.Graph()
+    ...     for _ in range(10):       # a capped device loop: at most 10 turns ...
+    ...         if not flag:          # ... leaving when the one-cell guard reads 0
+    ...             break
+    ...         x = inc(x)
+    ...         below(x, 3.0, flag)   # a kernel's reduction rewrites the guard
+    ...     g.result = x
+    ...     return g
+    >>> flag = np.ones(1, np.uint32)
+    >>> g = count_up(np.array([0.0, 1.5]), flag)   # records and builds; nothing runs
+    >>> g()                                         # one replay, the whole loop inside it
+    array([3. , 4.5])
+    """
     return Builder(fn)
 
 
@@ -33,7 +58,26 @@ def _is_graph_annotation(annotation: Any) -> bool:
 
 
 class Builder:
-    """A builder or block made by ``@eagle.Graph.builder``."""
+    """A builder or block made by ``@eagle.Graph.builder``.
+
+    A function whose first parameter is annotated ``eagle.Graph`` is a
+    *block*: it appends to the graph (or fork branch) it is given.
+
+    >>> from hawk import Scalar
+    >>> @hawk.kernel
+    ... def inc(x: Scalar) -> Scalar:
+    ...     return x + 1.0
+    >>> @eagle.Graph.builder
+    ... def twice(g: eagle.Graph, v):          # a block
+    ...     return inc(inc(v))
+    >>> @eagle.Graph.builder
+    ... def chain(x):                           # a builder: makes and returns its graph
+    ...     g = eagle.Graph()
+    ...     g.result = twice(g, x)
+    ...     return g
+    >>> type(chain).__name__, chain(np.zeros(2))()
+    ('Builder', array([2., 2.]))
+    """
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn

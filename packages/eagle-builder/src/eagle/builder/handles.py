@@ -12,7 +12,27 @@ if TYPE_CHECKING:
 
 
 class Parallel:
-    """A fork: its branches may run at the same time; leaving the ``with`` is the join."""
+    """A fork: its branches may run at the same time; leaving the ``with`` is the join.
+
+    ``g.parallel()`` (or ``branch.parallel()``) opens one while a builder records.
+
+    >>> from hawk import Scalar
+    >>> @hawk.kernel
+    ... def inc(x: Scalar) -> Scalar:
+    ...     return x + 1.0
+    >>> @eagle.Graph.builder
+    ... def fork(x):
+    ...     g = eagle.Graph()
+    ...     with g.parallel() as p:
+    ...         with p.branch():
+    ...             a = inc(x)
+    ...         with p.branch():
+    ...             b = inc(inc(x))
+    ...     g.result = (a, b)
+    ...     return g
+    >>> fork(np.zeros(2))()
+    (array([1., 1.]), array([2., 2.]))
+    """
 
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
@@ -38,7 +58,26 @@ class Parallel:
 
 
 class Branch:
-    """One branch of a fork; it can open a fork of its own and wait for another branch."""
+    """One branch of a fork; it can open a fork of its own and wait for another branch.
+
+    >>> from hawk import Scalar
+    >>> @hawk.kernel
+    ... def inc(x: Scalar) -> Scalar:
+    ...     return x + 1.0
+    >>> @eagle.Graph.builder
+    ... def waits(x):
+    ...     g = eagle.Graph()
+    ...     with g.parallel() as p:
+    ...         with p.branch():
+    ...             a = inc(x)
+    ...         with p.branch() as w:
+    ...             w.wait(a)                  # the rest of w runs after the node that wrote a
+    ...             b = inc(a)
+    ...     g.result = b
+    ...     return g
+    >>> waits(np.zeros(2))()
+    array([2., 2.])
+    """
 
     def __init__(self, parallel: Parallel) -> None:
         self.owner = parallel  # the fork this branch belongs to

@@ -10,7 +10,16 @@ from eagle.viz._palette import FONT, FRAME_COLOR, FRAME_FILL, ROLE_COLORS, WIRE_
 
 
 def to_dot(graph: Any) -> str:
-    """``graph`` in Graphviz's DOT language."""
+    """``graph`` in Graphviz's DOT language.
+
+    >>> from eagle.graph import opaque
+    >>> x, y = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_node(opaque(lambda: x.fill(1.0), writes={"x": x}), name="fill")
+    >>> g = g.add_node(opaque(lambda: np.add(x, 1.0, out=y), reads={"x": x}, writes={"y": y}), name="inc")
+    >>> dot = eagle.viz.to_dot(g)
+    >>> dot.splitlines()[0], "n0 -> n1" in dot
+    ('digraph eagle {', True)
+    """
     return draw_dot(layout(describe(graph, "eagle.Graph.to_dot")))
 
 

@@ -149,6 +149,17 @@ class Link:
 
 @dataclass
 class Layout:
+    """A model placed in character cells: boxes, frames, plane names and wires; every face draws it.
+
+    >>> from eagle.graph import opaque
+    >>> x, y = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_node(opaque(lambda: x.fill(1.0), writes={"x": x}), name="fill")
+    >>> g = g.add_node(opaque(lambda: np.add(x, 1.0, out=y), reads={"x": x}, writes={"y": y}), name="inc")
+    >>> lay = eagle.viz.layout(eagle.viz.describe(g, "example"))
+    >>> [lay.texts[b.node] for b in lay.boxes], lay.width > 0 and lay.height > 0
+    (['<fill>', '<inc>'], True)
+    """
+
     model: GraphModel
     width: int = 0
     height: int = 0
@@ -204,7 +215,22 @@ class _Port:
 
 
 def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) -> Layout:
-    """Place ``model``; with ``columns`` > 1 its stages flow into that many columns side by side."""
+    """Place ``model``; with ``columns`` > 1 its stages flow into that many columns side by side.
+
+    >>> from eagle.graph import opaque
+    >>> x, y = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_node(opaque(lambda: x.fill(1.0), writes={"x": x}), name="fill")
+    >>> g = g.add_node(opaque(lambda: np.add(x, 1.0, out=y), reads={"x": x}, writes={"y": y}), name="inc")
+    >>> print(eagle.viz.draw_text(eagle.viz.layout(eagle.viz.describe(g, "example"), stage_labels=False)))
+    eagle.Graph 2 nodes · 0 groups · backend: (not built)
+    ┌─────────┐
+    │ <fill>  │
+    └────┬────┘
+         x
+     ┌───┴───┐
+     │ <inc> │
+     └───────┘
+    """
     return _Engine(model).run(stage_labels, columns)
 
 

@@ -13,7 +13,21 @@ _ENTITIES: Final = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "#": "#35;", "|": "
 
 
 def to_mermaid(graph: Any) -> str:
-    """``graph`` as a Mermaid ``flowchart TD``: paste it into a Markdown page."""
+    """``graph`` as a Mermaid ``flowchart TD``: paste it into a Markdown page.
+
+    >>> from eagle.graph import opaque
+    >>> x, y = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_node(opaque(lambda: x.fill(1.0), writes={"x": x}), name="fill")
+    >>> g = g.add_node(opaque(lambda: np.add(x, 1.0, out=y), reads={"x": x}, writes={"y": y}), name="inc")
+    >>> for line in eagle.viz.to_mermaid(g).splitlines()[:6]:
+    ...     print(line)
+    flowchart TD
+      %% eagle.Graph 2 nodes · 0 groups · backend: (not built)
+      %% stage 0
+      n0["#lt;fill#gt;"]:::python
+      %% stage 1
+      n1["#lt;inc#gt;"]:::python
+    """
     return draw_mermaid(layout(describe(graph, "eagle.Graph.to_mermaid")))
 
 

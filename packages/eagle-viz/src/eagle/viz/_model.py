@@ -85,6 +85,17 @@ class StageInfo:
 
 @dataclass(frozen=True)
 class GraphModel:
+    """A graph as the pictures see it: nodes, stages as a tree of blocks, the derived edges.
+
+    >>> from eagle.graph import opaque
+    >>> x, y = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_node(opaque(lambda: x.fill(1.0), writes={"x": x}), name="fill")
+    >>> g = g.add_node(opaque(lambda: np.add(x, 1.0, out=y), reads={"x": x}, writes={"y": y}), name="inc")
+    >>> model = eagle.viz.describe(g, "example")
+    >>> [n.label for n in model.nodes], len(model.stages), model.backend
+    (['fill', 'inc'], 2, None)
+    """
+
     #: The graph's nodes (``index`` < ``size``), then the nodes inside its device constructs.
     nodes: tuple[NodeInfo, ...]
     #: In run order; each stage waits for the one before.
@@ -109,7 +120,17 @@ class GraphModel:
 
 
 def describe(graph: Any, api: str) -> GraphModel:
-    """The neutral model of ``graph`` as it stands, built or not."""
+    """The neutral model of ``graph`` as it stands, built or not.
+
+    :param api: the name refusals start with.
+
+    >>> from eagle.graph import opaque
+    >>> x, y = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_node(opaque(lambda: x.fill(1.0), writes={"x": x}), name="fill")
+    >>> g = g.add_node(opaque(lambda: np.add(x, 1.0, out=y), reads={"x": x}, writes={"y": y}), name="inc")
+    >>> eagle.viz.describe(g, "example").edges
+    (Edge(src=0, dst=1, plane='x', kind='RAW'),)
+    """
     if not isinstance(graph, eagle.Graph):
         raise TypeError(f"{api}: expected an eagle.Graph, got {type(graph).__name__}")
     adapter = _Adapter(graph._backend)

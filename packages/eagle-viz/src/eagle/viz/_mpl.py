@@ -34,7 +34,20 @@ SMALL_PT: Final = 8.5
 
 
 def plot(graph: Any, ax: Axes | None = None, edge_labels: bool = True, show_schedule: bool = True) -> Figure:
-    """Draw ``graph`` into ``ax`` (or a new Figure made without pyplot) and return the Figure."""
+    """Draw ``graph`` into ``ax`` (or a new Figure made without pyplot) and return the Figure.
+
+    ``g.plot(...)`` is this function; it needs matplotlib (``eagle-viz[plot]``).
+
+    >>> from eagle.graph import opaque
+    >>> x, y = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_node(opaque(lambda: x.fill(1.0), writes={"x": x}), name="fill")
+    >>> g = g.add_node(opaque(lambda: np.add(x, 1.0, out=y), reads={"x": x}, writes={"y": y}), name="inc")
+    >>> fig = eagle.viz.plot(g)                              # doctest: +SKIP
+    >>> fig.savefig("graph.png")                            # doctest: +SKIP
+    >>> import importlib.util
+    >>> if importlib.util.find_spec("matplotlib"):          # the same, run where matplotlib is
+    ...     eagle.viz.plot(g, edge_labels=False).savefig("graph.png")
+    """
     try:
         from matplotlib.axes import Axes
         from matplotlib.figure import Figure

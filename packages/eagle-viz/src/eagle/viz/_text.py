@@ -21,12 +21,38 @@ _TICK: Final = {_UP: "┴", _DOWN: "┬", _UP | _DOWN: "┼"}
 
 
 def render_text(graph: Any) -> str:
-    """The text picture of ``graph``: what ``print(g)``, ``str(g)`` and ``g.show()`` give."""
+    """The text picture of ``graph``: what ``print(g)``, ``str(g)`` and ``g.show()`` give.
+
+    >>> from eagle.graph import opaque
+    >>> x, y = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_node(opaque(lambda: x.fill(1.0), writes={"x": x}), name="fill")
+    >>> g = g.add_node(opaque(lambda: np.add(x, 1.0, out=y), reads={"x": x}, writes={"y": y}), name="inc")
+    >>> eagle.viz.render_text(g) == str(g)
+    True
+    >>> print(g.build())
+    eagle.Graph 2 nodes · 0 groups · backend: cpu
+    stage 0 work_share ┌─────────┐
+                       │ <fill>  │
+                       └────┬────┘
+                            x
+    stage 1 work_share  ┌───┴───┐
+                        │ <inc> │
+                        └───────┘
+    """
     return draw_text(layout(describe(graph, "eagle.Graph.__str__")))
 
 
 def draw_text(lay: Layout) -> str:
-    """The header line, then the layout in box-drawing characters, trailing spaces dropped."""
+    """The header line, then the layout in box-drawing characters, trailing spaces dropped.
+
+    >>> from eagle.graph import opaque
+    >>> x, y = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_node(opaque(lambda: x.fill(1.0), writes={"x": x}), name="fill")
+    >>> g = g.add_node(opaque(lambda: np.add(x, 1.0, out=y), reads={"x": x}, writes={"y": y}), name="inc")
+    >>> text = eagle.viz.draw_text(eagle.viz.layout(eagle.viz.describe(g, "example")))
+    >>> text.splitlines()[0]
+    'eagle.Graph 2 nodes · 0 groups · backend: (not built)'
+    """
     canvas = _Canvas(lay.width, lay.height)
     for box in lay.boxes:
         canvas.box(box)
