@@ -241,6 +241,23 @@ def nested(x, n, flag, record=False):
     return g
 
 
+@eagle.Graph.builder
+def loop_in_an_arm(x, c, flag, record=False):
+    g = eagle.Graph(record=record)
+    if c:  # a loop inside an arm, an if inside the loop
+        for _ in range(20):
+            if not flag:
+                break
+            x = grow(x)
+            if flag:
+                x = soft(soft(x))
+            below(x, 40.0, flag)
+    else:
+        x = soft(x)
+    g.result = x
+    return g
+
+
 @pytest.mark.parametrize(("build", "arrays"), [
     (capped, {"x": ramp(0.5, 1.5, 5), "flag": cell(1)}),
     (early_exit, {"x": ramp(0.1, 0.4, 5), "flag": cell(1), "done": cell(0)}),
@@ -248,7 +265,10 @@ def nested(x, n, flag, record=False):
     (counted, {"x": ramp(0.1, 0.3, 5), "n": cell(4)}),
     (counted, {"x": ramp(0.1, 0.3, 5), "n": cell(0)}),
     (nested, {"x": ramp(1.1, 1.3, 5), "n": cell(2), "flag": cell(1)}),
-], ids=["capped", "mid-body-break", "continue", "counted", "counted-zero", "nested"])
+    (loop_in_an_arm, {"x": ramp(0.5, 1.5, 5), "c": cell(1), "flag": cell(1)}),
+    (loop_in_an_arm, {"x": ramp(0.5, 1.5, 5), "c": cell(0), "flag": cell(1)}),
+], ids=["capped", "mid-body-break", "continue", "counted", "counted-zero", "nested", "loop-in-an-arm",
+        "other-arm"])
 def test_device_loops(gradcheck, build, arrays):
     gradcheck(build, arrays, {"result": ramp(1.0, 2.0, 5)}, ("x",))
 

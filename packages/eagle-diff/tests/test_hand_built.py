@@ -34,8 +34,8 @@ def dbl(x: Scalar) -> Scalar:
 
 
 @hawk.kernel
-def grow(x: Mutable[Scalar], flag: Mutable[UInt32]) -> None:
-    x = 1.5 * x + 0.1 * hm.sin(x)
+def grow(x: Mutable[Scalar], a: Param, flag: Mutable[UInt32]) -> None:
+    x = a * x + 0.1 * hm.sin(x)
     flag = hm.uint32(hawk.sum(x < 20.0))
 
 
@@ -181,22 +181,25 @@ def test_a_skippable_step(skip):
     np.testing.assert_allclose(grads["v"], np.zeros(N) if skip else 2 * derivative)
 
 
-def test_a_repeat_while_step(numeric_gradient):
-    def run(x0: np.ndarray, record: bool) -> tuple[eagle.Graph, np.ndarray]:
+def test_a_repeat_while_step_and_its_param(numeric_gradient):
+    def run(x0: np.ndarray, a: float, record: bool = False) -> tuple[eagle.Graph, np.ndarray]:
         x, flag = x0.copy(), np.ones(1, np.uint32)
         g = eagle.Graph(record=record)
-        g.add_node(repeat_while(grow.plan(x, flag).launch, flag, max_iters=40), name="grow")
+        g.add_node(repeat_while(grow.plan(x, a, flag).launch, flag, max_iters=40), name="grow")
         g.build()
         g()
         return g, x
 
-    x0 = ramp(0.5, 1.5)
-    g, _ = run(x0, True)
+    def loss(v):
+        return float(np.sum(ramp(1.0, 2.0) * run(v["x"], float(v["a"][0]))[1]))
+
+    x0, a = ramp(0.5, 1.5), np.array([1.5])
+    g, _ = run(x0, 1.5, record=True)
     assert g.record._forward.tapes[0].turns > 5
-    grads = eagle.diff.reverse(g.record, {"x": ramp(1.0, 2.0)}, wrt=("x",))
-    expected = numeric_gradient(lambda v: float(np.sum(ramp(1.0, 2.0) * run(v["x"], False)[1])), {"x": x0},
-                                "x")
-    np.testing.assert_allclose(grads["x"], expected, rtol=1e-6)
+    grads = eagle.diff.reverse(g.record, {"x": ramp(1.0, 2.0)})  # x as it was, and the Param a
+    assert list(grads) == ["x", "a"]
+    for name in ("x", "a"):  # the Param's adjoint gathers every turn's
+        np.testing.assert_allclose(grads[name], numeric_gradient(loss, {"x": x0, "a": a}, name), rtol=1e-6)
 
 
 SCALE_C = r"""
