@@ -21,8 +21,8 @@ import eagle
 PUBLIC: dict[str, list[str] | None] = {
     "eagle": ["Graph", "opaque", "copy", "pinned", "reduce", "skippable", "repeat_while", "SkipGuard",
               "Busy", "SiblingRace", "GraphPipeline", "Body", "Fork", "DeviceIf", "DeviceSwitch",
-              "DeviceLoop"],
-    "eagle.graph": ["Edge", "Node", "HostItems", "register_node_kind"],
+              "DeviceLoop", "node", "plugins", "PluginInfo", "PluginWarning"],
+    "eagle.graph": None,
     "eagle.plan": ["Plan", "BoundPlan", "Param"],
     "eagle.native": ["compile_library", "Library", "CompileError", "cache_dir", "cached", "include_dir"],
     "eagle.demo": ["main", "whole", "numpy_whole"],

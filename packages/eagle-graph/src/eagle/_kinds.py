@@ -53,6 +53,24 @@ class NativeCall:
     ``[0, n)``, one EAGLE_BLOCK-aligned block at a time, from the team's
     threads in a ``work_share`` stage or in order on one thread in a
     ``branch_tasks`` branch.
+
+    >>> from eagle.graph import NativeCall, Node, register_node_kind
+    >>> from eagle.native import Library, compile_library
+    >>> lib = Library(compile_library('''
+    ... #include "eagle/eagle.h"
+    ... void scale(int64_t b, int64_t e, const eagle_arg *a)
+    ... { double *x = a[0].ptr, c = a[1].f64; for (int64_t i = b; i < e; ++i) x[i] *= c; }
+    ... ''', name="doc_native_scale"))
+    >>> def planes(p):
+    ...     return [("x", p["x"], "readwrite")]
+    >>> def calls(p):          # one native call over every sample: no Python at replay
+    ...     return [NativeCall(lib.kernel("scale"), [p["x"], p["c"]], p["x"].size, per_sample=True,
+    ...                        accesses=[(p["x"], "readwrite")])]
+    >>> kind = register_node_kind("doc_scale", reads=planes, writes=planes, native=calls)
+    >>> x = np.arange(3.0)
+    >>> g = eagle.Graph().add_node(Node("doc_scale", {"x": x, "c": 10.0})).build().launch()
+    >>> x
+    array([ 0., 10., 20.])
     """
 
     #: An ``eagle_kernel_fn`` (``eagle.native.Library.kernel``): a plugin's own library, or any.
@@ -75,6 +93,13 @@ Vjp = Callable[[Any, Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any]]
 
 @dataclass(frozen=True)
 class NodeKind:
+    """A registered kind of node: what :func:`register_node_kind` made, as ``node_kind(name)`` finds it.
+
+    >>> kind = eagle.graph.node_kind("copy")
+    >>> kind.name, kind.describe()
+    ('copy', "kind 'copy' registered in code by eagle._nodes")
+    """
+
     name: str
     reads: Callable[[Any], Iterable[PlaneTuple]]
     writes: Callable[[Any], Iterable[PlaneTuple]]
@@ -185,7 +210,18 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
 
 
 def kind_of(name: str) -> NodeKind:
-    """The kind registered as ``name``; plugins load the first time a name is not found."""
+    """The kind registered as ``name``; plugins load the first time a name is not found.
+
+    ``eagle.graph.node_kind`` is this function.
+
+    >>> eagle.graph.node_kind("reduce").name
+    'reduce'
+    >>> try:
+    ...     eagle.graph.node_kind("no such kind")
+    ... except KeyError as err:
+    ...     print(str(err)[:60])
+    "eagle.graph.Node: no node kind 'no such kind' is registered
+    """
     kind = _REGISTRY.get(name)
     if kind is None:
         from eagle._plugins import load_plugins, loading_note
@@ -203,6 +239,17 @@ def node(kind: str, *args: Any, **kwargs: Any) -> Node:
 
     This is how a plugin's kind is used without importing the plugin:
     ``eagle.node("scan", x, out=y)``.
+
+    >>> from eagle.graph import register_node_kind
+    >>> def planes(p):
+    ...     return [("x", p["x"], "write")]
+    >>> kind = register_node_kind("doc_fill", reads=lambda p: [], writes=planes,
+    ...                           lower_cpu=lambda p: lambda: p["x"].fill(p["value"]),
+    ...                           make=lambda x, value=0.0: {"x": x, "value": value})
+    >>> x = np.zeros(3)
+    >>> g = eagle.Graph().add_node(eagle.node("doc_fill", x, value=7.0)).build().launch()
+    >>> x
+    array([7., 7., 7.])
     """
     found = kind_of(kind)
     if found.make is None:

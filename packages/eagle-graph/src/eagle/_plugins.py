@@ -35,12 +35,24 @@ DISABLE_ENV = "EAGLE_NO_PLUGINS"
 
 
 class PluginWarning(UserWarning):
-    """A plugin was not loaded; the message names it and says why."""
+    """A plugin was not loaded; the message names it and says why.
+
+    A ``UserWarning``: ``warnings.simplefilter("error", eagle.PluginWarning)``
+    turns a broken plugin into an error.
+
+    >>> issubclass(eagle.PluginWarning, UserWarning)
+    True
+    """
 
 
 @dataclass(frozen=True)
 class PluginInfo:
-    """A loaded plugin, as ``eagle.plugins()`` lists it."""
+    """A loaded plugin, as ``eagle.plugins()`` lists it.
+
+    >>> info = eagle.PluginInfo("eagle-scan", "eagle-scan", "0.1.0", "eagle_scan", ("scan",))
+    >>> info.name, info.kinds
+    ('eagle-scan', ('scan',))
+    """
 
     #: The entry point's name, which is the distribution's name.
     name: str
@@ -241,5 +253,9 @@ def plugins() -> list[PluginInfo]:
 
     Loads them on the first call.  A plugin that failed to load is not listed;
     its :class:`PluginWarning` said why.
+
+    >>> found = eagle.plugins()              # what this environment has installed
+    >>> all(isinstance(info, eagle.PluginInfo) for info in found)
+    True
     """
     return _LOADER.load()
