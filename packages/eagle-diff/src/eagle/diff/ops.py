@@ -83,14 +83,26 @@ class Capture:
 
 @dataclass(eq=False)
 class KernelBack:
-    """A hawk kernel's vjp: cotangents from the adjoints it wrote, gradients into those it read."""
+    """A hawk kernel's vjp: cotangents from the adjoints it wrote, gradients into those it read.
+
+    ``direct``: places whose adjoint this is the first to touch, so the vjp
+    writes its gradient straight into it (no clear, no sum); ``dead``: written
+    places whose adjoint nothing reads after this, so it is not cleared.
+    """
 
     leaf: Leaf
     values: dict[Place, np.ndarray]
     active: frozenset[Place]
+    direct: set[Place] = field(default_factory=set)
+    dead: set[Place] = field(default_factory=set)
 
     def uses(self) -> set[Place]:
         return set((self.leaf.float_writes | self.leaf.float_reads) & self.active)
+
+    def can_define(self, p: Place) -> bool:
+        """Whether the vjp can write p's adjoint whole: p is one read plane of the leaf, not written."""
+        reading = [q for q in self.leaf.planes if q.reads and q.place == p]
+        return len(reading) == 1 and p not in self.leaf.writes
 
     def emit(self, program: Program, ctx: Context) -> None:
         bound = self.leaf.node.payload
@@ -105,19 +117,20 @@ class KernelBack:
             written = bound.args[slot[name[len("d_"):]]]
             cts.append(ctx.adj[place(written)] if place(written) in self.active else ctx.zeros(written))
         probe = kernel.vjp.plan(*args, *cts)  # compiles once; tells the gradients' shapes
-        scratch = ctx.scratch(probe.outputs)
-        back = kernel.vjp.plan(*args, *cts, buffer=scratch)
+        params_of = {s.name: s.place for s in self.leaf.params}
+        target = {id(g): params_of.get(name) or place(bound.args[slot[name]])
+                  for name, g in probe.result().items()}
+        into = [ctx.adj[target[id(g)]] if target[id(g)] in self.direct else s
+                for g, s in zip(probe.outputs, ctx.scratch(probe.outputs), strict=True)]
+        back = kernel.vjp.plan(*args, *cts, buffer=into)
         back.emit(program)
         ctx.keep.append(back)
         for p in self.leaf.planes:
-            if p.writes and p.place in self.active:
+            if p.writes and p.place in self.active and p.place not in self.dead:
                 _native.zero(program, ctx.adj[p.place])
-        grads = dict(zip(map(id, probe.outputs), scratch, strict=True))
-        params_of = {s.name: s.place for s in self.leaf.params}
-        for name, probe_grad in probe.result().items():
-            target = params_of.get(name) or place(bound.args[slot[name]])
-            if target in self.active:
-                _native.accumulate(program, grads[id(probe_grad)], ctx.adj[target])
+        for g, grad in zip(probe.outputs, into, strict=True):
+            if target[id(g)] in self.active and target[id(g)] not in self.direct:
+                _native.accumulate(program, grad, ctx.adj[target[id(g)]])
 
 
 @dataclass(eq=False)

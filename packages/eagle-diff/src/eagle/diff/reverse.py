@@ -174,17 +174,36 @@ class Pass:
         self.zeros = {p: np.zeros(*specs[p]) for p in wrt if p not in self.active}
 
     def _allocate(self, groups: list[list[Any]], specs: dict[Place, tuple[Any, ...]]) -> None:
-        """One adjoint array per place, shared by places whose top-level spans do not meet; each
-        cleared where its span starts (the seeded ones before the run)."""
-        span: dict[Place, list[int]] = {}
+        """One adjoint array per place, shared by places whose top-level spans do not meet.
+
+        Each is cleared where its span starts (the seeded ones before the run),
+        unless the first operation there is a vjp that writes it whole; a vjp
+        that is the last to touch one does not clear it after.
+        """
+        first: dict[Place, tuple[int, Any]] = {}
+        last: dict[Place, tuple[int, Any]] = {}
         for r, group in enumerate(groups):
             for op in group:
                 for p in op.uses():
-                    span.setdefault(p, [r, r])[1] = r
+                    first.setdefault(p, (r, op))
+                    last[p] = (r, op)
+        span = {p: [first[p][0], last[p][0]] for p in first}
         for p in self.seeds:
             span.setdefault(p, [-1, -1])[0] = -1
         for p in self.at_end:
             span.setdefault(p, [len(groups), len(groups)])[1] = len(groups)
+        clear: list[tuple[int, Place]] = []
+        for p, (start, end) in span.items():
+            if start >= 0:
+                op = first[p][1]
+                if isinstance(op, KernelBack) and op.can_define(p):
+                    op.direct.add(p)
+                else:
+                    clear.append((start, p))
+            if end < len(groups) and isinstance(last[p][1], KernelBack):
+                last[p][1].dead.add(p)
+        for start, p in sorted(clear, key=lambda sp: (-sp[0], repr(sp[1]))):
+            groups[start].insert(0, Zero([p]))
         free: dict[tuple[Any, ...], list[tuple[int, np.ndarray]]] = {}
         for p, (start, end) in sorted(span.items(), key=lambda kv: (kv[1][0], repr(kv[0]))):
             key = (specs[p][0], np.dtype(specs[p][1]).str)
@@ -193,8 +212,6 @@ class Pass:
             array = pool.pop(slot)[1] if slot is not None else np.zeros(*specs[p])
             pool.append((end, array))
             self.ctx.adj[p] = array
-            if start >= 0:
-                groups[start].insert(0, Zero([p]))
 
     # ---------------------------------------------------------- one step
     def ops(self, t: Any) -> list[Any]:
