@@ -39,7 +39,9 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_sidebars: dict[str, list[str]] = {"**": ["sidebar-nav-bs"]}
+html_sidebars: dict[str, list[str]] = {"**": ["sidebar-nav-bs"], "index": []}
+html_static_path = ["_static"]
+html_css_files = ["eagle.css"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"

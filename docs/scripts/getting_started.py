@@ -15,9 +15,9 @@ clone of the repository:
 
 .. code-block:: bash
 
-    python3 -m pip install .            # eagle, hawk, the builder, eagle-diff and eagle-viz
-    python3 -m eagle.demo               # one graph with everything, timed beside NumPy
-    python3 -m pip install "eagle-viz[plot]"   # matplotlib, for g.plot()
+    python3 -m pip install .                  # every package of eagle
+    python3 -m eagle.demo                     # one graph with everything
+    python3 -m pip install "eagle-viz[plot]"  # matplotlib, for g.plot()
 
 ``python -m eagle.demo`` builds the graph at the end of
 :doc:`builder_forms`, prints its picture, replays it, checks it against
