@@ -193,3 +193,21 @@ def test_an_opaque_node_inside_a_reversed_loop():
     with pytest.raises(TypeError, match=r"node 'peek' \(opaque\) runs inside the device loop 'loop': a loop "
                                         "is reversed by running each turn again"):
         eagle.diff.reverse(g.record, {"result": np.ones(4)}, wrt=("x",))
+
+
+def test_a_loop_whose_turns_could_not_be_kept():
+    @eagle.Graph.builder
+    def looped(x, flag, record=False):
+        g = eagle.Graph(record=record)
+        for _ in range(5):
+            if not flag:
+                break
+            x = dbl(x)
+            below(x, 10.0, flag)
+        g.result = x
+        return g
+
+    g = ran(looped(np.ones(4), np.ones(1, np.uint32), record=True))
+    g.record._forward.tapes[0].header[5] = 1  # what the tape's claim sets when realloc fails
+    with pytest.raises(MemoryError, match="the last run could not keep a device loop's turns"):
+        eagle.diff.reverse(g.record, {"result": np.ones(4)}, wrt=("x",))

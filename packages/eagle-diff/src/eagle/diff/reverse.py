@@ -149,6 +149,7 @@ class Pass:
         self.active = frozenset(self.reached & backward)
         _refuse_overlaps(record, all_leaves, self.active)
         self.seeds = sorted(seeds & self.active, key=repr)
+        self.tapes: list[Any] = []  # of loops inside reversed loops, filled by the pass itself
         trace = forward.trace
         groups = [self.ops(t) for t in reversed(trace)]
         self.captures: dict[Place, np.ndarray] = {}
@@ -263,6 +264,7 @@ class Pass:
         emitter = Emitter({**looped.outside, **own})
         groups, trace = emitter.steps(step.body, frozenset(), {},
                                       skip=frozenset(k for k, r in enumerate(run) if not r))
+        self.tapes += emitter.tapes
         per_step = [self.ops(t) if reversed_[k] else [] for k, t in enumerate(trace)]
         read = {id(a) for k, t in enumerate(trace) if per_step[k] for a in _arrays(t)}
         again = [item for group in groups for item in group
@@ -285,6 +287,8 @@ class Pass:
             if p in self.active:
                 self.ctx.adj[p] += ct
         self.program.run()
+        if any(tape.failed for tape in self.tapes):
+            raise MemoryError("eagle.diff.reverse: out of memory keeping the turns of a loop inside a loop")
         out = dict(self.zeros)
         out.update({p: self.ctx.adj[p] for p in self.at_end})
         out.update(self.captures)
