@@ -316,7 +316,7 @@ def _refuse_overlaps(record: Record, all_leaves: list[Leaf], active: frozenset[P
         for p in leaf.planes:
             if p.place in active:
                 found.setdefault(p.place, (f"{record._label(leaf)}.{p.name}", p.array))
-    spans = sorted((_extent(a), name, a) for name, a in found.values())
+    spans = sorted(((_extent(a), name, a) for name, a in found.values()), key=lambda span: span[0])
     for k, ((_, hi), name, a) in enumerate(spans):
         for (lo2, _), name2, b in spans[k + 1:]:
             if lo2 >= hi:
