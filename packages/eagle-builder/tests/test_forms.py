@@ -465,3 +465,23 @@ def test_print_runs_while_recording_once_per_arm(capsys):
     assert capsys.readouterr().out == "then\nelse\n"
     g(5)
     assert capsys.readouterr().out == ""
+
+
+@eagle.Graph.builder
+def with_copies(x, h, flag):
+    g = eagle.Graph()
+    y = inc(x)
+    eagle.copy(y, into=h)  # a copy written in a builder is a node where it is written
+    if flag:
+        eagle.copy(x, into=h)
+    g.result = h
+    return g
+
+
+def test_eagle_copy_in_a_builder_is_recorded():
+    h = np.zeros(4)
+    g = with_copies(X, h, cell(0))
+    assert [n.kind for n in g._nodes] == ["plan", "copy", "device_if"]
+    np.testing.assert_array_equal(g(), X + 1)
+    g2 = with_copies(X, np.zeros(4), cell(1))
+    np.testing.assert_array_equal(g2(), X)

@@ -102,6 +102,12 @@ def control(x: Scalar, p: Param):
 
 
 @hawk.kernel
+def choose(x: Scalar, flag: Int32):
+    # x is first read inside an arm: each arm must load it for itself
+    return x * 0.5 if flag else x + 1.0
+
+
+@hawk.kernel
 def transcendental(x: Scalar):
     return (hm.sin(x), hm.cos(x), hm.tan(x), hm.exp(x * 0.01), hm.log(abs(x)), hm.sqrt(abs(x)),
             hm.pow(abs(x), 0.3))
@@ -199,6 +205,13 @@ def test_logic_and_control_flow():
     y, z, _ = control(np.array([3.0, -3.0, 0.5, 50.0]), 1.5)
     np.testing.assert_array_equal(y, [1.5, -1.5, 0.0, 10.0])
     np.testing.assert_array_equal(z, [3.0, 6.0, 0.5, 50.0])
+
+
+def test_a_value_first_read_in_one_arm_is_read_in_the_other_too():
+    x, flag = np.arange(1.0, 7.0), np.array([0, 0, 0, 0, 0, 1], np.int32)
+    expected = np.where(flag, x * 0.5, x + 1.0)
+    np.testing.assert_array_equal(choose(x, flag), expected)
+    np.testing.assert_array_equal(choose.reference(x, flag), expected)
 
 
 def test_transcendental_functions_agree_to_a_few_ulp():

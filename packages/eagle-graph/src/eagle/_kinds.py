@@ -11,6 +11,7 @@ time a kind is not found here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -159,6 +160,19 @@ def _check_native_call(call: object, kind: NodeKind, label: str) -> None:
 
 
 _REGISTRY: dict[str, NodeKind] = {}
+
+#: While a graph builder records, the node constructors that stand for a step
+#: (``eagle.copy``, ``eagle.reduce``) hand their node to it, so that writing
+#: ``eagle.copy(a, into=b)`` in a builder records the copy where it is written.
+node_recorder: ContextVar[Callable[[Node], None] | None] = ContextVar("eagle_node_recorder", default=None)
+
+
+def recorded(node: Node) -> Node:
+    """``node``, given to the builder recording now (if one is)."""
+    hook = node_recorder.get()
+    if hook is not None:
+        hook(node)
+    return node
 
 
 def add_kind(kind: NodeKind, table: dict[str, NodeKind], api: str) -> NodeKind:

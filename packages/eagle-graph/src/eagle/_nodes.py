@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle._kinds import HostItems, Node, PlaneTuple, register_node_kind
+from eagle._kinds import HostItems, Node, PlaneTuple, recorded, register_node_kind
 from eagle._program import Program
 from eagle.plan import BoundPlan
 
@@ -104,7 +104,7 @@ def reduce(x: Any, out: Any, op: str = "sum") -> Node:
         raise ValueError(f"eagle.reduce: x must be contiguous and out of its dtype; got a "
                          f"{'contiguous' if x.flags.c_contiguous else 'strided'} {x.dtype} plane and a "
                          f"{out.dtype} out: pass np.ascontiguousarray(x) and an out of dtype {x.dtype}")
-    return Node("reduce", Reduce(x, out, op))
+    return recorded(Node("reduce", Reduce(x, out, op)))
 
 
 def _emit_reduce(r: Reduce, program: Program) -> None:
@@ -138,7 +138,7 @@ def copy(src: Any, *, into: Any) -> Node:
         raise ValueError(f"eagle.copy: src and into must have one shape and dtype; got "
                          f"{np.shape(src)} {getattr(src, 'dtype', '?')} and "
                          f"{np.shape(into)} {getattr(into, 'dtype', '?')}")
-    return Node("copy", Copy(src, into))
+    return recorded(Node("copy", Copy(src, into)))
 
 
 def _copy_planes(c: Copy, reading: bool) -> list[PlaneTuple]:

@@ -443,14 +443,14 @@ class _Lowerer:
         cond = self.truth(self.expr(node.test), node.test)
         if isinstance(cond, Const):
             return self.expr(node.body if cond.value else node.orelse)
-        stmt, outer = If(cond), self.body
+        stmt, outer, before = If(cond), self.body, self.env
         self.depth += 1
         values = []
         for branch, body in ((node.body, stmt.then), (node.orelse, stmt.orelse)):
-            self.body = body
+            self.body, self.env = body, dict(before)  # a load made in one arm is that arm's only
             values.append(self.expr(branch))
         self.depth -= 1
-        self.body = outer
+        self.body, self.env = outer, before
         outer.append(stmt)
         return self.phi(stmt, values)
 

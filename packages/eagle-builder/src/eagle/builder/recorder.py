@@ -26,7 +26,7 @@ import numpy as np
 import hawk
 from eagle import _graph
 from eagle._errors import SiblingRace
-from eagle._kinds import Node
+from eagle._kinds import Node, node_recorder
 from eagle._nodes import copy as copy_node
 from eagle._races import refuse_sibling_races
 from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, SignalAfter, Wait
@@ -126,10 +126,12 @@ class Recorder:
         self.frames.append((name, first_line))
         token = _current.set(self)
         hook = _graph._on_new_graph.set(self.adopt)
+        nodes = node_recorder.set(lambda node: self.add_node(node, None))
         try:
             with hawk.recording(self):
                 yield self
         finally:
+            node_recorder.reset(nodes)
             _graph._on_new_graph.reset(hook)
             _current.reset(token)
             self.frames.pop()
@@ -167,7 +169,11 @@ class Recorder:
         return bound.result()
 
     def add_node(self, node: Node, name: str | None) -> None:
-        """``g.add_node`` / ``g.add`` while a builder records ``g``: the node goes in order."""
+        """A node made while recording (``eagle.copy(...)``, or ``g.add_node``): it goes in order;
+        given twice (``g.add_node(eagle.copy(...))``), it is recorded once, with the name."""
+        if id(node) in self.labels:
+            self.labels[id(node)] = name or self.labels[id(node)]
+            return
         self.append(node, name or _graph._default_label(node))
         for _, array, role in node.planes():
             if role != "read":
@@ -449,7 +455,7 @@ class Recorder:
             self.retired.append(value)
             return
         self.stack.append(body)
-        self.add_node(copy_node(value, into=target), name)
+        self.add_node(copy_node(value, into=target), name)  # made while recording: added once
         self.stack.pop()
 
     def is_argument(self, array: np.ndarray) -> bool:
