@@ -85,9 +85,10 @@ def viz(session: nox.Session) -> None:
     """eagle-viz with its plot extra and Graphviz's dot (no picture test may skip), and Mermaid's parser."""
     if shutil.which("dot") is None:
         session.error("Graphviz's dot is not on PATH: install graphviz (apt-get install graphviz)")
-    # hawk and the builder too: a test graph is recorded by @eagle.Graph.builder
+    # hawk, the builder and eagle-diff too: test graphs are recorded by @eagle.Graph.builder,
+    # and one with record=True (which eagle-diff builds)
     session.install(*TEST_TOOLS, "-e", "packages/eagle-graph", "-e", "packages/hawk", "-e",
-                    "packages/eagle-builder", "-e", "packages/eagle-viz[plot]")
+                    "packages/eagle-builder", "-e", "packages/eagle-diff", "-e", "packages/eagle-viz[plot]")
     env = {"EAGLE_VIZ_STRICT": "1"}
     mermaid = Path(session.cache_dir) / "mermaid"
     # Mermaid's own parser reads to_mermaid() wherever npm can fetch it (test_mermaid.py).
