@@ -10,14 +10,9 @@ import pytest
 
 import eagle
 import eagle.diff
+from eagle.diff.record import flatten
 
-
-def leaves(tree: Any) -> list[Any]:
-    if isinstance(tree, dict):
-        return [x for v in tree.values() for x in leaves(v)]
-    if isinstance(tree, (tuple, list)):
-        return [x for v in tree for x in leaves(v)]
-    return [tree]
+leaves = flatten  # the leaves of a result tree, as eagle.diff reads them
 
 
 def named(graph: eagle.Graph, arguments: dict[str, Any], name: str) -> list[np.ndarray]:
