@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hawk.ir import KernelIR, Load, Op, Slot, Stmt, Store
+from hawk.ir import REDUCTIONS, KernelIR, Load, Op, Slot, Stmt, Store
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def split(ir: KernelIR) -> Phased:
     done: dict[int, int] = {}  # id(reduction Op) -> its cell slot
     phases: list[list[Stmt]] = []
     for position, stmt in enumerate(ir.body):
-        if not (isinstance(stmt, Op) and stmt.op in {"sum", "max", "min", "any", "all"}):
+        if not (isinstance(stmt, Op) and stmt.op in REDUCTIONS):
             continue
         j = len(reductions)
         slots.append(Slot(f"_{stmt.op}{j}_partials", "write", stmt.dst.dtype, reduction=stmt.op))

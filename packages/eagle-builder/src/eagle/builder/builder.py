@@ -16,7 +16,7 @@ from typing import Any
 from eagle._errors import SiblingRace
 from eagle._graph import Graph
 from eagle.builder.handles import Branch
-from eagle.builder.recorder import RACE, Recorder, current
+from eagle.builder.recorder import RACE, Recorder, active
 from eagle.builder.rewrite import first_line, rewritten
 from eagle.builder.runtime import runtime
 
@@ -121,7 +121,7 @@ class Builder:
         name = self.fn.__name__
         if isinstance(target, Branch) or (isinstance(target, Graph) and target._recorder is not None):
             recorder = target.recorder if isinstance(target, Branch) else target._recorder
-            if recorder is not current_or_none():
+            if recorder is not active():
                 raise RuntimeError(f"{name}: a block records into the graph being built now; this "
                                    "graph or branch belongs to another builder")
             with recorder.running(name, self.first_line):
@@ -142,10 +142,3 @@ class Builder:
             raise
         recorder.finish()
         return result
-
-
-def current_or_none() -> Recorder | None:
-    try:
-        return current()
-    except RuntimeError:
-        return None

@@ -93,6 +93,11 @@ class _Loop:
 _current: ContextVar[Recorder | None] = ContextVar("eagle_builder_recorder", default=None)
 
 
+def active() -> Recorder | None:
+    """The recorder of the builder running now, if any."""
+    return _current.get()
+
+
 def current() -> Recorder:
     recorder = _current.get()
     if recorder is None:
