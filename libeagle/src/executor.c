@@ -141,7 +141,8 @@ static void store_one(void *out, int32_t dtype)
 static void run_reduce(run_ctx *c, const reduce_item *r, int mode)
 {
     int64_t n = r->n < c->logical ? r->n : c->logical;
-    if (n == 0) {
+    const eagle_collective *coll = c->root->coll.size ? &c->root->coll : NULL;
+    if ((coll ? r->global_n : n) == 0) {
         /* An empty logical range: sum and any give 0, all gives 1, and max
          * and min (which have no identity) leave out as it was. */
         if (r->op == EAGLE_SUM || r->op == EAGLE_ANY || r->op == EAGLE_ALL) {
@@ -152,15 +153,15 @@ static void run_reduce(run_ctx *c, const reduce_item *r, int mode)
         return;
     }
     reduce_job job = {r, n, nblocks_of(n), 0};
-    if (r->given) {  /* the kernels before left one partial per block */
-        reduce_finish(r->partials, job.nblocks, r->dtype, r->op, r->out);
-        return;
-    }
-    if (job.nblocks > 1 && use_team(c, mode))
+    /* Given partials were left by the kernels before, one per block. */
+    if (!r->given && job.nblocks > 1 && use_team(c, mode))
         parallel(c, reduce_job_fn, &job);
-    else
+    else if (!r->given)
         reduce_job_fn(&job);
-    reduce_finish(r->partials, job.nblocks, r->dtype, r->op, r->out);
+    if (!coll)
+        reduce_finish(r->partials, job.nblocks, r->dtype, r->op, r->out);
+    else if (collective_finish(coll, r, job.nblocks))
+        fail(c, EAGLE_ERR_COLLECTIVE);
 }
 
 /* --------------------------------------------------------------- copy */
@@ -354,5 +355,7 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
         team_release();
     atomic_store(&p->busy, 0);
     int status = atomic_load(&c.status);
+    if (status == EAGLE_ERR_COLLECTIVE)
+        return eagle_fail(status, "eagle_run: a collective failed");
     return status ? eagle_fail(status, "eagle_run: a callback item stopped the run") : EAGLE_OK;
 }

@@ -51,6 +51,7 @@ static void free_item(item *it)
     case ITEM_REDUCE:
         if (!it->u.reduce.given)
             free(it->u.reduce.partials);
+        collective_free(&it->u.reduce);
         break;
     case ITEM_COPY:
         free(it->u.copy.src);
@@ -197,10 +198,12 @@ EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64
     if (rc)
         return rc;
     int size = reduce_itemsize(dtype);
-    if (!x || !out || n < 1 || size == 0 || op < EAGLE_SUM || op > EAGLE_ANY)
+    if (!x || !out || n < 0 || size == 0 || op < EAGLE_SUM || op > EAGLE_ANY)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_add_reduce: bad arguments (n=%lld dtype=%d op=%d)",
                           (long long)n, dtype, op);
-    void *partials = malloc((size_t)((n + EAGLE_BLOCK - 1) / EAGLE_BLOCK) * (size_t)size);
+    /* An empty x (a rank's empty shard) still gets a slot: malloc(0) may give NULL. */
+    int64_t nblocks = n ? (n + EAGLE_BLOCK - 1) / EAGLE_BLOCK : 1;
+    void *partials = malloc((size_t)nblocks * (size_t)size);
     if (!partials)
         return eagle_fail(EAGLE_ERR_NOMEM, "eagle_add_reduce: out of memory");
     item *it = append(p, ITEM_REDUCE, "eagle_add_reduce");
@@ -218,7 +221,7 @@ EAGLE_API int eagle_add_reduce_partials(eagle_program *p, void *partials, void *
     int rc = check_open(p, "eagle_add_reduce_partials");
     if (rc)
         return rc;
-    if (!partials || !out || n < 1 || reduce_itemsize(dtype) == 0 || op < EAGLE_SUM || op > EAGLE_ANY)
+    if (!partials || !out || n < 0 || reduce_itemsize(dtype) == 0 || op < EAGLE_SUM || op > EAGLE_ANY)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_add_reduce_partials: bad arguments (n=%lld dtype=%d op=%d)",
                           (long long)n, dtype, op);
     item *it = append(p, ITEM_REDUCE, "eagle_add_reduce_partials");
@@ -503,6 +506,9 @@ EAGLE_API int eagle_program_set_logical_size(eagle_program *p, int64_t n)
 {
     if (!p || n < 0)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_program_set_logical_size: n must be >= 0");
+    if (p->coll.size)
+        return eagle_fail(EAGLE_ERR_STATE, "eagle_program_set_logical_size: the program has collectives: "
+                                           "each rank's sample count is fixed by its shard");
     p->logical = n;
     return EAGLE_OK;
 }

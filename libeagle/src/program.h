@@ -39,6 +39,11 @@ typedef struct reduce_item {
     int32_t dtype, op;
     void *partials; /* one slot per block of n */
     int32_t given;  /* the partials are the caller's, written by the kernels before */
+    /* Set by eagle_program_set_collective: the blocks each rank holds, their
+     * sum, the samples of all ranks, and room for every rank's partials. */
+    int64_t *rank_blocks;
+    int64_t global_blocks, global_n;
+    void *gathered;
 } reduce_item;
 
 typedef struct copy_item {
@@ -103,6 +108,12 @@ struct eagle_program {
     /* events[e] holds the stage generation in which event e was signalled. */
     _Atomic int64_t *events;
     int64_t generation;
+    eagle_collective coll; /* the ranks' collectives; coll.size == 0 when there are none */
 };
+
+/* collective.c: a reduce item made global by eagle_program_set_collective.
+ * Its local partials are written (n local samples); returns 0 or the status. */
+int collective_finish(const eagle_collective *c, const reduce_item *r, int64_t nblocks);
+void collective_free(reduce_item *r);
 
 #endif /* EAGLE_PROGRAM_H */

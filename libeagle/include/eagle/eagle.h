@@ -33,7 +33,7 @@ extern "C" {
  * change to a declaration below (a struct layout, a signature, an enum
  * value).  A library, plugin or kernel built for another value is refused.
  */
-#define EAGLE_ABI_VERSION 2
+#define EAGLE_ABI_VERSION 3
 
 /* The most axes a view may have (NumPy 2 allows 64; planes rarely pass 4). */
 #define EAGLE_MAX_DIMS 32
@@ -54,6 +54,7 @@ extern "C" {
 #define EAGLE_ERR_STATE -5      /* wrong order of calls (e.g. add after finalize) */
 #define EAGLE_ERR_WAIT -6       /* a wait on an event no earlier branch signals */
 #define EAGLE_ERR_THREAD -7     /* the team's threads could not be started */
+#define EAGLE_ERR_COLLECTIVE -8 /* a collective failed, or the ranks' programs disagree */
 
 /* ---------------------------------------------------------------- views */
 
@@ -263,6 +264,43 @@ EAGLE_API int eagle_program_set_logical_size(eagle_program *p, int64_t n);
  * caller should not hold the GIL.
  */
 EAGLE_API int eagle_run(eagle_program *p, int64_t replays);
+
+/*
+ * Collectives: one program run on every rank of a sharded batch (rank r
+ * holds a contiguous, block-aligned range of the samples, in rank order).
+ * libeagle never links a communication library: a plugin hands in these
+ * function pointers, which must be called by every rank in the same order
+ * and give every rank the same result.  Each returns 0, or non-zero when it
+ * failed.
+ *
+ *   allreduce: *value (one element of dtype) becomes op over every rank's
+ *     value.  dtype is an integer type; op is EAGLE_SUM (wrapping: signed
+ *     sums arrive as their unsigned type), EAGLE_MAX or EAGLE_MIN.
+ *   allgather: out = rank 0's counts[0] elements of dtype, then rank 1's
+ *     counts[1], ...; this rank's counts[rank] elements are read from mine.
+ */
+typedef struct eagle_collective {
+    void *ctx;
+    int32_t rank, size;
+    int (*allreduce)(void *ctx, void *value, int32_t dtype, int32_t op);
+    int (*allgather)(void *ctx, const void *mine, void *out, const int64_t *counts, int32_t dtype);
+} eagle_collective;
+
+/*
+ * Make every reduce item of the finalized program p (sub-programs included)
+ * global over the ranks of c: an integer result is the allreduce of the
+ * ranks' results (exact in any order, so every rank takes the same branch
+ * of a guard), a float result runs the fixed tree over all ranks' block
+ * partials gathered in rank order: the bits one process holding the whole
+ * batch gets.  A collective call itself: every rank calls it once, on a
+ * program of the same shape; the ranks exchange their reductions' sizes and
+ * fail together (EAGLE_ERR_COLLECTIVE) when the counts differ, or when a rank
+ * before the last holding samples does not hold whole blocks.  Refused
+ * (EAGLE_ERR_ARG) for a reduce item in a branch_tasks stage of more than one
+ * branch, whose order differs between ranks.  The logical size is fixed
+ * from then on.  c is copied.
+ */
+EAGLE_API int eagle_program_set_collective(eagle_program *p, const eagle_collective *c);
 
 /* Counters of the last run of p: [0] team regions opened, [1] barriers passed. */
 EAGLE_API void eagle_program_stats(const eagle_program *p, int64_t *stats);

@@ -10,6 +10,9 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 import importlib as _importlib
 
+from eagle._comm import Communicator as Communicator
+from eagle._comm import shard as shard
+from eagle._core import BLOCK as BLOCK
 from eagle._errors import Busy as Busy
 from eagle._errors import SiblingRace as SiblingRace
 from eagle._graph import Graph as Graph

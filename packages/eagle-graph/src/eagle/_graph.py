@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from eagle import _core
+from eagle._comm import Communicator, communicator_of
 from eagle._edges import Edge, derive_edges, is_plane
 from eagle._errors import Busy
 from eagle._kinds import HostItems, Node
@@ -17,6 +19,7 @@ from eagle._lower_cpu import lower, lowered
 from eagle._nodes import Conditional, Opaque
 from eagle._program import Program
 from eagle._races import refuse_sibling_races
+from eagle._sharded import agree, refuse_forked
 from eagle.plan import BoundPlan
 
 BACKENDS = (None, "cpu", "gpu")
@@ -55,6 +58,10 @@ class Graph:
 
     :param record: keep what a reverse pass needs (eagle.diff); such a graph
         runs with ``launch()`` or ``g()``, never ``enqueue``.
+    :param comm: run over a batch sharded across ranks (each rank's planes hold
+        its ``eagle.shard`` of the samples): every cross-sample reduction becomes
+        global, with one process's bits.  An mpi4py communicator with eagle-mpi
+        installed, or an :class:`eagle.Communicator`.
 
     >>> from eagle.graph import opaque
     >>> x, y, z = np.arange(4.0), np.zeros(4), np.zeros(4)
@@ -71,7 +78,8 @@ class Graph:
     (array([1., 3., 5., 7.]), 'cpu', ['work_share', 'work_share'])
     """
 
-    def __init__(self, record: bool = False) -> None:
+    def __init__(self, record: bool = False, comm: Any = None) -> None:
+        self._comm: Communicator | None = None if comm is None else communicator_of(comm, "eagle.Graph")
         self._recording = bool(record)
         self._tape: Any = None  # eagle.diff's Record of a record=True graph, once built
         #: What ``g()`` returns: the arrays a builder declared with ``g.result = ...``.
@@ -84,6 +92,7 @@ class Graph:
         self._backend: str | None = None
         self._schedule: list[str] | None = None
         self._program: Program | None = None
+        self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._logical: int | None = None
         self.dispatch: str | None = None
         self._busy = _core.ffi.new("int32_t[1]")  # the non-blocking guard, a C atomic
@@ -222,6 +231,17 @@ class Graph:
 
     # ------------------------------------------------------------- looking
     @property
+    def comm(self) -> Communicator | None:
+        """The communicator the graph runs over, or None."""
+        return self._comm
+
+    @property
+    def reductions(self) -> list[str] | None:
+        """The labels of the nodes that reduce across samples (collectives under a communicator),
+        once built; else None."""
+        return None if self._program is None else [self._labels[i] for i in self._reducing]
+
+    @property
     def backend(self) -> str | None:
         """``"cpu"`` or ``"gpu"`` once built, else None."""
         return self._backend
@@ -298,29 +318,46 @@ class Graph:
             if dispatch not in DISPATCH and not isinstance(dispatch, dict):
                 raise ValueError(f"eagle.Graph.build: a built graph takes dispatch='switch' or "
                                  f"'predicated' (or a dict of them), got {dispatch!r}")
-            chosen = self._choose_backend(backend)
-            refuse_sibling_races(self._nodes, self._labels,
-                                 [stage.branches for stage in self._stages if stage.group])
-            lowerings, tape = self._lowerings()
-            schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
-            program = self._lower(lowerings, schedule)
+            local = functools.partial(self._build_local, backend)
+            chosen, schedule, (program, reducing), tape = (
+                local() if self._comm is None else agree(self._comm, self, local))
+            if self._comm is not None:
+                program.set_collective(self._comm)  # the ranks check their reductions' sizes together
             # Only now does the graph change: a failed build left it as it was.
             self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, dispatch
-            self._tape = tape
+            self._tape, self._reducing = tape, reducing
         return self
 
-    def _lower(self, lowerings: list[Any], schedule: list[str]) -> Program:
-        program = lower([(sched, [[lowerings[i] for i in br] for br in stage.branches])
-                         for sched, stage in zip(schedule, self._stages, strict=True)])
+    def _build_local(self, backend: str | None) -> tuple[str, list[str], tuple[Program, list[int]], Any]:
+        """What build does on this rank alone: refuse, choose, schedule and lower."""
+        chosen = self._choose_backend(backend)
+        refuse_sibling_races(self._nodes, self._labels,
+                             [stage.branches for stage in self._stages if stage.group])
+        if self._comm is not None and self._logical is not None:
+            raise ValueError("eagle.Graph.build: a graph over a communicator has no logical size: each "
+                             "rank's sample count is that of its shard")
+        lowerings, tape = self._lowerings()
+        schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
+        lowered_ = self._lower(lowerings, schedule)
+        if self._comm is not None:
+            refuse_forked(self, lowered_[1])
+        return chosen, schedule, lowered_, tape
+
+    def _lower(self, lowerings: list[Any], schedule: list[str]) -> tuple[Program, list[int]]:
+        program, reducing = lower(list(zip(schedule, (stage.branches for stage in self._stages), strict=True)),
+                                  lowerings)
         if self._logical is not None:
             program.set_logical_size(self._logical)
-        return program
+        return program, reducing
 
     def _relower(self) -> None:
         """Lower again after the arrays of built nodes were swapped (a builder's bind): same
         nodes, same schedule, new pointers."""
         lowerings, tape = self._lowerings()
-        self._program, self._tape = self._lower(lowerings, self._schedule), tape
+        program, _ = self._lower(lowerings, self._schedule)
+        if self._comm is not None:
+            program.set_collective(self._comm)  # a collective call: every rank binds
+        self._program, self._tape = program, tape
 
     def _lowerings(self) -> tuple[list[Any], Any]:
         """Each node's host lowering; for a record=True graph, with what eagle.diff keeps added,
@@ -392,6 +429,9 @@ class Graph:
         """The next replays process only the first ``n`` samples; no rebuild."""
         if not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"eagle.Graph.set_logical_size: n must be an int >= 0, got {n!r}")
+        if self._comm is not None:
+            raise ValueError("eagle.Graph.set_logical_size: a graph over a communicator has no logical "
+                             "size: each rank's sample count is that of its shard (eagle.shard)")
         self._logical = int(n)
         if self._program is not None:
             self._program.set_logical_size(int(n))
@@ -402,10 +442,17 @@ class Graph:
             raise RuntimeError(f"{api}: the graph is not built: call build() first")
         if not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"{api}: n must be an int >= 0, got {n!r}")
-        if self._tape is not None and n:
-            self._tape._run(self._program, int(n))  # the Record notes whether the run completed
-        else:
-            self._program.run(int(n))
+        try:
+            if self._tape is not None and n:
+                self._tape._run(self._program, int(n))  # the Record notes whether the run completed
+            else:
+                self._program.run(int(n))
+        except Exception as exc:
+            if self._comm is None:
+                raise
+            # The other ranks may wait in a collective for this one: stop them all.
+            self._comm.abort(f"{api}: rank {self._comm.rank} of {self._comm.size} failed: "
+                             f"{type(exc).__name__}: {exc}")
 
     def _guard(self, api: str) -> _Guard:
         return _Guard(self._busy, api)

@@ -34,8 +34,9 @@ def emit_node(node: Node, program: Program, label: str = "step") -> None:
     emit(lowered(node, label), program)
 
 
-def lower(stages: list[tuple[str, list[list[Any]]]]) -> Program:
-    """A finalized program from (schedule, branches of host lowerings) per stage.
+def lower(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any]) -> tuple[Program, list[int]]:
+    """A finalized program from (schedule, branches of node indices) per stage, and the indices
+    of the nodes that reduce across samples.
 
     work_share stages run their branches one after another, so consecutive
     ones become one list of items: libeagle then block-fuses kernel chains
@@ -43,6 +44,14 @@ def lower(stages: list[tuple[str, list[list[Any]]]]) -> Program:
     Only a branch_tasks stage keeps its branches apart.
     """
     program = Program()
+    reducing: list[int] = []
+
+    def emit_counted(index: int) -> None:
+        before = program.reductions
+        emit(lowerings[index], program)
+        if program.reductions != before:
+            reducing.append(index)
+
     open_work_share = False
     for schedule, branches in stages:
         if schedule == "branch_tasks":
@@ -50,14 +59,14 @@ def lower(stages: list[tuple[str, list[list[Any]]]]) -> Program:
             for b, branch in enumerate(branches):
                 if b:
                     program.branch()
-                for lowering in branch:
-                    emit(lowering, program)
+                for index in branch:
+                    emit_counted(index)
             open_work_share = False
             continue
         if not open_work_share:
             program.stage("work_share")
             open_work_share = True
         for branch in branches:
-            for lowering in branch:
-                emit(lowering, program)
-    return program.finalize()
+            for index in branch:
+                emit_counted(index)
+    return program.finalize(), reducing

@@ -244,6 +244,13 @@ def load_plugins() -> None:
     _LOADER.load()
 
 
+def adapt_communicator(comm: object) -> Any:
+    """What the first plugin implementing ``eagle_communicator`` makes of ``comm``, or None."""
+    _LOADER.load()
+    manager = _LOADER.manager
+    return None if manager is None else manager.hook.eagle_communicator(comm=comm)
+
+
 def loading_note() -> str:
     return _LOADER.note()
 

@@ -66,6 +66,9 @@ class Program:
         self._owner: Program | None = None
         self.schedule: str | None = None  # of the stage items go to now
         self._events: dict[int, int] = {}  # id of what a signal stands for -> event number
+        #: Cross-sample reductions in the program, sub-programs included: the items a
+        #: communicator makes global.
+        self.reductions = 0
 
     # --- structure ---------------------------------------------------------
     def stage(self, schedule: str = "work_share") -> Program:
@@ -132,6 +135,7 @@ class Program:
         check(lib.eagle_add_reduce(self._ptr, ffi.cast("void *", x.ctypes.data),
                                    ffi.cast("void *", out.ctypes.data), x.size, DTYPES[x.dtype],
                                    REDUCE_OPS[op]), "Program.reduce")
+        self.reductions += 1
         self._keep += [x, out]
         return self
 
@@ -145,6 +149,7 @@ class Program:
         check(lib.eagle_add_reduce_partials(self._ptr, ffi.cast("void *", partials.ctypes.data),
                                             ffi.cast("void *", out.ctypes.data), n, DTYPES[partials.dtype],
                                             REDUCE_OPS[op]), "Program.reduce_partials")
+        self.reductions += 1
         self._keep += [partials, out]
         return self
 
@@ -203,12 +208,22 @@ class Program:
             if sub is not None:
                 ffi.gc(sub._ptr, None)  # removes the destructor in place
                 self._subs.append(sub)
+                self.reductions += sub.reductions
                 sub._owner = self  # the sub's memory is ours now: live as long as it does
 
     # --- running -----------------------------------------------------------
     def finalize(self) -> Program:
         self._batch = None
         check(lib.eagle_program_finalize(self._ptr), "Program.finalize")
+        return self
+
+    def set_collective(self, comm: Any) -> Program:
+        """Make every reduction global over the ranks of ``comm`` (an eagle.Communicator).
+
+        A collective call: every rank calls it on a program of the same shape.
+        """
+        check(lib.eagle_program_set_collective(self._ptr, comm.table()), "Program.set_collective")
+        self._keep.append(comm)  # the table's functions and context live with it
         return self
 
     def set_logical_size(self, n: int) -> Program:

@@ -54,3 +54,14 @@ def register_node_kinds(registry: KindRegistry) -> None:
 
     .. versionadded:: 0.1
     """
+
+
+@hookspec(firstresult=True)
+def eagle_communicator(comm: object) -> object:
+    """Adapt ``comm``, given as ``eagle.Graph(comm=...)``, to an :class:`eagle.Communicator`.
+
+    Return None when ``comm`` is not of the plugin's kind; the first plugin
+    that returns one wins.  eagle-mpi implements it for mpi4py communicators.
+
+    .. versionadded:: 0.2
+    """

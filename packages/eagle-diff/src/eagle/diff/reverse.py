@@ -172,6 +172,8 @@ class Pass:
             for op in group:
                 op.emit(program, self.ctx)
         self.program = program.finalize()
+        if record._graph.comm is not None:  # a Param's gradient sums over every rank's samples
+            self.program.set_collective(record._graph.comm)
         self.zeros = {p: np.zeros(*specs[p]) for p in wrt if p not in self.active}
 
     def _allocate(self, groups: list[list[Any]], specs: dict[Place, tuple[Any, ...]]) -> None:
