@@ -125,3 +125,11 @@ def test_builder_must_be_importable_by_name(client):
 
     with pytest.raises(TypeError, match=r"not reachable by its name.*upload_file"):
         eagle_dask.Sharded(client, local)
+
+
+def test_builder_taken_before_an_upload_reloads_its_module(client):
+    motion = steps.motion
+    client.upload_file(str(STEPS))  # reloads dask_steps in this process too: the scheduler runs here
+    x, v = steps.batch(3000, 6)
+    with eagle_dask.Sharded(client, motion) as runner:
+        assert_same(runner(x, v, 0.01), motion(x, v, 0.01)())

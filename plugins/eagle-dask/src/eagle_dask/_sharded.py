@@ -66,10 +66,13 @@ class Sharded:
                             f"{builder!r}")
         module, qualname = getattr(builder, "__module__", None), getattr(builder, "__qualname__", "")
         try:
-            named = module is not None and _worker.resolve(module, qualname) is builder
+            found = _worker.resolve(module, qualname) if module else None
         except (ImportError, AttributeError):
-            named = False
-        if not named:
+            found = None
+        # The same definition, reloaded, also counts: client.upload_file reloads the module in
+        # this process when the scheduler runs here (a LocalCluster).
+        name = (getattr(found, "__module__", None), getattr(found, "__qualname__", None))
+        if found is not builder and name != (module, qualname):
             raise TypeError(f"eagle_dask.Sharded: {builder!r} is not reachable by its name "
                             f"{module}.{qualname}: the workers import the builder by name, so define it at "
                             "the top level of a module they can import (client.upload_file sends a file)")
