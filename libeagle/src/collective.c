@@ -3,8 +3,8 @@
  * sharded batch, through the function pointers a plugin hands in
  * (eagle_collective; libeagle never links MPI).
  *
- * Rank r holds a contiguous run of whole blocks (the last rank holding
- * samples may end inside one), in rank order, so the concatenation of the
+ * Rank r holds a contiguous run of whole blocks (the last rank may end
+ * inside one; every rank holds some), in rank order, so the concatenation of the
  * ranks' block partials is the one-process list of block partials:
  *   - a float reduction gathers every rank's partials and runs the fixed
  *     tree over all of them: the bits of one process, on every rank;
@@ -99,10 +99,19 @@ static int place_item(const eagle_collective *c, reduce_item *r, const int64_t *
     r->rank_blocks = calloc((size_t)c->size, sizeof *r->rank_blocks);
     if (!r->rank_blocks)
         return eagle_fail(EAGLE_ERR_NOMEM, "eagle_program_set_collective: out of memory");
+    for (int32_t q = 0; q < c->size; ++q)
+        r->global_n += ns[q * k + j];
     int32_t ragged = -1; /* a rank whose samples end inside a block */
-    for (int32_t q = 0; q < c->size; ++q) {
+    for (int32_t q = 0; q < c->size && r->global_n; ++q) {
         int64_t n = ns[q * k + j];
-        if (n > 0 && ragged >= 0)
+        /* A kernel writes its cells (loop guards) per sample: a rank with no
+         * samples would keep stale ones and leave the others' loops. */
+        if (n == 0)
+            return eagle_fail(EAGLE_ERR_COLLECTIVE,
+                              "eagle_program_set_collective: reduction %lld: rank %d holds no samples; "
+                              "every rank needs at least one: run on at most as many ranks as there are "
+                              "blocks of %d samples", (long long)j, q, EAGLE_BLOCK);
+        if (ragged >= 0)
             return eagle_fail(EAGLE_ERR_COLLECTIVE,
                               "eagle_program_set_collective: reduction %lld: rank %d holds %lld samples, "
                               "not whole blocks of %d, yet rank %d after it holds samples: cut the batch "
@@ -112,7 +121,6 @@ static int place_item(const eagle_collective *c, reduce_item *r, const int64_t *
             ragged = q;
         r->rank_blocks[q] = (n + EAGLE_BLOCK - 1) / EAGLE_BLOCK;
         r->global_blocks += r->rank_blocks[q];
-        r->global_n += n;
     }
     if (is_float(r->dtype) && r->global_blocks) {
         r->gathered = malloc((size_t)(r->global_blocks * reduce_itemsize(r->dtype)));

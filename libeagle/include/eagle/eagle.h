@@ -267,7 +267,8 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays);
 
 /*
  * Collectives: one program run on every rank of a sharded batch (rank r
- * holds a contiguous, block-aligned range of the samples, in rank order).
+ * holds a contiguous, block-aligned, non-empty range of the samples, in rank
+ * order).
  * libeagle never links a communication library: a plugin hands in these
  * function pointers, which must be called by every rank in the same order
  * and give every rank the same result.  Each returns 0, or non-zero when it
@@ -294,8 +295,9 @@ typedef struct eagle_collective {
  * partials gathered in rank order: the bits one process holding the whole
  * batch gets.  A collective call itself: every rank calls it once, on a
  * program of the same shape; the ranks exchange their reductions' sizes and
- * fail together (EAGLE_ERR_COLLECTIVE) when the counts differ, or when a rank
- * before the last holding samples does not hold whole blocks.  Refused
+ * fail together (EAGLE_ERR_COLLECTIVE) when the counts differ, when a rank
+ * holds no samples (its kernels would not write the cells the others' loops
+ * read), or when a rank before the last does not hold whole blocks.  Refused
  * (EAGLE_ERR_ARG) for a reduce item in a branch_tasks stage of more than one
  * branch, whose order differs between ranks.  The logical size is fixed
  * from then on.  c is copied.

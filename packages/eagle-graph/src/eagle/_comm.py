@@ -19,9 +19,9 @@ def shard(n: int, rank: int, size: int) -> slice:
     """The samples of ``rank`` when ``n`` samples are cut over ``size`` ranks.
 
     Whole blocks of the fixed reduction size (``eagle.BLOCK``) are dealt out
-    in rank order, as evenly as they go; only the last rank holding samples
-    may end inside a block.  A rank may get none when there are fewer blocks
-    than ranks.
+    in rank order, as evenly as they go; only the last rank may end inside
+    a block.  Every rank gets at least one block: with fewer blocks than
+    ranks, the cut is refused.
 
     >>> [eagle.shard(5000, r, 3) for r in range(3)]
     [slice(0, 1024, None), slice(1024, 3072, None), slice(3072, 5000, None)]
@@ -33,6 +33,9 @@ def shard(n: int, rank: int, size: int) -> slice:
         raise ValueError(f"eagle.shard: needs n >= 0, size >= 1 and 0 <= rank < size; got n={n}, "
                          f"rank={rank}, size={size}")
     blocks = -(-n // BLOCK)
+    if 0 < blocks < size:
+        raise ValueError(f"eagle.shard: {n} samples make {blocks} block(s) of {BLOCK}, fewer than the {size} "
+                         f"ranks; every rank needs a block: run on at most {blocks} rank(s)")
     first, last = rank * blocks // size, (rank + 1) * blocks // size
     return slice(min(first * BLOCK, n), min(last * BLOCK, n))
 

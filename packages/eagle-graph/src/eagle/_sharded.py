@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from eagle._comm import Communicator
 from eagle._edges import is_plane
@@ -58,6 +58,13 @@ def agree(comm: Communicator, graph: Any, local: Callable[[], T]) -> T:
                          "every rank must record the same nodes on planes that differ only in the sample "
                          "(last) axis")
     return result
+
+
+def fail_together(comm: Communicator, error: Exception) -> NoReturn:
+    """Raise ``error``, a failure while recording the graph, once the other ranks, waiting in
+    their builds' agreement, have been told of it."""
+    comm.allgather((f"{type(error).__name__}: {error}", None))
+    raise error
 
 
 def _difference(everyone: list[list[tuple[Any, ...]]], rank: int) -> str:

@@ -217,13 +217,14 @@ class Kernel:
                                                                                        strict=True)]
         lengths = {name: a.shape[-1] for (name, kind), a in zip(self.params, values, strict=True)
                    if kind.role != "param"}
-        n = max(lengths.values(), default=1)
+        # NumPy's broadcasting: a plane of one value goes with any length, 0 included (a rank's empty shard).
+        n = max((length for length in lengths.values() if length != 1), default=1)
         specs = []
         for (name, kind), value in zip(self.params, values, strict=True):
             if kind.role == "param":
                 specs.append(ArgSpec(_value_dtype(name, kind, value, api)))
                 continue
-            cell = value.ndim == 1 and value.shape[0] == 1 and n > 1
+            cell = value.ndim == 1 and value.shape[0] == 1 and n != 1
             if not cell and value.shape[-1] != n:
                 shown = ", ".join(f"{k}: {v}" for k, v in lengths.items())
                 raise ValueError(f"{api}: per-sample planes must have one length; got {shown} "

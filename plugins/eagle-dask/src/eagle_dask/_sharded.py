@@ -112,10 +112,9 @@ class Sharded:
                              "broadcast=")
         n = next(iter(sizes.values()))
         futures = []
-        for rank in range(self.shards):
-            cut = eagle.shard(n, rank, self.shards)
-            if cut.start == cut.stop:  # fewer blocks than shards: this one has no samples
-                continue
+        used = min(self.shards, -(-n // eagle.BLOCK))  # fewer blocks than shards: the rest stay idle
+        for rank in range(used):
+            cut = eagle.shard(n, rank, used)
             arrays = {name: a[..., cut] for name, a in planes.items()} | whole
             futures.append(self.client.submit(
                 _worker.run_shard, self.name, rank, cut.stop - cut.start, arrays, constants,

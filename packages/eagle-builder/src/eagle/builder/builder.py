@@ -15,6 +15,7 @@ from typing import Any
 
 from eagle._errors import SiblingRace
 from eagle._graph import Graph
+from eagle._sharded import fail_together
 from eagle.builder.handles import Branch
 from eagle.builder.recorder import RACE, Recorder, active
 from eagle.builder.rewrite import first_line, rewritten
@@ -100,13 +101,19 @@ class Builder:
         call.apply_defaults()
         recorder = Recorder()
         recorder.arguments = dict(call.arguments)
-        with recorder.running(name, self.first_line):
-            returned = self.rewritten(*call.args, **call.kwargs)
-        graph = recorder.graph
-        if graph is None or returned is not graph:
-            raise TypeError(f"{name}: a builder returns its graph: `return g`; declare the arrays with "
-                            "`g.result = ...`")
-        recorder.finish()
+        try:
+            with recorder.running(name, self.first_line):
+                returned = self.rewritten(*call.args, **call.kwargs)
+            graph = recorder.graph
+            if graph is None or returned is not graph:
+                raise TypeError(f"{name}: a builder returns its graph: `return g`; declare the arrays with "
+                                "`g.result = ...`")
+            recorder.finish()
+        except Exception as exc:
+            comm = getattr(recorder.graph, "comm", None)
+            if comm is not None:  # the other ranks wait in their builds for this one
+                fail_together(comm, exc)
+            raise
         try:
             graph.build()
         except SiblingRace as race:
