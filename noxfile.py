@@ -15,7 +15,7 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "tests", "threads", "minimal", "torch", "sanitize", "cuda_codegen", "viz",
-                        "docs"]
+                        "distributed", "docs"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
@@ -41,6 +41,15 @@ def tests(session: nox.Session) -> None:
     """Every package's tests and the cross-package tests, all packages installed."""
     install_all(session)
     session.run("pytest", *session.posargs)
+
+
+@nox.session
+def distributed(session: nox.Session) -> None:
+    """eagle-mpi under mpiexec (MPICH from PyPI: runs as root, needs no compiler) and eagle-dask on a
+    LocalCluster; every multi-process run in these tests has a timeout."""
+    install_all(session)
+    session.install("-e", "plugins/eagle-mpi[mpich]", "-e", "plugins/eagle-dask")
+    session.run("pytest", "-q", "plugins/eagle-mpi", "plugins/eagle-dask", *session.posargs)
 
 
 @nox.session

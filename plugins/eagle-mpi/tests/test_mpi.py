@@ -17,7 +17,8 @@ import pytest
 pytest.importorskip("mpi4py")
 
 RANKS = Path(__file__).with_name("ranks.py")
-MPIEXEC = shutil.which("mpiexec", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+HERE_FIRST = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the venv's MPI
+MPIEXEC = shutil.which("mpiexec", path=HERE_FIRST)
 pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec: pip install mpich (or a system MPI)")
 N = 5000  # 5 blocks: 3 ranks hold 1, 2 and 2 blocks, the last one ragged
 
@@ -51,8 +52,8 @@ def test_a_rank_that_fails_while_recording_stops_every_rank_build():
     assert run.returncode == 0, run.stdout + run.stderr
     said = lines(run.stdout)
     assert said[1] == "failed ZeroDivisionError: rank 1 cannot record"
-    assert said[0] == ("failed eagle.Graph.build: rank 1 of 2 failed to build the graph, so every rank stops: "
-                       "ZeroDivisionError: rank 1 cannot record")
+    assert said[0] == ("failed eagle.Graph.build: rank 1 of 2 failed to build the graph, so every rank "
+                       "stops: ZeroDivisionError: rank 1 cannot record")
 
 
 def test_ranks_that_record_different_graphs_all_refuse_to_build():

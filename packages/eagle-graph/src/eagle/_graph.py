@@ -344,8 +344,8 @@ class Graph:
         return chosen, schedule, lowered_, tape
 
     def _lower(self, lowerings: list[Any], schedule: list[str]) -> tuple[Program, list[int]]:
-        program, reducing = lower(list(zip(schedule, (stage.branches for stage in self._stages), strict=True)),
-                                  lowerings)
+        stages = list(zip(schedule, (stage.branches for stage in self._stages), strict=True))
+        program, reducing = lower(stages, lowerings)
         if self._logical is not None:
             program.set_logical_size(self._logical)
         return program, reducing

@@ -54,9 +54,9 @@ def agree(comm: Communicator, graph: Any, local: Callable[[], T]) -> T:
     differ = [r for r, (_, digest) in enumerate(told) if digest != told[0][1]]
     if differ:
         everyone = comm.allgather(rows)  # every rank saw the same digests: all make this call
-        raise ValueError(f"eagle.Graph.build: the ranks recorded different graphs: {_difference(everyone, differ[0])}; "
-                         "every rank must record the same nodes on planes that differ only in the sample "
-                         "(last) axis")
+        raise ValueError("eagle.Graph.build: the ranks recorded different graphs: "
+                         f"{_difference(everyone, differ[0])}; every rank must record the same nodes on "
+                         "planes that differ only in the sample (last) axis")
     return result
 
 
@@ -69,7 +69,7 @@ def fail_together(comm: Communicator, error: Exception) -> NoReturn:
 
 def _difference(everyone: list[list[tuple[Any, ...]]], rank: int) -> str:
     first, other = everyone[0], everyone[rank]
-    for k, (a, b) in enumerate(zip(first, other)):
+    for k, (a, b) in enumerate(zip(first, other, strict=False)):  # a shorter list: the lengths tell
         if a != b:
             return f"node {k} on rank 0 is {_row(a)}, on rank {rank} {_row(b)}"
     return f"rank 0 has {len(first)} nodes, rank {rank} has {len(other)}"

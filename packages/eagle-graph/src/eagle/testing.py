@@ -10,6 +10,7 @@ one-process run; only the speed differs.
 from __future__ import annotations
 
 import threading
+import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -24,20 +25,39 @@ _NUMPY = {code: dtype for dtype, code in DTYPES.items() if dtype != np.dtype(np.
 _REDUCE = {0: np.add, 1: np.maximum, 2: np.minimum}  # EAGLE_SUM, EAGLE_MAX, EAGLE_MIN
 
 
+class _Stopped(RuntimeError):
+    """A rank's exchange was cut short because another rank failed."""
+
+
 class _Hub:
-    """Where the threads of one run_ranks meet."""
+    """Where the threads of one run_ranks meet: exchange k completes when every rank gave its value."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.barrier = threading.Barrier(size)
-        self.slots: list[Any] = [None] * size
+        self.cond = threading.Condition()
+        self.rounds: dict[int, dict[int, Any]] = {}  # exchange number -> rank -> value
+        self.left: dict[int, int] = {}  # exchange number -> ranks that have not read it yet
+        self.stopped = False
 
-    def exchange(self, rank: int, value: Any) -> list[Any]:
-        self.slots[rank] = value
-        self.barrier.wait()
-        everyone = list(self.slots)
-        self.barrier.wait()  # nobody writes the next exchange before all have read this one
-        return everyone
+    def exchange(self, rank: int, round_: int, value: Any) -> list[Any]:
+        with self.cond:
+            slots = self.rounds.setdefault(round_, {})
+            slots[rank] = value
+            self.cond.notify_all()
+            while len(slots) < self.size:
+                if self.stopped:
+                    raise _Stopped("eagle.testing: another rank stopped")
+                self.cond.wait()
+            self.left[round_] = self.left.get(round_, self.size) - 1
+            if not self.left[round_]:
+                del self.rounds[round_], self.left[round_]
+            return [slots[r] for r in range(self.size)]
+
+    def stop(self) -> None:
+        """Wake every rank waiting in an exchange that can no longer complete."""
+        with self.cond:
+            self.stopped = True
+            self.cond.notify_all()
 
 
 class ThreadComm:
@@ -45,6 +65,7 @@ class ThreadComm:
 
     def __init__(self, hub: _Hub, rank: int) -> None:
         self.hub, self.rank, self.size = hub, rank, hub.size
+        self._round = 0  # collectives are called in one order on every rank: numbered alike
         self._handle = ffi.new_handle(self)
         self._table = ffi.new("eagle_collective *", {
             "ctx": self._handle, "rank": rank, "size": hub.size,
@@ -53,29 +74,39 @@ class ThreadComm:
     def table(self) -> Any:
         return self._table
 
+    def exchange(self, value: Any) -> list[Any]:
+        self._round += 1
+        return self.hub.exchange(self.rank, self._round, value)
+
     def allgather(self, obj: Any) -> list[Any]:
-        return self.hub.exchange(self.rank, obj)
+        return self.exchange(obj)
 
     def abort(self, message: str) -> NoReturn:
-        self.hub.barrier.abort()  # every rank waiting in a collective wakes with an error
+        self.hub.stop()  # every rank waiting in a collective wakes with an error
         raise RuntimeError(message)
 
 
-@ffi.callback("int(void *, void *, int32_t, int32_t)", error=1)
+def _unless_stopped(kind: type[BaseException], error: BaseException, tb: Any) -> None:
+    # A collective cut short by another rank's failure returns 1 quietly; anything else is a bug here.
+    if not isinstance(error, _Stopped):
+        traceback.print_exception(kind, error, tb)
+
+
+@ffi.callback("int(void *, void *, int32_t, int32_t)", error=1, onerror=_unless_stopped)
 def _allreduce(ctx: Any, value: Any, dtype: int, op: int) -> int:
     comm: ThreadComm = ffi.from_handle(ctx)
     kind = _NUMPY[dtype]
     cell = np.frombuffer(ffi.buffer(value, kind.itemsize), kind)
-    everyone = np.array(comm.hub.exchange(comm.rank, cell[0]), kind)
+    everyone = np.array(comm.exchange(cell[0]), kind)
     cell[0] = _REDUCE[op].reduce(everyone)  # unsigned sums wrap, as MPI's do
     return 0
 
 
-@ffi.callback("int(void *, const void *, void *, const int64_t *, int32_t)", error=1)
+@ffi.callback("int(void *, const void *, void *, const int64_t *, int32_t)", error=1, onerror=_unless_stopped)
 def _allgather(ctx: Any, mine: Any, out: Any, counts: Any, dtype: int) -> int:
     comm: ThreadComm = ffi.from_handle(ctx)
     size = _NUMPY[dtype].itemsize
-    parts = comm.hub.exchange(comm.rank, bytes(ffi.buffer(mine, counts[comm.rank] * size)))
+    parts = comm.exchange(bytes(ffi.buffer(mine, counts[comm.rank] * size)))
     joined = b"".join(parts)
     ffi.memmove(out, joined, len(joined))
     return 0
@@ -100,14 +131,14 @@ def run_ranks(size: int, fn: Callable[[ThreadComm], T]) -> list[T]:
             results[rank] = fn(ThreadComm(hub, rank))
         except BaseException as exc:  # noqa: BLE001 -- raised again in the caller's thread
             errors[rank] = exc
-            hub.barrier.abort()  # the other ranks must not wait for this one
+            hub.stop()  # the other ranks must not wait for this one
 
     threads = [threading.Thread(target=rank_main, args=(r,), name=f"eagle-rank-{r}") for r in range(size)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    failed = [e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)]
-    if failed or any(errors):
-        raise (failed or [e for e in errors if e is not None])[0]
+    failed = [e for e in errors if e is not None]
+    if failed:
+        raise next((e for e in failed if not isinstance(e, _Stopped)), failed[0])
     return results

@@ -8,9 +8,10 @@ import sys
 from importlib.resources import files
 from typing import Any, NoReturn
 
+from mpi4py import MPI
+
 from eagle._core import ffi
 from eagle.native import Library, compile_library
-from mpi4py import MPI
 
 # By eagle's dtype codes (EAGLE_F64, EAGLE_F32, EAGLE_I64, EAGLE_I32, EAGLE_U32, EAGLE_U8, EAGLE_U64),
 # then EAGLE_SUM, EAGLE_MAX, EAGLE_MIN: the order of the shim's handles.
