@@ -6,7 +6,8 @@ MODE ``same`` checks every output, every trip count and every gradient bit
 for bit; ``diverge`` records another graph on the last rank and expects the
 same refusal on every rank; ``record`` fails while recording on rank 1;
 ``raise`` makes the last rank's run raise and expects MPI_Abort to end every
-rank; ``time`` prints the per-turn cost of a global loop guard.  Rank 0 prints one line per rank, starting with the rank.
+rank; ``time`` prints the per-turn cost of a global loop guard.  Rank 0
+prints one line per rank, starting with the rank.
 """
 
 from __future__ import annotations
