@@ -19,7 +19,7 @@ from typing import Any, Final
 import cffi
 
 #: The C ABI this Python code speaks; equal to EAGLE_ABI_VERSION in eagle.h.
-ABI_VERSION: Final = 2
+ABI_VERSION: Final = 3
 
 #: A fork/join stage runs its branches as tasks only up to this many samples
 #: (seed 001, "CPU schedules").
