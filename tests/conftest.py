@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from pathlib import Path
 from types import ModuleType
@@ -33,10 +34,14 @@ def libeagle(tmp_path_factory: pytest.TempPathFactory) -> tuple[cffi.FFI, Any]:
     """(ffi, lib): this checkout's libeagle, compiled with its build flags, and the cdef of its eagle.h.
 
     Independent of the eagle package installed in the environment, which may come from another
-    checkout."""
-    builder = build_module()
-    out = tmp_path_factory.mktemp("libeagle") / builder.library_name()
-    builder.compile_libeagle(out)
+    checkout.  ``EAGLE_LIBEAGLE`` names a build to load instead (the sanitizer session's)."""
+    override = os.environ.get("EAGLE_LIBEAGLE")
+    if override:
+        out = Path(override)
+    else:
+        builder = build_module()
+        out = tmp_path_factory.mktemp("libeagle") / builder.library_name()
+        builder.compile_libeagle(out)
     header = (LIBEAGLE / "include" / "eagle" / "eagle.h").read_text()
     cdef = re.search(r"/\* EAGLE_CDEF_BEGIN \*/(.*)/\* EAGLE_CDEF_END \*/", header, re.S).group(1)
     ffi = cffi.FFI()

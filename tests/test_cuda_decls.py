@@ -240,7 +240,9 @@ def gpu(libeagle):
         return g
 
     yield ffi, lib, new
-    for g in made:  # sub-graphs refuse to be freed alone; their top graph frees them
+    # Newest first: a sub-graph (made after its top graph) refuses to be freed alone while its
+    # top graph lives, and is freed with it.
+    for g in reversed(made):
         lib.eagle_gpu_graph_free(g)
 
 
