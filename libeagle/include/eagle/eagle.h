@@ -335,7 +335,8 @@ EAGLE_API int eagle_cuda_module_unload(int device, void *module);
  * and instantiates it once; launches then replay it.
  *
  * The eagle_gpu_add_* calls return the item's node id (>= 0, counted per
- * graph object, for the set_* calls below) or a negative status.
+ * graph object, for the set_* calls below) or a negative status.  Calls on
+ * one graph must not overlap (CUDA graphs are not thread-safe).
  */
 typedef struct eagle_gpu_graph eagle_gpu_graph;
 
