@@ -55,6 +55,9 @@ extern "C" {
 #define EAGLE_ERR_WAIT -6       /* a wait on an event no earlier branch signals */
 #define EAGLE_ERR_THREAD -7     /* the team's threads could not be started */
 #define EAGLE_ERR_COLLECTIVE -8 /* a collective failed, or the ranks' programs disagree */
+#define EAGLE_ERR_NO_DRIVER -9  /* no usable CUDA driver: no libcuda.so.1, older than 12.0, no device */
+#define EAGLE_ERR_CUDA -10      /* a CUDA driver call failed: the message names it and its CUresult */
+#define EAGLE_ERR_DRIVER_TOO_OLD -11 /* the driver lacks a feature the graph uses (conditional nodes: 12.3) */
 
 /* ---------------------------------------------------------------- views */
 
@@ -324,6 +327,137 @@ EAGLE_API float eagle_sum_f32(const float *x, int64_t n);
  */
 EAGLE_API int eagle_guard_enter(int32_t *flag);
 EAGLE_API void eagle_guard_leave(int32_t *flag);
+
+/* ----------------------------------------------------------------- CUDA */
+
+/*
+ * libeagle reaches the CUDA driver at run time: libcuda.so.1 is opened on
+ * the first call below (never linked), and every entry point is resolved
+ * through cuGetProcAddress with the CUDA version whose signature libeagle
+ * declares.  No CUDA toolkit is needed to build libeagle.  Every call works
+ * in the PRIMARY context of `device`, made current on the calling thread.
+ * Device addresses are passed as uint64_t; pinned host memory from
+ * eagle_cuda_host_alloc may be passed where a device address is expected.
+ */
+
+/*
+ * Open the driver and retain the primary context of `device`; *driver_version
+ * (may be NULL) receives cuDriverGetVersion's 1000*major + 10*minor.
+ * EAGLE_ERR_NO_DRIVER when libcuda.so.1 cannot be loaded, is older than
+ * CUDA 12.0, or sees no device; eagle_last_error says which.  Repeated calls
+ * are cheap.  The context stays retained until the process ends.
+ */
+EAGLE_API int eagle_cuda_open(int device, int *driver_version);
+
+/* Device memory (cuMemAlloc / cuMemFree). */
+EAGLE_API int eagle_cuda_malloc(int device, size_t bytes, uint64_t *address);
+EAGLE_API int eagle_cuda_free(int device, uint64_t address);
+/* Pinned (page-locked), portable, device-mapped host memory (cuMemHostAlloc). */
+EAGLE_API int eagle_cuda_host_alloc(int device, size_t bytes, void **host);
+EAGLE_API int eagle_cuda_host_free(int device, void *host);
+/* A synchronous copy of `bytes` in any direction; the driver infers it
+ * from the addresses (unified addressing). */
+EAGLE_API int eagle_cuda_memcpy(int device, uint64_t dst, uint64_t src, size_t bytes);
+/* Load a module from a NUL-terminated PTX text or a cubin image
+ * (cuModuleLoadData) and look a kernel up in it by its (unmangled) name. */
+EAGLE_API int eagle_cuda_module_load(int device, const void *image, void **module);
+EAGLE_API int eagle_cuda_module_function(int device, void *module, const char *name,
+                                         void **function);
+EAGLE_API int eagle_cuda_module_unload(int device, void *module);
+
+/*
+ * A GPU graph has the shape of a program: stages of branches of items, and
+ * conditional items holding sub-graphs, which they own from the moment they
+ * are added.  Each item of a branch depends on the one before it; the first
+ * item of a branch depends on the last item of every branch of the stage
+ * before.  Nothing touches the driver until eagle_gpu_instantiate, which
+ * builds one CUDA graph with explicit graph-API calls (no stream capture)
+ * and instantiates it once; launches then replay it.
+ *
+ * The eagle_gpu_add_* calls return the item's node id (>= 0, counted per
+ * graph object, for the set_* calls below) or a negative status.  Calls on
+ * one graph must not overlap (CUDA graphs are not thread-safe).
+ */
+typedef struct eagle_gpu_graph eagle_gpu_graph;
+
+/* eagle_gpu_instantiate flags. */
+#define EAGLE_GPU_PLAIN_IF 1 /* lower IF/ELSE and SWITCH as plain IF nodes on every driver */
+
+/* Counters of eagle_gpu_graph_stats. */
+#define EAGLE_GPU_STAT_CAPTURES 0     /* CUDA graphs built from the description */
+#define EAGLE_GPU_STAT_GRAPH_BUILDS 1 /* instantiations */
+#define EAGLE_GPU_STAT_REPLAYS 2      /* replays enqueued */
+#define EAGLE_GPU_NSTATS 3
+
+EAGLE_API eagle_gpu_graph *eagle_gpu_graph_new(void);
+/* Frees g and its sub-graphs; waits for g's replays first.  A sub-graph
+ * added to another graph is freed by that graph, never directly. */
+EAGLE_API void eagle_gpu_graph_free(eagle_gpu_graph *g);
+
+/* Open a new stage; items go to its first branch.  Open the next branch. */
+EAGLE_API int eagle_gpu_stage(eagle_gpu_graph *g);
+EAGLE_API int eagle_gpu_branch(eagle_gpu_graph *g);
+
+/*
+ * A kernel node: `function` from eagle_cuda_module_function, grid and block
+ * of 3 dimensions each.  args[i] holds kernel parameter i (a device address
+ * in .u64, a scalar in its own member: the driver reads the parameter's
+ * size from the kernel, from the start of the slot).  Copied.
+ */
+EAGLE_API int eagle_gpu_add_kernel(eagle_gpu_graph *g, void *function, const uint32_t *grid,
+                                   const uint32_t *block, uint32_t shared_bytes,
+                                   const eagle_arg *args, int32_t nargs);
+/* A copy node of `bytes` contiguous bytes; direction from the addresses.
+ * A host side must be pinned (eagle_cuda_host_alloc): instantiate refuses
+ * pageable memory, which the driver would read at every replay unsafely. */
+EAGLE_API int eagle_gpu_add_copy(eagle_gpu_graph *g, uint64_t dst, uint64_t src, size_t bytes);
+/* A host node: fn(ctx) on a driver thread at every replay, in graph order.
+ * It must not call CUDA.  A non-zero return does not stop the replay (the
+ * device runs on); the next launch or synchronize returns
+ * EAGLE_ERR_CALLBACK.  Not allowed inside a conditional's sub-graph. */
+EAGLE_API int eagle_gpu_add_host(eagle_gpu_graph *g, eagle_callback_fn fn, void *ctx);
+
+/*
+ * Conditionals read a one-cell uint32 array at device address `cell` (device
+ * or pinned memory) once, when reached, with a one-thread kernel libeagle
+ * adds before the node.  They need a CUDA 12.3 driver (instantiate returns
+ * EAGLE_ERR_DRIVER_TOO_OLD below).  IF/ELSE with both arms uses the
+ * two-body IF node on 13.0 and later (12.8 and 12.9 drivers mis-instantiate
+ * it), else two plain IF nodes; SWITCH uses the SWITCH node on 12.8 and
+ * later, else one plain IF node per arm.
+ */
+/* Run then_ when *cell != 0, else else_ (either may be NULL). */
+EAGLE_API int eagle_gpu_add_if(eagle_gpu_graph *g, uint64_t cell, eagle_gpu_graph *then_,
+                               eagle_gpu_graph *else_);
+/* Run arms[*cell] when *cell < narms, else default_ (any may be NULL). */
+EAGLE_API int eagle_gpu_add_switch(eagle_gpu_graph *g, uint64_t cell, int32_t narms,
+                                   eagle_gpu_graph **arms, eagle_gpu_graph *default_);
+/* EAGLE_LOOP_WHILE or EAGLE_LOOP_DO over body (EAGLE_LOOP_COUNT is refused:
+ * it needs a device-side counter), with *cell re-read after every turn. */
+EAGLE_API int eagle_gpu_add_loop(eagle_gpu_graph *g, uint64_t cell, int32_t kind,
+                                 eagle_gpu_graph *body);
+
+/* Build the CUDA graph on `device` and instantiate it.  Once per graph. */
+EAGLE_API int eagle_gpu_instantiate(eagle_gpu_graph *g, int device, int32_t flags);
+/* Replay `replays` times on g's own stream and wait.  May block; the
+ * caller should not hold the GIL (host nodes may need it). */
+EAGLE_API int eagle_gpu_launch(eagle_gpu_graph *g, int64_t replays);
+/* Replay without waiting; eagle_gpu_synchronize waits. */
+EAGLE_API int eagle_gpu_enqueue(eagle_gpu_graph *g, int64_t replays);
+EAGLE_API int eagle_gpu_synchronize(eagle_gpu_graph *g);
+
+/*
+ * Patch kernel node `node` of g in the instantiated graph, for the replays
+ * enqueued from now on: all its arguments (nargs must not change), or its
+ * grid.  g may be a sub-graph of an instantiated graph: whether the driver
+ * accepts a node inside a conditional body is not yet confirmed on a GPU.
+ */
+EAGLE_API int eagle_gpu_set_kernel_args(eagle_gpu_graph *g, int32_t node, const eagle_arg *args,
+                                        int32_t nargs);
+EAGLE_API int eagle_gpu_set_grid(eagle_gpu_graph *g, int32_t node, const uint32_t *grid);
+
+/* stats[EAGLE_GPU_STAT_*] of g (of its top graph, for a sub-graph). */
+EAGLE_API void eagle_gpu_graph_stats(const eagle_gpu_graph *g, int64_t *stats);
 
 /* EAGLE_ABI_VERSION of this build. */
 EAGLE_API int eagle_abi_version(void);

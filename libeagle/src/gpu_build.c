@@ -1,0 +1,598 @@
+/*
+ * Building, launching and patching GPU graphs.  eagle_gpu_instantiate walks
+ * the description and adds one CUDA graph node per item with explicit
+ * graph-API calls; ordering is by graph edges only (no events).  Each
+ * conditional becomes one-thread eagle_set_condition kernels that set the
+ * handles from the cell, then the conditional node(s), with the plain-IF
+ * lowerings where the driver lacks (or mishandles) IF/ELSE and SWITCH.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_graph.h"
+
+/* Conditional nodes, IF, WHILE: 12.3.  SWITCH: 12.8.  Two-body IF: 12.8,
+ * but 12.8 and 12.9 drivers reparent body nodes wrongly at instantiation
+ * (fixed in 13.0, per NVIDIA Warp), so libeagle uses it from 13.0. */
+#define CONDITIONAL_DRIVER 12030
+#define SWITCH_DRIVER 12080
+#define IF_ELSE_DRIVER 13000
+
+typedef struct build {
+    cuda_device *dev;
+    eg_CUfunction set_condition;
+    int native_if_else, native_switch;
+    const char *api;
+} build;
+
+/* The nodes the next node depends on. */
+typedef struct deps {
+    eg_CUgraphNode *v;
+    size_t n, cap;
+} deps;
+
+static int deps_push(deps *d, eg_CUgraphNode node, const char *api)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 4;
+        eg_CUgraphNode *v = realloc(d->v, cap * sizeof *v);
+        if (!v)
+            return eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
+        d->v = v;
+        d->cap = cap;
+    }
+    d->v[d->n++] = node;
+    return EAGLE_OK;
+}
+
+static int deps_set(deps *d, eg_CUgraphNode node, const char *api)
+{
+    d->n = 0;
+    return deps_push(d, node, api);
+}
+
+static int build_graph(const build *b, const eagle_gpu_graph *g, eg_CUgraph cg, deps *cur);
+
+/* ---------------------------------------------------------------- nodes */
+
+/* The driver's node parameters of a kernel; slots receives nargs pointers. */
+static eg_CUDA_KERNEL_NODE_PARAMS kernel_params(const kernel_desc *k, void **slots)
+{
+    for (int32_t i = 0; i < k->nargs; ++i)
+        slots[i] = &k->args[i];
+    return (eg_CUDA_KERNEL_NODE_PARAMS){
+        .func = k->fn,
+        .gridDimX = k->grid[0], .gridDimY = k->grid[1], .gridDimZ = k->grid[2],
+        .blockDimX = k->block[0], .blockDimY = k->block[1], .blockDimZ = k->block[2],
+        .sharedMemBytes = k->shared,
+        .kernelParams = k->nargs ? slots : NULL,
+    };
+}
+
+static int add_kernel_node(const build *b, eg_CUgraph cg, const deps *d, const kernel_desc *k,
+                           eg_CUgraphNode *out)
+{
+    void **slots = malloc((size_t)(k->nargs ? k->nargs : 1) * sizeof *slots);
+    if (!slots)
+        return eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", b->api);
+    eg_CUDA_KERNEL_NODE_PARAMS p = kernel_params(k, slots);
+    int rc = cu_check(drv.cuGraphAddKernelNode(out, cg, d->v, d->n, &p), b->api,
+                      "cuGraphAddKernelNode");
+    free(slots);
+    return rc;
+}
+
+static int add_empty_node(const build *b, eg_CUgraph cg, const deps *d, eg_CUgraphNode *out)
+{
+    return cu_check(drv.cuGraphAddEmptyNode(out, cg, d->v, d->n), b->api, "cuGraphAddEmptyNode");
+}
+
+/* Refuse pageable host memory: CUDA graphs read it at every replay with no
+ * guarantee (and not at all inside conditional bodies). */
+static int check_copy_side(const build *b, uint64_t address, const char *side)
+{
+    int type = 0;
+    eg_CUresult r = drv.cuPointerGetAttribute(&type, EG_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+    if (r == EG_CUDA_ERROR_INVALID_VALUE)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: the %s of a copy (0x%llx) is pageable host memory; "
+                          "a graph copies only device or pinned memory: allocate it with "
+                          "eagle_cuda_host_alloc", b->api, side, (unsigned long long)address);
+    return cu_check(r, b->api, "cuPointerGetAttribute");
+}
+
+static int add_copy_node(const build *b, eg_CUgraph cg, const deps *d, const gitem *it,
+                         eg_CUgraphNode *out)
+{
+    int rc = check_copy_side(b, it->u.copy.src, "source");
+    if (!rc)
+        rc = check_copy_side(b, it->u.copy.dst, "destination");
+    if (rc)
+        return rc;
+    /* UNIFIED on both sides: the driver works out the direction. */
+    eg_CUDA_MEMCPY3D p = {
+        .srcMemoryType = EG_CU_MEMORYTYPE_UNIFIED, .srcDevice = it->u.copy.src,
+        .dstMemoryType = EG_CU_MEMORYTYPE_UNIFIED, .dstDevice = it->u.copy.dst,
+        .WidthInBytes = it->u.copy.bytes, .Height = 1, .Depth = 1,
+    };
+    return cu_check(drv.cuGraphAddMemcpyNode(out, cg, d->v, d->n, &p, b->dev->ctx), b->api,
+                    "cuGraphAddMemcpyNode");
+}
+
+/* The driver calls this on its own thread at every replay. */
+static void host_trampoline(void *user)
+{
+    host_desc *h = user;
+    int status = h->fn(h->ctx);
+    int none = 0;
+    if (status)
+        atomic_compare_exchange_strong(&h->graph->callback_status, &none, status);
+}
+
+static int add_host_node(const build *b, eg_CUgraph cg, const deps *d, host_desc *h,
+                         eg_CUgraphNode *out)
+{
+    eg_CUDA_HOST_NODE_PARAMS p = {host_trampoline, h};
+    return cu_check(drv.cuGraphAddHostNode(out, cg, d->v, d->n, &p), b->api, "cuGraphAddHostNode");
+}
+
+/* --------------------------------------------------------- conditionals */
+
+static int new_handle(const build *b, eg_CUgraph cg, eg_CUgraphConditionalHandle *h)
+{
+    return cu_check(drv.cuGraphConditionalHandleCreate(h, cg, b->dev->ctx, 0, 0), b->api,
+                    "cuGraphConditionalHandleCreate");
+}
+
+/* A one-thread eagle_set_condition(handle, cell, op, k) after d. */
+static int add_set_condition(const build *b, eg_CUgraph cg, const deps *d,
+                             eg_CUgraphConditionalHandle handle, uint64_t cell, uint32_t op,
+                             uint32_t k, eg_CUgraphNode *out)
+{
+    eagle_arg args[4] = {{.u64 = handle}, {.u64 = cell}, {.u32 = op}, {.u32 = k}};
+    kernel_desc kd = {.fn = b->set_condition, .grid = {1, 1, 1}, .block = {1, 1, 1},
+                      .args = args, .nargs = 4};
+    return add_kernel_node(b, cg, d, &kd, out);
+}
+
+/* Fill a body graph from sub (NULL: nothing).  An empty body gets one
+ * empty node so that no body graph is left without nodes. */
+static int build_body(const build *b, const eagle_gpu_graph *sub, eg_CUgraph body, deps *sinks)
+{
+    sinks->n = 0;
+    int rc = sub ? build_graph(b, sub, body, sinks) : EAGLE_OK;
+    if (rc || sinks->n)
+        return rc;
+    eg_CUgraphNode empty;
+    deps none = {0};
+    rc = add_empty_node(b, body, &none, &empty);
+    return rc ? rc : deps_push(sinks, empty, b->api);
+}
+
+/* One conditional node of `type` with `size` bodies built from subs[], after
+ * the kernel that sets its handle to op(*cell, k).  A WHILE body ends with
+ * the kernel again, as the loop test, reading the cell as *cell != 0. */
+static int add_native(const build *b, eg_CUgraph cg, const deps *d, uint64_t cell, int type,
+                      uint32_t op, uint32_t k, eagle_gpu_graph *const *subs, unsigned size,
+                      eg_CUgraphNode *out)
+{
+    eg_CUgraphConditionalHandle h;
+    eg_CUgraphNode set;
+    deps after = {0}, sinks = {0};
+    int rc = new_handle(b, cg, &h);
+    if (!rc)
+        rc = add_set_condition(b, cg, d, h, cell, op, k, &set);
+    if (!rc)
+        rc = deps_set(&after, set, b->api);
+    eg_CUgraphNodeParams p;
+    memset(&p, 0, sizeof p); /* the driver wants every unused byte zero */
+    p.type = EG_CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional = (eg_CUDA_CONDITIONAL_NODE_PARAMS){h, type, size, NULL, b->dev->ctx};
+    if (!rc)
+        rc = cu_check(drv.cuGraphAddNode(out, cg, after.v, NULL, after.n, &p), b->api,
+                      "cuGraphAddNode (conditional)");
+    for (unsigned i = 0; !rc && i < size; ++i) {
+        eg_CUgraph body = p.conditional.phGraph_out[i];
+        rc = build_body(b, subs[i], body, &sinks);
+        if (!rc && type == EG_CU_GRAPH_COND_TYPE_WHILE)
+            rc = add_set_condition(b, body, &sinks, h, cell, COND_NE, 0, &set);
+    }
+    free(after.v);
+    free(sinks.v);
+    return rc;
+}
+
+/* n single-body IF nodes: all handles are set first (kernel i sets handle i
+ * to ops[i](*cell, ks[i])), so an arm that writes the cell cannot change
+ * which later arm runs; then the IF nodes, one after another. */
+static int add_plain_ifs(const build *b, eg_CUgraph cg, const deps *d, uint64_t cell, int32_t n,
+                         eagle_gpu_graph *const *subs, const uint32_t *ops, const uint32_t *ks,
+                         eg_CUgraphNode *out)
+{
+    eg_CUgraphConditionalHandle *h = calloc((size_t)(n ? n : 1), sizeof *h);
+    deps cur = {0}, sinks = {0};
+    int rc = h ? EAGLE_OK : eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", b->api);
+    for (size_t i = 0; !rc && i < d->n; ++i)
+        rc = deps_push(&cur, d->v[i], b->api);
+    for (int32_t i = 0; !rc && i < n; ++i) {
+        rc = new_handle(b, cg, &h[i]);
+        if (!rc)
+            rc = add_set_condition(b, cg, &cur, h[i], cell, ops[i], ks[i], out);
+        if (!rc)
+            rc = deps_set(&cur, *out, b->api);
+    }
+    for (int32_t i = 0; !rc && i < n; ++i) {
+        eg_CUgraphNodeParams p;
+        memset(&p, 0, sizeof p);
+        p.type = EG_CU_GRAPH_NODE_TYPE_CONDITIONAL;
+        p.conditional = (eg_CUDA_CONDITIONAL_NODE_PARAMS){h[i], EG_CU_GRAPH_COND_TYPE_IF, 1, NULL,
+                                                          b->dev->ctx};
+        rc = cu_check(drv.cuGraphAddNode(out, cg, cur.v, NULL, cur.n, &p), b->api,
+                      "cuGraphAddNode (conditional)");
+        if (!rc)
+            rc = build_body(b, subs[i], p.conditional.phGraph_out[0], &sinks);
+        if (!rc)
+            rc = deps_set(&cur, *out, b->api);
+    }
+    if (!rc && n == 0)
+        rc = add_empty_node(b, cg, d, out);
+    free(h);
+    free(cur.v);
+    free(sinks.v);
+    return rc;
+}
+
+static int add_if(const build *b, eg_CUgraph cg, const deps *d, const cond_desc *c,
+                  eg_CUgraphNode *out)
+{
+    eagle_gpu_graph *then_ = c->arms[0], *else_ = c->dflt;
+    if (then_ && else_ && b->native_if_else) {
+        eagle_gpu_graph *subs[2] = {then_, else_};
+        return add_native(b, cg, d, c->cell, EG_CU_GRAPH_COND_TYPE_IF, COND_NE, 0, subs, 2, out);
+    }
+    eagle_gpu_graph *subs[2];
+    uint32_t ops[2], ks[2] = {0, 0};
+    int32_t n = 0;
+    if (then_) {
+        subs[n] = then_;
+        ops[n++] = COND_NE;
+    }
+    if (else_) {
+        subs[n] = else_;
+        ops[n++] = COND_EQ;
+    }
+    return add_plain_ifs(b, cg, d, c->cell, n, subs, ops, ks, out);
+}
+
+static int add_switch(const build *b, eg_CUgraph cg, const deps *d, const cond_desc *c,
+                      eg_CUgraphNode *out)
+{
+    int32_t narms = c->narms, n = 0;
+    eagle_gpu_graph **subs = calloc((size_t)narms + 1, sizeof *subs);
+    uint32_t *ops = calloc((size_t)narms + 1, sizeof *ops);
+    uint32_t *ks = calloc((size_t)narms + 1, sizeof *ks);
+    int rc = (subs && ops && ks) ? EAGLE_OK : eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", b->api);
+    if (!rc && b->native_switch && narms + (c->dflt != NULL) > 0) {
+        /* value min(*cell, narms) picks body narms, the default, past the arms. */
+        memcpy(subs, c->arms, (size_t)narms * sizeof *subs);
+        subs[narms] = c->dflt;
+        rc = add_native(b, cg, d, c->cell, EG_CU_GRAPH_COND_TYPE_SWITCH, COND_MIN, (uint32_t)narms,
+                        subs, (unsigned)narms + (c->dflt != NULL), out);
+    } else if (!rc) {
+        for (int32_t i = 0; i <= narms; ++i) {
+            eagle_gpu_graph *sub = i < narms ? c->arms[i] : c->dflt;
+            if (!sub)
+                continue;
+            subs[n] = sub;
+            ops[n] = i < narms ? COND_EQ : COND_GE;
+            ks[n++] = (uint32_t)i;
+        }
+        rc = add_plain_ifs(b, cg, d, c->cell, n, subs, ops, ks, out);
+    }
+    free(subs);
+    free(ops);
+    free(ks);
+    return rc;
+}
+
+static int add_loop(const build *b, eg_CUgraph cg, const deps *d, const cond_desc *c,
+                    eg_CUgraphNode *out)
+{
+    /* DO's first test is a constant 1 set by the kernel: the handle's
+     * default value would be applied once per launch, not each time the
+     * node is reached (a loop inside a loop). */
+    if (c->loop_kind == EAGLE_LOOP_DO)
+        return add_native(b, cg, d, c->cell, EG_CU_GRAPH_COND_TYPE_WHILE, COND_CONST, 1, c->arms, 1,
+                          out);
+    return add_native(b, cg, d, c->cell, EG_CU_GRAPH_COND_TYPE_WHILE, COND_NE, 0, c->arms, 1, out);
+}
+
+/* ---------------------------------------------------------------- graphs */
+
+static int add_item(const build *b, eg_CUgraph cg, const deps *d, gitem *it, eg_CUgraphNode *out)
+{
+    switch (it->kind) {
+    case GI_KERNEL: {
+        int rc = add_kernel_node(b, cg, d, &it->u.kernel, out);
+        it->node = rc ? NULL : *out;
+        return rc;
+    }
+    case GI_COPY:
+        return add_copy_node(b, cg, d, it, out);
+    case GI_HOST:
+        return add_host_node(b, cg, d, it->u.host, out);
+    case GI_IF:
+        return add_if(b, cg, d, &it->u.cond, out);
+    case GI_SWITCH:
+        return add_switch(b, cg, d, &it->u.cond, out);
+    case GI_LOOP:
+        return add_loop(b, cg, d, &it->u.cond, out);
+    }
+    return eagle_fail(EAGLE_ERR_ARG, "%s: unknown item kind %d", b->api, (int)it->kind);
+}
+
+/* Add g's stages to cg after the nodes in *cur; on return *cur holds the
+ * last node of every branch of the last non-empty stage. */
+static int build_branch(const build *b, const gbranch *br, eg_CUgraph cg, const deps *start,
+                        deps *sinks)
+{
+    deps d = {0};
+    eg_CUgraphNode node = NULL;
+    int rc = EAGLE_OK;
+    for (size_t i = 0; !rc && i < start->n; ++i)
+        rc = deps_push(&d, start->v[i], b->api);
+    for (int32_t i = 0; !rc && i < br->n; ++i) {
+        rc = add_item(b, cg, &d, &br->items[i], &node);
+        if (!rc)
+            rc = deps_set(&d, node, b->api);
+    }
+    if (!rc && br->n)
+        rc = deps_push(sinks, node, b->api);
+    free(d.v);
+    return rc;
+}
+
+static int build_graph(const build *b, const eagle_gpu_graph *g, eg_CUgraph cg, deps *cur)
+{
+    deps sinks = {0};
+    int rc = EAGLE_OK;
+    for (int32_t s = 0; !rc && s < g->n; ++s) {
+        sinks.n = 0;
+        for (int32_t i = 0; !rc && i < g->stages[s].n; ++i)
+            rc = build_branch(b, &g->stages[s].branches[i], cg, cur, &sinks);
+        if (!rc && sinks.n) { /* an empty stage leaves *cur as it was */
+            deps t = *cur;
+            *cur = sinks;
+            sinks = t;
+        }
+    }
+    free(sinks.v);
+    return rc;
+}
+
+static int uses_conditionals(const eagle_gpu_graph *g)
+{
+    for (int32_t s = 0; s < g->n; ++s)
+        for (int32_t i = 0; i < g->stages[s].n; ++i)
+            for (int32_t k = 0; k < g->stages[s].branches[i].n; ++k) {
+                gitem_kind kind = g->stages[s].branches[i].items[k].kind;
+                if (kind == GI_IF || kind == GI_SWITCH || kind == GI_LOOP)
+                    return 1;
+            }
+    return 0;
+}
+
+/* ---------------------------------------------------------- the public API */
+
+void gpu_release_cuda(eagle_gpu_graph *g)
+{
+    cuda_device *d;
+    if (!g->exec && !g->graph && !g->stream)
+        return;
+    if (cuda_enter(g->device, "eagle_gpu_graph_free", &d) == EAGLE_OK) {
+        if (g->stream)
+            drv.cuStreamSynchronize(g->stream);
+        if (g->exec)
+            drv.cuGraphExecDestroy(g->exec);
+        if (g->graph)
+            drv.cuGraphDestroy(g->graph);
+        if (g->stream)
+            drv.cuStreamDestroy(g->stream);
+    }
+    g->exec = NULL;
+    g->graph = NULL;
+    g->stream = NULL;
+}
+
+static int prepare(build *b, const eagle_gpu_graph *g, int device, int32_t flags)
+{
+    int rc = cuda_enter(device, b->api, &b->dev);
+    if (rc || !uses_conditionals(g))
+        return rc;
+    if (drv.version < CONDITIONAL_DRIVER)
+        return eagle_fail(EAGLE_ERR_DRIVER_TOO_OLD, "%s: the graph has conditional nodes, which "
+                          "need a CUDA 12.3 driver or newer; this driver is CUDA %d.%d: update the "
+                          "NVIDIA driver", b->api, drv.version / 1000, drv.version % 1000 / 10);
+    b->native_if_else = !(flags & EAGLE_GPU_PLAIN_IF) && drv.version >= IF_ELSE_DRIVER;
+    b->native_switch = !(flags & EAGLE_GPU_PLAIN_IF) && drv.version >= SWITCH_DRIVER;
+    return cuda_condition_kernel(b->dev, b->api, &b->set_condition);
+}
+
+/* Build g->graph, instantiate it, and make the stream; all or nothing. */
+static int instantiate(const build *b, eagle_gpu_graph *g)
+{
+    deps cur = {0};
+    int rc = cu_check(drv.cuGraphCreate(&g->graph, 0), b->api, "cuGraphCreate");
+    if (!rc)
+        rc = build_graph(b, g, g->graph, &cur);
+    free(cur.v);
+    if (!rc)
+        g->stats[EAGLE_GPU_STAT_CAPTURES]++;
+    if (!rc)
+        rc = cu_check(drv.cuGraphInstantiateWithFlags(&g->exec, g->graph, 0), b->api,
+                      "cuGraphInstantiateWithFlags");
+    if (!rc)
+        rc = cu_check(drv.cuStreamCreate(&g->stream, EG_CU_STREAM_NON_BLOCKING), b->api,
+                      "cuStreamCreate");
+    /* The first launch's upload cost, paid here rather than in a replay. */
+    if (!rc)
+        rc = cu_check(drv.cuGraphUpload(g->exec, g->stream), b->api, "cuGraphUpload");
+    if (rc)
+        gpu_release_cuda(g);
+    else
+        g->stats[EAGLE_GPU_STAT_GRAPH_BUILDS]++;
+    return rc;
+}
+
+EAGLE_API int eagle_gpu_instantiate(eagle_gpu_graph *g, int device, int32_t flags)
+{
+    build b = {.api = "eagle_gpu_instantiate"};
+    if (!g)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: graph is NULL", b.api);
+    if (g->owner)
+        return eagle_fail(EAGLE_ERR_STATE, "%s: a sub-graph is instantiated with its top graph", b.api);
+    if (g->exec)
+        return eagle_fail(EAGLE_ERR_STATE, "%s: the graph is instantiated already", b.api);
+    if (flags & ~EAGLE_GPU_PLAIN_IF)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: unknown flags 0x%x", b.api, (unsigned)flags);
+    int rc = prepare(&b, g, device, flags);
+    if (rc)
+        return rc;
+    g->device = device;
+    return instantiate(&b, g);
+}
+
+/* g's top graph, instantiated, with its context current. */
+static int enter_exec(const eagle_gpu_graph *g, const char *api, eagle_gpu_graph **top)
+{
+    cuda_device *d;
+    if (!g)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: graph is NULL", api);
+    *top = gpu_top(g);
+    if (!(*top)->exec)
+        return eagle_fail(EAGLE_ERR_STATE, "%s: the graph is not instantiated (eagle_gpu_instantiate)",
+                          api);
+    return cuda_enter((*top)->device, api, &d);
+}
+
+static int enqueue(eagle_gpu_graph *g, int64_t replays, const char *api)
+{
+    eagle_gpu_graph *top = NULL;
+    int rc = enter_exec(g, api, &top);
+    if (rc)
+        return rc;
+    if (replays < 0)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: replays must be >= 0, got %lld", api,
+                          (long long)replays);
+    for (int64_t i = 0; i < replays; ++i) {
+        rc = cu_check(drv.cuGraphLaunch(top->exec, top->stream), api, "cuGraphLaunch");
+        if (rc)
+            return rc;
+        top->stats[EAGLE_GPU_STAT_REPLAYS]++;
+    }
+    return EAGLE_OK;
+}
+
+static int synchronize(eagle_gpu_graph *g, const char *api)
+{
+    eagle_gpu_graph *top = NULL;
+    int rc = enter_exec(g, api, &top);
+    if (rc)
+        return rc;
+    rc = cu_check(drv.cuStreamSynchronize(top->stream), api, "cuStreamSynchronize");
+    int status = atomic_exchange(&top->callback_status, 0);
+    if (!rc && status)
+        rc = eagle_fail(EAGLE_ERR_CALLBACK, "%s: a host node's callback returned %d during a "
+                        "replay (the replays ran to their end)", api, status);
+    return rc;
+}
+
+EAGLE_API int eagle_gpu_enqueue(eagle_gpu_graph *g, int64_t replays)
+{
+    return enqueue(g, replays, "eagle_gpu_enqueue");
+}
+
+EAGLE_API int eagle_gpu_synchronize(eagle_gpu_graph *g)
+{
+    return synchronize(g, "eagle_gpu_synchronize");
+}
+
+EAGLE_API int eagle_gpu_launch(eagle_gpu_graph *g, int64_t replays)
+{
+    int rc = enqueue(g, replays, "eagle_gpu_launch");
+    return rc ? rc : synchronize(g, "eagle_gpu_launch");
+}
+
+/* ------------------------------------------------------------- patching */
+
+/* Kernel item `node` of g, whose top graph is instantiated and current. */
+static int kernel_item(const eagle_gpu_graph *g, int32_t node, const char *api,
+                       eagle_gpu_graph **top, gitem **out)
+{
+    int rc = enter_exec(g, api, top);
+    if (rc)
+        return rc;
+    if (node < 0 || node >= g->nnodes)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: no node %d in this graph (it has %d)", api, node,
+                          g->nnodes);
+    node_ref r = g->nodes[node];
+    *out = &g->stages[r.stage].branches[r.branch].items[r.item];
+    if ((*out)->kind != GI_KERNEL)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: node %d is not a kernel node", api, node);
+    return EAGLE_OK;
+}
+
+/* Set the exec's copy of it's node to k; the caller keeps k on success. */
+static int patch(const eagle_gpu_graph *top, const gitem *it, const kernel_desc *k, const char *api)
+{
+    void **slots = malloc((size_t)(k->nargs ? k->nargs : 1) * sizeof *slots);
+    if (!slots)
+        return eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
+    eg_CUDA_KERNEL_NODE_PARAMS p = kernel_params(k, slots);
+    int rc = cu_check(drv.cuGraphExecKernelNodeSetParams(top->exec, it->node, &p), api,
+                      "cuGraphExecKernelNodeSetParams");
+    free(slots);
+    return rc;
+}
+
+EAGLE_API int eagle_gpu_set_kernel_args(eagle_gpu_graph *g, int32_t node, const eagle_arg *args,
+                                        int32_t nargs)
+{
+    const char *api = "eagle_gpu_set_kernel_args";
+    eagle_gpu_graph *top = NULL;
+    gitem *it = NULL;
+    int rc = kernel_item(g, node, api, &top, &it);
+    if (rc)
+        return rc;
+    kernel_desc k = it->u.kernel;
+    if (nargs != k.nargs || (nargs && !args))
+        return eagle_fail(EAGLE_ERR_ARG, "%s: node %d takes %d arguments, got %d", api, node,
+                          k.nargs, nargs);
+    eagle_arg *copy = malloc((size_t)(nargs ? nargs : 1) * sizeof *copy);
+    if (!copy)
+        return eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
+    if (nargs)
+        memcpy(copy, args, (size_t)nargs * sizeof *copy);
+    k.args = copy;
+    rc = patch(top, it, &k, api);
+    free(rc ? copy : it->u.kernel.args);
+    if (!rc)
+        it->u.kernel.args = copy;
+    return rc;
+}
+
+EAGLE_API int eagle_gpu_set_grid(eagle_gpu_graph *g, int32_t node, const uint32_t *grid)
+{
+    const char *api = "eagle_gpu_set_grid";
+    eagle_gpu_graph *top = NULL;
+    gitem *it = NULL;
+    int rc = kernel_item(g, node, api, &top, &it);
+    if (!rc)
+        rc = gpu_check_dims(grid, "grid", api);
+    if (rc)
+        return rc;
+    kernel_desc k = it->u.kernel;
+    memcpy(k.grid, grid, sizeof k.grid);
+    if (!(rc = patch(top, it, &k, api)))
+        memcpy(it->u.kernel.grid, grid, sizeof k.grid);
+    return rc;
+}

@@ -1,0 +1,351 @@
+/*
+ * Describing GPU graphs: stages, branches, items and sub-graphs, with the
+ * refusals CUDA would make later (host nodes in conditional bodies, a
+ * sub-graph used twice).  Never touches the driver, so these hold on
+ * machines without a GPU too.  gpu_build.c turns a description into a CUDA
+ * graph.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_graph.h"
+
+/* Make room for one more element of *arr (n used, *cap allocated). */
+static int grow(void *arr, int32_t n, int32_t *cap, size_t elem)
+{
+    void **p = (void **)arr;
+    if (n < *cap)
+        return 0;
+    int32_t new_cap = *cap ? 2 * *cap : 4;
+    void *q = realloc(*p, (size_t)new_cap * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = new_cap;
+    return 0;
+}
+
+#define GROW(arr, n, cap) grow(&(arr), (n), &(cap), sizeof *(arr))
+
+eagle_gpu_graph *gpu_top(const eagle_gpu_graph *g)
+{
+    while (g->owner)
+        g = g->owner;
+    return (eagle_gpu_graph *)g;
+}
+
+/* ------------------------------------------------------------ describing */
+
+EAGLE_API eagle_gpu_graph *eagle_gpu_graph_new(void)
+{
+    eagle_gpu_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        eagle_fail(EAGLE_ERR_NOMEM, "eagle_gpu_graph_new: out of memory");
+    return g;
+}
+
+static void free_graph(eagle_gpu_graph *g);
+
+static void free_item(gitem *it)
+{
+    switch (it->kind) {
+    case GI_KERNEL:
+        free(it->u.kernel.args);
+        break;
+    case GI_HOST:
+        free(it->u.host);
+        break;
+    case GI_IF:
+    case GI_SWITCH:
+    case GI_LOOP:
+        for (int32_t i = 0; i < it->u.cond.narms; ++i)
+            free_graph(it->u.cond.arms[i]);
+        free_graph(it->u.cond.dflt);
+        free(it->u.cond.arms);
+        break;
+    case GI_COPY:
+        break;
+    }
+}
+
+static void free_graph(eagle_gpu_graph *g)
+{
+    if (!g)
+        return;
+    gpu_release_cuda(g);
+    for (int32_t s = 0; s < g->n; ++s) {
+        gstage *st = &g->stages[s];
+        for (int32_t b = 0; b < st->n; ++b) {
+            for (int32_t i = 0; i < st->branches[b].n; ++i)
+                free_item(&st->branches[b].items[i]);
+            free(st->branches[b].items);
+        }
+        free(st->branches);
+    }
+    free(g->stages);
+    free(g->nodes);
+    free(g);
+}
+
+EAGLE_API void eagle_gpu_graph_free(eagle_gpu_graph *g)
+{
+    if (g && g->owner) {
+        eagle_fail(EAGLE_ERR_STATE, "eagle_gpu_graph_free: a sub-graph is freed with its graph");
+        return;
+    }
+    free_graph(g);
+}
+
+static int check_open(const eagle_gpu_graph *g, const char *api)
+{
+    if (!g)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: graph is NULL", api);
+    if (gpu_top(g)->exec)
+        return eagle_fail(EAGLE_ERR_STATE, "%s: the graph is instantiated", api);
+    return EAGLE_OK;
+}
+
+EAGLE_API int eagle_gpu_branch(eagle_gpu_graph *g)
+{
+    int rc = check_open(g, "eagle_gpu_branch");
+    if (rc)
+        return rc;
+    if (g->n == 0)
+        return eagle_fail(EAGLE_ERR_STATE, "eagle_gpu_branch: open a stage first");
+    gstage *st = &g->stages[g->n - 1];
+    if (GROW(st->branches, st->n, st->cap))
+        return eagle_fail(EAGLE_ERR_NOMEM, "eagle_gpu_branch: out of memory");
+    memset(&st->branches[st->n++], 0, sizeof(gbranch));
+    return EAGLE_OK;
+}
+
+EAGLE_API int eagle_gpu_stage(eagle_gpu_graph *g)
+{
+    int rc = check_open(g, "eagle_gpu_stage");
+    if (rc)
+        return rc;
+    if (GROW(g->stages, g->n, g->cap))
+        return eagle_fail(EAGLE_ERR_NOMEM, "eagle_gpu_stage: out of memory");
+    memset(&g->stages[g->n++], 0, sizeof(gstage));
+    return eagle_gpu_branch(g);
+}
+
+/* A new item at the end of the current branch, and its node id in *id. */
+static gitem *append(eagle_gpu_graph *g, gitem_kind kind, const char *api, int32_t *id)
+{
+    if (g->n == 0 && eagle_gpu_stage(g))
+        return NULL;
+    gstage *st = &g->stages[g->n - 1];
+    gbranch *br = &st->branches[st->n - 1];
+    if (GROW(br->items, br->n, br->cap) || GROW(g->nodes, g->nnodes, g->nodes_cap)) {
+        eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
+        return NULL;
+    }
+    g->nodes[g->nnodes] = (node_ref){g->n - 1, st->n - 1, br->n};
+    *id = g->nnodes++;
+    gitem *it = &br->items[br->n++];
+    memset(it, 0, sizeof *it);
+    it->kind = kind;
+    return it;
+}
+
+int gpu_check_dims(const uint32_t *dims, const char *what, const char *api)
+{
+    if (!dims)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: %s is NULL", api, what);
+    for (int i = 0; i < 3; ++i)
+        if (dims[i] == 0)
+            return eagle_fail(EAGLE_ERR_ARG, "%s: %s[%d] is 0; every dimension is at least 1", api,
+                              what, i);
+    return EAGLE_OK;
+}
+
+EAGLE_API int eagle_gpu_add_kernel(eagle_gpu_graph *g, void *function, const uint32_t *grid,
+                                   const uint32_t *block, uint32_t shared_bytes,
+                                   const eagle_arg *args, int32_t nargs)
+{
+    const char *api = "eagle_gpu_add_kernel";
+    int rc = check_open(g, api);
+    if (!rc && (!function || nargs < 0 || (nargs && !args)))
+        rc = eagle_fail(EAGLE_ERR_ARG, "%s: function is NULL or args do not match nargs", api);
+    if (!rc)
+        rc = gpu_check_dims(grid, "grid", api);
+    if (!rc)
+        rc = gpu_check_dims(block, "block", api);
+    if (rc)
+        return rc;
+    eagle_arg *copy = malloc((size_t)(nargs ? nargs : 1) * sizeof *copy);
+    int32_t id;
+    gitem *it = copy ? append(g, GI_KERNEL, api, &id) : NULL;
+    if (!it) {
+        free(copy);
+        return eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
+    }
+    if (nargs)
+        memcpy(copy, args, (size_t)nargs * sizeof *copy);
+    kernel_desc *k = &it->u.kernel;
+    *k = (kernel_desc){.fn = function, .shared = shared_bytes, .args = copy, .nargs = nargs};
+    memcpy(k->grid, grid, sizeof k->grid);
+    memcpy(k->block, block, sizeof k->block);
+    return id;
+}
+
+EAGLE_API int eagle_gpu_add_copy(eagle_gpu_graph *g, uint64_t dst, uint64_t src, size_t bytes)
+{
+    const char *api = "eagle_gpu_add_copy";
+    int rc = check_open(g, api);
+    if (rc)
+        return rc;
+    if (!dst || !src || !bytes)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: a NULL address or zero bytes", api);
+    int32_t id;
+    gitem *it = append(g, GI_COPY, api, &id);
+    if (!it)
+        return EAGLE_ERR_NOMEM;
+    it->u.copy.dst = dst;
+    it->u.copy.src = src;
+    it->u.copy.bytes = bytes;
+    return id;
+}
+
+EAGLE_API int eagle_gpu_add_host(eagle_gpu_graph *g, eagle_callback_fn fn, void *ctx)
+{
+    const char *api = "eagle_gpu_add_host";
+    int rc = check_open(g, api);
+    if (rc)
+        return rc;
+    if (!fn)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: fn is NULL", api);
+    if (g->owner)
+        return eagle_fail(EAGLE_ERR_STATE, "%s: host nodes cannot run inside a conditional's "
+                          "sub-graph (CUDA allows none in conditional bodies)", api);
+    host_desc *h = malloc(sizeof *h);
+    int32_t id;
+    gitem *it = h ? append(g, GI_HOST, api, &id) : NULL;
+    if (!it) {
+        free(h);
+        return eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
+    }
+    *h = (host_desc){fn, ctx, g};
+    it->u.host = h;
+    return id;
+}
+
+static int has_host_item(const eagle_gpu_graph *g);
+
+static int item_has_host(const gitem *it)
+{
+    if (it->kind == GI_HOST)
+        return 1;
+    if (it->kind == GI_KERNEL || it->kind == GI_COPY)
+        return 0;
+    for (int32_t i = 0; i < it->u.cond.narms; ++i)
+        if (has_host_item(it->u.cond.arms[i]))
+            return 1;
+    return has_host_item(it->u.cond.dflt);
+}
+
+static int has_host_item(const eagle_gpu_graph *g)
+{
+    for (int32_t s = 0; g && s < g->n; ++s)
+        for (int32_t b = 0; b < g->stages[s].n; ++b)
+            for (int32_t i = 0; i < g->stages[s].branches[b].n; ++i)
+                if (item_has_host(&g->stages[s].branches[b].items[i]))
+                    return 1;
+    return 0;
+}
+
+/* May sub become a sub-graph of g?  Not if owned, instantiated, holding g,
+ * or holding a host node. */
+static int adoptable(const eagle_gpu_graph *g, const eagle_gpu_graph *sub, const char *api)
+{
+    if (!sub)
+        return EAGLE_OK;
+    if (sub->owner)
+        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph already belongs to another graph", api);
+    if (sub->exec)
+        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph is instantiated", api);
+    for (const eagle_gpu_graph *q = g; q; q = q->owner)
+        if (q == sub)
+            return eagle_fail(EAGLE_ERR_STATE, "%s: a graph cannot hold itself", api);
+    if (has_host_item(sub))
+        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph holds a host node; CUDA allows none "
+                          "in conditional bodies", api);
+    return EAGLE_OK;
+}
+
+/* Check every sub-graph (narms arms, then dflt) and that none is used twice. */
+static int check_subgraphs(const eagle_gpu_graph *g, int32_t narms, eagle_gpu_graph **arms,
+                           const eagle_gpu_graph *dflt, const char *api)
+{
+    for (int32_t i = 0; i <= narms; ++i) {
+        const eagle_gpu_graph *sub = i < narms ? arms[i] : dflt;
+        int rc = adoptable(g, sub, api);
+        if (rc)
+            return rc;
+        for (int32_t j = 0; sub && j < i; ++j)
+            if (arms[j] == sub)
+                return eagle_fail(EAGLE_ERR_STATE, "%s: one sub-graph used for two arms", api);
+    }
+    return EAGLE_OK;
+}
+
+static int add_conditional(eagle_gpu_graph *g, gitem_kind kind, uint64_t cell, int32_t narms,
+                           eagle_gpu_graph **arms, eagle_gpu_graph *dflt, int32_t loop_kind,
+                           const char *api)
+{
+    int rc = check_open(g, api);
+    if (rc)
+        return rc;
+    if (!cell || narms < 0 || (narms && !arms))
+        return eagle_fail(EAGLE_ERR_ARG, "%s: bad arguments (a NULL cell or arms)", api);
+    if ((rc = check_subgraphs(g, narms, arms, dflt, api)))
+        return rc;
+    eagle_gpu_graph **copy = calloc((size_t)(narms ? narms : 1), sizeof *copy);
+    int32_t id;
+    gitem *it = copy ? append(g, kind, api, &id) : NULL;
+    if (!it) {
+        free(copy);
+        return eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
+    }
+    for (int32_t i = 0; i < narms; ++i)
+        if ((copy[i] = arms[i]))
+            arms[i]->owner = g;
+    if (dflt)
+        dflt->owner = g;
+    it->u.cond = (cond_desc){cell, narms, loop_kind, copy, dflt};
+    return id;
+}
+
+EAGLE_API int eagle_gpu_add_if(eagle_gpu_graph *g, uint64_t cell, eagle_gpu_graph *then_,
+                               eagle_gpu_graph *else_)
+{
+    return add_conditional(g, GI_IF, cell, 1, &then_, else_, 0, "eagle_gpu_add_if");
+}
+
+EAGLE_API int eagle_gpu_add_switch(eagle_gpu_graph *g, uint64_t cell, int32_t narms,
+                                   eagle_gpu_graph **arms, eagle_gpu_graph *default_)
+{
+    return add_conditional(g, GI_SWITCH, cell, narms, arms, default_, 0, "eagle_gpu_add_switch");
+}
+
+EAGLE_API int eagle_gpu_add_loop(eagle_gpu_graph *g, uint64_t cell, int32_t kind,
+                                 eagle_gpu_graph *body)
+{
+    const char *api = "eagle_gpu_add_loop";
+    if (kind == EAGLE_LOOP_COUNT)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: EAGLE_LOOP_COUNT is not available on the GPU (it "
+                          "needs a device-side counter); lower it as a WHILE over a counter cell", api);
+    if (kind != EAGLE_LOOP_WHILE && kind != EAGLE_LOOP_DO)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: unknown loop kind %d", api, kind);
+    if (!body)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: body is NULL", api);
+    return add_conditional(g, GI_LOOP, cell, 1, &body, NULL, kind, api);
+}
+
+EAGLE_API void eagle_gpu_graph_stats(const eagle_gpu_graph *g, int64_t *stats)
+{
+    if (!g || !stats)
+        return;
+    memcpy(stats, gpu_top(g)->stats, sizeof g->stats);
+}

@@ -1,0 +1,87 @@
+/* The in-memory form of a GPU graph, shared by gpu_graph.c (describing)
+ * and gpu_build.c (building, launching, patching).  Not part of the ABI. */
+#ifndef EAGLE_GPU_GRAPH_H
+#define EAGLE_GPU_GRAPH_H
+
+#include <stdatomic.h>
+
+#include "cuda_internal.h"
+
+typedef enum gitem_kind { GI_KERNEL, GI_COPY, GI_HOST, GI_IF, GI_SWITCH, GI_LOOP } gitem_kind;
+
+typedef struct kernel_desc {
+    eg_CUfunction fn;
+    uint32_t grid[3], block[3], shared;
+    eagle_arg *args;
+    int32_t nargs;
+} kernel_desc;
+
+/* A host node's user data: its own allocation, so its address outlives
+ * reallocations of the branch (the driver keeps the pointer). */
+typedef struct host_desc {
+    eagle_callback_fn fn;
+    void *ctx;
+    eagle_gpu_graph *graph;
+} host_desc;
+
+/* IF: arms[0] = then, dflt = else.  SWITCH: arms, dflt.  LOOP: arms[0] = body. */
+typedef struct cond_desc {
+    uint64_t cell;
+    int32_t narms, loop_kind;
+    eagle_gpu_graph **arms;
+    eagle_gpu_graph *dflt;
+} cond_desc;
+
+typedef struct gitem {
+    gitem_kind kind;
+    eg_CUgraphNode node; /* kernel items: the node in the built CUDA graph */
+    union {
+        kernel_desc kernel;
+        struct {
+            uint64_t dst, src;
+            size_t bytes;
+        } copy;
+        host_desc *host;
+        cond_desc cond;
+    } u;
+} gitem;
+
+typedef struct gbranch {
+    gitem *items;
+    int32_t n, cap;
+} gbranch;
+
+typedef struct gstage {
+    gbranch *branches;
+    int32_t n, cap;
+} gstage;
+
+typedef struct node_ref {
+    int32_t stage, branch, item;
+} node_ref;
+
+struct eagle_gpu_graph {
+    gstage *stages;
+    int32_t n, cap;
+    node_ref *nodes; /* node id -> item */
+    int32_t nnodes, nodes_cap;
+    eagle_gpu_graph *owner; /* the graph whose item holds this one, or NULL */
+    /* A top graph from eagle_gpu_instantiate on. */
+    int device;
+    eg_CUgraph graph;
+    eg_CUgraphExec exec;
+    eg_CUstream stream;
+    int64_t stats[EAGLE_GPU_NSTATS];
+    atomic_int callback_status; /* the first non-zero host callback return */
+};
+
+/* The top graph of g (g itself when no graph holds it). */
+eagle_gpu_graph *gpu_top(const eagle_gpu_graph *g);
+
+/* EAGLE_OK when dims (grid or block, named `what`) has 3 dimensions >= 1. */
+int gpu_check_dims(const uint32_t *dims, const char *what, const char *api);
+
+/* Wait for a top graph's replays and destroy its CUDA objects. */
+void gpu_release_cuda(eagle_gpu_graph *g);
+
+#endif /* EAGLE_GPU_GRAPH_H */

@@ -1,0 +1,301 @@
+"""libeagle's CUDA graphs on a real GPU: driver, kernel, copy and host nodes, conditionals, patching.
+
+Run with tests/gpu/run.sh on a machine with an NVIDIA GPU.  Elsewhere every test that needs the
+driver skips with the reason below.  The kernels are hand-written PTX (kernels.ptx), which the
+driver compiles: no CUDA compiler is needed.  Cells and results live in pinned host memory, read
+back after the launch has waited.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REASON = "no CUDA driver (libcuda.so.1) on this machine"
+PTX = (Path(__file__).resolve().parent / "kernels.ptx").read_text()
+
+
+def has_driver() -> bool:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+class Cuda:
+    """libeagle's CUDA calls, raising on a non-zero status with libeagle's message."""
+
+    def __init__(self, ffi, lib):
+        self.ffi, self.lib = ffi, lib
+        version = ffi.new("int *")
+        self.check(lib.eagle_cuda_open(0, version))
+        self.version = version[0]
+        module = ffi.new("void **")
+        self.check(lib.eagle_cuda_module_load(0, PTX.encode() + b"\0", module))
+        self.functions = {}
+        for name in ("scale2", "add_u32", "count_step"):
+            fn = ffi.new("void **")
+            self.check(lib.eagle_cuda_module_function(0, module[0], name.encode(), fn))
+            self.functions[name] = fn[0]
+        self.pinned = []
+
+    def check(self, status):
+        if status < 0:
+            raise AssertionError(self.ffi.string(self.lib.eagle_last_error()).decode())
+        return status
+
+    def message(self):
+        return self.ffi.string(self.lib.eagle_last_error()).decode()
+
+    def host(self, ctype, values):
+        """Pinned host memory holding `values`: (cdata array, address)."""
+        size = self.ffi.sizeof(ctype) * len(values)
+        p = self.ffi.new("void **")
+        self.check(self.lib.eagle_cuda_host_alloc(0, size, p))
+        self.pinned.append(p[0])
+        array = self.ffi.cast(f"{ctype} *", p[0])
+        for i, v in enumerate(values):
+            array[i] = v
+        return array, int(self.ffi.cast("uintptr_t", p[0]))
+
+    def device(self, nbytes):
+        address = self.ffi.new("uint64_t *")
+        self.check(self.lib.eagle_cuda_malloc(0, nbytes, address))
+        return address[0]
+
+    def kernel(self, graph, name, args, grid=1, block=1):
+        """Add kernel `name`; args are ("u64" | "u32", value) pairs.  Returns the node id."""
+        slots = self.args(args)
+        g3 = self.ffi.new("uint32_t[3]", [grid, 1, 1])
+        b3 = self.ffi.new("uint32_t[3]", [block, 1, 1])
+        return self.check(self.lib.eagle_gpu_add_kernel(graph, self.functions[name], g3, b3, 0, slots,
+                                                        len(args)))
+
+    def args(self, args):
+        slots = self.ffi.new(f"eagle_arg[{len(args)}]")
+        for slot, (kind, value) in zip(slots, args, strict=True):
+            setattr(slot, kind, value)
+        return slots
+
+    def graph(self):
+        return self.lib.eagle_gpu_graph_new()
+
+
+@pytest.fixture(scope="module")
+def cuda(libeagle):
+    if not has_driver():
+        pytest.skip(REASON)
+    ffi, lib = libeagle
+    c = Cuda(ffi, lib)
+    yield c
+    for p in c.pinned:
+        lib.eagle_cuda_host_free(0, p)
+
+
+@pytest.fixture
+def needs_conditionals(cuda):
+    if cuda.version < 12030:
+        pytest.skip(f"conditional nodes need a CUDA 12.3 driver; this one is {cuda.version}")
+
+
+def test_kernels_assemble(tmp_path):
+    """The test kernels' PTX is valid wherever ptxas is (no driver needed)."""
+    tool = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+    if not Path(tool).is_file():
+        pytest.skip("no ptxas (CUDA toolkit) on this machine")
+    (tmp_path / "k.ptx").write_text(PTX)
+    result = subprocess.run([tool, "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_open_reports_the_driver_version(cuda):
+    assert cuda.version >= 12000
+
+
+def test_kernel_and_copies_replay_three_times(cuda):
+    """H2D copy, y = 2x, D2D copy y -> x, D2H copy: three replays give x * 8."""
+    n = 1000
+    _src, src_addr = cuda.host("float", [float(i) for i in range(n)])
+    out, out_addr = cuda.host("float", [0.0] * n)
+    x, y = cuda.device(4 * n), cuda.device(4 * n)
+    lib = cuda.lib
+    g = cuda.graph()
+    try:
+        cuda.check(lib.eagle_cuda_memcpy(0, x, src_addr, 4 * n))
+        cuda.kernel(g, "scale2", [("u64", x), ("u64", y), ("u32", n)], grid=(n + 255) // 256, block=256)
+        cuda.check(lib.eagle_gpu_add_copy(g, x, y, 4 * n))
+        cuda.check(lib.eagle_gpu_add_copy(g, out_addr, y, 4 * n))
+        cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+        cuda.check(lib.eagle_gpu_launch(g, 3))
+        assert [out[i] for i in range(n)] == [8.0 * i for i in range(n)]
+        stats = cuda.ffi.new("int64_t[3]")
+        lib.eagle_gpu_graph_stats(g, stats)
+        assert list(stats) == [1, 1, 3]
+        assert lib.eagle_gpu_instantiate(g, 0, 0) == lib.EAGLE_ERR_STATE
+        cuda.check(lib.eagle_gpu_enqueue(g, 1))
+        cuda.check(lib.eagle_gpu_synchronize(g))
+        assert out[3] == 3.0 * 16
+    finally:
+        lib.eagle_gpu_graph_free(g)
+        lib.eagle_cuda_free(0, x)
+        lib.eagle_cuda_free(0, y)
+
+
+def test_host_to_host_copy_and_pageable_refusal(cuda):
+    _a, a_addr = cuda.host("uint32_t", [7, 8])
+    b, b_addr = cuda.host("uint32_t", [0, 0])
+    lib = cuda.lib
+    g = cuda.graph()
+    cuda.check(lib.eagle_gpu_add_copy(g, b_addr, a_addr, 8))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert (b[0], b[1]) == (7, 8)
+    lib.eagle_gpu_graph_free(g)
+    pageable = cuda.ffi.new("uint32_t[2]")
+    g = cuda.graph()
+    cuda.check(lib.eagle_gpu_add_copy(g, b_addr, int(cuda.ffi.cast("uintptr_t", pageable)), 8))
+    assert lib.eagle_gpu_instantiate(g, 0, 0) == lib.EAGLE_ERR_ARG
+    assert "pageable host memory" in cuda.message()
+    lib.eagle_gpu_graph_free(g)
+
+
+def test_host_node_runs_every_replay(cuda):
+    lib, ffi = cuda.lib, cuda.ffi
+    calls = []
+    result = [0]
+
+    @ffi.callback("int(void *)")
+    def callback(ctx):
+        calls.append(1)
+        return result[0]
+
+    g = cuda.graph()
+    cuda.check(lib.eagle_gpu_add_host(g, callback, ffi.NULL))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+    cuda.check(lib.eagle_gpu_launch(g, 3))
+    assert len(calls) == 3
+    result[0] = 5
+    assert lib.eagle_gpu_launch(g, 2) == lib.EAGLE_ERR_CALLBACK
+    assert "returned 5" in cuda.message()
+    assert len(calls) == 5
+    result[0] = 0
+    cuda.check(lib.eagle_gpu_launch(g, 1))  # the error was reported once
+    lib.eagle_gpu_graph_free(g)
+
+
+def test_patch_arguments_and_grid(cuda):
+    n = 512
+    _x, x_addr = cuda.host("float", [1.0] * n)
+    _z, z_addr = cuda.host("float", [3.0] * n)
+    y, y_addr = cuda.host("float", [0.0] * n)
+    lib = cuda.lib
+    g = cuda.graph()
+    node = cuda.kernel(g, "scale2", [("u64", x_addr), ("u64", y_addr), ("u32", n)], grid=2, block=256)
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert y[0] == y[n - 1] == 2.0
+    cuda.check(lib.eagle_gpu_set_kernel_args(g, node, cuda.args([("u64", z_addr), ("u64", y_addr),
+                                                                 ("u32", n)]), 3))
+    cuda.check(lib.eagle_gpu_set_grid(g, node, cuda.ffi.new("uint32_t[3]", [1, 1, 1])))
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert (y[0], y[255], y[256], y[n - 1]) == (6.0, 6.0, 2.0, 2.0)
+    assert lib.eagle_gpu_set_kernel_args(g, node, cuda.args([("u64", z_addr)]), 1) == lib.EAGLE_ERR_ARG
+    lib.eagle_gpu_graph_free(g)
+
+
+@pytest.mark.parametrize("kind, start, turns", [("EAGLE_LOOP_WHILE", 1, 5), ("EAGLE_LOOP_WHILE", 0, 0),
+                                                ("EAGLE_LOOP_DO", 0, 1)])
+def test_loop_counts_to_five(cuda, needs_conditionals, kind, start, turns):
+    """WHILE runs while the cell is non-zero, re-read after every turn; DO runs once first."""
+    counter, counter_addr = cuda.host("uint32_t", [0])
+    _cond, cond_addr = cuda.host("uint32_t", [start])
+    lib = cuda.lib
+    g, body = cuda.graph(), cuda.graph()
+    cuda.kernel(body, "count_step", [("u64", counter_addr), ("u64", cond_addr), ("u32", 5)])
+    cuda.check(lib.eagle_gpu_add_loop(g, cond_addr, getattr(lib, kind), body))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert counter[0] == turns
+    lib.eagle_gpu_graph_free(g)
+
+
+@pytest.mark.parametrize("flags", [0, 1], ids=["native", "plain_if"])
+def test_if_else_both_arms(cuda, needs_conditionals, flags):
+    out, out_addr = cuda.host("uint32_t", [0])
+    cell, cell_addr = cuda.host("uint32_t", [1])
+    lib = cuda.lib
+    g, then_, else_ = cuda.graph(), cuda.graph(), cuda.graph()
+    cuda.kernel(then_, "add_u32", [("u64", out_addr), ("u32", 1)])
+    # The else arm also sets the cell: the then arm must not run after it in the same replay.
+    cuda.kernel(else_, "add_u32", [("u64", out_addr), ("u32", 100)])
+    cuda.kernel(else_, "add_u32", [("u64", cell_addr), ("u32", 1)])
+    cuda.check(lib.eagle_gpu_add_if(g, cell_addr, then_, else_))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, flags))
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert out[0] == 1
+    cell[0] = 0
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert (out[0], cell[0]) == (101, 1)
+    lib.eagle_gpu_graph_free(g)
+
+
+@pytest.mark.parametrize("flags", [0, 1], ids=["native", "plain_if"])
+def test_switch(cuda, needs_conditionals, flags):
+    out, out_addr = cuda.host("uint32_t", [0])
+    cell, cell_addr = cuda.host("uint32_t", [0])
+    lib, ffi = cuda.lib, cuda.ffi
+    g = cuda.graph()
+    arms = [cuda.graph() for _ in range(3)]
+    for arm, value in zip(arms, (1, 10, 100), strict=True):
+        cuda.kernel(arm, "add_u32", [("u64", out_addr), ("u32", value)])
+    default = cuda.graph()
+    cuda.kernel(default, "add_u32", [("u64", out_addr), ("u32", 1000)])
+    cuda.check(lib.eagle_gpu_add_switch(g, cell_addr, 3, ffi.new("eagle_gpu_graph *[3]", arms), default))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, flags))
+    seen = []
+    for value in (0, 1, 2, 3, 7):
+        cell[0] = value
+        out[0] = 0
+        cuda.check(lib.eagle_gpu_launch(g, 1))
+        seen.append(out[0])
+    assert seen == [1, 10, 100, 1000, 1000]
+    lib.eagle_gpu_graph_free(g)
+
+
+def test_if_inside_while(cuda, needs_conditionals):
+    """Nesting: an IF in a WHILE body, its handle created in the body graph."""
+    counter, counter_addr = cuda.host("uint32_t", [0])
+    _cond, cond_addr = cuda.host("uint32_t", [1])
+    out, out_addr = cuda.host("uint32_t", [0])
+    lib = cuda.lib
+    g, body, then_ = cuda.graph(), cuda.graph(), cuda.graph()
+    cuda.kernel(then_, "add_u32", [("u64", out_addr), ("u32", 1)])
+    cuda.kernel(body, "count_step", [("u64", counter_addr), ("u64", cond_addr), ("u32", 4)])
+    cuda.check(lib.eagle_gpu_add_if(body, cond_addr, then_, cuda.ffi.NULL))
+    cuda.check(lib.eagle_gpu_add_loop(g, cond_addr, lib.EAGLE_LOOP_WHILE, body))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert (counter[0], out[0]) == (4, 3)
+    lib.eagle_gpu_graph_free(g)
+
+
+def test_patch_a_kernel_inside_a_conditional_body(cuda, needs_conditionals):
+    """Open point (reference/cuda-graphs.md, 9.1): does cuGraphExecKernelNodeSetParams accept a node
+    of a conditional body?  This test says what the driver does."""
+    out, out_addr = cuda.host("uint32_t", [0])
+    _cell, cell_addr = cuda.host("uint32_t", [1])
+    lib = cuda.lib
+    g, then_ = cuda.graph(), cuda.graph()
+    node = cuda.kernel(then_, "add_u32", [("u64", out_addr), ("u32", 1)])
+    cuda.check(lib.eagle_gpu_add_if(g, cell_addr, then_, cuda.ffi.NULL))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+    cuda.check(lib.eagle_gpu_set_kernel_args(then_, node, cuda.args([("u64", out_addr), ("u32", 50)]), 2))
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert out[0] == 50
+    lib.eagle_gpu_graph_free(g)
