@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import sys
 from importlib.resources import files
 from typing import Any, NoReturn
 
 from mpi4py import MPI
 
+from eagle import _core
 from eagle._core import ffi
 from eagle.native import Library, compile_library
 
@@ -34,6 +36,30 @@ def _mpi_function(name: str) -> int:
     return ctypes.cast(getattr(ctypes.CDLL(MPI.__file__), name), ctypes.c_void_p).value
 
 
+_TEAM_SIZED = False
+
+
+def _share_the_cores(comm: MPI.Intracomm) -> None:
+    """Give each rank on a machine its share of the cores, once per process.
+
+    libeagle's team is sized to the cores this process may run on; with
+    several ranks on one machine, every rank's team would spin on every core
+    and a rank would wait in each collective for the others to be scheduled
+    (measured here: 250 us a turn instead of 3).  ``EAGLE_NUM_THREADS``, when
+    set, is left as it is.  A collective call: ranks make their first
+    MPIComm together.
+    """
+    global _TEAM_SIZED
+    if _TEAM_SIZED:
+        return
+    _TEAM_SIZED = True
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    ranks_here = local.Get_size()
+    local.Free()
+    if not os.environ.get("EAGLE_NUM_THREADS"):
+        _core.set_num_threads(max(1, _core.num_threads() // ranks_here))
+
+
 class MPIComm:
     """An mpi4py intracommunicator as an :class:`eagle.Communicator`.
 
@@ -44,6 +70,7 @@ class MPIComm:
     def __init__(self, comm: MPI.Intracomm) -> None:
         self.comm = comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        _share_the_cores(comm)
         shim = _shim()
         new = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                ctypes.POINTER(ctypes.c_int64), ctypes.c_int32, ctypes.c_int32)(
