@@ -21,28 +21,15 @@ import os
 import time
 
 import numpy as np
-from bench_builder import chain, numpy_settle
+from bench_builder import below, chain, dbl, numpy_settle
 from bench_graph import numpy_chain
 from harness import fmt, interleaved_medians, table
 from mpi4py import MPI
 
 import eagle
-import hawk
-from hawk import Mutable, Param, Scalar, UInt32
-from hawk import math as hm
 
 COMM = MPI.COMM_WORLD
 TURNS = 50
-
-
-@hawk.kernel
-def dbl(x: Scalar) -> Scalar:
-    return 2.0 * x
-
-
-@hawk.kernel
-def below(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
-    flag = hm.uint32(hawk.sum(s < lim))
 
 
 @eagle.Graph.builder

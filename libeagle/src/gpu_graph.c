@@ -10,23 +10,6 @@
 
 #include "gpu_graph.h"
 
-/* Make room for one more element of *arr (n used, *cap allocated). */
-static int grow(void *arr, int32_t n, int32_t *cap, size_t elem)
-{
-    void **p = (void **)arr;
-    if (n < *cap)
-        return 0;
-    int32_t new_cap = *cap ? 2 * *cap : 4;
-    void *q = realloc(*p, (size_t)new_cap * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = new_cap;
-    return 0;
-}
-
-#define GROW(arr, n, cap) grow(&(arr), (n), &(cap), sizeof *(arr))
-
 eagle_gpu_graph *gpu_top(const eagle_gpu_graph *g)
 {
     while (g->owner)

@@ -14,7 +14,7 @@
 #define FUSE_MAX_WORK 4096
 
 /* Make room for one more element of *arr (n used, *cap allocated). */
-static int grow(void *arr, int32_t n, int32_t *cap, size_t elem)
+int eagle_grow(void *arr, int32_t n, int32_t *cap, size_t elem)
 {
     void **p = (void **)arr;
     if (n < *cap)
@@ -28,7 +28,6 @@ static int grow(void *arr, int32_t n, int32_t *cap, size_t elem)
     return 0;
 }
 
-#define GROW(arr, n, cap) grow(&(arr), (n), &(cap), sizeof *(arr))
 
 EAGLE_API eagle_program *eagle_program_new(void)
 {
