@@ -333,9 +333,6 @@ class Graph:
         chosen = self._choose_backend(backend)
         refuse_sibling_races(self._nodes, self._labels,
                              [stage.branches for stage in self._stages if stage.group])
-        if self._comm is not None and self._logical is not None:
-            raise ValueError("eagle.Graph.build: a graph over a communicator has no logical size: each "
-                             "rank's sample count is that of its shard")
         lowerings, tape = self._lowerings()
         schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
         lowered_ = self._lower(lowerings, schedule)
