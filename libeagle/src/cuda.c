@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 
 #include "cuda_condition_ptx.h"
 #include "cuda_internal.h"
@@ -115,13 +116,17 @@ static int resolve_entry_points(void)
 
 static void load_driver(void)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    /* EAGLE_LIBCUDA names another driver library: the tests' CPU emulation (tests/fakecuda). */
+    const char *path = getenv("EAGLE_LIBCUDA");
+    if (!path || !*path)
+        path = "libcuda.so.1";
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         const char *why = dlerror();
         load_failed(EAGLE_ERR_NO_DRIVER,
-                    "no CUDA driver (libcuda.so.1) on this machine: %s; the GPU back end needs an "
+                    "no CUDA driver (%s) on this machine: %s; the GPU back end needs an "
                     "NVIDIA GPU with its driver installed",
-                    why ? why : "dlopen failed");
+                    path, why ? why : "dlopen failed");
         return;
     }
     drv.cuDriverGetVersion = (eg_PFN_cuDriverGetVersion)dlsym(lib, "cuDriverGetVersion");

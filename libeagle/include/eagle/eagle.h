@@ -331,8 +331,9 @@ EAGLE_API void eagle_guard_leave(int32_t *flag);
 /* ----------------------------------------------------------------- CUDA */
 
 /*
- * libeagle reaches the CUDA driver at run time: libcuda.so.1 is opened on
- * the first call below (never linked), and every entry point is resolved
+ * libeagle reaches the CUDA driver at run time: libcuda.so.1 (or the library
+ * the environment variable EAGLE_LIBCUDA names) is opened on the first call
+ * below (never linked), and every entry point is resolved
  * through cuGetProcAddress with the CUDA version whose signature libeagle
  * declares.  No CUDA toolkit is needed to build libeagle.  Every call works
  * in the PRIMARY context of `device`, made current on the calling thread.
