@@ -10,8 +10,8 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_condition_ptx.h"
 #include "cuda_internal.h"
