@@ -293,3 +293,23 @@ EAGLE_API int eagle_cuda_module_unload(int device, void *module)
     return rc ? rc : cu_check(drv.cuModuleUnload((eg_CUmodule)module), "eagle_cuda_module_unload",
                               "cuModuleUnload");
 }
+
+EAGLE_API int eagle_cuda_memory_type(int device, uint64_t address, int32_t *type)
+{
+    cuda_device *d;
+    const char *api = "eagle_cuda_memory_type";
+    if (!type)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: type is NULL", api);
+    int rc = cuda_enter(device, api, &d);
+    if (rc)
+        return rc;
+    int memory = 0;
+    eg_CUresult r = drv.cuPointerGetAttribute(&memory, EG_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+    if (r == EG_CUDA_ERROR_INVALID_VALUE) { /* memory the driver does not know: plain host memory */
+        *type = EAGLE_MEMORY_PAGEABLE;
+        return EAGLE_OK;
+    }
+    rc = cu_check(r, api, "cuPointerGetAttribute");
+    *type = memory == EG_CU_MEMORYTYPE_DEVICE ? EAGLE_MEMORY_DEVICE : EAGLE_MEMORY_PINNED;
+    return rc;
+}

@@ -311,11 +311,8 @@ static int add_loop(const build *b, eg_CUgraph cg, const deps *d, const cond_des
 static int add_item(const build *b, eg_CUgraph cg, const deps *d, gitem *it, eg_CUgraphNode *out)
 {
     switch (it->kind) {
-    case GI_KERNEL: {
-        int rc = add_kernel_node(b, cg, d, &it->u.kernel, out);
-        it->node = rc ? NULL : *out;
-        return rc;
-    }
+    case GI_KERNEL:
+        return add_kernel_node(b, cg, d, &it->u.kernel, out);
     case GI_COPY:
         return add_copy_node(b, cg, d, it, out);
     case GI_HOST:
@@ -326,14 +323,29 @@ static int add_item(const build *b, eg_CUgraph cg, const deps *d, gitem *it, eg_
         return add_switch(b, cg, d, &it->u.cond, out);
     case GI_LOOP:
         return add_loop(b, cg, d, &it->u.cond, out);
+    case GI_WAIT:
+        break; /* build_branch adds the edge */
     }
     return eagle_fail(EAGLE_ERR_ARG, "%s: unknown item kind %d", b->api, (int)it->kind);
 }
 
+/* A wait item: the next node of the branch also depends on the waited item's
+ * node, which an earlier branch built. */
+static int add_wait(const build *b, const eagle_gpu_graph *g, const gitem *it, deps *d)
+{
+    node_ref r = g->nodes[it->u.wait];
+    eg_CUgraphNode waited = g->stages[r.stage].branches[r.branch].items[r.item].node;
+    if (!waited)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: a branch waits for item %d, which is not built before "
+                          "it: wait only for items of earlier branches or stages", b->api,
+                          (int)it->u.wait);
+    return deps_push(d, waited, b->api);
+}
+
 /* Add g's stages to cg after the nodes in *cur; on return *cur holds the
  * last node of every branch of the last non-empty stage. */
-static int build_branch(const build *b, const gbranch *br, eg_CUgraph cg, const deps *start,
-                        deps *sinks)
+static int build_branch(const build *b, const eagle_gpu_graph *g, const gbranch *br, eg_CUgraph cg,
+                        const deps *start, deps *sinks)
 {
     deps d = {0};
     eg_CUgraphNode node = NULL;
@@ -341,11 +353,17 @@ static int build_branch(const build *b, const gbranch *br, eg_CUgraph cg, const 
     for (size_t i = 0; !rc && i < start->n; ++i)
         rc = deps_push(&d, start->v[i], b->api);
     for (int32_t i = 0; !rc && i < br->n; ++i) {
-        rc = add_item(b, cg, &d, &br->items[i], &node);
+        gitem *it = &br->items[i];
+        if (it->kind == GI_WAIT) {
+            rc = add_wait(b, g, it, &d);
+            continue;
+        }
+        rc = add_item(b, cg, &d, it, &node);
+        it->node = rc ? NULL : node;
         if (!rc)
             rc = deps_set(&d, node, b->api);
     }
-    if (!rc && br->n)
+    if (!rc && node)
         rc = deps_push(sinks, node, b->api);
     free(d.v);
     return rc;
@@ -358,7 +376,7 @@ static int build_graph(const build *b, const eagle_gpu_graph *g, eg_CUgraph cg, 
     for (int32_t s = 0; !rc && s < g->n; ++s) {
         sinks.n = 0;
         for (int32_t i = 0; !rc && i < g->stages[s].n; ++i)
-            rc = build_branch(b, &g->stages[s].branches[i], cg, cur, &sinks);
+            rc = build_branch(b, g, &g->stages[s].branches[i], cg, cur, &sinks);
         if (!rc && sinks.n) { /* an empty stage leaves *cur as it was */
             deps t = *cur;
             *cur = sinks;

@@ -47,6 +47,7 @@ static void free_item(gitem *it)
         free(it->u.cond.arms);
         break;
     case GI_COPY:
+    case GI_WAIT:
         break;
     }
 }
@@ -191,6 +192,23 @@ EAGLE_API int eagle_gpu_add_copy(eagle_gpu_graph *g, uint64_t dst, uint64_t src,
     return id;
 }
 
+EAGLE_API int eagle_gpu_add_wait(eagle_gpu_graph *g, int32_t node)
+{
+    const char *api = "eagle_gpu_add_wait";
+    int rc = check_open(g, api);
+    if (rc)
+        return rc;
+    if (node < 0 || node >= g->nnodes)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: no item %d in this graph (it has %d)", api, (int)node,
+                          (int)g->nnodes);
+    int32_t id;
+    gitem *it = append(g, GI_WAIT, api, &id);
+    if (!it)
+        return EAGLE_ERR_NOMEM;
+    it->u.wait = node;
+    return id;
+}
+
 EAGLE_API int eagle_gpu_add_host(eagle_gpu_graph *g, eagle_callback_fn fn, void *ctx)
 {
     const char *api = "eagle_gpu_add_host";
@@ -220,7 +238,7 @@ static int item_has_host(const gitem *it)
 {
     if (it->kind == GI_HOST)
         return 1;
-    if (it->kind == GI_KERNEL || it->kind == GI_COPY)
+    if (it->kind == GI_KERNEL || it->kind == GI_COPY || it->kind == GI_WAIT)
         return 0;
     for (int32_t i = 0; i < it->u.cond.narms; ++i)
         if (has_host_item(it->u.cond.arms[i]))

@@ -7,7 +7,7 @@
 
 #include "cuda_internal.h"
 
-typedef enum gitem_kind { GI_KERNEL, GI_COPY, GI_HOST, GI_IF, GI_SWITCH, GI_LOOP } gitem_kind;
+typedef enum gitem_kind { GI_KERNEL, GI_COPY, GI_HOST, GI_IF, GI_SWITCH, GI_LOOP, GI_WAIT } gitem_kind;
 
 typedef struct kernel_desc {
     eg_CUfunction fn;
@@ -34,7 +34,7 @@ typedef struct cond_desc {
 
 typedef struct gitem {
     gitem_kind kind;
-    eg_CUgraphNode node; /* kernel items: the node in the built CUDA graph */
+    eg_CUgraphNode node; /* the item's last node in the built CUDA graph (NULL before) */
     union {
         kernel_desc kernel;
         struct {
@@ -43,6 +43,7 @@ typedef struct gitem {
         } copy;
         host_desc *host;
         cond_desc cond;
+        int32_t wait; /* GI_WAIT: the id of the item the branch waits for */
     } u;
 } gitem;
 

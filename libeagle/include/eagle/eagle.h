@@ -359,6 +359,12 @@ EAGLE_API int eagle_cuda_host_free(int device, void *host);
 /* A synchronous copy of `bytes` in any direction; the driver infers it
  * from the addresses (unified addressing). */
 EAGLE_API int eagle_cuda_memcpy(int device, uint64_t dst, uint64_t src, size_t bytes);
+/* Where `address` lies: device memory, pinned host memory (registered with
+ * the driver: cuMemHostAlloc, CuPy's pinned pools), or pageable host memory. */
+#define EAGLE_MEMORY_PAGEABLE 0
+#define EAGLE_MEMORY_PINNED 1
+#define EAGLE_MEMORY_DEVICE 2
+EAGLE_API int eagle_cuda_memory_type(int device, uint64_t address, int32_t *type);
 /* Load a module from a NUL-terminated PTX text or a cubin image
  * (cuModuleLoadData) and look a kernel up in it by its (unmangled) name. */
 EAGLE_API int eagle_cuda_module_load(int device, const void *image, void **module);
@@ -417,6 +423,9 @@ EAGLE_API int eagle_gpu_add_copy(eagle_gpu_graph *g, uint64_t dst, uint64_t src,
  * device runs on); the next launch or synchronize returns
  * EAGLE_ERR_CALLBACK.  Not allowed inside a conditional's sub-graph. */
 EAGLE_API int eagle_gpu_add_host(eagle_gpu_graph *g, eagle_callback_fn fn, void *ctx);
+/* The next item of the current branch also waits for item `node` of g, which
+ * must lie in an earlier branch or stage (b.wait(x) of a fork: one edge). */
+EAGLE_API int eagle_gpu_add_wait(eagle_gpu_graph *g, int32_t node);
 
 /*
  * Conditionals read a one-cell uint32 array at device address `cell` (device

@@ -161,14 +161,13 @@ def test_copy_bound_plane_in_a_conditional_is_refused(plans):
 # --------------------------------------------------------- host and device
 
 
-def test_host_and_device_planes_mixed_are_refused(plans):
-    """A graph with a NumPy plane and a device plane is refused, naming both."""
+def test_a_node_with_planes_on_both_sides_is_refused():
+    """One node may not read a NumPy plane and a device plane: refused naming both and the copy to add."""
     x, dev = np.zeros(8), FakeDeviceArray()
-    g = eagle.Graph().add(plans.shift.bind(x, 1.0), name="host_step")
-    g.add_node(opaque(nop, reads={"d": dev}), name="dev_step")
+    g = eagle.Graph().add_node(opaque(nop, reads={"h": x, "d": dev}), name="layer")
     with pytest.raises(ValueError, match=re.escape(
-            "eagle.Graph.build: the graph mixes host and device planes: host host_step.x, device "
-            "dev_step.d; add eagle.copy(host, into=<a device array>)")):
+            "eagle.Graph.build: node 'layer' has planes on both sides: host h, device d; add "
+            "eagle.copy(h, into=<a device array>) before it")):
         g.build()
     assert g.backend is None
 

@@ -12,10 +12,13 @@ import numpy as np
 
 from eagle import _core
 from eagle._comm import Communicator, communicator_of
-from eagle._edges import Edge, derive_edges, is_plane
+from eagle._edges import Edge, derive_edges
 from eagle._errors import Busy
+from eagle._gpu_program import GpuProgram
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import lower, lowered
+from eagle._lower_gpu import device_of_graph, gpu_lowered, on_device
+from eagle._lower_gpu import lower as lower_gpu
 from eagle._nodes import Conditional, Opaque
 from eagle._program import Program
 from eagle._races import refuse_sibling_races
@@ -43,10 +46,6 @@ def _default_label(node: Node) -> str:
     if isinstance(payload, Conditional):
         return _default_label(payload.step)
     return node.kind
-
-
-def _on_device(array: Any) -> bool:
-    return hasattr(array, "__cuda_array_interface__")
 
 
 #: Called with each new Graph while a builder records (eagle-builder adopts the first).
@@ -91,7 +90,7 @@ class Graph:
         self._stages: list[_Stage] = []
         self._backend: str | None = None
         self._schedule: list[str] | None = None
-        self._program: Program | None = None
+        self._program: Program | GpuProgram | None = None
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._logical: int | None = None
         self.dispatch: str | None = None
@@ -328,11 +327,13 @@ class Graph:
             self._tape, self._reducing = tape, reducing
         return self
 
-    def _build_local(self, backend: str | None) -> tuple[str, list[str], tuple[Program, list[int]], Any]:
+    def _build_local(self, backend: str | None) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
         """What build does on this rank alone: refuse, choose, schedule and lower."""
         chosen = self._choose_backend(backend)
         refuse_sibling_races(self._nodes, self._labels,
                              [stage.branches for stage in self._stages if stage.group])
+        if chosen == "gpu":
+            return chosen, ["cuda_graph"] * len(self._stages), self._lower_gpu(), None
         lowerings, tape = self._lowerings()
         schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
         lowered_ = self._lower(lowerings, schedule)
@@ -343,6 +344,22 @@ class Graph:
     def _lower(self, lowerings: list[Any], schedule: list[str]) -> tuple[Program, list[int]]:
         stages = list(zip(schedule, (stage.branches for stage in self._stages), strict=True))
         program, reducing = lower(stages, lowerings)
+        if self._logical is not None:
+            program.set_logical_size(self._logical)
+        return program, reducing
+
+    def _lower_gpu(self) -> tuple[GpuProgram, list[int]]:
+        """One CUDA graph of the whole step, instantiated once."""
+        if self._recording:
+            raise ValueError("eagle.Graph.build: a record=True graph (eagle.diff) runs on the CPU only for "
+                             "now; pass NumPy arrays")
+        if self._comm is not None:
+            raise ValueError("eagle.Graph.build: a graph over a communicator runs on the CPU only for now; "
+                             "pass NumPy arrays")
+        lowerings = [gpu_lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
+        program, reducing = lower_gpu([stage.branches for stage in self._stages], lowerings,
+                                      device_of_graph(self._nodes))
+        program.finalize()
         if self._logical is not None:
             program.set_logical_size(self._logical)
         return program, reducing
@@ -373,23 +390,16 @@ class Graph:
 
     def _choose_backend(self, backend: str | None) -> str:
         device = [(label, name) for node, label in zip(self._nodes, self._labels, strict=True)
-                  for name, array, _ in node.planes() if _on_device(array)]
+                  for name, array, _ in node.planes() if on_device(array)]
         if not device:
             if backend == "gpu":
                 raise ValueError("eagle.Graph.build: backend='gpu' but every plane is a host (NumPy) "
                                  "array: pass CuPy arrays, or build with backend='cpu'")
             return "cpu"
-        host = [(label, name) for node, label in zip(self._nodes, self._labels, strict=True)
-                for name, array, _ in node.planes() if is_plane(array) and not _on_device(array)]
-        if host:
-            raise ValueError(f"eagle.Graph.build: the graph mixes host and device planes: host "
-                             f"{_names(host)}, device {_names(device)}; add eagle.copy(host, into=<a device "
-                             "array>) nodes so every node's planes live on one side")
         if backend == "cpu":
             raise ValueError(f"eagle.Graph.build: backend='cpu' but the planes {_names(device)} are device "
                              "(CuPy) arrays: pass NumPy arrays, or build with backend='gpu'")
-        raise NotImplementedError("eagle.Graph.build: device planes need the GPU backend, which this "
-                                  "eagle does not have yet; use NumPy arrays for a CPU build")
+        return "gpu"
 
     def _stage_schedule(self, stage: _Stage, lowerings: list[Any]) -> str:
         # The fixed rule of seed 001 ("CPU schedules"), with the team size of this moment.
@@ -415,11 +425,15 @@ class Graph:
             raise RuntimeError("eagle.Graph.enqueue: a record=True graph runs with launch(), which waits "
                                "for the run its Record describes")
         with self._guard("eagle.Graph.enqueue"):
-            self._run(n, "eagle.Graph.enqueue")
+            self._run(n, "eagle.Graph.enqueue", wait=False)
         return self
 
     def synchronize(self) -> Graph:
-        """Wait for enqueued replays (nothing is pending on the CPU)."""
+        """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception
+        is raised here."""
+        if isinstance(self._program, GpuProgram):
+            with self._guard("eagle.Graph.synchronize"):
+                self._program.synchronize()
         return self
 
     def set_logical_size(self, n: int) -> Graph:
@@ -434,7 +448,7 @@ class Graph:
             self._program.set_logical_size(int(n))
         return self
 
-    def _run(self, n: int, api: str) -> None:
+    def _run(self, n: int, api: str, wait: bool = True) -> None:
         if self._program is None:
             raise RuntimeError(f"{api}: the graph is not built: call build() first")
         if not isinstance(n, (int, np.integer)) or n < 0:
@@ -442,6 +456,8 @@ class Graph:
         try:
             if self._tape is not None and n:
                 self._tape._run(self._program, int(n))  # the Record notes whether the run completed
+            elif not wait and isinstance(self._program, GpuProgram):
+                self._program.enqueue(int(n))
             else:
                 self._program.run(int(n))
         except Exception as exc:

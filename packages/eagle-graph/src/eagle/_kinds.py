@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from eagle._gpu_program import GpuProgram
     from eagle._program import Program
 
 PlaneTuple = tuple[str, Any, str]  # (plane name, array, role)
@@ -87,6 +88,16 @@ class NativeCall:
     accesses: Sequence[tuple[Any, str]] = ()
 
 
+@dataclass(frozen=True)
+class GpuItems:
+    """What ``lower_gpu`` returns: a function that appends the node's work to a
+    GPU program (:class:`eagle._gpu_program.GpuProgram`: kernel, copy and
+    host nodes, conditionals), which becomes one CUDA graph.
+    """
+
+    emit: Callable[[GpuProgram], object]
+
+
 #: ``vjp(payload, primals, cotangents) -> {read plane name: gradient}``: the
 #: contract of ``vjps=`` in eagle.diff, with the node's payload first.
 Vjp = Callable[[Any, Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any]]
@@ -105,7 +116,7 @@ class NodeKind:
     reads: Callable[[Any], Iterable[PlaneTuple]]
     writes: Callable[[Any], Iterable[PlaneTuple]]
     lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None
-    lower_gpu: Callable[[Any], object] | None
+    lower_gpu: Callable[[Any], GpuItems] | None
     #: payload -> NativeCalls: the kernels of the kind's own shared library (issue 9).
     native: Callable[[Any], Sequence[NativeCall]] | None = None
     #: the reverse-mode rule eagle.diff uses for this kind, when it is installed.
@@ -114,11 +125,13 @@ class NodeKind:
     make: Callable[..., Any] | None = None
     #: the distribution of the plugin that registered it (None: registered in code).
     plugin: str | None = field(default=None, compare=False)
+    #: its nodes move data between host and device, so their planes may live on both sides.
+    moves: bool = False
 
     def same_as(self, other: NodeKind) -> bool:
         return (self.reads, self.writes, self.lower_cpu, self.lower_gpu, self.native, self.vjp,
-                self.make) == (other.reads, other.writes, other.lower_cpu, other.lower_gpu, other.native,
-                               other.vjp, other.make)
+                self.make, self.moves) == (other.reads, other.writes, other.lower_cpu, other.lower_gpu,
+                                           other.native, other.vjp, other.make, other.moves)
 
     def describe(self) -> str:
         """``kind 'scan' of plugin eagle-scan``, or where its reads function was written."""
@@ -190,20 +203,25 @@ def add_kind(kind: NodeKind, table: dict[str, NodeKind], api: str) -> NodeKind:
 
 def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]],
                        writes: Callable[[Any], Iterable[PlaneTuple]],
-                       lower_gpu: Callable[[Any], object] | None = None,
+                       lower_gpu: Callable[[Any], GpuItems] | None = None,
                        lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
                        native: Callable[[Any], Sequence[NativeCall]] | None = None,
-                       vjp: Vjp | None = None, make: Callable[..., Any] | None = None) -> NodeKind:
+                       vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
+                       moves: bool = False) -> NodeKind:
     """Register a kind of node under ``name``: what a plugin's ``register_node_kinds`` hook does, in code.
 
     :param reads: payload -> ``(plane name, array, role)`` tuples it reads.
     :param writes: payload -> the tuples it writes (role ``"write"`` or ``"readwrite"``).
-    :param lower_gpu: payload -> what the GPU capture loop runs.
+    :param lower_gpu: payload -> :class:`GpuItems`: the node's work in a CUDA graph, when its
+        planes are device arrays.  A node whose planes all live on the host runs its CPU
+        lowering as a host node of the graph, with no ``lower_gpu``.
     :param lower_cpu: payload -> a zero-argument callable (a Python step) or :class:`HostItems`.
     :param native: payload -> :class:`NativeCall` items (instead of ``lower_cpu``): kernels that
         run like plan launches, also inside a ``branch_tasks`` stage.
     :param vjp: ``vjp(payload, primals, cotangents) -> {read name: gradient}`` for eagle.diff.
     :param make: builds the payload for ``eagle.node(name, ...)``.
+    :param moves: its nodes move data between host and device (like ``eagle.copy``), so
+        one node may have planes on both sides.
 
     Registering the same kind twice is fine; a different kind under a taken
     name is refused with both named.
@@ -219,7 +237,7 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     >>> x
     array([-1., -1.,  0.,  1.,  1.])
     """
-    kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make)
+    kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, moves=moves)
     return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
 
 

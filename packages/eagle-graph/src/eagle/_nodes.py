@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from eagle._kinds import HostItems, Node, PlaneTuple, recorded, register_node_kind
+from eagle._gpu_program import GpuProgram
+from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, recorded, register_node_kind
 from eagle._program import Program
 from eagle.plan import BoundPlan
 
@@ -112,7 +113,8 @@ def _emit_reduce(r: Reduce, program: Program) -> None:
 
 
 register_node_kind("reduce", reads=lambda r: [("x", r.x, "read")], writes=lambda r: [("out", r.out, "write")],
-                   lower_cpu=lambda r: HostItems(lambda p: _emit_reduce(r, p), native=False))
+                   lower_cpu=lambda r: HostItems(lambda p: _emit_reduce(r, p), native=False),
+                   lower_gpu=lambda r: GpuItems(lambda gpu: gpu.reduce(r.x, r.out, r.op)))
 
 # ----------------------------------------------------------------------- copy
 
@@ -147,25 +149,62 @@ def _copy_planes(c: Copy, reading: bool) -> list[PlaneTuple]:
     return [("src", c.src, "read")] if reading else [("into", c.dst, "write")]
 
 
+def _emit_gpu_copy(c: Copy, gpu: GpuProgram) -> None:
+    """A copy node between device or pinned memory; a pageable host side is staged through a
+    pinned buffer by a host node, which a conditional body cannot hold."""
+    from eagle import _cuda
+
+    if c.src is c.dst:
+        return
+    for name, array in (("src", c.src), ("into", c.dst)):
+        contiguous = getattr(getattr(array, "flags", None), "c_contiguous", True)
+        if not contiguous:
+            raise ValueError(f"eagle.copy: {name} is strided; a GPU copy moves contiguous arrays: copy a "
+                             "contiguous array (np.ascontiguousarray / cupy.ascontiguousarray)")
+    pageable = [(name, array) for name, array in (("src", c.src), ("into", c.dst))
+                if _cuda.memory_type(_cuda.address(array), gpu.device) == "pageable"]
+    nbytes = int(np.prod(np.shape(c.src), dtype=np.int64)) * np.dtype(c.src.dtype).itemsize
+    if nbytes == 0:
+        return
+    if not pageable:
+        gpu.copy(c.src, c.dst, nbytes)
+        return
+    if gpu.in_body:
+        raise ValueError(f"eagle.copy: {pageable[0][0]} is a pageable host array, and this copy is in a "
+                         "loop or branch body, where only pinned memory can be copied: allocate it with "
+                         "eagle.pinned(shape, dtype)")
+    if len(pageable) == 2:  # host to host
+        gpu.callback(lambda: np.copyto(c.dst, c.src))
+        return
+    stage = _cuda.pinned_array(np.shape(c.src), c.src.dtype, gpu.device)
+    if pageable[0][0] == "src":
+        gpu.callback(lambda: np.copyto(stage, c.src))
+        gpu.copy(stage, c.dst, nbytes)
+    else:
+        gpu.copy(c.src, stage, nbytes)
+        gpu.callback(lambda: np.copyto(c.dst, stage))
+
+
 register_node_kind("copy", reads=lambda c: _copy_planes(c, True), writes=lambda c: _copy_planes(c, False),
-                   lower_cpu=lambda c: HostItems(lambda p: p.copy(c.src, c.dst), native=False))
+                   lower_cpu=lambda c: HostItems(lambda p: p.copy(c.src, c.dst), native=False),
+                   lower_gpu=lambda c: GpuItems(lambda gpu: _emit_gpu_copy(c, gpu)), moves=True)
 
 
 def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
-    """A zeroed NumPy array, page-locked where a CUDA runtime is present.
+    """A zeroed NumPy array, page-locked where a CUDA driver is present.
 
     The GPU copies to and from page-locked memory by DMA; without a GPU an
-    ordinary array does the same job.
+    ordinary array does the same job.  The memory is freed with the array.
 
     >>> eagle.pinned((2, 3), np.float32)
     array([[0., 0., 0.],
            [0., 0., 0.]], dtype=float32)
     """
-    try:
-        import cupyx  # the GPU extra
-    except ImportError:
+    from eagle import _cuda
+
+    if not _cuda.has_driver():
         return np.zeros(shape, dtype)
-    return cupyx.zeros_pinned(shape, dtype)
+    return _cuda.pinned_array(shape, dtype)
 
 
 # --------------------------------------------------------------- conditionals
@@ -278,6 +317,18 @@ def _emit_conditional(c: Conditional, program: Program) -> None:
         program.loop(c.cell, body, "while", c.max_iters)
 
 
+def _emit_gpu_conditional(c: Conditional, gpu: GpuProgram) -> None:
+    from eagle._lower_gpu import emit_node
+
+    body = gpu.body()
+    emit_node(c.step, body)
+    if c.max_iters is None:
+        gpu.if_(c.cell, None, body)  # skipped while the cell is non-zero: the else-arm
+    else:
+        gpu.loop(c.cell, body, "while", c.max_iters)
+
+
 for _name in ("skippable", "repeat_while"):
     register_node_kind(_name, reads=_conditional_reads, writes=_conditional_writes,
-                       lower_cpu=lambda c: HostItems(lambda p, c=c: _emit_conditional(c, p), native=False))
+                       lower_cpu=lambda c: HostItems(lambda p, c=c: _emit_conditional(c, p), native=False),
+                       lower_gpu=lambda c: GpuItems(lambda gpu, c=c: _emit_gpu_conditional(c, gpu)))

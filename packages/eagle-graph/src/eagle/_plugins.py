@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eagle._kinds import _REGISTRY, HostItems, NativeCall, NodeKind, PlaneTuple, Vjp, add_kind
+from eagle._kinds import _REGISTRY, GpuItems, HostItems, NativeCall, NodeKind, PlaneTuple, Vjp, add_kind
 
 #: The entry-point group, which is also pluggy's project name.
 GROUP = "eagle"
@@ -98,12 +98,14 @@ class KindRegistry:
 
     def register_node_kind(self, name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]],
                            writes: Callable[[Any], Iterable[PlaneTuple]],
-                           lower_gpu: Callable[[Any], object] | None = None,
+                           lower_gpu: Callable[[Any], GpuItems] | None = None,
                            lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
                            native: Callable[[Any], Sequence[NativeCall]] | None = None,
-                           vjp: Vjp | None = None, make: Callable[..., Any] | None = None) -> NodeKind:
+                           vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
+                           moves: bool = False) -> NodeKind:
         """Register a kind: the parameters of :func:`eagle.graph.register_node_kind`."""
-        kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, plugin=self.plugin)
+        kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, plugin=self.plugin,
+                        moves=moves)
         view = {**self._table, **self._pending}
         added = add_kind(kind, view, f"eagle.plugins: plugin {self.plugin}")
         self._pending[name] = added

@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from eagle._kinds import HostItems, Node, PlaneTuple, register_node_kind
+from eagle import _lower_gpu
+from eagle._gpu_program import GpuProgram
+from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, register_node_kind
 from eagle._lower_cpu import emit_node
 from eagle._program import Program
 
@@ -73,6 +75,15 @@ class Body:
         for node in self.nodes():
             emit_node(node, program)
         return program
+
+    def lower_gpu(self, parent: GpuProgram) -> GpuProgram | None:
+        """A conditional body of ``parent`` running the steps in order (None when empty)."""
+        if not self.steps:
+            return None
+        body = parent.body()
+        for node in self.nodes():
+            _lower_gpu.emit_node(node, body)
+        return body
 
 
 @dataclass
@@ -168,9 +179,20 @@ def _emit(payload: Any, program: Program) -> None:
         program.loop(payload.cell, payload.body.lower(), payload.kind, payload.max_iters)
 
 
+def _emit_gpu(payload: Any, gpu: GpuProgram) -> None:
+    if isinstance(payload, DeviceIf):
+        gpu.if_(payload.cell, payload.then.lower_gpu(gpu), payload.orelse.lower_gpu(gpu))
+    elif isinstance(payload, DeviceSwitch):
+        gpu.switch(payload.cell, {k: b.lower_gpu(gpu) for k, b in payload.arms.items()},
+                   payload.default.lower_gpu(gpu))
+    else:
+        gpu.loop(payload.cell, payload.body.lower_gpu(gpu) or gpu.body(), payload.kind, payload.max_iters)
+
+
 for _name in ("device_if", "device_switch", "device_loop"):
     register_node_kind(_name, reads=_reads, writes=_writes,
-                       lower_cpu=lambda p: HostItems(lambda program, p=p: _emit(p, program), native=False))
+                       lower_cpu=lambda p: HostItems(lambda program, p=p: _emit(p, program), native=False),
+                       lower_gpu=lambda p: GpuItems(lambda gpu, p=p: _emit_gpu(p, gpu)))
 
 # --------------------------------------------------------------- waits
 
@@ -217,7 +239,14 @@ def _wait_lowering(w: Wait) -> HostItems:
     return HostItems(emit_wait, native=True)
 
 
+def _emit_gpu_signal(s: SignalAfter, gpu: GpuProgram) -> None:
+    _lower_gpu.emit_node(s.inner, gpu)
+    gpu.signal(s)
+
+
 register_node_kind("signal_after", reads=lambda s: [t for t in s.inner.planes() if t[2] == "read"],
                    writes=lambda s: [t for t in s.inner.planes() if t[2] != "read"],
-                   lower_cpu=_signal_lowering)
-register_node_kind("wait", reads=lambda w: [], writes=lambda w: [], lower_cpu=_wait_lowering)
+                   lower_cpu=_signal_lowering,
+                   lower_gpu=lambda s: GpuItems(lambda gpu: _emit_gpu_signal(s, gpu)))
+register_node_kind("wait", reads=lambda w: [], writes=lambda w: [], lower_cpu=_wait_lowering,
+                   lower_gpu=lambda w: GpuItems(lambda gpu: gpu.wait(w.writer.payload)))

@@ -138,7 +138,8 @@ def _fill_from_interface(view: Any, iface: dict[str, Any], device: int, base: in
           _itemsize(iface["typestr"]), device, base)
 
 
-def _gpu_ordinal(obj: Any) -> int:
+def gpu_ordinal(obj: Any) -> int:
+    """The GPU ordinal of a device array: CuPy and torch say; any other is on device 0."""
     # Look in sys.modules instead of importing: an object of a library that was
     # never imported cannot be one of its arrays.
     cupy = sys.modules.get("cupy")
@@ -183,7 +184,7 @@ def _fill_view(view: Any, obj: Any) -> np.ndarray | None:
         return None
     iface = getattr(obj, "__cuda_array_interface__", None)
     if iface is not None:
-        _fill_from_interface(view, iface, _gpu_ordinal(obj), _gpu_base(obj))
+        _fill_from_interface(view, iface, gpu_ordinal(obj), _gpu_base(obj))
         return None
     iface = getattr(obj, "__array_interface__", None)
     if iface is not None:

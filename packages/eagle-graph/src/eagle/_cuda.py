@@ -1,0 +1,128 @@
+"""The CUDA driver as eagle's Python layer uses it: devices, memory, modules.
+
+Everything goes through libeagle (``eagle_cuda_*``), which opens the driver
+at run time; nothing here imports CuPy.  Device arrays are anything with
+``__cuda_array_interface__`` (CuPy, torch, Numba, a test's own).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import weakref
+from typing import Any
+
+import numpy as np
+
+from eagle import _nvrtc
+from eagle._core import check, ffi, lib
+
+MEMORY = {int(lib.EAGLE_MEMORY_PAGEABLE): "pageable", int(lib.EAGLE_MEMORY_PINNED): "pinned",
+          int(lib.EAGLE_MEMORY_DEVICE): "device"}
+
+
+@functools.cache
+def open_device(device: int = 0) -> int:
+    """Open the driver on ``device``; its version, 1000 * major + 10 * minor."""
+    version = ffi.new("int *")
+    check(lib.eagle_cuda_open(device, version), "eagle: opening the CUDA driver")
+    return int(version[0])
+
+
+def has_driver() -> bool:
+    """Whether a CUDA driver and a device can be opened here."""
+    return lib.eagle_cuda_open(0, ffi.NULL) == lib.EAGLE_OK
+
+
+def address(array: Any) -> int:
+    """The address of element 0 of a device array or a NumPy array."""
+    iface = getattr(array, "__cuda_array_interface__", None)
+    if iface is not None:
+        return int(iface["data"][0])
+    return int(np.asarray(array).ctypes.data)
+
+
+def device_of(array: Any) -> int:
+    """The GPU ordinal a device array lives on (CuPy's and torch's say; others are on 0)."""
+    from eagle._views import gpu_ordinal
+
+    return gpu_ordinal(array)
+
+
+def memory_type(addr: int, device: int = 0) -> str:
+    """``"device"``, ``"pinned"`` or ``"pageable"``: where the driver says ``addr`` lies."""
+    out = ffi.new("int32_t *")
+    check(lib.eagle_cuda_memory_type(device, addr, out), "eagle: asking the driver about memory")
+    return MEMORY[int(out[0])]
+
+
+def pinned_array(shape: int | tuple[int, ...], dtype: Any, device: int = 0) -> np.ndarray:
+    """A zeroed NumPy array in page-locked memory from the driver; freed with the array."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    nbytes = max(count * dtype.itemsize, 1)
+    host = ffi.new("void **")
+    check(lib.eagle_cuda_host_alloc(device, nbytes, host), "eagle.pinned")
+    pointer = host[0]
+    buffer = ffi.buffer(pointer, nbytes)
+    array = np.frombuffer(buffer, np.uint8, count * dtype.itemsize).view(dtype).reshape(shape)
+    array[...] = 0
+    # The buffer is the base of the array: free the memory when the last view goes.
+    weakref.finalize(buffer, lib.eagle_cuda_host_free, device, pointer)
+    return array
+
+
+class Module:
+    """A loaded CUDA module: its kernels by name."""
+
+    def __init__(self, ptx: str, device: int) -> None:
+        self.device = device
+        handle = ffi.new("void **")
+        check(lib.eagle_cuda_module_load(device, ptx.encode() + b"\0", handle), "eagle: loading a module")
+        self._handle = handle[0]
+        self._functions: dict[str, Any] = {}
+
+    def function(self, name: str) -> Any:
+        found = self._functions.get(name)
+        if found is None:
+            out = ffi.new("void **")
+            check(lib.eagle_cuda_module_function(self.device, self._handle, name.encode(), out),
+                  f"eagle: kernel {name}")
+            found = self._functions[name] = out[0]
+        return found
+
+
+_modules: dict[tuple[str, int], Module] = {}
+
+
+def module(source: str, name: str, device: int = 0) -> Module:
+    """CUDA C ``source`` compiled by NVRTC (cached on disk) and loaded on ``device`` (once a process)."""
+    key = (hashlib.sha256(source.encode()).hexdigest(), device)
+    found = _modules.get(key)
+    if found is None:
+        open_device(device)
+        found = _modules[key] = Module(_nvrtc.compile_ptx(source, name), device)
+    return found
+
+
+class DeviceBuffer:
+    """Device memory eagle allocates for itself (reduction partials, loop counters), freed with it."""
+
+    def __init__(self, device: int, nbytes: int) -> None:
+        out = ffi.new("uint64_t *")
+        check(lib.eagle_cuda_malloc(device, max(nbytes, 1), out), "eagle: allocating device memory")
+        self.address, self.nbytes = int(out[0]), nbytes
+        weakref.finalize(self, lib.eagle_cuda_free, device, self.address)
+
+    @classmethod
+    def of(cls, array: np.ndarray, device: int) -> DeviceBuffer:
+        """A device copy of a host array."""
+        array = np.ascontiguousarray(array)
+        buffer = cls(device, array.nbytes)
+        check(lib.eagle_cuda_memcpy(device, buffer.address, array.ctypes.data, array.nbytes),
+              "eagle: copying to the device")
+        return buffer
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return {"shape": (self.nbytes,), "typestr": "|u1", "data": (self.address, False), "version": 3}

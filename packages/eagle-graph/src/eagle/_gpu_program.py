@@ -1,0 +1,303 @@
+"""The Python face of a libeagle GPU graph: build it, instantiate it once, replay it.
+
+A GpuProgram has the shape of a host Program (stages of branches of items,
+conditionals over sub-programs) and the same duties: it keeps alive what
+libeagle points at, keeps a host node's exception for the call that waits,
+and patches launches for a new logical size.  Its items are CUDA graph
+nodes: kernels, copies, host functions, and conditional nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eagle import _cuda, _gpu_kernels
+from eagle._core import BLOCK, check, ffi, lib
+from eagle._program import LOOPS, _trampoline
+
+#: Threads per block of a per-sample kernel, and the most blocks one launch
+#: gets (a grid-stride loop covers the rest).
+THREADS = 256
+MAX_BLOCKS = 65536
+
+#: One kernel parameter: a device array (its address), or a NumPy scalar of the parameter's C type.
+Arg = Any
+
+
+def grid_for(n: int, threads: int = THREADS) -> tuple[int, int, int]:
+    """The grid of a grid-stride kernel over ``n`` samples (at least one block)."""
+    return (min(max(-(-n // threads), 1), MAX_BLOCKS), 1, 1)
+
+
+def _fill(slot: Any, arg: Arg) -> None:
+    if hasattr(arg, "__cuda_array_interface__") or isinstance(arg, np.ndarray):
+        slot.u64 = _cuda.address(arg)
+    elif isinstance(arg, np.floating):
+        setattr(slot, "f32" if arg.dtype == np.float32 else "f64", arg)
+    elif isinstance(arg, (np.int32, np.uint32)):
+        setattr(slot, "i32" if arg.dtype == np.int32 else "u32", int(arg))
+    elif isinstance(arg, (np.uint64, np.uint8, np.bool_)):
+        slot.u64 = int(arg)
+    elif isinstance(arg, (bool, int, np.integer)):
+        slot.i64 = int(arg)
+    elif isinstance(arg, float):
+        slot.f64 = arg
+    else:
+        raise TypeError(f"GpuProgram.kernel: a kernel argument is a device array or a NumPy scalar, "
+                        f"got {type(arg).__name__}")
+
+
+def _slots(args: Sequence[Arg]) -> Any:
+    slots = ffi.new("eagle_arg[]", max(len(args), 1))
+    for slot, arg in zip(slots, args, strict=False):
+        _fill(slot, arg)
+    return slots
+
+
+@dataclass
+class _Sized:
+    """A kernel whose arguments and grid follow the logical size: ``at(n) -> (args, grid)``."""
+
+    node: int
+    at: Callable[[int], tuple[Sequence[Arg], tuple[int, int, int]]]
+
+
+class GpuProgram:
+    """A libeagle GPU graph under construction, then instantiated and replayable."""
+
+    def __init__(self, device: int = 0) -> None:
+        _cuda.open_device(device)  # a missing driver is refused before anything is built
+        self.device = device
+        self._ptr = ffi.gc(lib.eagle_gpu_graph_new(), lib.eagle_gpu_graph_free)
+        if self._ptr == ffi.NULL:
+            raise MemoryError("eagle.GpuProgram: out of memory")
+        self._keep: list[Any] = []
+        self._error: BaseException | None = None
+        self._subs: list[GpuProgram] = []
+        self._owner: GpuProgram | None = None
+        self._sized: list[_Sized] = []
+        self._last = -1  # the id of the last item added
+        self._signals: dict[int, int] = {}  # id of what a signal stands for -> its item
+        #: Whether items go into a conditional's body (host nodes are refused there).
+        self.in_body = False
+        #: Cross-sample reductions, sub-programs included.
+        self.reductions = 0
+
+    # --- structure -----------------------------------------------------------
+    def stage(self) -> GpuProgram:
+        check(lib.eagle_gpu_stage(self._ptr), "GpuProgram.stage")
+        return self
+
+    def branch(self) -> GpuProgram:
+        check(lib.eagle_gpu_branch(self._ptr), "GpuProgram.branch")
+        return self
+
+    def body(self) -> GpuProgram:
+        """A new program for the body of a conditional of this one."""
+        sub = GpuProgram(self.device).stage()
+        sub.in_body = True
+        return sub
+
+    # --- items ---------------------------------------------------------------
+    def kernel(self, function: Any, args: Sequence[Arg], grid: Sequence[int],
+               block: Sequence[int] = (THREADS, 1, 1), shared: int = 0,
+               sized: Callable[[int], tuple[Sequence[Arg], tuple[int, int, int]]] | None = None) -> int:
+        """Append a kernel node; ``sized(n)`` gives its arguments and grid at logical size ``n``.
+
+        Returns its node id.
+        """
+        grid3, block3 = ffi.new("uint32_t[3]", list(grid)), ffi.new("uint32_t[3]", list(block))
+        node = self._added(lib.eagle_gpu_add_kernel(self._ptr, function, grid3, block3, shared,
+                                                    _slots(args), len(args)), "GpuProgram.kernel")
+        self._keep += [function, *args]
+        if sized is not None:
+            self._sized.append(_Sized(node, sized))
+        return node
+
+    def samples_kernel(self, function: Any, args: Sequence[Arg], n: int) -> int:
+        """A grid-stride kernel over ``n`` samples whose last argument is the logical end."""
+        def at(logical: int) -> tuple[Sequence[Arg], tuple[int, int, int]]:
+            end = min(n, logical)
+            return [*args, np.int64(end)], grid_for(end)
+
+        first_args, grid = at(n)
+        return self.kernel(function, first_args, grid, sized=at)
+
+    def copy(self, src: Any, dst: Any, nbytes: int) -> GpuProgram:
+        """A copy node of ``nbytes`` from ``src`` to ``dst`` (device or pinned memory; the
+        driver infers the direction)."""
+        self._added(lib.eagle_gpu_add_copy(self._ptr, _cuda.address(dst), _cuda.address(src), nbytes),
+                    "GpuProgram.copy")
+        self._keep += [src, dst]
+        return self
+
+    def callback(self, fn: Callable[[], object]) -> GpuProgram:
+        """A host node running ``fn`` on the driver's thread at every replay; an exception is
+        kept and raised by the next launch or synchronize."""
+        handle = ffi.new_handle((self, [fn]))
+        self._added(lib.eagle_gpu_add_host(self._ptr, _trampoline, handle), "GpuProgram.callback")
+        self._keep.append(handle)
+        return self
+
+    def reduce(self, x: Any, out: Any, op: str = "sum") -> GpuProgram:
+        """``out[0] = op(x)`` over the first (logical) samples of a contiguous 1-D device plane,
+        in the fixed order: one pass per level of blocks, each a kernel node."""
+        dtype = np.dtype(x.dtype)
+        n = int(x.shape[0])
+        function = _gpu_kernels.module(self.device).function(_gpu_kernels.reduce_name(dtype, op))
+        passes = _gpu_kernels.reduce_passes(n)
+        scratch = [_cuda.DeviceBuffer(self.device, max(count, 1) * dtype.itemsize)
+                   for count in passes[1:]]
+        sources, targets = [x, *scratch], [*scratch, out]
+
+        for level in range(len(passes)):
+            def at(logical: int, level: int = level) -> tuple[Sequence[Arg], tuple[int, int, int]]:
+                count = min(n, logical)
+                for _ in range(level):
+                    count = -(-count // BLOCK)
+                grid = (max(-(-count // BLOCK), 1), 1, 1)
+                return [sources[level], targets[level], np.int64(count)], grid
+
+            args, grid = at(n)
+            self.kernel(function, args, grid, (_gpu_kernels.REDUCE_THREADS, 1, 1), sized=at)
+        self.reductions += 1
+        return self
+
+    def if_(self, cell: Any, then: GpuProgram | None, otherwise: GpuProgram | None = None) -> GpuProgram:
+        """Run ``then`` when ``cell[0] != 0``, else ``otherwise``; read at every replay."""
+        self._added(lib.eagle_gpu_add_if(self._ptr, _cuda.address(cell), _ptr(then), _ptr(otherwise)),
+                    "GpuProgram.if_")
+        self._adopt(cell, then, otherwise)
+        return self
+
+    def switch(self, cell: Any, arms: dict[int, GpuProgram], default: GpuProgram | None = None) -> GpuProgram:
+        """Run the arm whose key equals ``cell[0]``, else ``default``.
+
+        The SWITCH node picks by index: keys 0, 1, ... k-1 are indices already; other keys
+        are mapped to their index by a one-thread kernel before it."""
+        keys = list(arms)
+        index_cell = cell
+        if keys != list(range(len(keys))):
+            device_keys = _cuda.DeviceBuffer.of(np.asarray(keys, np.uint32), self.device)
+            index_cell = _cuda.DeviceBuffer(self.device, 4)
+            function = _gpu_kernels.module(self.device).function("eg_switch_index")
+            self.kernel(function, [cell, device_keys, np.uint32(len(keys)), index_cell], (1, 1, 1), (1, 1, 1))
+            self._keep += [device_keys, index_cell]
+        subs = list(arms.values())
+        ptrs = ffi.new("eagle_gpu_graph *[]", [_ptr(a) for a in subs] or [ffi.NULL])
+        self._added(lib.eagle_gpu_add_switch(self._ptr, _cuda.address(index_cell), len(subs), ptrs,
+                                             _ptr(default)), "GpuProgram.switch")
+        self._adopt(cell, *subs, default)
+        return self
+
+    def loop(self, cell: Any, body: GpuProgram, kind: str = "while", max_iters: int = -1) -> GpuProgram:
+        """Repeat ``body`` by ``kind`` ("while", "do", "count"), at most ``max_iters`` turns.
+
+        An uncapped while or do loop is a WHILE node on the cell itself.  A cap or a count
+        needs a device counter: a kernel before the node starts it, and one at the end of
+        the body counts the turn and decides the next, into the cell the node reads."""
+        if kind != "count" and max_iters < 0:
+            self._added(lib.eagle_gpu_add_loop(self._ptr, _cuda.address(cell), LOOPS[kind], _ptr(body)),
+                        "GpuProgram.loop")
+            self._adopt(cell, body)
+            return self
+        code = {"while": 0, "do": 1, "count": 2}[kind]
+        left, go = _cuda.DeviceBuffer(self.device, 8), _cuda.DeviceBuffer(self.device, 4)
+        kernels = _gpu_kernels.module(self.device)
+        one = ((1, 1, 1), (1, 1, 1))
+        self.kernel(kernels.function("eg_loop_start"), [cell, left, go, np.int64(max_iters), np.int32(code)],
+                    *one)
+        body.stage().kernel(kernels.function("eg_loop_turn"), [cell, left, go, np.int32(code)], *one)
+        loop_kind = LOOPS["do" if kind == "do" else "while"]
+        self._added(lib.eagle_gpu_add_loop(self._ptr, _cuda.address(go), loop_kind, _ptr(body)),
+                    "GpuProgram.loop")
+        self._keep += [left, go]
+        self._adopt(cell, body)
+        return self
+
+    def signal(self, key: object) -> GpuProgram:
+        """Let a later branch wait for the last item added (what ``key`` stands for)."""
+        self._keep.append(key)
+        self._signals[id(key)] = self._last
+        return self
+
+    def wait(self, key: object) -> GpuProgram:
+        """The next item of this branch waits for the item signalled for ``key``: one edge.
+        In a conditional body the branches of a fork run one after another: nothing to wait for."""
+        if not self.in_body:
+            check(lib.eagle_gpu_add_wait(self._ptr, self._signals[id(key)]), "GpuProgram.wait")
+        return self
+
+    def _added(self, status: int, api: str) -> int:
+        self._last = check(status, api)
+        return self._last
+
+    def _adopt(self, cell: Any, *subs: GpuProgram | None) -> None:
+        # libeagle owns a sub-graph once it is added: stop our finalizer from freeing it.
+        self._keep.append(cell)
+        for sub in subs:
+            if sub is not None:
+                ffi.gc(sub._ptr, None)
+                self._subs.append(sub)
+                self.reductions += sub.reductions
+                sub._owner = self
+
+    # --- running -------------------------------------------------------------
+    def finalize(self, flags: int = 0) -> GpuProgram:
+        """Build the CUDA graph and instantiate it (once)."""
+        check(lib.eagle_gpu_instantiate(self._ptr, self.device, flags), "eagle.Graph.build")
+        return self
+
+    def run(self, replays: int = 1) -> GpuProgram:
+        """Replay ``replays`` times and wait (the GIL is released while it waits)."""
+        self._raise_after(lib.eagle_gpu_launch(self._ptr, replays), "eagle.Graph.launch")
+        return self
+
+    def enqueue(self, replays: int = 1) -> GpuProgram:
+        self._raise_after(lib.eagle_gpu_enqueue(self._ptr, replays), "eagle.Graph.enqueue")
+        return self
+
+    def synchronize(self) -> GpuProgram:
+        self._raise_after(lib.eagle_gpu_synchronize(self._ptr), "eagle.Graph.synchronize")
+        return self
+
+    def _raise_after(self, status: int, api: str) -> None:
+        error = self._take_error()
+        if error is not None:
+            raise error
+        check(status, api)
+
+    def _take_error(self) -> BaseException | None:
+        found, self._error = self._error, None
+        for sub in self._subs:
+            error = sub._take_error()
+            found = found or error
+        return found
+
+    def set_logical_size(self, n: int) -> GpuProgram:
+        """Patch every sized kernel's arguments and grid for ``n`` samples, sub-programs too."""
+        for sized in self._sized:
+            args, grid = sized.at(n)
+            check(lib.eagle_gpu_set_kernel_args(self._ptr, sized.node, _slots(args), len(args)),
+                  "eagle.Graph.set_logical_size")
+            check(lib.eagle_gpu_set_grid(self._ptr, sized.node, ffi.new("uint32_t[3]", list(grid))),
+                  "eagle.Graph.set_logical_size")
+        for sub in self._subs:
+            sub.set_logical_size(n)
+        return self
+
+    def stats(self) -> dict[str, int]:
+        """``captures`` (CUDA graphs built), ``graph_builds`` (instantiations), ``replays``."""
+        out = ffi.new("int64_t[]", int(lib.EAGLE_GPU_NSTATS))
+        lib.eagle_gpu_graph_stats(self._ptr, out)
+        return {"captures": int(out[lib.EAGLE_GPU_STAT_CAPTURES]),
+                "graph_builds": int(out[lib.EAGLE_GPU_STAT_GRAPH_BUILDS]),
+                "replays": int(out[lib.EAGLE_GPU_STAT_REPLAYS])}
+
+
+def _ptr(sub: GpuProgram | None) -> Any:
+    return ffi.NULL if sub is None else sub._ptr

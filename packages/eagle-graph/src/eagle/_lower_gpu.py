@@ -1,0 +1,102 @@
+"""Lowering a graph to a libeagle GPU program: one CUDA graph, instantiated once.
+
+A node runs where its planes live (seed 003, "The one rule"): device planes
+make GPU work (its kind's ``lower_gpu``), host planes make a host node that
+runs the node's CPU lowering on the driver's thread.  A node may not mix
+the two unless its kind moves data (``eagle.copy``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eagle._edges import is_plane
+from eagle._gpu_program import GpuProgram
+from eagle._kinds import GpuItems, Node, kind_of
+from eagle._lower_cpu import emit, lowered
+from eagle._program import Program
+
+
+def on_device(array: Any) -> bool:
+    return hasattr(array, "__cuda_array_interface__")
+
+
+def _sides(node: Node) -> tuple[list[str], list[str]]:
+    """The names of the node's host planes and of its device planes."""
+    planes = [(name, array) for name, array, _ in node.planes() if is_plane(array)]
+    return ([name for name, a in planes if not on_device(a)], [name for name, a in planes if on_device(a)])
+
+
+def gpu_lowered(node: Node, label: str) -> GpuItems:
+    """What the node puts in a GPU program: its kind's GPU work, or a host node."""
+    kind = kind_of(node.kind)
+    host, device = _sides(node)
+    if host and device and not kind.moves:
+        raise ValueError(f"eagle.Graph.build: node {label!r} has planes on both sides: host "
+                         f"{', '.join(host)}, device {', '.join(device)}; add eagle.copy({host[0]}, "
+                         "into=<a device array>) before it, so the node's planes live on one side")
+    if device or kind.moves:
+        if kind.lower_gpu is None:
+            raise ValueError(f"eagle.Graph.build: node {label!r} of {kind.describe()} has device planes "
+                             f"({', '.join(device)}) but no GPU lowering; register the kind with "
+                             "lower_gpu=..., or pass NumPy arrays for a CPU build")
+        items = kind.lower_gpu(node.payload)
+        if not isinstance(items, GpuItems):
+            raise TypeError(f"eagle.Graph.build: lower_gpu of {kind.describe()} returned "
+                            f"{type(items).__name__}; return eagle.graph.GpuItems")
+        return items
+    return _host_node(lowered(node, label), label)
+
+
+def _host_node(host_lowering: Any, label: str) -> GpuItems:
+    """The node's CPU lowering as a host program run by a host node at every replay."""
+    def emit_host(gpu: GpuProgram) -> None:
+        if gpu.in_body:
+            raise ValueError(f"eagle.Graph.build: node {label!r} is a host node (its planes live on the "
+                             "host) inside a device if or loop body: CUDA does not allow host functions "
+                             "in a conditional body; move it out of the body (a copy there is fine, from "
+                             "pinned memory)")
+        program = Program().stage()
+        emit(host_lowering, program)
+        program.finalize()
+        gpu.callback(program.run)
+
+    return GpuItems(emit_host)
+
+
+def emit_node(node: Node, gpu: GpuProgram, label: str = "step") -> None:
+    gpu_lowered(node, label).emit(gpu)
+
+
+def lower(stages: list[list[list[int]]], lowerings: list[GpuItems],
+          device: int) -> tuple[GpuProgram, list[int]]:
+    """A GPU program from the branches of node indices of each stage, not yet instantiated, and the
+    indices of the nodes that reduce across samples.
+
+    The branches of a stage are branches of the CUDA graph: they depend on the stage before
+    and run side by side.
+    """
+    program = GpuProgram(device)
+    reducing: list[int] = []
+    for branches in stages:
+        program.stage()
+        for b, branch in enumerate(branches):
+            if b:
+                program.branch()
+            for index in branch:
+                before = program.reductions
+                lowerings[index].emit(program)
+                if program.reductions != before:
+                    reducing.append(index)
+    return program, reducing
+
+
+def device_of_graph(nodes: list[Node]) -> int:
+    """The one GPU every device plane of the graph lives on."""
+    from eagle._cuda import device_of
+
+    devices = {device_of(array) for node in nodes for _, array, _ in node.planes() if on_device(array)}
+    if len(devices) > 1:
+        raise ValueError(f"eagle.Graph.build: the graph's device planes live on GPUs {sorted(devices)}; "
+                         "one graph runs on one GPU: copy them to one device")
+    return devices.pop()

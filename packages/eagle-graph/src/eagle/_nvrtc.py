@@ -1,0 +1,95 @@
+"""CUDA C compiled to PTX with NVRTC: eagle's own GPU kernels and hawk's.
+
+NVRTC comes with the GPU extra (``pip install "eagle-graph[gpu]"`` or
+``"hawk[cuda]"``: cuda-bindings and the NVRTC wheel); it needs no GPU, so
+CUDA C can be compiled and checked on any machine.  Compilation keeps the
+CPU's floating-point rules: ``--fmad=false`` (no contraction into FMAs),
+IEEE division and square root, no fast math.  PTX is cached under
+``EAGLE_CACHE_DIR`` like the C libraries.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from eagle.native import cached
+
+#: The virtual architecture PTX is written for unless one is asked for:
+#: Volta, the oldest GPU that CUDA 12's conditional graph nodes run on.
+DEFAULT_ARCH = "compute_70"
+OPTIONS = ("--fmad=false", "--prec-div=true", "--prec-sqrt=true", "--ftz=false", "-default-device")
+
+
+class NvrtcError(RuntimeError):
+    """NVRTC is missing, or it rejected a kernel's CUDA (the message holds its log)."""
+
+
+@functools.cache
+def _nvrtc() -> Any:
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError:
+        try:
+            from cuda import nvrtc  # cuda-python before the cuda.bindings layout
+        except ImportError:
+            return None
+    try:
+        nvrtc.nvrtcVersion()
+    except Exception:  # noqa: BLE001 - the bindings import but the library does not load
+        return None
+    return nvrtc
+
+
+def available() -> bool:
+    """Whether NVRTC can be loaded here (no GPU is needed to compile)."""
+    return _nvrtc() is not None
+
+
+def version() -> tuple[int, int]:
+    nvrtc = _require()
+    _, major, minor = nvrtc.nvrtcVersion()
+    return major, minor
+
+
+def _require() -> Any:
+    nvrtc = _nvrtc()
+    if nvrtc is None:
+        raise NvrtcError("eagle: NVRTC is not installed; install the GPU extra: "
+                         "pip install \"eagle-graph[gpu]\" (cuda-bindings and nvidia-cuda-nvrtc-cu12)")
+    return nvrtc
+
+
+def _check(nvrtc: Any, result: tuple[Any, ...], what: str, program: Any = None) -> tuple[Any, ...]:
+    if result[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        log = ""
+        if program is not None:
+            _, size = nvrtc.nvrtcGetProgramLogSize(program)
+            buffer = b" " * size
+            nvrtc.nvrtcGetProgramLog(program, buffer)
+            log = buffer.decode(errors="replace").rstrip("\x00 ")
+        raise NvrtcError(f"eagle: NVRTC {what} failed ({result[0]}):\n{log}")
+    return result[1:]
+
+
+def compile_ptx(source: str, name: str, arch: str = DEFAULT_ARCH) -> str:
+    """PTX for CUDA C ``source`` (cached by source, options and NVRTC version)."""
+    nvrtc = _require()
+    options = (f"--gpu-architecture={arch}", *OPTIONS)
+
+    def build(out: Any) -> None:
+        created = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], [])
+        (program,) = _check(nvrtc, created, "nvrtcCreateProgram")
+        try:
+            encoded = [o.encode() for o in options]
+            _check(nvrtc, nvrtc.nvrtcCompileProgram(program, len(encoded), encoded),
+                   f"compiling {name}", program)
+            (size,) = _check(nvrtc, nvrtc.nvrtcGetPTXSize(program), "nvrtcGetPTXSize")
+            buffer = b" " * size
+            _check(nvrtc, nvrtc.nvrtcGetPTX(program, buffer), "nvrtcGetPTX")
+        finally:
+            nvrtc.nvrtcDestroyProgram(program)
+        out.write_bytes(buffer.rstrip(b"\x00"))
+
+    path = cached(f"{name}.ptx", [source, " ".join(options), "nvrtc {}.{}".format(*version())], build)
+    return path.read_text()
