@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import sys
 import weakref
 from typing import Any
 
@@ -126,3 +127,80 @@ class DeviceBuffer:
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
         return {"shape": (self.nbytes,), "typestr": "|u1", "data": (self.address, False), "version": 3}
+
+
+class DeviceArray:
+    """A C-contiguous device array of eagle's own, with ``__cuda_array_interface__``.
+
+    What eagle allocates (a kernel's outputs, a builder's buffers) beside device
+    arrays of a library it does not know; beside CuPy arrays it allocates CuPy
+    arrays.  ``get()`` copies it to a NumPy array.
+    """
+
+    def __init__(self, shape: int | tuple[int, ...], dtype: Any = np.float64, device: int = 0) -> None:
+        self.shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.device = device
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.nbytes = self.size * self.dtype.itemsize
+        self._buffer = DeviceBuffer(device, self.nbytes)
+
+    @classmethod
+    def from_host(cls, array: Any, device: int = 0) -> DeviceArray:
+        """A device copy of ``array``."""
+        host = np.ascontiguousarray(array)
+        out = cls(host.shape, host.dtype, device)
+        if out.nbytes:
+            check(lib.eagle_cuda_memcpy(device, out._buffer.address, host.ctypes.data, out.nbytes),
+                  "eagle: copying to the device")
+        return out
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self._buffer.address, False),
+                "strides": None, "version": 3}
+
+    def get(self) -> np.ndarray:
+        """A NumPy copy (waits for nothing: call it after the graph's launch or synchronize)."""
+        out = np.empty(self.shape, self.dtype)
+        if self.nbytes:
+            check(lib.eagle_cuda_memcpy(self.device, out.ctypes.data, self._buffer.address, self.nbytes),
+                  "eagle: copying to the host")
+        return out
+
+    def __repr__(self) -> str:
+        return f"eagle.DeviceArray(shape={self.shape}, dtype={self.dtype}, device={self.device})"
+
+
+def empty_like_device(reference: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """A new device array on ``reference``'s GPU, of ``reference``'s library when eagle knows it."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(reference, cupy.ndarray):
+        with cupy.cuda.Device(reference.device.id):
+            return cupy.empty(shape, dtype)
+    return DeviceArray(shape, dtype, device_of(reference))
+
+
+def contiguous(array: Any) -> bool:
+    """Whether a NumPy or device array is C-contiguous."""
+    flags = getattr(array, "flags", None)
+    if flags is not None:
+        return bool(flags["C_CONTIGUOUS"])
+    iface = array.__cuda_array_interface__
+    strides = iface.get("strides")
+    if strides is None:
+        return True
+    itemsize = np.dtype(iface["typestr"]).itemsize
+    expected = []
+    step = itemsize
+    for extent in reversed(iface["shape"]):
+        expected.append(step)
+        step *= extent
+    return all(s == e for s, e, n in zip(strides, reversed(expected), iface["shape"], strict=True) if n > 1)

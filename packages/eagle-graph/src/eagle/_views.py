@@ -148,7 +148,8 @@ def gpu_ordinal(obj: Any) -> int:
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(obj, torch.Tensor):
         return int(obj.device.index or 0)
-    return 0
+    device = getattr(obj, "device", 0)  # eagle's own DeviceArray says its ordinal
+    return device if isinstance(device, int) else 0
 
 
 def _gpu_base(obj: Any) -> int:

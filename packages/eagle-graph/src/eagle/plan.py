@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from eagle._core import ffi
-from eagle._kinds import HostItems, PlaneTuple, register_node_kind
+from eagle._kinds import GpuItems, HostItems, PlaneTuple, register_node_kind
 from eagle._program import Program
 from eagle.native import Library
 
@@ -168,6 +168,12 @@ class BoundPlan:
         program.kernel(self.plan.kernel, self.slots(), self.samples, per_sample=self.plan.per_sample,
                        accesses=[(a, role) for _, a, role in self.planes()])
 
+    def gpu_items(self) -> GpuItems:
+        """This launch in a CUDA graph: a plan of a native (C) kernel has none."""
+        raise ValueError(f"eagle.Graph.build: plan {self.plan.name!r} has device planes, but its kernel is "
+                         "native C, which runs on the CPU only; use a @hawk.kernel (compiled for both) "
+                         "or pass NumPy arrays")
+
     def refuse_copy_bound(self, who: str) -> None:
         """Refuse a plane that would need a copy before each launch; ``who`` starts the message."""
         n = self.samples
@@ -205,4 +211,5 @@ register_node_kind(
     reads=lambda b: [t for t in b.planes() if t[2] in ("read", "readwrite")],
     writes=lambda b: [t for t in b.planes() if t[2] == "write"],
     lower_cpu=lambda b: HostItems(b.emit, native=True),
+    lower_gpu=lambda b: b.gpu_items(),
 )

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from eagle import _core
+from eagle import _core, _cuda
 from eagle._core import ffi
+from eagle._kinds import GpuItems
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
@@ -257,10 +258,11 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
             raise TypeError(f"{api}: parameter {name!r} is a Param (one number for all samples); "
                             f"got {type(arg).__name__}")
         return arg
-    if not isinstance(arg, np.ndarray):
-        if hasattr(arg, "__cuda_array_interface__"):
-            raise TypeError(f"{api}: parameter {name!r} is a device array; a call runs on NumPy "
-                            "arrays (device arrays run inside a GPU graph)")
+    device = _on_device(arg)
+    if device and eager:
+        raise TypeError(f"{api}: parameter {name!r} is a device array; a call runs on NumPy "
+                        "arrays (device arrays run inside a GPU graph)")
+    if not (device or isinstance(arg, np.ndarray)):
         raise TypeError(f"{api}: parameter {name!r} is a per-sample plane; pass a NumPy array, got "
                         f"{type(arg).__name__}")
     if arg.ndim not in (1, 2):
@@ -273,15 +275,24 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
     if wanted is not None and arg.dtype != NUMPY[wanted]:
         raise TypeError(f"{api}: parameter {name!r} is {kind!r} ({np.dtype(NUMPY[wanted])}); got "
                         f"{arg.dtype}: pass an array of that dtype")
-    if not arg.flags.c_contiguous:
+    if not _cuda.contiguous(arg):
         if kind.role == "mutable":
             raise ValueError(f"{api}: parameter {name!r} is written in place but is not contiguous; "
                              "pass a contiguous array (np.ascontiguousarray) and read it back")
+        if device:
+            raise ValueError(f"{api}: parameter {name!r} is a strided device array; a GPU kernel reads "
+                             "contiguous planes: pass a contiguous one (cupy.ascontiguousarray)")
         if eager:
             arg = np.ascontiguousarray(arg)
+    if device:
+        return arg
     if kind.role == "mutable" and not arg.flags.writeable:
         raise ValueError(f"{api}: parameter {name!r} is written in place but the array is read-only")
     return arg
+
+
+def _on_device(array: Any) -> bool:
+    return hasattr(array, "__cuda_array_interface__") and not isinstance(array, np.ndarray)
 
 
 def _value_dtype(name: str, kind: Kind, value: Any, api: str) -> str:
@@ -336,9 +347,13 @@ class KernelBound(BoundPlan):
     def make(cls, kernel: Kernel, compiled: Compiled, arrays: list[Any], n: int, buffer: Any,
              api: str) -> KernelBound:
         slots = compiled.phased.slots
-        outputs = _outputs(compiled.ir, n, buffer, api)
+        device = next((a for a in arrays if _on_device(a)), None)
+        outputs = _outputs(compiled.ir, n, buffer, api, device)
+        # Reduction scratch: on the CPU a partial per sample block, on the GPU the operand of
+        # every sample (the graph reduces the plane), and the one-cell result.
         blocks = -(-n // _core.BLOCK)
-        scratch = [np.empty(1 if s.cell else max(blocks, 1), NUMPY[s.dtype])
+        scratch = [np.empty(1 if s.cell else max(blocks, 1), NUMPY[s.dtype]) if device is None else
+                   _cuda.empty_like_device(device, (1 if s.cell else n,), NUMPY[s.dtype])
                    for s in slots[len(arrays) + len(outputs):]]
         self = cls(KernelPlan(kernel, compiled), [*arrays, *outputs, *scratch, n])
         self.outputs = outputs
@@ -363,6 +378,25 @@ class KernelBound(BoundPlan):
                                     reduction.op)
         program.kernel(functions[-1], slots, self.samples, per_sample=self.plan.per_sample,
                        accesses=accesses)
+
+    def gpu_items(self) -> GpuItems:
+        """The launch in a CUDA graph: each phase a grid-stride kernel compiled by NVRTC, and
+        eagle's fixed-order reduction of the operand plane between phases."""
+        return GpuItems(self._emit_gpu)
+
+    def _emit_gpu(self, gpu: Any) -> None:
+        compiled = self.plan.compiled
+        prefix = compiled.prefix
+        module = _cuda.module(emit.source(compiled.ir, compiled.phased, prefix, "cuda"), prefix, gpu.device)
+        slots = compiled.phased.slots
+        args = [a if s.role != "value" else np.dtype(NUMPY[strong(s.dtype)]).type(a)
+                for a, s in zip(self.args, slots, strict=False)]
+        args.append(np.int64(self.samples))  # n: the plane length; the logical end comes last
+        phases = compiled.phased
+        for j, reduction in enumerate(phases.reductions):
+            gpu.samples_kernel(module.function(f"{prefix}_p{j}"), args, self.samples)
+            gpu.reduce(self.args[reduction.partials], self.args[reduction.cell], reduction.op)
+        gpu.samples_kernel(module.function(f"{prefix}_p{len(phases.reductions)}"), args, self.samples)
 
     @property
     def direct(self) -> bool:
@@ -446,7 +480,9 @@ def _tree_source(shape: Any, first: int) -> str:
     return f"o{shape - first}"
 
 
-def _outputs(ir: KernelIR, n: int, buffer: Any, api: str) -> list[np.ndarray]:
+def _outputs(ir: KernelIR, n: int, buffer: Any, api: str, device: Any = None) -> list[Any]:
+    """The kernel's output arrays: given by ``buffer=``, else new, beside ``device`` (a device
+    array of the call) when there is one."""
     specs = [s for s in ir.slots if s.role == "write"]  # the outputs come last
     given = leaves(buffer) if buffer is not None else [None] * len(specs)
     if len(given) != len(specs):
@@ -456,11 +492,13 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str) -> list[np.ndarray]:
         shape = (1,) if spec.cell else (spec.components, n) if spec.components > 1 else (n,)
         dtype = NUMPY[spec.dtype]
         if array is None:
-            array = np.empty(shape, dtype)
-        elif not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype \
-                or not array.flags.c_contiguous:
+            array = (np.empty(shape, dtype) if device is None
+                     else _cuda.empty_like_device(device, shape, dtype))
+        elif (_on_device(array) != (device is not None) or tuple(array.shape) != shape
+              or array.dtype != dtype or not _cuda.contiguous(array)):
+            where = "" if device is None else "device "
             raise ValueError(f"{api}: buffer= for output {spec.name!r} must be a contiguous "
-                             f"{np.dtype(dtype)} array of shape {shape}")
+                             f"{np.dtype(dtype)} {where}array of shape {shape}")
         out.append(array)
     return out
 
