@@ -188,6 +188,15 @@ def empty_like_device(reference: Any, shape: tuple[int, ...], dtype: Any) -> Any
     return DeviceArray(shape, dtype, device_of(reference))
 
 
+def zeros_like_device(reference: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """:func:`empty_like_device`, zeroed."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(reference, cupy.ndarray):
+        with cupy.cuda.Device(reference.device.id):
+            return cupy.zeros(shape, dtype)
+    return DeviceArray.from_host(np.zeros(shape, dtype), device_of(reference))
+
+
 def contiguous(array: Any) -> bool:
     """Whether a NumPy or device array is C-contiguous."""
     flags = getattr(array, "flags", None)

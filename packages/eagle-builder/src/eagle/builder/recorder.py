@@ -25,6 +25,7 @@ import numpy as np
 
 import hawk
 from eagle import _graph
+from eagle._cuda import device_of, empty_like_device, zeros_like_device
 from eagle._errors import SiblingRace
 from eagle._kinds import Node, node_recorder
 from eagle._nodes import copy as copy_node
@@ -62,9 +63,14 @@ RACE = ("eagle.Graph.build: two branches of one parallel region touch one plane 
         "in one branch, or order them with <branch>.wait(plane)")
 
 
+def is_array(value: Any) -> bool:
+    """A NumPy array or a device array (``__cuda_array_interface__``): what nodes read and write."""
+    return isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__")
+
+
 def is_cell(value: Any) -> bool:
     """A one-cell uint32 array: a device condition."""
-    return isinstance(value, np.ndarray) and value.dtype == np.uint32 and value.shape == (1,)
+    return is_array(value) and value.dtype == np.uint32 and tuple(value.shape) == (1,)
 
 
 @dataclass(frozen=True)
@@ -186,11 +192,11 @@ class Recorder:
 
     def named(self, name: str, value: Any) -> Any:
         """``name = <call>``: the node that computed ``value`` takes the name as its label."""
-        node = self.producer.get(id(value)) if isinstance(value, np.ndarray) else None
+        node = self.producer.get(id(value)) if is_array(value) else None
         if node is not None and self.labels.get(id(node)) == getattr(getattr(node.payload, "plan", None),
                                                                       "name", None):
             self.labels[id(node)] = name
-        if isinstance(value, np.ndarray) and id(value) in self.kept:
+        if is_array(value) and id(value) in self.kept:
             self.buffers[name] = self.kept.pop(id(value))
         return value
 
@@ -199,7 +205,7 @@ class Recorder:
 
     def wait(self, branch: Branch, value: Any) -> None:
         """``b.wait(x)``: the rest of branch ``b`` starts after the node that wrote ``x``."""
-        writer = self.producer.get(id(value)) if isinstance(value, np.ndarray) else None
+        writer = self.producer.get(id(value)) if is_array(value) else None
         if writer is None:
             raise ValueError("eagle.Graph.wait: the array was not written by a node of this graph; wait "
                              "for an array a node of another branch computes")
@@ -216,7 +222,7 @@ class Recorder:
 
     # ------------------------------------------------------------ runtime
     def truth(self, value: Any, line: int) -> bool:
-        if isinstance(value, np.ndarray):
+        if is_array(value):
             raise TypeError(f"eagle.Graph.builder: {self.where(line)}: the condition is an array of "
                             f"{value.size} {value.dtype}; a device condition is a one-cell uint32 array, a "
                             "Python condition a Python value")
@@ -360,8 +366,15 @@ class Recorder:
 
     def loop_cell(self, loop: _Loop, which: str) -> np.ndarray:
         if getattr(loop, which) is None:
-            setattr(loop, which, np.zeros(1, np.uint32))
+            setattr(loop, which, self.new_cell())
         return getattr(loop, which)
+
+    def new_cell(self) -> Any:
+        """A zeroed one-cell uint32 array beside the builder's arguments: on their GPU when one of
+        them is a device array (a conditional node reads its cell on the device)."""
+        device = next((a for a in self.arguments.values() if hasattr(a, "__cuda_array_interface__")
+                       and not isinstance(a, np.ndarray)), None)
+        return np.zeros(1, np.uint32) if device is None else zeros_like_device(device, (1,), np.uint32)
 
     def set_cell(self, cell: np.ndarray, value: int) -> None:
         self.append(Node("plan", cells.set_cell.plan(cell, np.uint32(value))), "set_cell")
@@ -405,7 +418,7 @@ class Recorder:
             self.append(Node("device_loop", DeviceLoop(cell, "while", cap, body)), "loop")
             return None
         stop = self.loop_cell(loop, "stop")
-        control = np.zeros(1, np.uint32)
+        control = self.new_cell()
         self.set_cell(stop, 0)
         self.control(cell, stop, want, control)
         self.stack.append(body)
@@ -428,13 +441,13 @@ class Recorder:
             if any(v is UNBOUND for v in values) or (old is UNBOUND and len(changed) < len(values)):
                 merged[i] = OneArm(name, self.where(line))  # set in some arms only: an error if used
                 continue
-            if not all(isinstance(v, np.ndarray) for v in changed):
+            if not all(is_array(v) for v in changed):
                 raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} is set to a Python value "
                                 f"inside a device {what}; every arm of a device construct is recorded, so "
                                 "only arrays can change there")
-            target = old if isinstance(old, np.ndarray) else changed[0]
+            target = old if is_array(old) else changed[0]
             for v in changed:
-                if v.shape != target.shape or v.dtype != target.dtype:
+                if tuple(v.shape) != tuple(target.shape) or v.dtype != target.dtype:
                     raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} changes from "
                                     f"{target.shape} {target.dtype} to {v.shape} {v.dtype} inside a device "
                                     f"{what}; a name keeps one array across a device construct")
@@ -469,7 +482,8 @@ class Recorder:
     def own_copy(self, argument: np.ndarray, name: str) -> np.ndarray:
         """The graph's copy of a builder argument that a device construct rebinds."""
         if id(argument) not in self.own:
-            own = np.empty_like(argument)
+            own = (np.empty_like(argument) if isinstance(argument, np.ndarray)
+                   else empty_like_device(argument, tuple(argument.shape), argument.dtype))
             self.own[id(argument)] = own
             self.prologue.append((name, argument, own))
         return self.own[id(argument)]
@@ -510,8 +524,9 @@ class Recorder:
                 raise TypeError(f"eagle.Graph.bind: no parameter {name!r}; the builder's parameters are "
                                 f"{', '.join(self.arguments)}")
             old = self.arguments[name]
-            if not (isinstance(new, np.ndarray) and isinstance(old, np.ndarray)
-                    and (new.shape, new.dtype) == (old.shape, old.dtype)):
+            if not (is_array(new) and is_array(old) and _side(new) == _side(old)
+                    and (tuple(new.shape), new.dtype) == (tuple(old.shape), old.dtype)):
+                # the seed's words; a new device counts as a new dtype
                 raise ValueError(f"eagle.Graph.bind: {name!r} changed shape/dtype: call the builder again")
             mapping[id(old)] = new
         graph = self.graph
@@ -521,6 +536,11 @@ class Recorder:
             self.retired.append(self.arguments[name])
             self.arguments[name] = new
         graph._relower()
+
+
+def _side(array: Any) -> int | None:
+    """None for a NumPy array, else the GPU ordinal of a device array."""
+    return None if isinstance(array, np.ndarray) else device_of(array)
 
 
 def _repeat_while(test: Callable[[], bool], first: Any, line: int, recorder: Recorder) -> Iterator[None]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from eagle._edges import is_plane
 from eagle._kinds import Node
 from eagle._nodes import Copy, Opaque
 from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, SignalAfter, Wait
@@ -17,7 +18,7 @@ Mapping = dict[int, np.ndarray]  # id(old array) -> new array
 
 
 def swap(value: Any, mapping: Mapping) -> Any:
-    return mapping.get(id(value), value) if isinstance(value, np.ndarray) else value
+    return mapping.get(id(value), value) if is_plane(value) else value
 
 
 def in_body(body: Body, mapping: Mapping, label: str) -> None:
