@@ -350,13 +350,13 @@ FK_API int fakecuda_register(const char *name, fk_kernel_fn fn, int nparams, con
     while (i < nregs && strcmp(regs[i].name, name))
         ++i;
     int rc = 0;
-    if (i < nregs) {
-        free(regs[i].name);
-        free(regs[i].sizes);
-    } else if (grow((void **)&regs, &regs_cap, nregs, sizeof *regs)) {
-        rc = -1;
-    } else {
-        ++nregs;
+    /* A replaced entry's name and sizes are not freed: nodes added before
+     * hold copies of the entry (kernel_reg) that point at them. */
+    if (i == nregs) {
+        if (grow((void **)&regs, &regs_cap, nregs, sizeof *regs))
+            rc = -1;
+        else
+            ++nregs;
     }
     if (!rc)
         regs[i] = (kernel_reg){copy, fn, nparams, sizes};
@@ -368,9 +368,7 @@ FK_API int fakecuda_register(const char *name, fk_kernel_fn fn, int nparams, con
     return rc;
 }
 
-/* A copy of the registration of `name` (its name and sizes stay valid:
- * entries are replaced, never freed while a node may use them... except by
- * re-registration, which the harness does only with identical sizes). */
+/* A copy of the registration of `name` (its name and sizes live on). */
 static int find_reg(const char *name, kernel_reg *out)
 {
     pthread_mutex_lock(&lock);
@@ -681,7 +679,8 @@ static eg_CUresult copy_side(int type, const void *host, eg_CUdeviceptr dev, siz
     if (!base)
         return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuGraphAddMemcpyNode: NULL %s", side);
     size_t rows = p->Height * p->Depth;
-    if ((p->Height > 1 || p->Depth > 1) && pitch < x + p->WidthInBytes)
+    /* cuda.h: "if specified" (non-zero) a pitch holds x + WidthInBytes; more than one row needs one. */
+    if ((pitch || p->Height > 1 || p->Depth > 1) && pitch < x + p->WidthInBytes)
         return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuGraphAddMemcpyNode: %s pitch too small", side);
     if (p->Depth > 1 && height < y + p->Height)
         return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuGraphAddMemcpyNode: %s height too small", side);

@@ -1,42 +1,35 @@
 """libeagle's CUDA graphs on a real GPU: driver, kernel, copy and host nodes, conditionals, patching.
 
-Run with tests/gpu/run.sh on a machine with an NVIDIA GPU.  Elsewhere every test that needs the
-driver skips with the reason below.  The kernels are hand-written PTX (kernels.ptx), which the
-driver compiles: no CUDA compiler is needed.  Cells and results live in pinned host memory, read
-back after the launch has waited.
+Run with tests/gpu/run.sh on a machine with an NVIDIA GPU: the kernels are hand-written PTX
+(kernels.ptx), which the driver compiles, so no CUDA compiler is needed.  Elsewhere the tests run
+on fakecuda, the CPU emulation of the driver (tests/fakecuda; the ``cuda_driver`` fixture of
+tests/conftest.py), with the same kernels in CUDA C (kernels.cu) compiled for the host.  Cells and
+results live in pinned host memory, read back after the launch has waited.
 """
 
 from __future__ import annotations
 
-import ctypes
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-REASON = "no CUDA driver (libcuda.so.1) on this machine"
-PTX = (Path(__file__).resolve().parent / "kernels.ptx").read_text()
-
-
-def has_driver() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
+HERE = Path(__file__).resolve().parent
+PTX = (HERE / "kernels.ptx").read_text()
+KERNELS_CU = (HERE / "kernels.cu").read_text()
 
 
 class Cuda:
     """libeagle's CUDA calls, raising on a non-zero status with libeagle's message."""
 
-    def __init__(self, ffi, lib):
+    def __init__(self, ffi, lib, image):
         self.ffi, self.lib = ffi, lib
         version = ffi.new("int *")
         self.check(lib.eagle_cuda_open(0, version))
         self.version = version[0]
         module = ffi.new("void **")
-        self.check(lib.eagle_cuda_module_load(0, PTX.encode() + b"\0", module))
+        self.check(lib.eagle_cuda_module_load(0, image.encode() + b"\0", module))
         self.functions = {}
         for name in ("scale2", "add_u32", "count_step"):
             fn = ffi.new("void **")
@@ -87,11 +80,11 @@ class Cuda:
 
 
 @pytest.fixture(scope="module")
-def cuda(libeagle):
-    if not has_driver():
-        pytest.skip(REASON)
+def cuda(libeagle, cuda_driver):
+    """The driver, real (the PTX kernels) or emulated (kernels.cu built for the host)."""
     ffi, lib = libeagle
-    c = Cuda(ffi, lib)
+    image = PTX if cuda_driver is None else cuda_driver.kernels(KERNELS_CU).ptx
+    c = Cuda(ffi, lib, image)
     yield c
     for p in c.pinned:
         lib.eagle_cuda_host_free(0, p)
@@ -209,15 +202,17 @@ def test_patch_arguments_and_grid(cuda):
     lib.eagle_gpu_graph_free(g)
 
 
-@pytest.mark.parametrize("kind, start, turns", [("EAGLE_LOOP_WHILE", 1, 5), ("EAGLE_LOOP_WHILE", 0, 0),
-                                                ("EAGLE_LOOP_DO", 0, 1)])
-def test_loop_counts_to_five(cuda, needs_conditionals, kind, start, turns):
+@pytest.mark.parametrize("kind, start, limit, turns", [
+    ("EAGLE_LOOP_WHILE", 1, 5, 5), ("EAGLE_LOOP_WHILE", 0, 5, 0),
+    # DO enters whatever the cell says, then loops on the cell count_step writes.
+    ("EAGLE_LOOP_DO", 0, 5, 5), ("EAGLE_LOOP_DO", 0, 1, 1)])
+def test_loop_counts_to_the_limit(cuda, needs_conditionals, kind, start, limit, turns):
     """WHILE runs while the cell is non-zero, re-read after every turn; DO runs once first."""
     counter, counter_addr = cuda.host("uint32_t", [0])
     _cond, cond_addr = cuda.host("uint32_t", [start])
     lib = cuda.lib
     g, body = cuda.graph(), cuda.graph()
-    cuda.kernel(body, "count_step", [("u64", counter_addr), ("u64", cond_addr), ("u32", 5)])
+    cuda.kernel(body, "count_step", [("u64", counter_addr), ("u64", cond_addr), ("u32", limit)])
     cuda.check(lib.eagle_gpu_add_loop(g, cond_addr, getattr(lib, kind), body))
     cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
     cuda.check(lib.eagle_gpu_launch(g, 1))
