@@ -34,23 +34,39 @@ def libeagle_builder() -> ModuleType:
 
 
 @pytest.fixture(scope="session")
-def libeagle(tmp_path_factory: pytest.TempPathFactory) -> tuple[cffi.FFI, Any]:
-    """(ffi, lib): this checkout's libeagle, compiled with its build flags, and the cdef of its eagle.h.
-
-    Independent of the eagle package installed in the environment, which may come from another
-    checkout.  ``EAGLE_LIBEAGLE`` names a build to load instead (the sanitizer session's)."""
+def libeagle_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's libeagle, compiled with its build flags (``EAGLE_LIBEAGLE`` names a build to use
+    instead: the sanitizer session's)."""
     override = os.environ.get("EAGLE_LIBEAGLE")
     if override:
-        out = Path(override)
-    else:
-        builder = build_module()
-        out = tmp_path_factory.mktemp("libeagle") / builder.library_name()
-        builder.compile_libeagle(out)
+        return Path(override)
+    builder = build_module()
+    out = tmp_path_factory.mktemp("libeagle") / builder.library_name()
+    return builder.compile_libeagle(out)
+
+
+def libeagle_cdef() -> str:
+    """The cdef of this checkout's eagle.h (its EAGLE_CDEF region)."""
     header = (LIBEAGLE / "include" / "eagle" / "eagle.h").read_text()
     cdef = re.search(r"/\* EAGLE_CDEF_BEGIN \*/(.*)/\* EAGLE_CDEF_END \*/", header, re.S).group(1)
+    return cdef.replace("EAGLE_API ", "")
+
+
+@pytest.fixture(scope="session")
+def libeagle_cdef_text() -> str:
+    """libeagle_cdef(), for tests that hand it to a subprocess."""
+    return libeagle_cdef()
+
+
+@pytest.fixture(scope="session")
+def libeagle(libeagle_path: Path) -> tuple[cffi.FFI, Any]:
+    """(ffi, lib): this checkout's libeagle (``libeagle_path``) and the cdef of its eagle.h.
+
+    Independent of the eagle package installed in the environment, which may come from another
+    checkout."""
     ffi = cffi.FFI()
-    ffi.cdef(cdef.replace("EAGLE_API ", ""))
-    return ffi, ffi.dlopen(str(out))
+    ffi.cdef(libeagle_cdef())
+    return ffi, ffi.dlopen(str(libeagle_path))
 
 
 # ------------------------------------------------------------------ the CUDA driver, real or emulated
