@@ -16,6 +16,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -201,26 +202,41 @@ def message(ffi, lib) -> str:
     return ffi.string(lib.eagle_last_error()).decode()
 
 
-def test_no_driver_is_a_clear_error(libeagle):
+NO_DRIVER_SCRIPT = """
+import sys, cffi
+ffi = cffi.FFI()
+ffi.cdef(sys.argv[2])
+lib = ffi.dlopen(sys.argv[1])
+def message():
+    return ffi.string(lib.eagle_last_error()).decode()
+version = ffi.new("int *", -1)
+assert lib.eagle_cuda_open(0, version) == lib.EAGLE_ERR_NO_DRIVER
+assert version[0] == 0
+assert message().startswith("eagle_cuda_open: no CUDA driver (libcuda.so.1) on this machine"), message()
+address = ffi.new("uint64_t *")
+assert lib.eagle_cuda_malloc(0, 16, address) == lib.EAGLE_ERR_NO_DRIVER
+assert message().startswith("eagle_cuda_malloc: no CUDA driver")
+g = lib.eagle_gpu_graph_new()
+try:
+    assert lib.eagle_gpu_add_copy(g, 0x1000, 0x2000, 8) == 0
+    assert lib.eagle_gpu_instantiate(g, 0, 0) == lib.EAGLE_ERR_NO_DRIVER
+    assert message().startswith("eagle_gpu_instantiate: no CUDA driver")
+    assert lib.eagle_gpu_launch(g, 1) == lib.EAGLE_ERR_STATE
+    assert "not instantiated" in message()
+finally:
+    lib.eagle_gpu_graph_free(g)
+"""
+
+
+def test_no_driver_is_a_clear_error(libeagle_path, libeagle_cdef_text):
+    """In a process of its own: libeagle opens the driver once per process, and this session's
+    libeagle may have opened the CPU emulation (tests/fakecuda) already."""
     if has_driver():
         pytest.skip("this machine has a CUDA driver (libcuda.so.1)")
-    ffi, lib = libeagle
-    version = ffi.new("int *", -1)
-    assert lib.eagle_cuda_open(0, version) == lib.EAGLE_ERR_NO_DRIVER
-    assert version[0] == 0
-    assert message(ffi, lib).startswith("eagle_cuda_open: no CUDA driver (libcuda.so.1) on this machine")
-    address = ffi.new("uint64_t *")
-    assert lib.eagle_cuda_malloc(0, 16, address) == lib.EAGLE_ERR_NO_DRIVER
-    assert message(ffi, lib).startswith("eagle_cuda_malloc: no CUDA driver")
-    g = lib.eagle_gpu_graph_new()
-    try:
-        assert lib.eagle_gpu_add_copy(g, 0x1000, 0x2000, 8) == 0
-        assert lib.eagle_gpu_instantiate(g, 0, 0) == lib.EAGLE_ERR_NO_DRIVER
-        assert message(ffi, lib).startswith("eagle_gpu_instantiate: no CUDA driver")
-        assert lib.eagle_gpu_launch(g, 1) == lib.EAGLE_ERR_STATE
-        assert "not instantiated" in message(ffi, lib)
-    finally:
-        lib.eagle_gpu_graph_free(g)
+    env = {k: v for k, v in os.environ.items() if k != "EAGLE_LIBCUDA"}
+    result = subprocess.run([sys.executable, "-c", NO_DRIVER_SCRIPT, str(libeagle_path), libeagle_cdef_text],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
 
 
 def test_abi_version(libeagle):

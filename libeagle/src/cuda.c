@@ -131,7 +131,7 @@ static void load_driver(void)
     }
     drv.cuDriverGetVersion = (eg_PFN_cuDriverGetVersion)dlsym(lib, "cuDriverGetVersion");
     if (!drv.cuDriverGetVersion || drv.cuDriverGetVersion(&drv.version) != EG_CUDA_SUCCESS) {
-        load_failed(EAGLE_ERR_NO_DRIVER, "libcuda.so.1 does not answer cuDriverGetVersion");
+        load_failed(EAGLE_ERR_NO_DRIVER, "%s does not answer cuDriverGetVersion", path);
         return;
     }
     drv.cuGetProcAddress = (eg_PFN_cuGetProcAddress)dlsym(lib, "cuGetProcAddress_v2");

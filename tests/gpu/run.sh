@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON="${PYTHON:-python3}"
 if ! "$PYTHON" -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2>/dev/null; then
-    echo "tests/gpu/run.sh: no CUDA driver (libcuda.so.1) on this machine; the tests would only skip" >&2
+    echo "tests/gpu/run.sh: no CUDA driver (libcuda.so.1) on this machine; pytest tests/gpu runs them on the CPU emulation (tests/fakecuda)" >&2
     exit 1
 fi
 "$PYTHON" -c 'import cffi, pytest' 2>/dev/null || "$PYTHON" -m pip install -q cffi pytest pytest-timeout

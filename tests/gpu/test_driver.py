@@ -1,42 +1,38 @@
 """libeagle's CUDA graphs on a real GPU: driver, kernel, copy and host nodes, conditionals, patching.
 
-Run with tests/gpu/run.sh on a machine with an NVIDIA GPU.  Elsewhere every test that needs the
-driver skips with the reason below.  The kernels are hand-written PTX (kernels.ptx), which the
-driver compiles: no CUDA compiler is needed.  Cells and results live in pinned host memory, read
-back after the launch has waited.
+Run with tests/gpu/run.sh on a machine with an NVIDIA GPU: the kernels are hand-written PTX
+(kernels.ptx), which the driver compiles, so no CUDA compiler is needed.  Elsewhere the tests run
+on fakecuda, the CPU emulation of the driver (tests/fakecuda; the ``cuda_driver`` fixture of
+tests/conftest.py), with the same kernels in CUDA C (kernels.cu) compiled for the host.  Cells and
+results live in pinned host memory, read back after the launch has waited.
 """
 
 from __future__ import annotations
 
-import ctypes
+import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-REASON = "no CUDA driver (libcuda.so.1) on this machine"
-PTX = (Path(__file__).resolve().parent / "kernels.ptx").read_text()
-
-
-def has_driver() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
+HERE = Path(__file__).resolve().parent
+PTX = (HERE / "kernels.ptx").read_text()
+KERNELS_CU = (HERE / "kernels.cu").read_text()
 
 
 class Cuda:
     """libeagle's CUDA calls, raising on a non-zero status with libeagle's message."""
 
-    def __init__(self, ffi, lib):
+    def __init__(self, ffi, lib, image):
         self.ffi, self.lib = ffi, lib
         version = ffi.new("int *")
         self.check(lib.eagle_cuda_open(0, version))
         self.version = version[0]
         module = ffi.new("void **")
-        self.check(lib.eagle_cuda_module_load(0, PTX.encode() + b"\0", module))
+        self.check(lib.eagle_cuda_module_load(0, image.encode() + b"\0", module))
         self.functions = {}
         for name in ("scale2", "add_u32", "count_step"):
             fn = ffi.new("void **")
@@ -87,11 +83,11 @@ class Cuda:
 
 
 @pytest.fixture(scope="module")
-def cuda(libeagle):
-    if not has_driver():
-        pytest.skip(REASON)
+def cuda(libeagle, cuda_driver):
+    """The driver, real (the PTX kernels) or emulated (kernels.cu built for the host)."""
     ffi, lib = libeagle
-    c = Cuda(ffi, lib)
+    image = PTX if cuda_driver is None else cuda_driver.kernels(KERNELS_CU).ptx
+    c = Cuda(ffi, lib, image)
     yield c
     for p in c.pinned:
         lib.eagle_cuda_host_free(0, p)
@@ -209,15 +205,17 @@ def test_patch_arguments_and_grid(cuda):
     lib.eagle_gpu_graph_free(g)
 
 
-@pytest.mark.parametrize("kind, start, turns", [("EAGLE_LOOP_WHILE", 1, 5), ("EAGLE_LOOP_WHILE", 0, 0),
-                                                ("EAGLE_LOOP_DO", 0, 1)])
-def test_loop_counts_to_five(cuda, needs_conditionals, kind, start, turns):
+@pytest.mark.parametrize("kind, start, limit, turns", [
+    ("EAGLE_LOOP_WHILE", 1, 5, 5), ("EAGLE_LOOP_WHILE", 0, 5, 0),
+    # DO enters whatever the cell says, then loops on the cell count_step writes.
+    ("EAGLE_LOOP_DO", 0, 5, 5), ("EAGLE_LOOP_DO", 0, 1, 1)])
+def test_loop_counts_to_the_limit(cuda, needs_conditionals, kind, start, limit, turns):
     """WHILE runs while the cell is non-zero, re-read after every turn; DO runs once first."""
     counter, counter_addr = cuda.host("uint32_t", [0])
     _cond, cond_addr = cuda.host("uint32_t", [start])
     lib = cuda.lib
     g, body = cuda.graph(), cuda.graph()
-    cuda.kernel(body, "count_step", [("u64", counter_addr), ("u64", cond_addr), ("u32", 5)])
+    cuda.kernel(body, "count_step", [("u64", counter_addr), ("u64", cond_addr), ("u32", limit)])
     cuda.check(lib.eagle_gpu_add_loop(g, cond_addr, getattr(lib, kind), body))
     cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
     cuda.check(lib.eagle_gpu_launch(g, 1))
@@ -299,3 +297,191 @@ def test_patch_a_kernel_inside_a_conditional_body(cuda, needs_conditionals):
     cuda.check(lib.eagle_gpu_launch(g, 1))
     assert out[0] == 50
     lib.eagle_gpu_graph_free(g)
+
+
+def test_parallel_branches_join_before_the_next_stage(cuda):
+    """Two branches of a stage, then copies of both results: the next stage waits for every branch."""
+    a, a_addr = cuda.host("uint32_t", [0])
+    b, b_addr = cuda.host("uint32_t", [0])
+    out, out_addr = cuda.host("uint32_t", [0, 0])
+    lib = cuda.lib
+    g = cuda.graph()
+    cuda.check(lib.eagle_gpu_stage(g))
+    cuda.kernel(g, "add_u32", [("u64", a_addr), ("u32", 1)])
+    cuda.kernel(g, "add_u32", [("u64", a_addr), ("u32", 1)])
+    cuda.check(lib.eagle_gpu_branch(g))
+    cuda.kernel(g, "add_u32", [("u64", b_addr), ("u32", 5)])
+    cuda.check(lib.eagle_gpu_stage(g))
+    cuda.check(lib.eagle_gpu_add_copy(g, out_addr, a_addr, 4))
+    cuda.check(lib.eagle_gpu_branch(g))
+    cuda.check(lib.eagle_gpu_add_copy(g, out_addr + 4, b_addr, 4))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+    cuda.check(lib.eagle_gpu_launch(g, 2))
+    assert (a[0], b[0], out[0], out[1]) == (4, 10, 4, 10)
+    lib.eagle_gpu_graph_free(g)
+
+
+def test_copy_inside_a_conditional_body(cuda, needs_conditionals):
+    _src, src_addr = cuda.host("uint32_t", [7])
+    out, out_addr = cuda.host("uint32_t", [0])
+    cell, cell_addr = cuda.host("uint32_t", [0])
+    dev = cuda.device(4)
+    lib = cuda.lib
+    g, then_ = cuda.graph(), cuda.graph()
+    cuda.check(lib.eagle_gpu_add_copy(then_, dev, src_addr, 4))
+    cuda.check(lib.eagle_gpu_add_copy(then_, out_addr, dev, 4))
+    cuda.check(lib.eagle_gpu_add_if(g, cell_addr, then_, cuda.ffi.NULL))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert out[0] == 0
+    cell[0] = 1
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert out[0] == 7
+    lib.eagle_gpu_graph_free(g)
+    lib.eagle_cuda_free(0, dev)
+
+
+def test_do_loop_inside_a_while_enters_at_every_outer_turn(cuda, needs_conditionals):
+    """The DO's first test is set each time the node is reached, not once per launch."""
+    outer, outer_addr = cuda.host("uint32_t", [0])
+    _oc, oc_addr = cuda.host("uint32_t", [1])
+    inner, inner_addr = cuda.host("uint32_t", [0])
+    _ic, ic_addr = cuda.host("uint32_t", [0])
+    lib = cuda.lib
+    g, body, inner_body = cuda.graph(), cuda.graph(), cuda.graph()
+    cuda.kernel(inner_body, "count_step", [("u64", inner_addr), ("u64", ic_addr), ("u32", 2)])
+    cuda.kernel(body, "count_step", [("u64", outer_addr), ("u64", oc_addr), ("u32", 3)])
+    cuda.check(lib.eagle_gpu_add_loop(body, ic_addr, lib.EAGLE_LOOP_DO, inner_body))
+    cuda.check(lib.eagle_gpu_add_loop(g, oc_addr, lib.EAGLE_LOOP_WHILE, body))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    # Outer turn 1: the DO turns twice (inner 1, 2); turns 2 and 3: once each (inner 3, 4).
+    assert (outer[0], inner[0]) == (3, 4)
+    lib.eagle_gpu_graph_free(g)
+
+
+@pytest.mark.parametrize("flags", [0, 1], ids=["native", "plain_if"])
+def test_switch_with_missing_arms_and_no_default(cuda, needs_conditionals, flags):
+    out, out_addr = cuda.host("uint32_t", [0])
+    cell, cell_addr = cuda.host("uint32_t", [0])
+    lib, ffi = cuda.lib, cuda.ffi
+    g, arm1 = cuda.graph(), cuda.graph()
+    cuda.kernel(arm1, "add_u32", [("u64", out_addr), ("u32", 10)])
+    cuda.check(lib.eagle_gpu_add_switch(g, cell_addr, 2, ffi.new("eagle_gpu_graph *[2]", [ffi.NULL, arm1]),
+                                        ffi.NULL))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, flags))
+    seen = []
+    for value in (0, 1, 2):
+        cell[0] = value
+        out[0] = 0
+        cuda.check(lib.eagle_gpu_launch(g, 1))
+        seen.append(out[0])
+    assert seen == [0, 10, 0]
+    lib.eagle_gpu_graph_free(g)
+
+
+def test_patch_grid_of_a_kernel_inside_a_loop_body(cuda, needs_conditionals):
+    n = 8
+    x, x_addr = cuda.host("float", [1.0] * n)
+    _cond, cond_addr = cuda.host("uint32_t", [1])
+    _counter, counter_addr = cuda.host("uint32_t", [0])
+    lib = cuda.lib
+    g, body = cuda.graph(), cuda.graph()
+    node = cuda.kernel(body, "scale2", [("u64", x_addr), ("u64", x_addr), ("u32", n)], grid=n, block=1)
+    cuda.kernel(body, "count_step", [("u64", counter_addr), ("u64", cond_addr), ("u32", 2)])
+    cuda.check(lib.eagle_gpu_add_loop(g, cond_addr, lib.EAGLE_LOOP_WHILE, body))
+    cuda.check(lib.eagle_gpu_instantiate(g, 0, 0))
+    cuda.check(lib.eagle_gpu_set_grid(body, node, cuda.ffi.new("uint32_t[3]", [4, 1, 1])))
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    assert [x[i] for i in range(n)] == [4.0] * 4 + [1.0] * 4
+    lib.eagle_gpu_graph_free(g)
+
+
+# ------------------------------------------------- older drivers, emulated (one process per driver)
+
+OLD_DRIVER_SCRIPT = r"""
+import importlib.util, json, sys
+import cffi
+
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+harness_path, test_path, libeagle_path, cdef = sys.argv[1:5]
+fake = load("fakecuda_harness", harness_path).activate()
+td = load("gpu_test_driver", test_path)
+ffi = cffi.FFI()
+ffi.cdef(cdef)
+lib = ffi.dlopen(libeagle_path)
+cuda = td.Cuda(ffi, lib, fake.kernels(td.KERNELS_CU).ptx)
+out, out_addr = cuda.host("uint32_t", [0])
+cell, cell_addr = cuda.host("uint32_t", [0])
+result = {"version": cuda.version}
+
+def run(name, g, value):
+    status = lib.eagle_gpu_instantiate(g, 0, 0)
+    if status < 0:
+        result[name] = {"status": status, "message": cuda.message()}
+        return
+    cell[0], out[0] = value, 0
+    before = fake.kernel_runs()
+    cuda.check(lib.eagle_gpu_launch(g, 1))
+    result[name] = {"status": status, "out": out[0], "kernels": fake.kernel_runs() - before}
+
+g, then_, else_ = cuda.graph(), cuda.graph(), cuda.graph()
+cuda.kernel(then_, "add_u32", [("u64", out_addr), ("u32", 1)])
+cuda.kernel(else_, "add_u32", [("u64", out_addr), ("u32", 100)])
+cuda.check(lib.eagle_gpu_add_if(g, cell_addr, then_, else_))
+run("if_else", g, 0)
+g = cuda.graph()
+arms = [cuda.graph() for _ in range(3)]
+for arm, v in zip(arms, (1, 10, 100)):
+    cuda.kernel(arm, "add_u32", [("u64", out_addr), ("u32", v)])
+cuda.check(lib.eagle_gpu_add_switch(g, cell_addr, 3, ffi.new("eagle_gpu_graph *[3]", arms), ffi.NULL))
+run("switch", g, 2)
+print(json.dumps(result))
+"""
+
+
+def run_on_old_driver(version, libeagle_path, cdef, tmp_path):
+    """OLD_DRIVER_SCRIPT's results in a process whose fakecuda reports driver `version` (libeagle
+    reads the version once per process)."""
+    env = dict(os.environ, FAKECUDA_DRIVER_VERSION=str(version))
+    script = tmp_path / "old_driver.py"
+    script.write_text(OLD_DRIVER_SCRIPT)
+    result = subprocess.run([sys.executable, str(script), str(HERE.parent / "fakecuda" / "harness.py"),
+                             __file__, str(libeagle_path), cdef],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+@pytest.fixture
+def fake_only(cuda_driver):
+    if cuda_driver is None:
+        pytest.skip("driver versions are emulated by fakecuda only")
+
+
+# Kernel runs per launch: one set-condition kernel per conditional node, plus the arm that runs.
+@pytest.mark.parametrize("version, if_else_kernels, switch_kernels", [
+    (12030, 3, 4),   # IF/ELSE as two IF nodes; SWITCH as three
+    (12080, 3, 2),   # IF/ELSE still two IF nodes (12.8/12.9 mis-instantiate two bodies); SWITCH native
+    (13000, 2, 2),   # both native
+])
+def test_conditionals_on_older_drivers(fake_only, libeagle_path, libeagle_cdef_text, tmp_path, version,
+                                       if_else_kernels, switch_kernels):
+    result = run_on_old_driver(version, libeagle_path, libeagle_cdef_text, tmp_path)
+    assert result["version"] == version
+    assert result["if_else"] == {"status": 0, "out": 100, "kernels": if_else_kernels}
+    assert result["switch"] == {"status": 0, "out": 100, "kernels": switch_kernels}
+
+
+def test_conditionals_need_a_12_3_driver(fake_only, libeagle_path, libeagle_cdef_text, tmp_path):
+    result = run_on_old_driver(12020, libeagle_path, libeagle_cdef_text, tmp_path)
+    for name in ("if_else", "switch"):
+        assert result[name]["status"] < 0
+        assert "CUDA 12.3 driver" in result[name]["message"]
+        assert "CUDA 12.2" in result[name]["message"]

@@ -1,0 +1,339 @@
+"""Test support for fakecuda, the CPU emulation of the CUDA driver (fakecuda.c).
+
+``activate()`` builds the emulation and points libeagle at it (``EAGLE_LIBCUDA``); ``HostKernels``
+compiles CUDA C kernels for the host with the C++ compiler and registers them with the emulation
+under their names, so that PTX text naming them loads and runs.  Production code never imports
+this module.
+
+Emulated kernels run their threads one after another (block by block, x fastest), so kernels that
+synchronise threads (``__syncthreads``) or rely on warps cannot be emulated: the shim makes
+``__syncthreads`` a compile error.  Atomics are plain read-modify-writes for the same reason.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+LIBEAGLE_SRC = HERE.parent.parent / "libeagle" / "src"
+SOURCE = HERE / "fakecuda.c"
+# The headers fakecuda.c includes: a change to them rebuilds it.
+HEADERS = ("cuda_driver.h", "cuda_driver_types.h")
+
+# What CUDA C needs to compile as host C++.  Threads are globals the wrapper sets before each call.
+SHIM = r"""
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __device_builtin__
+#define __cudart_builtin__
+#define __launch_bounds__(...)
+/* Emulated threads run one after another: a barrier cannot be kept, so a
+ * kernel that needs one cannot be emulated. */
+#define __syncthreads() static_assert(false, "fakecuda runs threads sequentially: kernels with "  \
+                                             "__syncthreads cannot be emulated")
+struct fk_dim3 { unsigned x, y, z; };
+static fk_dim3 blockIdx, threadIdx, blockDim, gridDim;
+typedef unsigned long long cudaGraphConditionalHandle;
+static void (*fk_set_conditional)(unsigned long long, unsigned);
+extern "C" void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value)
+{
+    fk_set_conditional(handle, value);
+}
+/* Sequential threads make every read-modify-write atomic. */
+template <typename T> static T atomicAdd(T *p, T v) { T old = *p; *p = old + v; return old; }
+template <typename T> static T atomicMax(T *p, T v) { T old = *p; *p = old < v ? v : old; return old; }
+template <typename T> static T atomicMin(T *p, T v) { T old = *p; *p = v < old ? v : old; return old; }
+template <typename T> static T atomicExch(T *p, T v) { T old = *p; *p = v; return old; }
+#line 1 "kernel.cu"
+"""
+
+KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*'
+                    r"\(([^)]*)\)")
+PARAM_NAME = re.compile(r"^(.*?)\b(\w+)\s*$", re.S)
+
+REGISTER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int,
+                               ctypes.POINTER(ctypes.c_size_t))
+
+
+def cache_dir() -> Path:
+    """Where built libraries are kept between runs: ``FAKECUDA_CACHE`` or a per-user temp folder."""
+    path = Path(os.environ.get("FAKECUDA_CACHE") or Path(tempfile.gettempdir()) / f"fakecuda-{os.getuid()}")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _digest(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode() if isinstance(part, str) else part)
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def _compile(cmd: list[str], out: Path) -> Path:
+    """Run a compile command writing ``out`` atomically (parallel test processes share the cache)."""
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
+    result = subprocess.run([*cmd, "-o", str(tmp)], capture_output=True, text=True)
+    if result.returncode:
+        tmp.unlink(missing_ok=True)
+        raise RuntimeError(f"fakecuda: {shlex.join(cmd)} failed:\n{result.stderr}")
+    os.replace(tmp, out)
+    return out
+
+
+def build(out_dir: Path | None = None) -> Path:
+    """Compile fakecuda.c into ``out_dir`` (cached by the sources); returns the library's path."""
+    out_dir = Path(out_dir) if out_dir else cache_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sources = [SOURCE.read_bytes()] + [(LIBEAGLE_SRC / h).read_bytes() for h in HEADERS]
+    out = out_dir / f"libfakecuda-{_digest(*sources)}.so"
+    if out.exists():
+        return out
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    # Never the sanitizer flags: the library is dlopen'ed into an uninstrumented Python.
+    cmd = [*cc, "-std=c11", "-O1", "-fPIC", "-shared", "-pthread", "-fvisibility=hidden", "-Wall",
+           "-fno-sanitize=all", "-I", str(LIBEAGLE_SRC), str(SOURCE)]
+    return _compile(cmd, out)
+
+
+def compilers_available() -> bool:
+    """Whether the C and C++ compilers the emulation needs are here."""
+    return bool(shutil.which(os.environ.get("CC", "cc")) and shutil.which(os.environ.get("CXX", "c++")))
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One ``extern "C" __global__`` kernel: its name and parameter types."""
+
+    name: str
+    types: tuple[str, ...]
+
+
+def parse_kernels(source: str) -> list[Kernel]:
+    """Every ``extern "C" __global__ void NAME(PARAMS)`` of CUDA C ``source``."""
+    kernels = []
+    for match in KERNEL.finditer(re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.S)):
+        params = [p.strip() for p in match.group(2).split(",") if p.strip() and p.strip() != "void"]
+        types = []
+        for p in params:
+            m = PARAM_NAME.match(p.split("=")[0].strip())
+            if not m or not m.group(1).strip():
+                raise ValueError(f"fakecuda: cannot read parameter {p!r} of kernel {match.group(1)}")
+            types.append(m.group(1).strip())
+        kernels.append(Kernel(match.group(1), tuple(types)))
+    return kernels
+
+
+def _wrapper(k: Kernel) -> str:
+    """``fk_NAME(params, grid, block)``: every thread of every block, one after another."""
+    args = ", ".join(f"*({t} *)p[{i}]" for i, t in enumerate(k.types))
+    return f"""
+static void fk_{k.name}(void **p, const unsigned *grid, const unsigned *block)
+{{
+    (void)p;
+    gridDim = fk_dim3{{grid[0], grid[1], grid[2]}};
+    blockDim = fk_dim3{{block[0], block[1], block[2]}};
+    for (unsigned bz = 0; bz < grid[2]; ++bz)
+    for (unsigned by = 0; by < grid[1]; ++by)
+    for (unsigned bx = 0; bx < grid[0]; ++bx)
+    for (unsigned tz = 0; tz < block[2]; ++tz)
+    for (unsigned ty = 0; ty < block[1]; ++ty)
+    for (unsigned tx = 0; tx < block[0]; ++tx) {{
+        blockIdx = fk_dim3{{bx, by, bz}};
+        threadIdx = fk_dim3{{tx, ty, tz}};
+        {k.name}({args});
+    }}
+}}
+"""
+
+
+def _registration(kernels: list[Kernel]) -> str:
+    """``fk_register_all(register, set_conditional)``: hands every kernel and its parameter sizes over."""
+    lines = []
+    for k in kernels:
+        sizes = ", ".join(f"sizeof({t})" for t in k.types) or "0"
+        lines.append(f"    {{ static const size_t s[] = {{{sizes}}};\n"
+                     f"      rc |= reg(\"{k.name}\", fk_{k.name}, {len(k.types)}, s); }}")
+    body = "\n".join(lines)
+    return f"""
+typedef void (*fk_kernel)(void **, const unsigned *, const unsigned *);
+extern "C" __attribute__((visibility("default"))) int fk_register_all(
+    int (*reg)(const char *, fk_kernel, int, const size_t *),
+    void (*set_conditional)(unsigned long long, unsigned))
+{{
+    int rc = 0;
+    fk_set_conditional = set_conditional;
+{body}
+    return rc;
+}}
+"""
+
+
+def entry_text(names: list[str]) -> str:
+    """PTX-like text naming the kernels: what cuModuleLoadData of the emulation reads."""
+    entries = "".join(f".visible .entry {n}(\n)\n{{\n    ret;\n}}\n" for n in names)
+    return f"// fakecuda: host emulations of these kernels\n.version 8.0\n.target sm_52\n{entries}"
+
+
+class Fake:
+    """The emulation, loaded: the same library libeagle opens through ``EAGLE_LIBCUDA``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lib = ctypes.CDLL(str(path))
+        self.lib.fakecuda_launches.restype = ctypes.c_long
+        self.lib.fakecuda_kernel_runs.restype = ctypes.c_long
+        self.lib.fakecuda_live_allocations.restype = ctypes.c_long
+        self._register = REGISTER_FN(("fakecuda_register", self.lib))
+        self._kernels: dict[str, HostKernels] = {}
+
+    def kernels(self, source: str) -> HostKernels:
+        """CUDA C ``source`` compiled for the host and registered (once per source)."""
+        if source not in self._kernels:
+            self._kernels[source] = HostKernels(source, self)
+        return self._kernels[source]
+
+    def launches(self) -> int:
+        return self.lib.fakecuda_launches()
+
+    def kernel_runs(self) -> int:
+        return self.lib.fakecuda_kernel_runs()
+
+    def live_allocations(self) -> int:
+        return self.lib.fakecuda_live_allocations()
+
+
+class HostKernels:
+    """CUDA C kernels compiled for the host into a cached shared library and registered with the fake.
+
+    ``ptx`` is the text to give cuModuleLoadData in place of the kernels' PTX; ``names`` the kernels."""
+
+    def __init__(self, source: str, fake: Fake) -> None:
+        self.kernels = parse_kernels(source)
+        if not self.kernels:
+            raise ValueError('fakecuda: no extern "C" __global__ kernel in the source')
+        self.names = [k.name for k in self.kernels]
+        self.ptx = entry_text(self.names)
+        cpp = SHIM + source + "".join(_wrapper(k) for k in self.kernels) + _registration(self.kernels)
+        cxx = shlex.split(os.environ.get("CXX", "c++"))
+        out = cache_dir() / f"hostkernels-{_digest(cpp, *cxx)}.so"
+        if not out.exists():
+            src = out.with_suffix(".cpp")
+            src.write_text(cpp)
+            _compile([*cxx, "-std=c++17", "-O1", "-fPIC", "-shared", "-fvisibility=hidden",
+                      "-fno-sanitize=all", "-w", str(src)], out)
+        self.lib = ctypes.CDLL(str(out))  # kept: the fake calls into it
+        register_all = self.lib.fk_register_all
+        register_all.argtypes = [REGISTER_FN, ctypes.c_void_p]
+        set_conditional = ctypes.cast(fake.lib.fakecuda_set_conditional, ctypes.c_void_p)
+        if register_all(fake._register, set_conditional):
+            raise RuntimeError(f"fakecuda: registering {self.names} failed")
+
+
+_active: Fake | None = None
+
+
+def activate(out_dir: Path | None = None) -> Fake:
+    """Build the emulation and make libeagle open it: call before libeagle's first CUDA call.
+
+    Sets ``EAGLE_LIBCUDA`` in this process (children inherit it)."""
+    global _active
+    if _active is None:
+        _active = Fake(build(out_dir))
+    os.environ["EAGLE_LIBCUDA"] = str(_active.path)
+    return _active
+
+
+def use_fake(monkeypatch: Any) -> Fake:
+    """``activate`` with the environment change undone by a pytest ``monkeypatch`` at teardown."""
+    fake = activate()
+    monkeypatch.setenv("EAGLE_LIBCUDA", str(fake.path))
+    return fake
+
+
+# ------------------------------------------------------------ device arrays on the fake
+
+
+class _Device:
+    id = 0
+
+
+class FakeDeviceArray:
+    """A device array of the emulation: memory from the fake driver (through the installed eagle's
+    libeagle), seen by eagle as any CUDA array is, through ``__cuda_array_interface__``."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any) -> None:
+        from eagle import _core
+
+        self._core = _core
+        self.shape = tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.ndim = len(self.shape)
+        self.nbytes = self.size * self.dtype.itemsize
+        self.device = _Device()
+        address = _core.ffi.new("uint64_t *")
+        _core.check(_core.lib.eagle_cuda_malloc(0, max(self.nbytes, 1), address), "eagle_cuda_malloc")
+        self.address = int(address[0])
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return {"version": 3, "shape": self.shape, "typestr": self.dtype.str, "data": (self.address, False),
+                "strides": None}
+
+    def set(self, a: np.ndarray) -> None:
+        """Copy ``a`` (same shape) in."""
+        src = np.ascontiguousarray(np.asarray(a, dtype=self.dtype).reshape(self.shape))
+        self._copy(self.address, src.ctypes.data)
+
+    def get(self) -> np.ndarray:
+        """A NumPy copy."""
+        out = np.empty(self.shape, self.dtype)
+        self._copy(out.ctypes.data, self.address)
+        return out
+
+    def _copy(self, dst: int, src: int) -> None:
+        # Through the driver, as on a GPU (the emulation's device memory happens to be host memory).
+        if self.nbytes:
+            self._core.check(self._core.lib.eagle_cuda_memcpy(0, dst, src, self.nbytes), "eagle_cuda_memcpy")
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"FakeDeviceArray({self.get()!r})"
+
+    def __del__(self) -> None:
+        if getattr(self, "address", 0):
+            self._core.lib.eagle_cuda_free(0, self.address)
+            self.address = 0
+
+
+def compile_ptx_on_fake(source: str, name: str, arch: str = "compute_70") -> str:
+    """Stands in for ``eagle._nvrtc.compile_ptx`` on the fake: the kernels of ``source`` compiled for
+    the host and registered; the entry text naming them instead of PTX."""
+    del name, arch  # the host build needs neither
+    if _active is None:
+        raise RuntimeError("fakecuda: activate() first")
+    return _active.kernels(source).ptx
