@@ -110,7 +110,8 @@ def cuda_driver() -> Any:
 
 
 class Gpu:
-    """Device arrays for tests: CuPy's on a real GPU, harness.FakeDeviceArray on the emulation."""
+    """Device arrays for tests: CuPy's on a real GPU (when installed), else eagle's own DeviceArray
+    (on the emulation, memory from the fake driver)."""
 
     def __init__(self, fake: Any) -> None:
         self.fake = fake is not None
@@ -125,10 +126,9 @@ class Gpu:
     def asarray(self, a: np.ndarray) -> Any:
         if self._cupy is not None:
             return self._cupy.asarray(a)
-        a = np.asarray(a)
-        d = fakecuda_harness().FakeDeviceArray(a.shape, a.dtype)
-        d.set(a)
-        return d
+        from eagle._cuda import DeviceArray
+
+        return DeviceArray.from_host(a)
 
     def zeros(self, shape: Any, dtype: Any = np.float64) -> Any:
         return self.asarray(np.zeros(shape, dtype))
@@ -143,13 +143,13 @@ class Gpu:
 def gpu(cuda_driver: Any) -> Any:
     """A real GPU, or the CPU emulation of the driver with eagle's NVRTC compilation replaced by a host
     build of the same CUDA C (so eagle's own kernels run on the emulation)."""
+    from eagle import _gpu_kernels, _nvrtc
+
     with pytest.MonkeyPatch.context() as mp:
         if cuda_driver is not None:
-            try:
-                nvrtc = importlib.import_module("eagle._nvrtc")
-            except ModuleNotFoundError:
-                nvrtc = None  # not written yet: nothing to patch
-            if nvrtc is not None:
-                mp.setattr(nvrtc, "compile_ptx", fakecuda_harness().compile_ptx_on_fake)
-                mp.setattr(nvrtc, "available", lambda: True)
+            mp.setattr(_nvrtc, "compile_ptx", fakecuda_harness().compile_ptx_on_fake)
+            mp.setattr(_nvrtc, "available", lambda: True)
+            # one-thread reducing blocks: the emulation keeps a barrier only there (same bits: the
+            # tree does not depend on the block size)
+            mp.setattr(_gpu_kernels, "REDUCE_THREADS", 1)
         yield Gpu(cuda_driver)

@@ -6,8 +6,8 @@ under their names, so that PTX text naming them loads and runs.  Production code
 this module.
 
 Emulated kernels run their threads one after another (block by block, x fastest), so kernels that
-synchronise threads (``__syncthreads``) or rely on warps cannot be emulated: the shim makes
-``__syncthreads`` a compile error.  Atomics are plain read-modify-writes for the same reason.
+synchronise threads (``__syncthreads``) run only in blocks of one thread (the shim aborts
+otherwise), and none may rely on warps.  Atomics are plain read-modify-writes for the same reason.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
 LIBEAGLE_SRC = HERE.parent.parent / "libeagle" / "src"
 SOURCE = HERE / "fakecuda.c"
@@ -35,6 +33,8 @@ HEADERS = ("cuda_driver.h", "cuda_driver_types.h")
 # What CUDA C needs to compile as host C++.  Threads are globals the wrapper sets before each call.
 SHIM = r"""
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -46,12 +46,22 @@ SHIM = r"""
 #define __device_builtin__
 #define __cudart_builtin__
 #define __launch_bounds__(...)
-/* Emulated threads run one after another: a barrier cannot be kept, so a
- * kernel that needs one cannot be emulated. */
-#define __syncthreads() static_assert(false, "fakecuda runs threads sequentially: kernels with "  \
-                                             "__syncthreads cannot be emulated")
 struct fk_dim3 { unsigned x, y, z; };
 static fk_dim3 blockIdx, threadIdx, blockDim, gridDim;
+/* Emulated threads run one after another: a barrier can be kept only by a block of one thread
+ * (eagle's reduction runs with any block size: the tests launch it with one).  Shared memory is
+ * then the one thread's own. */
+#define __shared__ static
+#define __syncthreads() fk_syncthreads()
+static void fk_syncthreads()
+{
+    if (blockDim.x * blockDim.y * blockDim.z != 1) {
+        fprintf(stderr, "fakecuda: __syncthreads in a block of %u threads: threads run one after "
+                "another, so only one-thread blocks can keep a barrier\n",
+                blockDim.x * blockDim.y * blockDim.z);
+        abort();
+    }
+}
 typedef unsigned long long cudaGraphConditionalHandle;
 static void (*fk_set_conditional)(unsigned long long, unsigned);
 extern "C" void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value)
@@ -270,64 +280,7 @@ def use_fake(monkeypatch: Any) -> Fake:
     return fake
 
 
-# ------------------------------------------------------------ device arrays on the fake
-
-
-class _Device:
-    id = 0
-
-
-class FakeDeviceArray:
-    """A device array of the emulation: memory from the fake driver (through the installed eagle's
-    libeagle), seen by eagle as any CUDA array is, through ``__cuda_array_interface__``."""
-
-    def __init__(self, shape: tuple[int, ...], dtype: Any) -> None:
-        from eagle import _core
-
-        self._core = _core
-        self.shape = tuple(int(n) for n in shape)
-        self.dtype = np.dtype(dtype)
-        self.size = int(np.prod(self.shape, dtype=np.int64))
-        self.ndim = len(self.shape)
-        self.nbytes = self.size * self.dtype.itemsize
-        self.device = _Device()
-        address = _core.ffi.new("uint64_t *")
-        _core.check(_core.lib.eagle_cuda_malloc(0, max(self.nbytes, 1), address), "eagle_cuda_malloc")
-        self.address = int(address[0])
-
-    @property
-    def __cuda_array_interface__(self) -> dict[str, Any]:
-        return {"version": 3, "shape": self.shape, "typestr": self.dtype.str, "data": (self.address, False),
-                "strides": None}
-
-    def set(self, a: np.ndarray) -> None:
-        """Copy ``a`` (same shape) in."""
-        src = np.ascontiguousarray(np.asarray(a, dtype=self.dtype).reshape(self.shape))
-        self._copy(self.address, src.ctypes.data)
-
-    def get(self) -> np.ndarray:
-        """A NumPy copy."""
-        out = np.empty(self.shape, self.dtype)
-        self._copy(out.ctypes.data, self.address)
-        return out
-
-    def _copy(self, dst: int, src: int) -> None:
-        # Through the driver, as on a GPU (the emulation's device memory happens to be host memory).
-        if self.nbytes:
-            self._core.check(self._core.lib.eagle_cuda_memcpy(0, dst, src, self.nbytes), "eagle_cuda_memcpy")
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of a 0-d array")
-        return self.shape[0]
-
-    def __repr__(self) -> str:
-        return f"FakeDeviceArray({self.get()!r})"
-
-    def __del__(self) -> None:
-        if getattr(self, "address", 0):
-            self._core.lib.eagle_cuda_free(0, self.address)
-            self.address = 0
+# ------------------------------------------------------------ eagle's CUDA C on the fake
 
 
 def compile_ptx_on_fake(source: str, name: str, arch: str = "compute_70") -> str:

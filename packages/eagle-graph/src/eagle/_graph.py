@@ -247,8 +247,22 @@ class Graph:
 
     @property
     def schedule(self) -> list[str] | None:
-        """How each stage runs, once built: ``"work_share"`` or ``"branch_tasks"`` on the CPU."""
+        """How each stage runs, once built: ``"work_share"`` or ``"branch_tasks"`` on the CPU,
+        ``"cuda_graph"`` on the GPU (a stage's branches are branches of the one CUDA graph)."""
         return None if self._schedule is None else list(self._schedule)
+
+    @property
+    def captures(self) -> int | None:
+        """How many times the CUDA graph was built from the nodes (None off the GPU)."""
+        return self._gpu_stat("captures")
+
+    @property
+    def graph_builds(self) -> int | None:
+        """How many times the CUDA graph was instantiated (None off the GPU)."""
+        return self._gpu_stat("graph_builds")
+
+    def _gpu_stat(self, name: str) -> int | None:
+        return self._program.stats()[name] if isinstance(self._program, GpuProgram) else None
 
     def node_labels(self) -> list[str]:
         """The labels of the nodes, in order: what Edge indices point into."""

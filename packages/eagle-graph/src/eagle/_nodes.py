@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from eagle import _cuda
+from eagle._edges import is_plane
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, recorded, register_node_kind
 from eagle._program import Program
@@ -95,15 +97,16 @@ def reduce(x: Any, out: Any, op: str = "sum") -> Node:
     """
     if op not in REDUCE_OPS:
         raise ValueError(f"eagle.reduce: op must be one of {REDUCE_OPS}, got {op!r}")
-    if not (hasattr(x, "flags") and hasattr(out, "dtype")):
+    if not (hasattr(x, "dtype") and hasattr(out, "dtype") and is_plane(x) and is_plane(out)):
         raise TypeError(f"eagle.reduce: x and out must be arrays; got {type(x).__name__} and "
                         f"{type(out).__name__}")
     if np.ndim(x) != 1 or np.size(out) != 1:
         raise ValueError(f"eagle.reduce: x must be a 1-D plane and out one element; got shapes "
                          f"{np.shape(x)} and {np.shape(out)}")
-    if not x.flags.c_contiguous or x.dtype != out.dtype:
+    contiguous = _cuda.contiguous(x)
+    if not contiguous or x.dtype != out.dtype:
         raise ValueError(f"eagle.reduce: x must be contiguous and out of its dtype; got a "
-                         f"{'contiguous' if x.flags.c_contiguous else 'strided'} {x.dtype} plane and a "
+                         f"{'contiguous' if contiguous else 'strided'} {x.dtype} plane and a "
                          f"{out.dtype} out: pass np.ascontiguousarray(x) and an out of dtype {x.dtype}")
     return recorded(Node("reduce", Reduce(x, out, op)))
 
@@ -152,13 +155,10 @@ def _copy_planes(c: Copy, reading: bool) -> list[PlaneTuple]:
 def _emit_gpu_copy(c: Copy, gpu: GpuProgram) -> None:
     """A copy node between device or pinned memory; a pageable host side is staged through a
     pinned buffer by a host node, which a conditional body cannot hold."""
-    from eagle import _cuda
-
     if c.src is c.dst:
         return
     for name, array in (("src", c.src), ("into", c.dst)):
-        contiguous = getattr(getattr(array, "flags", None), "c_contiguous", True)
-        if not contiguous:
+        if not _cuda.contiguous(array):
             raise ValueError(f"eagle.copy: {name} is strided; a GPU copy moves contiguous arrays: copy a "
                              "contiguous array (np.ascontiguousarray / cupy.ascontiguousarray)")
     pageable = [(name, array) for name, array in (("src", c.src), ("into", c.dst))
@@ -200,8 +200,6 @@ def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
     array([[0., 0., 0.],
            [0., 0., 0.]], dtype=float32)
     """
-    from eagle import _cuda
-
     if not _cuda.has_driver():
         return np.zeros(shape, dtype)
     return _cuda.pinned_array(shape, dtype)

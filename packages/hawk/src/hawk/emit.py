@@ -93,11 +93,15 @@ def prelude(dialect: str) -> str:
                 "#define HK_SAMPLES _Pragma(\"clang loop vectorize(assume_safety)\")\n"
                 "#else\n#define HK_SAMPLES _Pragma(\"GCC ivdep\")\n#endif\n")
     else:
-        head = ("typedef long long int64_t; typedef unsigned long long uint64_t;\n"
+        # NVRTC has no C library headers: the fixed-width types by hand; any other compiler of
+        # this CUDA C (nvcc, a host build for tests) has <stdint.h>.
+        head = ("#ifdef __CUDACC_RTC__\n"
+                "typedef long long int64_t; typedef unsigned long long uint64_t;\n"
                 "typedef int int32_t; typedef unsigned int uint32_t; typedef unsigned char uint8_t;\n"
                 "#define INT32_MIN (-2147483647 - 1)\n#define INT32_MAX 2147483647\n"
                 "#define INT64_MIN (-9223372036854775807LL - 1)\n#define INT64_MAX 9223372036854775807LL\n"
                 "#define UINT32_MAX 4294967295u\n#define UINT64_MAX 18446744073709551615ull\n"
+                "#else\n#include <stdint.h>\n#endif\n"
                 "#define HK_FN static __device__ __forceinline__\n")
     return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
         "".join(_float_helpers(t) for t in ("f32", "f64"))
