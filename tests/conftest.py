@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import importlib
 import importlib.util
 import os
@@ -76,34 +75,17 @@ NO_GPU_REASON = "no CUDA driver and no C++ compiler for the emulation"
 
 
 def fakecuda_harness() -> ModuleType:
-    """tests/fakecuda/harness.py, loaded by path once (tests/ is not a package)."""
-    name = "fakecuda_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FAKECUDA / "harness.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-def real_driver_present() -> bool:
-    """libcuda.so.1 loads, and EAGLE_TEST_FAKECUDA=1 does not ask for the emulation anyway."""
-    if os.environ.get("EAGLE_TEST_FAKECUDA") == "1":
-        return False
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
+    """tests/fakecuda/harness.py (the root conftest.py loaded it, by path: tests/ is not a package)."""
+    return sys.modules["fakecuda_harness"]
 
 
 @pytest.fixture(scope="session")
 def cuda_driver() -> Any:
     """None on a machine with a CUDA driver; else the active emulation (harness.Fake), which every
     libeagle of this process opens from then on.  Skips when neither is available."""
-    if real_driver_present():
-        return None
     harness = fakecuda_harness()
+    if harness.real_driver_present():
+        return None
     if not harness.compilers_available():
         pytest.skip(NO_GPU_REASON)
     return harness.activate()
@@ -132,6 +114,13 @@ class Gpu:
 
     def zeros(self, shape: Any, dtype: Any = np.float64) -> Any:
         return self.asarray(np.zeros(shape, dtype))
+
+    def put(self, d: Any, values: Any) -> None:
+        """Write ``values`` into device array ``d`` (between launches)."""
+        if self._cupy is not None and isinstance(d, self._cupy.ndarray):
+            d[...] = self._cupy.asarray(values)
+        else:
+            d.set(values)
 
     def get(self, d: Any) -> np.ndarray:
         if self._cupy is not None and isinstance(d, self._cupy.ndarray):

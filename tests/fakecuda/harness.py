@@ -125,6 +125,17 @@ def build(out_dir: Path | None = None) -> Path:
     return _compile(cmd, out)
 
 
+def real_driver_present() -> bool:
+    """libcuda.so.1 loads, and EAGLE_TEST_FAKECUDA=1 does not ask for the emulation anyway."""
+    if os.environ.get("EAGLE_TEST_FAKECUDA") == "1":
+        return False
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
 def compilers_available() -> bool:
     """Whether the C and C++ compilers the emulation needs are here."""
     return bool(shutil.which(os.environ.get("CC", "cc")) and shutil.which(os.environ.get("CXX", "c++")))

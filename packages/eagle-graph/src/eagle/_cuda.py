@@ -148,11 +148,9 @@ class DeviceArray:
     @classmethod
     def from_host(cls, array: Any, device: int = 0) -> DeviceArray:
         """A device copy of ``array``."""
-        host = np.ascontiguousarray(array)
+        host = np.asarray(array)
         out = cls(host.shape, host.dtype, device)
-        if out.nbytes:
-            check(lib.eagle_cuda_memcpy(device, out._buffer.address, host.ctypes.data, out.nbytes),
-                  "eagle: copying to the device")
+        out.set(host)
         return out
 
     @property
@@ -166,6 +164,13 @@ class DeviceArray:
     def __cuda_array_interface__(self) -> dict[str, Any]:
         return {"shape": self.shape, "typestr": self.dtype.str, "data": (self._buffer.address, False),
                 "strides": None, "version": 3}
+
+    def set(self, values: Any) -> None:
+        """Copy ``values`` (broadcast to the array's shape) in."""
+        host = np.ascontiguousarray(np.broadcast_to(np.asarray(values, self.dtype), self.shape))
+        if self.nbytes:
+            check(lib.eagle_cuda_memcpy(self.device, self._buffer.address, host.ctypes.data, self.nbytes),
+                  "eagle: copying to the device")
 
     def get(self) -> np.ndarray:
         """A NumPy copy (waits for nothing: call it after the graph's launch or synchronize)."""

@@ -169,7 +169,7 @@ class GpuProgram:
 
     def if_(self, cell: Any, then: GpuProgram | None, otherwise: GpuProgram | None = None) -> GpuProgram:
         """Run ``then`` when ``cell[0] != 0``, else ``otherwise``; read at every replay."""
-        self._added(lib.eagle_gpu_add_if(self._ptr, _cuda.address(cell), _ptr(then), _ptr(otherwise)),
+        self._added(lib.eagle_gpu_add_if(self._ptr, self._cell(cell), _ptr(then), _ptr(otherwise)),
                     "GpuProgram.if_")
         self._adopt(cell, then, otherwise)
         return self
@@ -180,6 +180,7 @@ class GpuProgram:
         The SWITCH node picks by index: keys 0, 1, ... k-1 are indices already; other keys
         are mapped to their index by a one-thread kernel before it."""
         keys = list(arms)
+        self._cell(cell)
         index_cell = cell
         if keys != list(range(len(keys))):
             device_keys = _cuda.DeviceBuffer.of(np.asarray(keys, np.uint32), self.device)
@@ -201,10 +202,11 @@ class GpuProgram:
         needs a device counter: a kernel before the node starts it, and one at the end of
         the body counts the turn and decides the next, into the cell the node reads."""
         if kind != "count" and max_iters < 0:
-            self._added(lib.eagle_gpu_add_loop(self._ptr, _cuda.address(cell), LOOPS[kind], _ptr(body)),
+            self._added(lib.eagle_gpu_add_loop(self._ptr, self._cell(cell), LOOPS[kind], _ptr(body)),
                         "GpuProgram.loop")
             self._adopt(cell, body)
             return self
+        self._cell(cell)
         code = {"while": 0, "do": 1, "count": 2}[kind]
         left, go = _cuda.DeviceBuffer(self.device, 8), _cuda.DeviceBuffer(self.device, 4)
         kernels = _gpu_kernels.module(self.device)
@@ -218,6 +220,15 @@ class GpuProgram:
         self._keep += [left, go]
         self._adopt(cell, body)
         return self
+
+    def _cell(self, cell: Any) -> int:
+        """The address of a guard cell, which the device reads: device or pinned memory."""
+        address = _cuda.address(cell)
+        if _cuda.memory_type(address, self.device) == "pageable":
+            raise ValueError("eagle.Graph.build: the guard cell of a device if, match or loop is a pageable "
+                             "host array, which the GPU cannot read; make it a device array (or "
+                             "eagle.pinned(1, np.uint32))")
+        return address
 
     def signal(self, key: object) -> GpuProgram:
         """Let a later branch wait for the last item added (what ``key`` stands for)."""

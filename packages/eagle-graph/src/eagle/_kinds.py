@@ -125,13 +125,14 @@ class NodeKind:
     make: Callable[..., Any] | None = None
     #: the distribution of the plugin that registered it (None: registered in code).
     plugin: str | None = field(default=None, compare=False)
-    #: its nodes move data between host and device, so their planes may live on both sides.
-    moves: bool = False
+    #: its nodes may have planes on both sides: they move data between host and device
+    #: (eagle.copy), or hold other nodes, each placed on its own side.
+    both_sides: bool = False
 
     def same_as(self, other: NodeKind) -> bool:
         return (self.reads, self.writes, self.lower_cpu, self.lower_gpu, self.native, self.vjp,
-                self.make, self.moves) == (other.reads, other.writes, other.lower_cpu, other.lower_gpu,
-                                           other.native, other.vjp, other.make, other.moves)
+                self.make, self.both_sides) == (other.reads, other.writes, other.lower_cpu, other.lower_gpu,
+                                           other.native, other.vjp, other.make, other.both_sides)
 
     def describe(self) -> str:
         """``kind 'scan' of plugin eagle-scan``, or where its reads function was written."""
@@ -207,7 +208,7 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
                        lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
                        native: Callable[[Any], Sequence[NativeCall]] | None = None,
                        vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
-                       moves: bool = False) -> NodeKind:
+                       both_sides: bool = False) -> NodeKind:
     """Register a kind of node under ``name``: what a plugin's ``register_node_kinds`` hook does, in code.
 
     :param reads: payload -> ``(plane name, array, role)`` tuples it reads.
@@ -220,8 +221,8 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
         run like plan launches, also inside a ``branch_tasks`` stage.
     :param vjp: ``vjp(payload, primals, cotangents) -> {read name: gradient}`` for eagle.diff.
     :param make: builds the payload for ``eagle.node(name, ...)``.
-    :param moves: its nodes move data between host and device (like ``eagle.copy``), so
-        one node may have planes on both sides.
+    :param both_sides: one node may have planes on the host and on the device: it moves data
+        between them (like ``eagle.copy``), or holds other nodes, each placed on its own.
 
     Registering the same kind twice is fine; a different kind under a taken
     name is refused with both named.
@@ -237,7 +238,7 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     >>> x
     array([-1., -1.,  0.,  1.,  1.])
     """
-    kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, moves=moves)
+    kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, both_sides=both_sides)
     return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
 
 

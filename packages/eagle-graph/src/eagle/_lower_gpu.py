@@ -3,7 +3,8 @@
 A node runs where its planes live (seed 003, "The one rule"): device planes
 make GPU work (its kind's ``lower_gpu``), host planes make a host node that
 runs the node's CPU lowering on the driver's thread.  A node may not mix
-the two unless its kind moves data (``eagle.copy``).
+the two unless its kind says so (``both_sides``: ``eagle.copy``, and the
+constructs that hold other nodes, each placed on its own).
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ def gpu_lowered(node: Node, label: str) -> GpuItems:
     """What the node puts in a GPU program: its kind's GPU work, or a host node."""
     kind = kind_of(node.kind)
     host, device = _sides(node)
-    if host and device and not kind.moves:
+    if host and device and not kind.both_sides:
         raise ValueError(f"eagle.Graph.build: node {label!r} has planes on both sides: host "
                          f"{', '.join(host)}, device {', '.join(device)}; add eagle.copy({host[0]}, "
                          "into=<a device array>) before it, so the node's planes live on one side")
-    if device or kind.moves:
+    if device or (not host and kind.lower_gpu is not None):  # a node without planes goes by its kind
         if kind.lower_gpu is None:
             raise ValueError(f"eagle.Graph.build: node {label!r} of {kind.describe()} has device planes "
                              f"({', '.join(device)}) but no GPU lowering; register the kind with "

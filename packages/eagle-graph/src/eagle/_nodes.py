@@ -187,7 +187,7 @@ def _emit_gpu_copy(c: Copy, gpu: GpuProgram) -> None:
 
 register_node_kind("copy", reads=lambda c: _copy_planes(c, True), writes=lambda c: _copy_planes(c, False),
                    lower_cpu=lambda c: HostItems(lambda p: p.copy(c.src, c.dst), native=False),
-                   lower_gpu=lambda c: GpuItems(lambda gpu: _emit_gpu_copy(c, gpu)), moves=True)
+                   lower_gpu=lambda c: GpuItems(lambda gpu: _emit_gpu_copy(c, gpu)), both_sides=True)
 
 
 def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
@@ -329,4 +329,5 @@ def _emit_gpu_conditional(c: Conditional, gpu: GpuProgram) -> None:
 for _name in ("skippable", "repeat_while"):
     register_node_kind(_name, reads=_conditional_reads, writes=_conditional_writes,
                        lower_cpu=lambda c: HostItems(lambda p, c=c: _emit_conditional(c, p), native=False),
-                       lower_gpu=lambda c: GpuItems(lambda gpu, c=c: _emit_gpu_conditional(c, gpu)))
+                       lower_gpu=lambda c: GpuItems(lambda gpu, c=c: _emit_gpu_conditional(c, gpu)),
+                       both_sides=True)

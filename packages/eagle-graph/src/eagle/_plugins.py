@@ -102,10 +102,10 @@ class KindRegistry:
                            lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
                            native: Callable[[Any], Sequence[NativeCall]] | None = None,
                            vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
-                           moves: bool = False) -> NodeKind:
+                           both_sides: bool = False) -> NodeKind:
         """Register a kind: the parameters of :func:`eagle.graph.register_node_kind`."""
         kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, plugin=self.plugin,
-                        moves=moves)
+                        both_sides=both_sides)
         view = {**self._table, **self._pending}
         added = add_kind(kind, view, f"eagle.plugins: plugin {self.plugin}")
         self._pending[name] = added

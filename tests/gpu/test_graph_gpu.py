@@ -1,0 +1,249 @@
+"""eagle.Graph over device planes: one CUDA graph, the CPU's results and bits.
+
+On a machine with a GPU these run on it (CuPy arrays where CuPy is installed); elsewhere on the
+CPU emulation of the driver (tests/fakecuda), where eagle's CUDA C runs as a host build.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import eagle
+from eagle._regions import SignalAfter, Wait
+from eagle.graph import opaque
+
+hawk = pytest.importorskip("hawk")
+from hawk import Mutable, Param, Scalar, UInt32  # noqa: E402
+
+DTYPES = [np.float64, np.float32, np.int64, np.int32, np.uint32, np.uint64, np.uint8]
+SIZES = [1, 7, 1024, 1025, 5000]
+
+
+@hawk.kernel
+def affine(x: Scalar, a: Param, b: Param) -> Scalar:
+    return a * x + b
+
+
+@hawk.kernel
+def centred(x: Scalar) -> Scalar:
+    return x - hawk.sum(x) / 3.0
+
+
+@hawk.kernel
+def halve_until(x: Mutable[Scalar], limit: Param, flag: Mutable[UInt32]):
+    x = x * 0.5
+    flag = hawk.math.uint32(hawk.sum(x > limit))
+
+
+def cpu_reduce(x: np.ndarray, op: str) -> np.ndarray:
+    out = np.zeros(1, x.dtype)
+    eagle.Graph().add_node(eagle.reduce(x, out, op)).build().launch()
+    return out
+
+
+def data(n: int, dtype: type, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return (rng.standard_normal(n) * 1e3).astype(dtype)
+    return rng.integers(0, 200, n).astype(dtype)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_reduce_gives_the_cpus_bits(gpu, dtype, n):
+    x = data(n, dtype)
+    for op in ("sum", "max", "all"):
+        out = gpu.zeros(1, dtype)
+        g = eagle.Graph().add_node(eagle.reduce(gpu.asarray(x), out, op)).build()
+        assert g.backend == "gpu"
+        g.launch()
+        assert gpu.get(out).tobytes() == cpu_reduce(x, op).tobytes(), op
+
+
+def test_reduce_over_many_blocks_of_blocks(gpu):
+    """More than EAGLE_BLOCK block partials: a third pass, same bits."""
+    x = data(eagle.BLOCK * eagle.BLOCK + 3, np.float64)
+    out = gpu.zeros(1)
+    eagle.Graph().add_node(eagle.reduce(gpu.asarray(x), out)).build().launch()
+    assert gpu.get(out).tobytes() == cpu_reduce(x, "sum").tobytes()
+
+
+def test_hawk_kernels_give_the_cpus_bits(gpu):
+    x = data(3000, np.float64, seed=1)
+    dx = gpu.asarray(x)
+    g = eagle.Graph()
+    g.add(affine.plan(dx, 2.0, 1.0), name="affine")
+    y = g._nodes[0].payload.outputs[0]
+    g.add(centred.plan(y), name="centred")
+    z = g._nodes[1].payload.outputs[0]
+    g.build()
+    g.launch(3)
+    assert (g.captures, g.graph_builds) == (1, 1)
+    np.testing.assert_array_equal(gpu.get(z), centred(affine(x, 2.0, 1.0)))
+
+
+def test_a_conditional_loop_with_a_guard_the_body_writes(gpu):
+    """repeat_while over a hawk kernel whose reduction rewrites the guard cell, on the device."""
+    x = np.full(2000, 64.0)
+    dx, flag = gpu.asarray(x), gpu.asarray(np.ones(1, np.uint32))
+    step = halve_until.plan(dx, 1.0, flag).launch
+    g = eagle.Graph().add_node(eagle.repeat_while(step, flag, max_iters=50)).build()
+    g.launch()
+    np.testing.assert_array_equal(gpu.get(dx), np.full(2000, 1.0))
+    assert gpu.get(flag)[0] == 0
+
+
+@pytest.mark.parametrize("cap, turns", [(-1, 7), (3, 3), (0, 0)])
+def test_device_loops_count_their_turns(gpu, cap, turns):
+    count = gpu.zeros(1, np.float64)
+    cell = gpu.asarray(np.array([7], np.uint32))
+    body = eagle.Body([eagle.graph.Node("plan", affine.plan(count, 1.0, 1.0, buffer=count))])
+    g = eagle.Graph().add_node(eagle.graph.Node("device_loop", eagle.DeviceLoop(cell, "count", cap, body)))
+    g.build().launch()
+    assert gpu.get(count)[0] == turns
+
+
+def test_if_else_and_sparse_switch_read_the_cell_per_replay(gpu):
+    x = gpu.zeros(4)
+    cell = gpu.asarray(np.array([1], np.uint32))
+
+    def fill(v: float) -> eagle.Body:
+        return eagle.Body([eagle.graph.Node("plan", affine.plan(x, 0.0, v, buffer=x))])
+
+    g = eagle.Graph().add_node(eagle.graph.Node("device_if", eagle.DeviceIf(cell, fill(1.0), fill(-1.0))))
+    g.build().launch()
+    assert gpu.get(x)[0] == 1.0
+    gpu.put(cell, 0)
+    g.launch()
+    assert gpu.get(x)[0] == -1.0
+    switch = eagle.DeviceSwitch(cell, {3: fill(30.0), 10: fill(100.0)}, fill(0.5))
+    g = eagle.Graph().add_node(eagle.graph.Node("device_switch", switch)).build()
+    for key, want in ((10, 100.0), (3, 30.0), (4, 0.5), (0, 0.5)):
+        gpu.put(cell, key)
+        g.launch()
+        assert gpu.get(x)[0] == want, key
+
+
+def test_host_node_and_copies_both_ways(gpu):
+    """Seed 003's shape: device -> pinned host, a host node on the host planes, back to the device."""
+    n = 64
+    state = gpu.asarray(np.arange(n, dtype=np.float64))
+    h_probe, h_flags = eagle.pinned(n), eagle.pinned(n, np.uint32)
+    flags = gpu.zeros(n, np.uint32)
+    seen = []
+
+    def check_events() -> None:
+        seen.append(float(h_probe.sum()))
+        h_flags[:] = h_probe > 10.0
+
+    g = eagle.Graph()
+    g.add(affine.plan(state, 1.0, 1.0, buffer=state), name="propagate")
+    g.add_node(eagle.copy(state, into=h_probe), name="down")
+    g.add_node(opaque(check_events, reads={"p": h_probe}, writes={"f": h_flags}), name="check")
+    g.add_node(eagle.copy(h_flags, into=flags), name="up")
+    g.build().launch(2)
+    assert seen == [sum(range(1, n + 1)), sum(range(2, n + 2))]
+    np.testing.assert_array_equal(gpu.get(flags), (np.arange(n) + 2.0 > 10.0).astype(np.uint32))
+
+
+def test_a_pageable_array_is_staged_once_and_refused_in_a_body(gpu):
+    d, pageable = gpu.zeros(8), np.arange(8.0)
+    g = eagle.Graph().add_node(eagle.copy(pageable, into=d)).build().launch()
+    np.testing.assert_array_equal(gpu.get(d), pageable)
+    cell = gpu.asarray(np.ones(1, np.uint32))
+    body = eagle.Body([eagle.copy(pageable, into=d)])
+    g = eagle.Graph().add_node(eagle.graph.Node("device_if", eagle.DeviceIf(cell, body, eagle.Body())))
+    with pytest.raises(ValueError, match=r"^eagle\.copy: src is a pageable host array, and this copy is in "
+                                         r"a loop or branch body.*eagle\.pinned"):
+        g.build()
+    assert g.backend is None
+
+
+def test_a_host_node_in_a_device_body_is_refused(gpu):
+    cell, h = gpu.asarray(np.ones(1, np.uint32)), np.zeros(1)
+    body = eagle.Body([opaque(lambda: None, writes={"h": h})])
+    g = eagle.Graph().add_node(eagle.graph.Node("device_if", eagle.DeviceIf(cell, body, eagle.Body())),
+                               name="branch")
+    with pytest.raises(ValueError, match=r"is a host node .* inside a device if or loop body: CUDA does not "
+                                         "allow host functions in a conditional body"):
+        g.build()
+
+
+def test_a_host_nodes_exception_is_raised_by_the_next_wait(gpu):
+    h = eagle.pinned(4)
+    d = gpu.zeros(4)
+
+    def boom() -> None:
+        raise KeyError("from the host node")
+
+    g = eagle.Graph().add_node(eagle.copy(d, into=h)).add_node(opaque(boom, reads={"h": h}))
+    g.build()
+    with pytest.raises(KeyError, match="from the host node"):
+        g.launch()
+    with pytest.raises(KeyError, match="from the host node"):  # from enqueue or from synchronize
+        g.enqueue(2)
+        g.synchronize()
+
+
+def test_enqueue_then_synchronize(gpu):
+    x = gpu.zeros(100)
+    g = eagle.Graph().add(affine.plan(x, 1.0, 1.0, buffer=x)).build()
+    g.enqueue(5).synchronize()
+    np.testing.assert_array_equal(gpu.get(x), np.full(100, 5.0))
+
+
+def test_set_logical_size_patches_the_launches(gpu):
+    x = gpu.zeros(3000)
+    total = gpu.zeros(1)
+    g = eagle.Graph().add(affine.plan(x, 1.0, 1.0, buffer=x)).add_node(eagle.reduce(x, total)).build()
+    g.set_logical_size(1500).launch()
+    got = gpu.get(x)
+    assert got[:1500].tolist() == [1.0] * 1500 and not got[1500:].any()
+    assert gpu.get(total)[0] == 1500.0
+    g.set_logical_size(0).launch()
+    assert gpu.get(total)[0] == 0.0
+    g.set_logical_size(3000).launch()
+    assert gpu.get(total)[0] == 1500.0 * 2 + 1500.0
+    assert g.captures == 1  # patched, never rebuilt
+
+
+def test_fork_branches_and_a_wait(gpu):
+    """A fork's branches are branches of the CUDA graph; a wait is one edge from the node it waits for."""
+    a, b, c = gpu.asarray(np.ones(16)), gpu.zeros(16), gpu.zeros(16)
+    left = affine.plan(a, 2.0, 0.0, buffer=b)
+    signal = eagle.graph.Node("signal_after", SignalAfter(eagle.graph.Node("plan", left)))
+    wait = eagle.graph.Node("wait", Wait(signal, "b"))
+    right = eagle.graph.Node("plan", affine.plan(b, 1.0, 1.0, buffer=c))
+    g = eagle.Graph().add_group([signal, [wait, right]], names=["left", ["wait", "right"]])
+    g.build().launch()
+    np.testing.assert_array_equal(gpu.get(c), np.full(16, 3.0))
+
+
+def test_a_guard_cell_in_pageable_memory_is_refused(gpu):
+    x, cell = gpu.zeros(4), np.ones(1, np.uint32)
+    body = eagle.Body([eagle.graph.Node("plan", affine.plan(x, 1.0, 1.0, buffer=x))])
+    g = eagle.Graph().add_node(eagle.graph.Node("device_if", eagle.DeviceIf(cell, body, eagle.Body())))
+    with pytest.raises(ValueError, match="guard cell of a device if, match or loop is a pageable host array"):
+        g.build()
+
+
+def test_a_node_with_both_sides_names_the_copy_to_add(gpu):
+    h, d = np.zeros(8), gpu.zeros(8)
+    g = eagle.Graph().add(affine.plan(d, 1.0, 1.0)).add_node(opaque(lambda: None, reads={"h": h, "d": d}),
+                                                             name="layer")
+    with pytest.raises(ValueError, match=r"node 'layer' has planes on both sides: host h, device d; add "
+                                         r"eagle\.copy\(h, into=<a device array>\) before it"):
+        g.build()
+
+
+def test_a_native_plan_refuses_device_planes(gpu):
+    from eagle.native import Library, compile_library
+    from eagle.plan import Plan
+
+    lib = Library(compile_library('#include "eagle/eagle.h"\n'
+                                  "void nop(int64_t b, int64_t e, const eagle_arg *a) {}\n", name="gpu_nop"))
+    plan = Plan(lib.kernel("nop"), [("x", "readwrite")], name="nop")
+    g = eagle.Graph().add(plan.bind(gpu.zeros(4)))
+    with pytest.raises(ValueError, match="plan 'nop' has device planes, but its kernel is native C"):
+        g.build()
