@@ -53,7 +53,8 @@
     X(cuGraphUpload, 11010)                     \
     X(cuGraphLaunch, 10000)                     \
     X(cuGraphExecDestroy, 10000)                \
-    X(cuGraphExecKernelNodeSetParams, 12000)
+    X(cuGraphExecKernelNodeSetParams, 12000)    \
+    X(cuGraphExecMemcpyNodeSetParams, 10020)
 
 typedef eg_CUresult (*eg_PFN_cuDriverGetVersion)(int *driverVersion);
 typedef eg_CUresult (*eg_PFN_cuGetProcAddress)(const char *symbol, void **pfn, int cudaVersion,
@@ -115,5 +116,10 @@ typedef eg_CUresult (*eg_PFN_cuGraphLaunch)(eg_CUgraphExec hGraphExec, eg_CUstre
 typedef eg_CUresult (*eg_PFN_cuGraphExecDestroy)(eg_CUgraphExec hGraphExec);
 typedef eg_CUresult (*eg_PFN_cuGraphExecKernelNodeSetParams)(
     eg_CUgraphExec hGraphExec, eg_CUgraphNode hNode, const eg_CUDA_KERNEL_NODE_PARAMS *nodeParams);
+
+typedef eg_CUresult (*eg_PFN_cuGraphExecMemcpyNodeSetParams)(eg_CUgraphExec hGraphExec,
+                                                            eg_CUgraphNode hNode,
+                                                            const eg_CUDA_MEMCPY3D *copyParams,
+                                                            eg_CUcontext ctx);
 
 #endif /* EAGLE_CUDA_DRIVER_H */

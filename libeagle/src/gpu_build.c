@@ -89,33 +89,39 @@ static int add_empty_node(const build *b, eg_CUgraph cg, const deps *d, eg_CUgra
 
 /* Refuse pageable host memory: CUDA graphs read it at every replay with no
  * guarantee (and not at all inside conditional bodies). */
-static int check_copy_side(const build *b, uint64_t address, const char *side)
+static int check_copy_side(const char *api, uint64_t address, const char *side)
 {
     int type = 0;
     eg_CUresult r = drv.cuPointerGetAttribute(&type, EG_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
     if (r == EG_CUDA_ERROR_INVALID_VALUE)
         return eagle_fail(EAGLE_ERR_ARG, "%s: the %s of a copy (0x%llx) is pageable host memory; "
                           "a graph copies only device or pinned memory: allocate it with "
-                          "eagle_cuda_host_alloc", b->api, side, (unsigned long long)address);
-    return cu_check(r, b->api, "cuPointerGetAttribute");
+                          "eagle_cuda_host_alloc", api, side, (unsigned long long)address);
+    return cu_check(r, api, "cuPointerGetAttribute");
+}
+
+/* The parameters of a copy of `bytes` from src to dst, after checking both sides. */
+static int copy_params(const char *api, uint64_t dst, uint64_t src, size_t bytes, eg_CUDA_MEMCPY3D *p)
+{
+    int rc = check_copy_side(api, src, "source");
+    if (!rc)
+        rc = check_copy_side(api, dst, "destination");
+    /* UNIFIED on both sides: the driver works out the direction. */
+    *p = (eg_CUDA_MEMCPY3D){
+        .srcMemoryType = EG_CU_MEMORYTYPE_UNIFIED, .srcDevice = src,
+        .dstMemoryType = EG_CU_MEMORYTYPE_UNIFIED, .dstDevice = dst,
+        .WidthInBytes = bytes, .Height = 1, .Depth = 1,
+    };
+    return rc;
 }
 
 static int add_copy_node(const build *b, eg_CUgraph cg, const deps *d, const gitem *it,
                          eg_CUgraphNode *out)
 {
-    int rc = check_copy_side(b, it->u.copy.src, "source");
-    if (!rc)
-        rc = check_copy_side(b, it->u.copy.dst, "destination");
-    if (rc)
-        return rc;
-    /* UNIFIED on both sides: the driver works out the direction. */
-    eg_CUDA_MEMCPY3D p = {
-        .srcMemoryType = EG_CU_MEMORYTYPE_UNIFIED, .srcDevice = it->u.copy.src,
-        .dstMemoryType = EG_CU_MEMORYTYPE_UNIFIED, .dstDevice = it->u.copy.dst,
-        .WidthInBytes = it->u.copy.bytes, .Height = 1, .Depth = 1,
-    };
-    return cu_check(drv.cuGraphAddMemcpyNode(out, cg, d->v, d->n, &p, b->dev->ctx), b->api,
-                    "cuGraphAddMemcpyNode");
+    eg_CUDA_MEMCPY3D p;
+    int rc = copy_params(b->api, it->u.copy.dst, it->u.copy.src, it->u.copy.bytes, &p);
+    return rc ? rc : cu_check(drv.cuGraphAddMemcpyNode(out, cg, d->v, d->n, &p, b->dev->ctx), b->api,
+                              "cuGraphAddMemcpyNode");
 }
 
 /* The driver calls this on its own thread at every replay. */
@@ -480,22 +486,23 @@ EAGLE_API int eagle_gpu_instantiate(eagle_gpu_graph *g, int device, int32_t flag
 }
 
 /* g's top graph, instantiated, with its context current. */
-static int enter_exec(const eagle_gpu_graph *g, const char *api, eagle_gpu_graph **top)
+static int enter_exec(const eagle_gpu_graph *g, const char *api, eagle_gpu_graph **top,
+                      cuda_device **d)
 {
-    cuda_device *d;
     if (!g)
         return eagle_fail(EAGLE_ERR_ARG, "%s: graph is NULL", api);
     *top = gpu_top(g);
     if (!(*top)->exec)
         return eagle_fail(EAGLE_ERR_STATE, "%s: the graph is not instantiated (eagle_gpu_instantiate)",
                           api);
-    return cuda_enter((*top)->device, api, &d);
+    return cuda_enter((*top)->device, api, d);
 }
 
 static int enqueue(eagle_gpu_graph *g, int64_t replays, const char *api)
 {
     eagle_gpu_graph *top = NULL;
-    int rc = enter_exec(g, api, &top);
+    cuda_device *d;
+    int rc = enter_exec(g, api, &top, &d);
     if (rc)
         return rc;
     if (replays < 0)
@@ -513,7 +520,8 @@ static int enqueue(eagle_gpu_graph *g, int64_t replays, const char *api)
 static int synchronize(eagle_gpu_graph *g, const char *api)
 {
     eagle_gpu_graph *top = NULL;
-    int rc = enter_exec(g, api, &top);
+    cuda_device *d;
+    int rc = enter_exec(g, api, &top, &d);
     if (rc)
         return rc;
     rc = cu_check(drv.cuStreamSynchronize(top->stream), api, "cuStreamSynchronize");
@@ -542,11 +550,11 @@ EAGLE_API int eagle_gpu_launch(eagle_gpu_graph *g, int64_t replays)
 
 /* ------------------------------------------------------------- patching */
 
-/* Kernel item `node` of g, whose top graph is instantiated and current. */
-static int kernel_item(const eagle_gpu_graph *g, int32_t node, const char *api,
-                       eagle_gpu_graph **top, gitem **out)
+/* Item `node` of g, of `kind`, whose top graph is instantiated and current. */
+static int exec_item(const eagle_gpu_graph *g, int32_t node, gitem_kind kind, const char *api,
+                     eagle_gpu_graph **top, cuda_device **d, gitem **out)
 {
-    int rc = enter_exec(g, api, top);
+    int rc = enter_exec(g, api, top, d);
     if (rc)
         return rc;
     if (node < 0 || node >= g->nnodes)
@@ -554,8 +562,9 @@ static int kernel_item(const eagle_gpu_graph *g, int32_t node, const char *api,
                           g->nnodes);
     node_ref r = g->nodes[node];
     *out = &g->stages[r.stage].branches[r.branch].items[r.item];
-    if ((*out)->kind != GI_KERNEL)
-        return eagle_fail(EAGLE_ERR_ARG, "%s: node %d is not a kernel node", api, node);
+    if ((*out)->kind != kind)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: node %d is not a %s node", api, node,
+                          kind == GI_KERNEL ? "kernel" : "copy");
     return EAGLE_OK;
 }
 
@@ -577,8 +586,9 @@ EAGLE_API int eagle_gpu_set_kernel_args(eagle_gpu_graph *g, int32_t node, const 
 {
     const char *api = "eagle_gpu_set_kernel_args";
     eagle_gpu_graph *top = NULL;
+    cuda_device *d;
     gitem *it = NULL;
-    int rc = kernel_item(g, node, api, &top, &it);
+    int rc = exec_item(g, node, GI_KERNEL, api, &top, &d, &it);
     if (rc)
         return rc;
     kernel_desc k = it->u.kernel;
@@ -602,8 +612,9 @@ EAGLE_API int eagle_gpu_set_grid(eagle_gpu_graph *g, int32_t node, const uint32_
 {
     const char *api = "eagle_gpu_set_grid";
     eagle_gpu_graph *top = NULL;
+    cuda_device *d;
     gitem *it = NULL;
-    int rc = kernel_item(g, node, api, &top, &it);
+    int rc = exec_item(g, node, GI_KERNEL, api, &top, &d, &it);
     if (!rc)
         rc = gpu_check_dims(grid, "grid", api);
     if (rc)
@@ -612,5 +623,25 @@ EAGLE_API int eagle_gpu_set_grid(eagle_gpu_graph *g, int32_t node, const uint32_
     memcpy(k.grid, grid, sizeof k.grid);
     if (!(rc = patch(top, it, &k, api)))
         memcpy(it->u.kernel.grid, grid, sizeof k.grid);
+    return rc;
+}
+
+EAGLE_API int eagle_gpu_set_copy(eagle_gpu_graph *g, int32_t node, uint64_t dst, uint64_t src)
+{
+    const char *api = "eagle_gpu_set_copy";
+    eagle_gpu_graph *top = NULL;
+    cuda_device *d;
+    gitem *it = NULL;
+    eg_CUDA_MEMCPY3D p;
+    int rc = exec_item(g, node, GI_COPY, api, &top, &d, &it);
+    if (!rc)
+        rc = copy_params(api, dst, src, it->u.copy.bytes, &p);
+    if (!rc)
+        rc = cu_check(drv.cuGraphExecMemcpyNodeSetParams(top->exec, it->node, &p, d->ctx), api,
+                      "cuGraphExecMemcpyNodeSetParams");
+    if (!rc) {
+        it->u.copy.dst = dst;
+        it->u.copy.src = src;
+    }
     return rc;
 }

@@ -1030,6 +1030,29 @@ static eg_CUresult fk_cuGraphExecKernelNodeSetParams(eg_CUgraphExec hGraphExec, 
     return set_kernel(&n->u.kernel, nodeParams, "cuGraphExecKernelNodeSetParams");
 }
 
+/* The copy's ends may change (same context); the new ends are checked as at add. */
+static eg_CUresult fk_cuGraphExecMemcpyNodeSetParams(eg_CUgraphExec hGraphExec, eg_CUgraphNode hNode,
+                                                     const eg_CUDA_MEMCPY3D *p, eg_CUcontext ctx)
+{
+    if (!hGraphExec || !hNode || !p)
+        return EG_CUDA_ERROR_INVALID_VALUE;
+    if (bad_ctx(ctx))
+        return refuse(FK_CUDA_ERROR_INVALID_CONTEXT, "cuGraphExecMemcpyNodeSetParams: not the primary "
+                      "context");
+    eg_CUgraphNode n = exec_node(hGraphExec->graph, hNode);
+    if (!n || n->type != FK_NODE_MEMCPY)
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuGraphExecMemcpyNodeSetParams: not a copy node "
+                      "of the instantiated graph");
+    eg_CUresult r = copy_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
+                              p->srcZ, p->srcPitch, p->srcHeight, p, 0, "source");
+    if (!r)
+        r = copy_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstZ,
+                      p->dstPitch, p->dstHeight, p, 0, "destination");
+    if (!r)
+        n->u.copy = *p;
+    return r;
+}
+
 /* ----------------------------------------------------- graphs: launching */
 
 /* The launch in progress on this thread: kernels set handles through it. */

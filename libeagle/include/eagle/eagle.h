@@ -465,6 +465,8 @@ EAGLE_API int eagle_gpu_synchronize(eagle_gpu_graph *g);
 EAGLE_API int eagle_gpu_set_kernel_args(eagle_gpu_graph *g, int32_t node, const eagle_arg *args,
                                         int32_t nargs);
 EAGLE_API int eagle_gpu_set_grid(eagle_gpu_graph *g, int32_t node, const uint32_t *grid);
+/* Patch copy node `node` to copy its bytes from src to dst (device or pinned). */
+EAGLE_API int eagle_gpu_set_copy(eagle_gpu_graph *g, int32_t node, uint64_t dst, uint64_t src);
 
 /* stats[EAGLE_GPU_STAT_*] of g (of its top graph, for a sub-graph). */
 EAGLE_API void eagle_gpu_graph_stats(const eagle_gpu_graph *g, int64_t *stats);

@@ -14,6 +14,7 @@ from eagle._comm import Communicator as Communicator
 from eagle._comm import shard as shard
 from eagle._core import BLOCK as BLOCK
 from eagle._errors import Busy as Busy
+from eagle._errors import RebuildWarning as RebuildWarning
 from eagle._errors import SiblingRace as SiblingRace
 from eagle._graph import Graph as Graph
 from eagle._kinds import node as node

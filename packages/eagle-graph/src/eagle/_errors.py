@@ -22,6 +22,15 @@ class Busy(RuntimeError):
                          "give each thread its own Graph, or wait for it")
 
 
+class RebuildWarning(UserWarning):
+    """``bind`` could not patch the instantiated CUDA graph and built it again.
+
+    A host node or a device condition (its guard cell) held an array that
+    ``bind`` swapped: those are not patched in place; kernels and copies are.
+    Given once per graph.
+    """
+
+
 class SiblingRace(ValueError):
     """Two branches of one fork touch one plane, one writes it, and no wait orders them.
 

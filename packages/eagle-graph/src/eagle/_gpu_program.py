@@ -24,6 +24,9 @@ from eagle._program import LOOPS, _trampoline
 THREADS = 256
 MAX_BLOCKS = 65536
 
+#: A logical size above every plane's: the full size.
+_BIG = 1 << 62
+
 #: One kernel parameter: a device array (its address), or a NumPy scalar of the parameter's C type.
 Arg = Any
 
@@ -58,12 +61,18 @@ def _slots(args: Sequence[Arg]) -> Any:
     return slots
 
 
+#: ``sized(base, n) -> (args, grid)``: a kernel's arguments and grid at logical size ``n``, from
+#: its base arguments (what ``bind`` re-points).
+Sized = Callable[[Sequence[Arg], int], tuple[Sequence[Arg], tuple[int, int, int]]]
+
+
 @dataclass
-class _Sized:
-    """A kernel whose arguments and grid follow the logical size: ``at(n) -> (args, grid)``."""
+class _Kernel:
+    """A kernel node as it was added: what set_logical_size and bind patch."""
 
     node: int
-    at: Callable[[int], tuple[Sequence[Arg], tuple[int, int, int]]]
+    base: list[Arg]
+    sized: Sized | None
 
 
 class GpuProgram:
@@ -79,7 +88,10 @@ class GpuProgram:
         self._error: BaseException | None = None
         self._subs: list[GpuProgram] = []
         self._owner: GpuProgram | None = None
-        self._sized: list[_Sized] = []
+        self._kernels: list[_Kernel] = []
+        self._copies: list[list[Any]] = []  # [node, src, dst] of each copy node
+        self._fixed: set[int] = set()  # ids of arrays that nodes other than kernels hold
+        self._logical: int | None = None
         self._last = -1  # the id of the last item added
         self._signals: dict[int, int] = {}  # id of what a signal stands for -> its item
         #: Whether items go into a conditional's body (host nodes are refused there).
@@ -104,40 +116,43 @@ class GpuProgram:
 
     # --- items ---------------------------------------------------------------
     def kernel(self, function: Any, args: Sequence[Arg], grid: Sequence[int],
-               block: Sequence[int] = (THREADS, 1, 1), shared: int = 0,
-               sized: Callable[[int], tuple[Sequence[Arg], tuple[int, int, int]]] | None = None) -> int:
-        """Append a kernel node; ``sized(n)`` gives its arguments and grid at logical size ``n``.
+               block: Sequence[int] = (THREADS, 1, 1), shared: int = 0, sized: Sized | None = None) -> int:
+        """Append a kernel node; with ``sized``, ``args`` are its base arguments and ``sized(args,
+        n)`` gives its arguments and grid at logical size ``n`` (``grid`` is then unused).
 
         Returns its node id.
         """
-        grid3, block3 = ffi.new("uint32_t[3]", list(grid)), ffi.new("uint32_t[3]", list(block))
-        node = self._added(lib.eagle_gpu_add_kernel(self._ptr, function, grid3, block3, shared,
-                                                    _slots(args), len(args)), "GpuProgram.kernel")
-        self._keep += [function, *args]
-        if sized is not None:
-            self._sized.append(_Sized(node, sized))
+        launch_args, launch_grid = sized(args, _BIG) if sized is not None else (args, grid)
+        grid3, block3 = ffi.new("uint32_t[3]", list(launch_grid)), ffi.new("uint32_t[3]", list(block))
+        added = lib.eagle_gpu_add_kernel(self._ptr, function, grid3, block3, shared, _slots(launch_args),
+                                         len(launch_args))
+        node = self._added(added, "GpuProgram.kernel")
+        self._keep += [function, *launch_args]
+        self._kernels.append(_Kernel(node, list(args), sized))
         return node
 
     def samples_kernel(self, function: Any, args: Sequence[Arg], n: int) -> int:
         """A grid-stride kernel over ``n`` samples whose last argument is the logical end."""
-        def at(logical: int) -> tuple[Sequence[Arg], tuple[int, int, int]]:
+        def at(base: Sequence[Arg], logical: int) -> tuple[Sequence[Arg], tuple[int, int, int]]:
             end = min(n, logical)
-            return [*args, np.int64(end)], grid_for(end)
+            return [*base, np.int64(end)], grid_for(end)
 
-        first_args, grid = at(n)
-        return self.kernel(function, first_args, grid, sized=at)
+        return self.kernel(function, args, (1, 1, 1), sized=at)
 
     def copy(self, src: Any, dst: Any, nbytes: int) -> GpuProgram:
         """A copy node of ``nbytes`` from ``src`` to ``dst`` (device or pinned memory; the
         driver infers the direction)."""
-        self._added(lib.eagle_gpu_add_copy(self._ptr, _cuda.address(dst), _cuda.address(src), nbytes),
-                    "GpuProgram.copy")
+        node = self._added(lib.eagle_gpu_add_copy(self._ptr, _cuda.address(dst), _cuda.address(src), nbytes),
+                           "GpuProgram.copy")
         self._keep += [src, dst]
+        self._copies.append([node, src, dst])
         return self
 
-    def callback(self, fn: Callable[[], object]) -> GpuProgram:
+    def callback(self, fn: Callable[[], object], touches: Sequence[Any] = ()) -> GpuProgram:
         """A host node running ``fn`` on the driver's thread at every replay; an exception is
-        kept and raised by the next launch or synchronize."""
+        kept and raised by the next launch or synchronize.  ``touches``: the arrays it reads or
+        writes (bind cannot re-point a host function)."""
+        self._hold(*touches)
         handle = ffi.new_handle((self, [fn]))
         self._added(lib.eagle_gpu_add_host(self._ptr, _trampoline, handle), "GpuProgram.callback")
         self._keep.append(handle)
@@ -155,15 +170,15 @@ class GpuProgram:
         sources, targets = [x, *scratch], [*scratch, out]
 
         for level in range(len(passes)):
-            def at(logical: int, level: int = level) -> tuple[Sequence[Arg], tuple[int, int, int]]:
+            def at(base: Sequence[Arg], logical: int, level: int = level) -> tuple[Sequence[Arg],
+                                                                                   tuple[int, int, int]]:
                 count = min(n, logical)
                 for _ in range(level):
                     count = -(-count // BLOCK)
-                grid = (max(-(-count // BLOCK), 1), 1, 1)
-                return [sources[level], targets[level], np.int64(count)], grid
+                return [*base, np.int64(count)], (max(-(-count // BLOCK), 1), 1, 1)
 
-            args, grid = at(n)
-            self.kernel(function, args, grid, (_gpu_kernels.REDUCE_THREADS, 1, 1), sized=at)
+            self.kernel(function, [sources[level], targets[level]], (1, 1, 1),
+                        (_gpu_kernels.REDUCE_THREADS, 1, 1), sized=at)
         self.reductions += 1
         return self
 
@@ -247,9 +262,14 @@ class GpuProgram:
         self._last = check(status, api)
         return self._last
 
+    def _hold(self, *arrays: Any) -> None:
+        """Keep arrays that a host node or a conditional holds (bind cannot re-point them)."""
+        self._keep += arrays
+        self._fixed.update(id(a) for a in arrays)
+
     def _adopt(self, cell: Any, *subs: GpuProgram | None) -> None:
         # libeagle owns a sub-graph once it is added: stop our finalizer from freeing it.
-        self._keep.append(cell)
+        self._hold(cell)
         for sub in subs:
             if sub is not None:
                 ffi.gc(sub._ptr, None)
@@ -291,15 +311,50 @@ class GpuProgram:
 
     def set_logical_size(self, n: int) -> GpuProgram:
         """Patch every sized kernel's arguments and grid for ``n`` samples, sub-programs too."""
-        for sized in self._sized:
-            args, grid = sized.at(n)
-            check(lib.eagle_gpu_set_kernel_args(self._ptr, sized.node, _slots(args), len(args)),
-                  "eagle.Graph.set_logical_size")
-            check(lib.eagle_gpu_set_grid(self._ptr, sized.node, ffi.new("uint32_t[3]", list(grid))),
-                  "eagle.Graph.set_logical_size")
+        self._logical = n
+        for k in self._kernels:
+            if k.sized is not None:
+                self._patch(k, "eagle.Graph.set_logical_size")
         for sub in self._subs:
             sub.set_logical_size(n)
         return self
+
+    def rebind(self, mapping: dict[int, Any]) -> bool:
+        """Re-point the kernels that hold an array of ``mapping`` (id of old array -> new one) in
+        the instantiated graph.  False, with nothing patched, when a copy, a host node or a
+        conditional holds one: the graph must be built again.  Kernels and copies are patched."""
+        if not self._patchable(mapping):
+            return False
+        self._rebind(mapping)
+        return True
+
+    def _patchable(self, mapping: dict[int, Any]) -> bool:
+        return not (self._fixed & mapping.keys()) and all(sub._patchable(mapping) for sub in self._subs)
+
+    def _rebind(self, mapping: dict[int, Any]) -> None:
+        for k in self._kernels:
+            base = [mapping.get(id(a), a) for a in k.base]
+            if any(new is not old for new, old in zip(base, k.base, strict=True)):
+                k.base = base
+                self._keep += base
+                self._patch(k, "eagle.Graph.bind")
+        for copy in self._copies:
+            node, src, dst = copy
+            new_src, new_dst = mapping.get(id(src), src), mapping.get(id(dst), dst)
+            if new_src is not src or new_dst is not dst:
+                check(lib.eagle_gpu_set_copy(self._ptr, node, _cuda.address(new_dst), _cuda.address(new_src)),
+                      "eagle.Graph.bind")
+                copy[1:] = [new_src, new_dst]
+                self._keep += [new_src, new_dst]
+        for sub in self._subs:
+            sub._rebind(mapping)
+
+    def _patch(self, k: _Kernel, api: str) -> None:
+        logical = _BIG if self._logical is None else self._logical
+        args, grid = k.sized(k.base, logical) if k.sized is not None else (k.base, None)
+        check(lib.eagle_gpu_set_kernel_args(self._ptr, k.node, _slots(args), len(args)), api)
+        if grid is not None:
+            check(lib.eagle_gpu_set_grid(self._ptr, k.node, ffi.new("uint32_t[3]", list(grid))), api)
 
     def stats(self) -> dict[str, int]:
         """``captures`` (CUDA graphs built), ``graph_builds`` (instantiations), ``replays``."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ import numpy as np
 from eagle import _core
 from eagle._comm import Communicator, communicator_of
 from eagle._edges import Edge, derive_edges
-from eagle._errors import Busy
+from eagle._errors import Busy, RebuildWarning
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import lower, lowered
@@ -93,6 +94,8 @@ class Graph:
         self._program: Program | GpuProgram | None = None
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._logical: int | None = None
+        self._warned_rebuild = False
+        self._retired_stats: dict[str, int] = {}  # GPU counters of the CUDA graphs bind replaced
         self.dispatch: str | None = None
         self._busy = _core.ffi.new("int32_t[1]")  # the non-blocking guard, a C atomic
         hook = _on_new_graph.get()
@@ -262,7 +265,9 @@ class Graph:
         return self._gpu_stat("graph_builds")
 
     def _gpu_stat(self, name: str) -> int | None:
-        return self._program.stats()[name] if isinstance(self._program, GpuProgram) else None
+        if not isinstance(self._program, GpuProgram):
+            return None
+        return self._program.stats()[name] + self._retired_stats.get(name, 0)
 
     def node_labels(self) -> list[str]:
         """The labels of the nodes, in order: what Edge indices point into."""
@@ -378,9 +383,21 @@ class Graph:
             program.set_logical_size(self._logical)
         return program, reducing
 
-    def _relower(self) -> None:
-        """Lower again after the arrays of built nodes were swapped (a builder's bind): same
-        nodes, same schedule, new pointers."""
+    def _relower(self, mapping: dict[int, Any]) -> None:
+        """Lower again after the arrays of built nodes were swapped (a builder's bind; ``mapping``:
+        id of each old array -> its new one): same nodes, same schedule, new pointers.  On the
+        GPU the instantiated graph is patched where it can be, else built again with one warning."""
+        if isinstance(self._program, GpuProgram):
+            if not self._program.rebind(mapping):
+                if not self._warned_rebuild:
+                    warnings.warn("eagle.Graph.bind: a host node or a device condition holds a swapped "
+                                  "array and cannot be patched; the CUDA graph is built again (this "
+                                  "warning is given once per graph)", RebuildWarning, stacklevel=3)
+                    self._warned_rebuild = True
+                for name, count in self._program.stats().items():
+                    self._retired_stats[name] = self._retired_stats.get(name, 0) + count
+                self._program = self._lower_gpu()[0]
+            return
         lowerings, tape = self._lowerings()
         program, _ = self._lower(lowerings, self._schedule)
         if self._comm is not None:

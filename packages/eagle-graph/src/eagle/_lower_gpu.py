@@ -46,10 +46,10 @@ def gpu_lowered(node: Node, label: str) -> GpuItems:
             raise TypeError(f"eagle.Graph.build: lower_gpu of {kind.describe()} returned "
                             f"{type(items).__name__}; return eagle.graph.GpuItems")
         return items
-    return _host_node(lowered(node, label), label)
+    return _host_node(lowered(node, label), label, [a for _, a, _ in node.planes() if is_plane(a)])
 
 
-def _host_node(host_lowering: Any, label: str) -> GpuItems:
+def _host_node(host_lowering: Any, label: str, planes: list[Any]) -> GpuItems:
     """The node's CPU lowering as a host program run by a host node at every replay."""
     def emit_host(gpu: GpuProgram) -> None:
         if gpu.in_body:
@@ -60,7 +60,7 @@ def _host_node(host_lowering: Any, label: str) -> GpuItems:
         program = Program().stage()
         emit(host_lowering, program)
         program.finalize()
-        gpu.callback(program.run)
+        gpu.callback(program.run, touches=planes)
 
     return GpuItems(emit_host)
 

@@ -535,7 +535,7 @@ class Recorder:
         for name, new in arrays.items():
             self.retired.append(self.arguments[name])
             self.arguments[name] = new
-        graph._relower()
+        graph._relower(mapping)
 
 
 def _side(array: Any) -> int | None:
