@@ -34,6 +34,7 @@ REAL_TYPES = {
     "eg_CUgraphConditionalHandle": "CUgraphConditionalHandle",
     "eg_CUpointer_attribute": "CUpointer_attribute",
     "eg_CUdriverProcAddressQueryResult": "CUdriverProcAddressQueryResult",
+    "eg_CUstreamCaptureMode": "CUstreamCaptureMode",
     "eg_CUcontext": "CUcontext",
     "eg_CUmodule": "CUmodule",
     "eg_CUfunction": "CUfunction",

@@ -313,3 +313,27 @@ EAGLE_API int eagle_cuda_memory_type(int device, uint64_t address, int32_t *type
     *type = memory == EG_CU_MEMORYTYPE_DEVICE ? EAGLE_MEMORY_DEVICE : EAGLE_MEMORY_PINNED;
     return rc;
 }
+
+EAGLE_API int eagle_cuda_launch(int device, void *function, const uint32_t *grid, const uint32_t *block,
+                                uint32_t shared_bytes, uint64_t stream, const eagle_arg *args,
+                                int32_t nargs)
+{
+    cuda_device *d;
+    const char *api = "eagle_cuda_launch";
+    if (!function || !grid || !block || nargs < 0 || (nargs && !args))
+        return eagle_fail(EAGLE_ERR_ARG, "%s: a NULL function, grid or block, or args that do not "
+                          "match nargs", api);
+    int rc = cuda_enter(device, api, &d);
+    void **params = rc ? NULL : malloc((size_t)(nargs ? nargs : 1) * sizeof *params);
+    if (!rc && !params)
+        rc = eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
+    for (int32_t i = 0; !rc && i < nargs; ++i)
+        params[i] = (void *)&args[i]; /* the driver reads each parameter's size from the slot */
+    if (!rc)
+        rc = cu_check(drv.cuLaunchKernel((eg_CUfunction)function, grid[0], grid[1], grid[2], block[0],
+                                         block[1], block[2], shared_bytes,
+                                         (eg_CUstream)(uintptr_t)stream, params, NULL),
+                      api, "cuLaunchKernel");
+    free(params);
+    return rc;
+}

@@ -54,7 +54,11 @@
     X(cuGraphLaunch, 10000)                     \
     X(cuGraphExecDestroy, 10000)                \
     X(cuGraphExecKernelNodeSetParams, 12000)    \
-    X(cuGraphExecMemcpyNodeSetParams, 10020)
+    X(cuGraphExecMemcpyNodeSetParams, 10020)    \
+    X(cuLaunchKernel, 4000)                     \
+    X(cuStreamBeginCapture, 10010)              \
+    X(cuStreamEndCapture, 10000)                \
+    X(cuGraphAddChildGraphNode, 10000)
 
 typedef eg_CUresult (*eg_PFN_cuDriverGetVersion)(int *driverVersion);
 typedef eg_CUresult (*eg_PFN_cuGetProcAddress)(const char *symbol, void **pfn, int cudaVersion,
@@ -121,5 +125,16 @@ typedef eg_CUresult (*eg_PFN_cuGraphExecMemcpyNodeSetParams)(eg_CUgraphExec hGra
                                                             eg_CUgraphNode hNode,
                                                             const eg_CUDA_MEMCPY3D *copyParams,
                                                             eg_CUcontext ctx);
+
+typedef eg_CUresult (*eg_PFN_cuLaunchKernel)(eg_CUfunction f, unsigned int gridDimX,
+                                             unsigned int gridDimY, unsigned int gridDimZ,
+                                             unsigned int blockDimX, unsigned int blockDimY,
+                                             unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                             eg_CUstream hStream, void **kernelParams, void **extra);
+typedef eg_CUresult (*eg_PFN_cuStreamBeginCapture)(eg_CUstream hStream, eg_CUstreamCaptureMode mode);
+typedef eg_CUresult (*eg_PFN_cuStreamEndCapture)(eg_CUstream hStream, eg_CUgraph *phGraph);
+typedef eg_CUresult (*eg_PFN_cuGraphAddChildGraphNode)(eg_CUgraphNode *phGraphNode, eg_CUgraph hGraph,
+                                                       const eg_CUgraphNode *dependencies,
+                                                       size_t numDependencies, eg_CUgraph childGraph);
 
 #endif /* EAGLE_CUDA_DRIVER_H */

@@ -21,6 +21,7 @@ typedef uint64_t eg_cuuint64_t;
 typedef uint64_t eg_CUgraphConditionalHandle;
 typedef int eg_CUpointer_attribute;
 typedef int eg_CUdriverProcAddressQueryResult;
+typedef int eg_CUstreamCaptureMode;
 
 /* Opaque handles: pointers to structs only the driver defines. */
 typedef struct eg_CUctx_st *eg_CUcontext;
@@ -59,6 +60,7 @@ enum {
 };
 
 enum {
+    EG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
     EG_CU_STREAM_NON_BLOCKING = 1,
     EG_CU_MEMHOSTALLOC_PORTABLE = 1,
     EG_CU_MEMHOSTALLOC_DEVICEMAP = 2,

@@ -20,6 +20,7 @@
 
 typedef struct build {
     cuda_device *dev;
+    eg_CUstream stream; /* the graph's own: captures without a stream of their own run on it */
     eg_CUfunction set_condition;
     int native_if_else, native_switch;
     const char *api;
@@ -122,6 +123,30 @@ static int add_copy_node(const build *b, eg_CUgraph cg, const deps *d, const git
     int rc = copy_params(b->api, it->u.copy.dst, it->u.copy.src, it->u.copy.bytes, &p);
     return rc ? rc : cu_check(drv.cuGraphAddMemcpyNode(out, cg, d->v, d->n, &p, b->dev->ctx), b->api,
                               "cuGraphAddMemcpyNode");
+}
+
+/* Capture the work fn enqueues on its stream, once, into a child graph node. */
+static int add_captured(const build *b, eg_CUgraph cg, const deps *d, const capture_desc *c,
+                        eg_CUgraphNode *out)
+{
+    eg_CUstream s = c->stream ? (eg_CUstream)(uintptr_t)c->stream : b->stream;
+    int rc = cu_check(drv.cuStreamBeginCapture(s, EG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), b->api,
+                      "cuStreamBeginCapture");
+    if (rc)
+        return rc;
+    int status = c->fn(c->ctx, (uint64_t)(uintptr_t)s);
+    eg_CUgraph captured = NULL;
+    eg_CUresult r = drv.cuStreamEndCapture(s, &captured); /* ends the capture even after a failure */
+    if (status)
+        rc = eagle_fail(EAGLE_ERR_CALLBACK, "%s: the captured function failed (%d)", b->api, status);
+    else
+        rc = cu_check(r, b->api, "cuStreamEndCapture");
+    if (!rc)
+        rc = cu_check(drv.cuGraphAddChildGraphNode(out, cg, d->v, d->n, captured), b->api,
+                      "cuGraphAddChildGraphNode");
+    if (captured) /* the child node holds a clone */
+        drv.cuGraphDestroy(captured);
+    return rc;
 }
 
 /* The driver calls this on its own thread at every replay. */
@@ -331,6 +356,12 @@ static int add_item(const build *b, eg_CUgraph cg, const deps *d, gitem *it, eg_
         return add_loop(b, cg, d, &it->u.cond, out);
     case GI_WAIT:
         break; /* build_branch adds the edge */
+    case GI_CAPTURE:
+        return add_captured(b, cg, d, &it->u.capture, out);
+    case GI_CHILD:
+        return cu_check(drv.cuGraphAddChildGraphNode(out, cg, d->v, d->n,
+                                                     (eg_CUgraph)(uintptr_t)it->u.child),
+                        b->api, "cuGraphAddChildGraphNode");
     }
     return eagle_fail(EAGLE_ERR_ARG, "%s: unknown item kind %d", b->api, (int)it->kind);
 }
@@ -442,10 +473,14 @@ static int prepare(build *b, const eagle_gpu_graph *g, int device, int32_t flags
 }
 
 /* Build g->graph, instantiate it, and make the stream; all or nothing. */
-static int instantiate(const build *b, eagle_gpu_graph *g)
+static int instantiate(build *b, eagle_gpu_graph *g)
 {
     deps cur = {0};
-    int rc = cu_check(drv.cuGraphCreate(&g->graph, 0), b->api, "cuGraphCreate");
+    int rc = cu_check(drv.cuStreamCreate(&g->stream, EG_CU_STREAM_NON_BLOCKING), b->api,
+                      "cuStreamCreate");
+    b->stream = g->stream;
+    if (!rc)
+        rc = cu_check(drv.cuGraphCreate(&g->graph, 0), b->api, "cuGraphCreate");
     if (!rc)
         rc = build_graph(b, g, g->graph, &cur);
     free(cur.v);
@@ -454,9 +489,6 @@ static int instantiate(const build *b, eagle_gpu_graph *g)
     if (!rc)
         rc = cu_check(drv.cuGraphInstantiateWithFlags(&g->exec, g->graph, 0), b->api,
                       "cuGraphInstantiateWithFlags");
-    if (!rc)
-        rc = cu_check(drv.cuStreamCreate(&g->stream, EG_CU_STREAM_NON_BLOCKING), b->api,
-                      "cuStreamCreate");
     /* The first launch's upload cost, paid here rather than in a replay. */
     if (!rc)
         rc = cu_check(drv.cuGraphUpload(g->exec, g->stream), b->api, "cuGraphUpload");

@@ -48,6 +48,8 @@ static void free_item(gitem *it)
         break;
     case GI_COPY:
     case GI_WAIT:
+    case GI_CAPTURE:
+    case GI_CHILD:
         break;
     }
 }
@@ -209,6 +211,39 @@ EAGLE_API int eagle_gpu_add_wait(eagle_gpu_graph *g, int32_t node)
     return id;
 }
 
+EAGLE_API int eagle_gpu_add_captured(eagle_gpu_graph *g, eagle_capture_fn fn, void *ctx,
+                                     uint64_t stream)
+{
+    const char *api = "eagle_gpu_add_captured";
+    int rc = check_open(g, api);
+    if (rc)
+        return rc;
+    if (!fn)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: fn is NULL", api);
+    int32_t id;
+    gitem *it = append(g, GI_CAPTURE, api, &id);
+    if (!it)
+        return EAGLE_ERR_NOMEM;
+    it->u.capture = (capture_desc){fn, ctx, stream};
+    return id;
+}
+
+EAGLE_API int eagle_gpu_add_child(eagle_gpu_graph *g, uint64_t graph)
+{
+    const char *api = "eagle_gpu_add_child";
+    int rc = check_open(g, api);
+    if (rc)
+        return rc;
+    if (!graph)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: graph is NULL", api);
+    int32_t id;
+    gitem *it = append(g, GI_CHILD, api, &id);
+    if (!it)
+        return EAGLE_ERR_NOMEM;
+    it->u.child = graph;
+    return id;
+}
+
 EAGLE_API int eagle_gpu_add_host(eagle_gpu_graph *g, eagle_callback_fn fn, void *ctx)
 {
     const char *api = "eagle_gpu_add_host";
@@ -238,7 +273,7 @@ static int item_has_host(const gitem *it)
 {
     if (it->kind == GI_HOST)
         return 1;
-    if (it->kind == GI_KERNEL || it->kind == GI_COPY || it->kind == GI_WAIT)
+    if (it->kind != GI_IF && it->kind != GI_SWITCH && it->kind != GI_LOOP)
         return 0;
     for (int32_t i = 0; i < it->u.cond.narms; ++i)
         if (has_host_item(it->u.cond.arms[i]))

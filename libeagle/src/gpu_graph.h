@@ -7,7 +7,9 @@
 
 #include "cuda_internal.h"
 
-typedef enum gitem_kind { GI_KERNEL, GI_COPY, GI_HOST, GI_IF, GI_SWITCH, GI_LOOP, GI_WAIT } gitem_kind;
+typedef enum gitem_kind {
+    GI_KERNEL, GI_COPY, GI_HOST, GI_IF, GI_SWITCH, GI_LOOP, GI_WAIT, GI_CAPTURE, GI_CHILD
+} gitem_kind;
 
 typedef struct kernel_desc {
     eg_CUfunction fn;
@@ -23,6 +25,13 @@ typedef struct host_desc {
     void *ctx;
     eagle_gpu_graph *graph;
 } host_desc;
+
+/* Work a function enqueues on a stream, captured once at instantiation. */
+typedef struct capture_desc {
+    eagle_capture_fn fn;
+    void *ctx;
+    uint64_t stream; /* the caller's stream, or 0: the graph's own */
+} capture_desc;
 
 /* IF: arms[0] = then, dflt = else.  SWITCH: arms, dflt.  LOOP: arms[0] = body. */
 typedef struct cond_desc {
@@ -44,6 +53,8 @@ typedef struct gitem {
         host_desc *host;
         cond_desc cond;
         int32_t wait; /* GI_WAIT: the id of the item the branch waits for */
+        capture_desc capture;
+        uint64_t child; /* GI_CHILD: a CUgraph, cloned when the node is added */
     } u;
 } gitem;
 

@@ -16,7 +16,11 @@
  * insertion order where the edges allow (so a missing edge shows), and
  * conditional nodes (IF, IF/ELSE, SWITCH, WHILE) follow cuda.h, with the
  * version gates and body restrictions of the real driver where they are
- * cheap to check.  Refusals print why on stderr: the CUresult alone rarely
+ * cheap to check.  Child graph nodes run a clone of their graph taken when
+ * they are added.  A stream that captures (cuStreamBeginCapture) records
+ * the kernels launched on it into a graph instead of running them, one
+ * after another; calls the real driver forbids during a capture are
+ * refused and invalidate it, so cuStreamEndCapture fails as it would.  Refusals print why on stderr: the CUresult alone rarely
  * says enough in a test log.
  *
  * Declarations come from libeagle's own cuda_driver.h (checked against the
@@ -38,11 +42,19 @@ enum {
     FK_CUDA_ERROR_INVALID_DEVICE = 101,
     FK_CUDA_ERROR_INVALID_CONTEXT = 201,
     FK_CUDA_ERROR_INVALID_HANDLE = 400,
+    FK_CUDA_ERROR_ILLEGAL_STATE = 401,
+    FK_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    FK_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    FK_CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
+    FK_CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+    FK_CAPTURE_MODE_GLOBAL = 0,
+    FK_CAPTURE_MODE_RELAXED = 2,
     FK_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
     FK_GRAPH_COND_ASSIGN_DEFAULT = 1,
     FK_NODE_KERNEL = 0,
     FK_NODE_MEMCPY = 1,
     FK_NODE_HOST = 3,
+    FK_NODE_GRAPH = 4,
     FK_NODE_EMPTY = 5,
     FK_NODE_CONDITIONAL = EG_CU_GRAPH_NODE_TYPE_CONDITIONAL,
 };
@@ -123,9 +135,11 @@ static const struct {
     {3, "CUDA_ERROR_NOT_INITIALIZED"}, {100, "CUDA_ERROR_NO_DEVICE"},
     {101, "CUDA_ERROR_INVALID_DEVICE"}, {201, "CUDA_ERROR_INVALID_CONTEXT"},
     {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"}, {218, "CUDA_ERROR_INVALID_PTX"},
-    {400, "CUDA_ERROR_INVALID_HANDLE"}, {500, "CUDA_ERROR_NOT_FOUND"},
-    {700, "CUDA_ERROR_ILLEGAL_ADDRESS"}, {719, "CUDA_ERROR_LAUNCH_FAILED"},
-    {801, "CUDA_ERROR_NOT_SUPPORTED"},
+    {400, "CUDA_ERROR_INVALID_HANDLE"}, {401, "CUDA_ERROR_ILLEGAL_STATE"},
+    {500, "CUDA_ERROR_NOT_FOUND"}, {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED"}, {801, "CUDA_ERROR_NOT_SUPPORTED"},
+    {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"}, {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"},
+    {906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT"}, {908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD"},
 };
 
 static eg_CUresult fk_cuGetErrorName(eg_CUresult error, const char **pStr)
@@ -177,26 +191,117 @@ static int bad_ctx(eg_CUcontext ctx) { return ctx && ctx != &primary; }
 
 struct eg_CUstream_st {
     unsigned flags;
+    /* Stream capture: */
+    eg_CUgraph capture;  /* the graph being captured; NULL when not capturing */
+    eg_CUgraphNode last; /* the node captured last: the next one depends on it */
+    int mode;            /* CU_STREAM_CAPTURE_MODE_* of cuStreamBeginCapture */
+    int invalidated;     /* a refused call broke the sequence: cuStreamEndCapture fails */
+    pthread_t thread;    /* that began the capture */
 };
+
+/* The streams capturing now (under lock). */
+static eg_CUstream *capturing;
+static size_t ncapturing, capturing_cap;
+
+/* A stream cuStreamCreate made: not NULL, CU_STREAM_LEGACY (0x1) or CU_STREAM_PER_THREAD (0x2). */
+static int is_stream(eg_CUstream s) { return (uintptr_t)s > 2; }
+
+/* The legacy default stream (NULL: entry points are resolved with CU_GET_PROC_ADDRESS_LEGACY_STREAM). */
+static int is_legacy(eg_CUstream s) { return (uintptr_t)s <= 1; }
+
+static int is_capturing(eg_CUstream s) { return is_stream(s) && s->capture; }
+
+static void forget_capture(eg_CUstream s)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ncapturing; ++i)
+        if (capturing[i] == s) {
+            capturing[i] = capturing[--ncapturing];
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    s->capture = NULL;
+    s->last = NULL;
+    s->invalidated = 0;
+}
+
+/* A potentially unsafe call (cuMemAlloc, cuMemFree, the synchronous
+ * cuMemcpy).  cuThreadExchangeStreamCaptureMode is not emulated, so every
+ * thread is in GLOBAL mode, where such a call is prohibited while this
+ * thread has a capture not begun RELAXED or another thread has one begun
+ * GLOBAL (cuda.h).  The call fails and the capture is invalidated. */
+static eg_CUresult capture_forbids(const char *api)
+{
+    int forbidden = 0;
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ncapturing; ++i) {
+        eg_CUstream s = capturing[i];
+        int mine = pthread_equal(s->thread, self);
+        if ((mine && s->mode != FK_CAPTURE_MODE_RELAXED) || (!mine && s->mode == FK_CAPTURE_MODE_GLOBAL)) {
+            s->invalidated = 1;
+            forbidden = 1;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    if (forbidden)
+        return refuse(FK_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "%s: not permitted while a stream "
+                      "captures (mode GLOBAL, or THREAD_LOCAL on this thread); the capture is "
+                      "invalidated", api);
+    return EG_CUDA_SUCCESS;
+}
+
+/* Work on the legacy stream waits for every blocking stream, and one that
+ * captures cannot be waited for: the capture is invalidated. */
+static eg_CUresult legacy_conflicts(const char *api)
+{
+    int conflict = 0;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ncapturing; ++i)
+        if (!(capturing[i]->flags & EG_CU_STREAM_NON_BLOCKING)) {
+            capturing[i]->invalidated = 1;
+            conflict = 1;
+        }
+    pthread_mutex_unlock(&lock);
+    if (conflict)
+        return refuse(FK_CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "%s: work on the legacy stream while a "
+                      "blocking stream captures; the capture is invalidated", api);
+    return EG_CUDA_SUCCESS;
+}
 
 static eg_CUresult fk_cuStreamCreate(eg_CUstream *phStream, unsigned int flags)
 {
     if (flags & ~(unsigned)EG_CU_STREAM_NON_BLOCKING)
         return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuStreamCreate: unknown flags 0x%x", flags);
     *phStream = calloc(1, sizeof **phStream);
-    return *phStream ? EG_CUDA_SUCCESS : EG_CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-/* Work ran when it was enqueued. */
-static eg_CUresult fk_cuStreamSynchronize(eg_CUstream hStream)
-{
-    (void)hStream;
+    if (!*phStream)
+        return EG_CUDA_ERROR_OUT_OF_MEMORY;
+    (*phStream)->flags = flags;
     return EG_CUDA_SUCCESS;
 }
 
+/* Work ran when it was enqueued; a capturing stream cannot be waited for. */
+static eg_CUresult fk_cuStreamSynchronize(eg_CUstream hStream)
+{
+    if (is_capturing(hStream)) {
+        hStream->invalidated = 1;
+        return refuse(FK_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "cuStreamSynchronize: the stream "
+                      "captures; the capture is invalidated");
+    }
+    return is_legacy(hStream) ? legacy_conflicts("cuStreamSynchronize") : EG_CUDA_SUCCESS;
+}
+
+static void free_graph(eg_CUgraph g);
+
 static eg_CUresult fk_cuStreamDestroy(eg_CUstream hStream)
 {
-    free(hStream);
+    if (is_capturing(hStream)) {
+        refuse(EG_CUDA_SUCCESS, "cuStreamDestroy: the stream was capturing; the capture is dropped");
+        free_graph(hStream->capture);
+        forget_capture(hStream);
+    }
+    if (is_stream(hStream))
+        free(hStream);
     return EG_CUDA_SUCCESS;
 }
 
@@ -266,13 +371,18 @@ static eg_CUresult untrack(void *p, int type, const char *api)
 static eg_CUresult fk_cuMemAlloc(eg_CUdeviceptr *dptr, size_t bytesize)
 {
     void *p = NULL;
-    eg_CUresult r = track(&p, bytesize, EG_CU_MEMORYTYPE_DEVICE);
+    eg_CUresult r = capture_forbids("cuMemAlloc");
+    if (!r)
+        r = track(&p, bytesize, EG_CU_MEMORYTYPE_DEVICE);
     *dptr = (eg_CUdeviceptr)(uintptr_t)p;
     return r;
 }
 
 static eg_CUresult fk_cuMemFree(eg_CUdeviceptr dptr)
 {
+    eg_CUresult r = capture_forbids("cuMemFree");
+    if (r)
+        return r;
     return untrack((void *)(uintptr_t)dptr, EG_CU_MEMORYTYPE_DEVICE, "cuMemFree");
 }
 
@@ -289,9 +399,15 @@ static eg_CUresult fk_cuMemFreeHost(void *p)
     return untrack(p, EG_CU_MEMORYTYPE_HOST, "cuMemFreeHost");
 }
 
-/* Unified addressing: any mix of device, pinned and pageable memory. */
+/* Unified addressing: any mix of device, pinned and pageable memory.
+ * Synchronous, on the legacy stream. */
 static eg_CUresult fk_cuMemcpy(eg_CUdeviceptr dst, eg_CUdeviceptr src, size_t bytes)
 {
+    eg_CUresult r = capture_forbids("cuMemcpy");
+    if (!r)
+        r = legacy_conflicts("cuMemcpy");
+    if (r)
+        return r;
     memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
     return EG_CUDA_SUCCESS;
 }
@@ -486,13 +602,14 @@ struct eg_CUgraphNode_st {
         eg_CUDA_MEMCPY3D copy;
         eg_CUDA_HOST_NODE_PARAMS host;
         cond_node cond;
+        eg_CUgraph child; /* a child graph node's clone of its graph */
     } u;
 };
 
 struct eg_CUgraph_st {
     eg_CUgraphNode *nodes;
     size_t n, cap;
-    eg_CUgraphNode parent; /* the conditional node of a body graph */
+    eg_CUgraphNode parent; /* the conditional node of a body graph (not set in a child's clone) */
     int execs;             /* live instantiations of this (top) graph */
 };
 
@@ -547,6 +664,8 @@ static void free_node(eg_CUgraphNode node)
         for (unsigned i = 0; i < node->u.cond.size; ++i)
             free_graph(node->u.cond.bodies[i]);
         free(node->u.cond.bodies);
+    } else if (node->type == FK_NODE_GRAPH && node->u.child) {
+        free_graph(node->u.child);
     }
     free(node->deps);
     free(node);
@@ -917,6 +1036,9 @@ static eg_CUgraphNode clone_node(eg_CUgraphNode node, eg_CUgraph g, eg_CUgraph c
         ok = ok && n->u.cond.bodies;
         for (unsigned i = 0; ok && i < node->u.cond.size; ++i)
             ok = (n->u.cond.bodies[i] = clone_graph(node->u.cond.bodies[i], n)) != NULL;
+    } else if (node->type == FK_NODE_GRAPH) {
+        n->u.child = ok ? clone_graph(node->u.child, NULL) : NULL;
+        ok = ok && n->u.child;
     }
     if (!ok) {
         if (n->type == FK_NODE_CONDITIONAL && !n->u.cond.bodies)
@@ -953,6 +1075,66 @@ static int has_conditional(eg_CUgraph g)
             return 1;
     return 0;
 }
+
+/* ---------------------------------------------------- graphs: child graphs */
+
+/* May `child` be embedded (in a conditional body when in_body)?  cuda.h:
+ * no conditional (nor allocation, free) nodes in a child graph; a body
+ * holds kernels, copies of memory the driver knows, memsets, empty nodes
+ * and child graphs, recursively. */
+static eg_CUresult check_child(eg_CUgraph child, int in_body)
+{
+    for (size_t i = 0; i < child->n; ++i) {
+        const eg_CUgraphNode n = child->nodes[i];
+        eg_CUresult r = EG_CUDA_SUCCESS;
+        if (n->type == FK_NODE_CONDITIONAL)
+            r = refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuGraphAddChildGraphNode: a child graph cannot hold "
+                       "conditional nodes");
+        else if (n->type == FK_NODE_HOST && in_body)
+            r = refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuGraphAddChildGraphNode: a child graph in a "
+                       "conditional body cannot hold host nodes");
+        else if (n->type == FK_NODE_MEMCPY && in_body) {
+            const eg_CUDA_MEMCPY3D *p = &n->u.copy;
+            r = copy_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcZ,
+                          p->srcPitch, p->srcHeight, p, 1, "source");
+            if (!r)
+                r = copy_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
+                              p->dstZ, p->dstPitch, p->dstHeight, p, 1, "destination");
+            if (r)
+                refuse(r, "cuGraphAddChildGraphNode: a copy of the child graph cannot be in a "
+                       "conditional body");
+        } else if (n->type == FK_NODE_GRAPH)
+            r = check_child(n->u.child, in_body);
+        if (r)
+            return r;
+    }
+    return EG_CUDA_SUCCESS;
+}
+
+/* cuda.h: the child graph is cloned here; the caller keeps (and may destroy) its own. */
+static eg_CUresult fk_cuGraphAddChildGraphNode(eg_CUgraphNode *phGraphNode, eg_CUgraph hGraph,
+                                               const eg_CUgraphNode *dependencies, size_t numDependencies,
+                                               eg_CUgraph childGraph)
+{
+    if (!hGraph || !childGraph)
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuGraphAddChildGraphNode: a NULL graph");
+    eg_CUresult r = check_child(childGraph, in_conditional_body(hGraph));
+    if (r)
+        return r;
+    eg_CUgraph clone = clone_graph(childGraph, NULL);
+    if (!clone)
+        return EG_CUDA_ERROR_OUT_OF_MEMORY;
+    r = new_node(hGraph, FK_NODE_GRAPH, dependencies, numDependencies, "cuGraphAddChildGraphNode",
+                 phGraphNode);
+    if (r) {
+        free_graph(clone);
+        return r;
+    }
+    (*phGraphNode)->u.child = clone;
+    return EG_CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------- graphs: instantiation */
 
 static eg_CUresult fk_cuGraphInstantiateWithFlags(eg_CUgraphExec *phGraphExec, eg_CUgraph hGraph,
                                                   unsigned long long flags)
@@ -993,10 +1175,13 @@ static eg_CUresult fk_cuGraphExecDestroy(eg_CUgraphExec hGraphExec)
     return EG_CUDA_SUCCESS;
 }
 
+static eg_CUresult not_captured(eg_CUstream s, const char *api);
+
 static eg_CUresult fk_cuGraphUpload(eg_CUgraphExec hGraphExec, eg_CUstream hStream)
 {
-    (void)hStream;
-    return hGraphExec ? EG_CUDA_SUCCESS : EG_CUDA_ERROR_INVALID_VALUE;
+    if (!hGraphExec)
+        return EG_CUDA_ERROR_INVALID_VALUE;
+    return not_captured(hStream, "cuGraphUpload");
 }
 
 /* The exec's copy of template node `origin`, searching bodies too. */
@@ -1126,6 +1311,9 @@ static void run_node(eg_CUgraphNode n)
     case FK_NODE_CONDITIONAL:
         run_conditional(&n->u.cond);
         break;
+    case FK_NODE_GRAPH:
+        run_graph(n->u.child);
+        break;
     default:
         break;
     }
@@ -1170,16 +1358,132 @@ static void reset_handles(eg_CUgraph template)
                                                                                : FK_UNSET_HANDLE_VALUE;
 }
 
+/* Stream-ordered work the fake does not capture: refused on a capturing
+ * stream (which invalidates the capture). */
+static eg_CUresult not_captured(eg_CUstream s, const char *api)
+{
+    if (is_capturing(s)) {
+        s->invalidated = 1;
+        return refuse(FK_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "%s: capturing it is not emulated; the "
+                      "capture is invalidated", api);
+    }
+    return is_legacy(s) ? legacy_conflicts(api) : EG_CUDA_SUCCESS;
+}
+
 static eg_CUresult fk_cuGraphLaunch(eg_CUgraphExec hGraphExec, eg_CUstream hStream)
 {
-    (void)hStream;
     if (!hGraphExec)
         return EG_CUDA_ERROR_INVALID_VALUE;
+    eg_CUresult r = not_captured(hStream, "cuGraphLaunch");
+    if (r)
+        return r;
     n_graph_launches++;
     reset_handles(hGraphExec->template);
     launch_error = EG_CUDA_SUCCESS;
     run_graph(hGraphExec->graph);
     return launch_error;
+}
+
+/* -------------------------------------------------------- stream capture */
+
+static eg_CUresult fk_cuStreamBeginCapture(eg_CUstream hStream, eg_CUstreamCaptureMode mode)
+{
+    if (mode < FK_CAPTURE_MODE_GLOBAL || mode > FK_CAPTURE_MODE_RELAXED)
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuStreamBeginCapture: unknown mode %d", mode);
+    if (is_legacy(hStream))
+        return refuse(FK_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "cuStreamBeginCapture: the legacy "
+                      "stream cannot capture");
+    if (!is_stream(hStream))
+        return refuse(EG_CUDA_ERROR_NOT_SUPPORTED, "cuStreamBeginCapture: the per-thread default "
+                      "stream is not emulated");
+    if (hStream->capture)
+        return refuse(FK_CUDA_ERROR_ILLEGAL_STATE, "cuStreamBeginCapture: the stream captures already");
+    eg_CUgraph g;
+    eg_CUresult r = fk_cuGraphCreate(&g, 0);
+    if (r)
+        return r;
+    pthread_mutex_lock(&lock);
+    int full = grow((void **)&capturing, &capturing_cap, ncapturing, sizeof *capturing);
+    if (!full)
+        capturing[ncapturing++] = hStream;
+    pthread_mutex_unlock(&lock);
+    if (full) {
+        free_graph(g);
+        return EG_CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    hStream->capture = g;
+    hStream->last = NULL;
+    hStream->mode = mode;
+    hStream->invalidated = 0;
+    hStream->thread = pthread_self();
+    return EG_CUDA_SUCCESS;
+}
+
+/* The captured graph is the caller's (cuGraphDestroy); an invalidated
+ * capture ends too, with a NULL graph. */
+static eg_CUresult fk_cuStreamEndCapture(eg_CUstream hStream, eg_CUgraph *phGraph)
+{
+    if (!phGraph)
+        return EG_CUDA_ERROR_INVALID_VALUE;
+    if (!is_capturing(hStream))
+        return refuse(FK_CUDA_ERROR_ILLEGAL_STATE, "cuStreamEndCapture: the stream is not capturing");
+    if (hStream->mode != FK_CAPTURE_MODE_RELAXED && !pthread_equal(hStream->thread, pthread_self()))
+        return refuse(FK_CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "cuStreamEndCapture: not the thread "
+                      "that began the capture");
+    eg_CUgraph g = hStream->capture;
+    int invalidated = hStream->invalidated;
+    forget_capture(hStream);
+    if (invalidated) {
+        free_graph(g);
+        *phGraph = NULL;
+        return refuse(FK_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "cuStreamEndCapture: the capture was "
+                      "invalidated by an earlier refused call");
+    }
+    *phGraph = g;
+    return EG_CUDA_SUCCESS;
+}
+
+/* Runs at once, as a kernel node would; on a capturing stream, appended to
+ * the capture graph after the node captured last. */
+static eg_CUresult fk_cuLaunchKernel(eg_CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                     unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                     unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                     eg_CUstream hStream, void **kernelParams, void **extra)
+{
+    if (!f)
+        return refuse(FK_CUDA_ERROR_INVALID_HANDLE, "cuLaunchKernel: a NULL function");
+    if (extra && kernelParams)
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel: both kernelParams and extra");
+    if (extra)
+        return refuse(EG_CUDA_ERROR_NOT_SUPPORTED, "cuLaunchKernel: `extra` parameter buffers are not "
+                      "emulated");
+    if (is_capturing(hStream) && hStream->invalidated)
+        return refuse(FK_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "cuLaunchKernel: the stream's capture "
+                      "was invalidated");
+    const eg_CUDA_KERNEL_NODE_PARAMS p = {f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                                          sharedMemBytes, kernelParams, NULL, NULL, NULL};
+    kernel_node k = {0};
+    eg_CUresult r = set_kernel(&k, &p, "cuLaunchKernel");
+    if (!r && is_capturing(hStream)) {
+        eg_CUgraphNode node;
+        r = new_node(hStream->capture, FK_NODE_KERNEL, &hStream->last, hStream->last ? 1 : 0,
+                     "cuLaunchKernel", &node);
+        if (!r) {
+            node->u.kernel = k;
+            hStream->last = node;
+            return EG_CUDA_SUCCESS;
+        }
+    } else if (!r && is_legacy(hStream)) {
+        r = legacy_conflicts("cuLaunchKernel");
+    }
+    if (!r) {
+        launch_error = EG_CUDA_SUCCESS;
+        run_kernel(&k);
+        r = launch_error;
+    }
+    free(k.args);
+    free(k.offsets);
+    return r;
 }
 
 /* ------------------------------------------- the built-in condition kernel */

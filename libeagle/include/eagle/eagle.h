@@ -371,6 +371,12 @@ EAGLE_API int eagle_cuda_module_load(int device, const void *image, void **modul
 EAGLE_API int eagle_cuda_module_function(int device, void *module, const char *name,
                                          void **function);
 EAGLE_API int eagle_cuda_module_unload(int device, void *module);
+/* Launch kernel `function` on `stream` (0: the legacy default stream) with
+ * parameters from args (as eagle_gpu_add_kernel takes them); not waited for.
+ * Inside a captured function it is recorded, not run. */
+EAGLE_API int eagle_cuda_launch(int device, void *function, const uint32_t *grid, const uint32_t *block,
+                                uint32_t shared_bytes, uint64_t stream, const eagle_arg *args,
+                                int32_t nargs);
 
 /*
  * A GPU graph has the shape of a program: stages of branches of items, and
@@ -426,6 +432,17 @@ EAGLE_API int eagle_gpu_add_host(eagle_gpu_graph *g, eagle_callback_fn fn, void 
 /* The next item of the current branch also waits for item `node` of g, which
  * must lie in an earlier branch or stage (b.wait(x) of a fork: one edge). */
 EAGLE_API int eagle_gpu_add_wait(eagle_gpu_graph *g, int32_t node);
+/* A function that enqueues work on `stream` (a CUstream) and returns 0, or
+ * non-zero to fail.  It runs once, at instantiation, while libeagle captures
+ * the stream; what it enqueued becomes a child graph node. */
+typedef int (*eagle_capture_fn)(void *ctx, uint64_t stream);
+/* A captured node: fn's work on `stream` (the caller's), or on the graph's
+ * own stream when stream is 0. */
+EAGLE_API int eagle_gpu_add_captured(eagle_gpu_graph *g, eagle_capture_fn fn, void *ctx,
+                                     uint64_t stream);
+/* A child graph node running a clone of `graph` (a CUgraph, e.g. torch's
+ * CUDAGraph.raw_cuda_graph() or a warp.Graph's), cloned at instantiation. */
+EAGLE_API int eagle_gpu_add_child(eagle_gpu_graph *g, uint64_t graph);
 
 /*
  * Conditionals read a one-cell uint32 array at device address `cell` (device

@@ -7,10 +7,12 @@ at run time; nothing here imports CuPy.  Device arrays are anything with
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import sys
 import weakref
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -218,3 +220,53 @@ def contiguous(array: Any) -> bool:
         expected.append(step)
         step *= extent
     return all(s == e for s, e, n in zip(strides, reversed(expected), iface["shape"], strict=True) if n > 1)
+
+
+@contextlib.contextmanager
+def current_stream(stream: int) -> Iterator[None]:
+    """Make CUDA stream ``stream`` the current one of CuPy and torch, where they are imported."""
+    with contextlib.ExitStack() as stack:
+        cupy = sys.modules.get("cupy")
+        if cupy is not None:
+            stack.enter_context(cupy.cuda.ExternalStream(stream))
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            stack.enter_context(torch.cuda.stream(torch.cuda.ExternalStream(stream)))
+        yield
+
+
+def stream_handle(stream: Any) -> int:
+    """The CUstream of a CuPy, torch or Warp stream, or of an int handle."""
+    if isinstance(stream, (int, np.integer)):
+        return int(stream)
+    for attribute in ("ptr", "cuda_stream"):  # CuPy; torch and Warp
+        handle = getattr(stream, attribute, None)
+        if handle is not None:
+            return int(getattr(handle, "value", handle) or 0)
+    raise TypeError(f"eagle.graph.opaque: stream= takes a CuPy, torch or Warp stream or a CUstream handle "
+                    f"(int), got {type(stream).__name__}")
+
+
+def graph_handle(owner: Any) -> int:
+    """The CUgraph of a torch.cuda.CUDAGraph (captured with keep_graph=True), a warp.Graph, or an
+    int handle."""
+    if isinstance(owner, (int, np.integer)):
+        return int(owner)
+    raw = getattr(owner, "raw_cuda_graph", None)  # torch
+    if raw is not None:
+        return int(raw())
+    handle = getattr(owner, "graph", None)  # warp
+    if handle is not None:
+        return int(getattr(handle, "value", handle))
+    raise TypeError(f"eagle.graph.child: owner is a torch.cuda.CUDAGraph (keep_graph=True), a warp.Graph "
+                    f"or a CUgraph handle (int), got {type(owner).__name__}")
+
+
+def launch(function: Any, grid: Sequence[int], block: Sequence[int], args: Sequence[Any], stream: int = 0,
+           device: int = 0) -> None:
+    """Launch a kernel of a loaded module on ``stream`` now (recorded instead while capturing)."""
+    from eagle._gpu_program import _slots
+
+    check(lib.eagle_cuda_launch(device, function, ffi.new("uint32_t[3]", list(grid)),
+                                ffi.new("uint32_t[3]", list(block)), 0, stream, _slots(args), len(args)),
+          "eagle: launching a kernel")

@@ -10,6 +10,7 @@ nodes: kernels, copies, host functions, and conditional nodes.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,29 @@ import numpy as np
 from eagle import _cuda, _gpu_kernels
 from eagle._core import BLOCK, check, ffi, lib
 from eagle._program import LOOPS, _trampoline
+
+#: The stream a captured function is being captured on (eagle.graph.capture_stream()).
+capturing: ContextVar[int | None] = ContextVar("eagle_capture_stream", default=None)
+
+
+@ffi.callback("int(void *, uint64_t)")
+def _capture_trampoline(ctx: Any, stream: int) -> int:
+    # Runs once, inside eagle_gpu_instantiate: keep an exception for finalize to raise.
+    program, fn, own_stream = ffi.from_handle(ctx)
+    token = capturing.set(int(stream))
+    try:
+        if own_stream:
+            with _cuda.current_stream(int(stream)):
+                fn()
+        else:
+            fn()
+    except BaseException as exc:  # noqa: BLE001 -- re-raised by GpuProgram.finalize
+        if program._error is None:
+            program._error = exc
+        return 1
+    finally:
+        capturing.reset(token)
+    return 0
 
 #: Threads per block of a per-sample kernel, and the most blocks one launch
 #: gets (a grid-stride loop covers the rest).
@@ -158,6 +182,24 @@ class GpuProgram:
         self._keep.append(handle)
         return self
 
+    def captured(self, fn: Callable[[], object], stream: int | None = None,
+                 touches: Sequence[Any] = ()) -> GpuProgram:
+        """A node of the work ``fn`` enqueues, captured once when the graph is instantiated: on
+        ``stream`` (the caller's CUDA stream handle), or on the graph's own stream, which CuPy and
+        torch then use as their current one (eagle.graph.capture_stream() names it)."""
+        self._hold(*touches)
+        handle = ffi.new_handle((self, fn, stream is None))
+        self._added(lib.eagle_gpu_add_captured(self._ptr, _capture_trampoline, handle, stream or 0),
+                    "GpuProgram.captured")
+        self._keep.append(handle)
+        return self
+
+    def child(self, graph: int, touches: Sequence[Any] = ()) -> GpuProgram:
+        """A child graph node running a clone of CUDA graph ``graph`` (a CUgraph handle)."""
+        self._hold(*touches)
+        self._added(lib.eagle_gpu_add_child(self._ptr, graph), "GpuProgram.child")
+        return self
+
     def reduce(self, x: Any, out: Any, op: str = "sum") -> GpuProgram:
         """``out[0] = op(x)`` over the first (logical) samples of a contiguous 1-D device plane,
         in the fixed order: one pass per level of blocks, each a kernel node."""
@@ -279,8 +321,9 @@ class GpuProgram:
 
     # --- running -------------------------------------------------------------
     def finalize(self, flags: int = 0) -> GpuProgram:
-        """Build the CUDA graph and instantiate it (once)."""
-        check(lib.eagle_gpu_instantiate(self._ptr, self.device, flags), "eagle.Graph.build")
+        """Build the CUDA graph and instantiate it (once); a captured function's exception is
+        raised here."""
+        self._raise_after(lib.eagle_gpu_instantiate(self._ptr, self.device, flags), "eagle.Graph.build")
         return self
 
     def run(self, replays: int = 1) -> GpuProgram:

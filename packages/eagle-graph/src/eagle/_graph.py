@@ -18,7 +18,7 @@ from eagle._errors import Busy, RebuildWarning
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import lower, lowered
-from eagle._lower_gpu import device_of_graph, gpu_lowered, on_device
+from eagle._lower_gpu import GpuSegments, device_of_graph, gpu_lowered, on_device
 from eagle._lower_gpu import lower as lower_gpu
 from eagle._nodes import Conditional, Opaque
 from eagle._program import Program
@@ -91,7 +91,7 @@ class Graph:
         self._stages: list[_Stage] = []
         self._backend: str | None = None
         self._schedule: list[str] | None = None
-        self._program: Program | GpuProgram | None = None
+        self._program: Program | GpuProgram | GpuSegments | None = None
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._logical: int | None = None
         self._warned_rebuild = False
@@ -265,7 +265,7 @@ class Graph:
         return self._gpu_stat("graph_builds")
 
     def _gpu_stat(self, name: str) -> int | None:
-        if not isinstance(self._program, GpuProgram):
+        if self._backend != "gpu":
             return None
         return self._program.stats()[name] + self._retired_stats.get(name, 0)
 
@@ -367,7 +367,7 @@ class Graph:
             program.set_logical_size(self._logical)
         return program, reducing
 
-    def _lower_gpu(self) -> tuple[GpuProgram, list[int]]:
+    def _lower_gpu(self) -> tuple[GpuProgram | GpuSegments, list[int]]:
         """One CUDA graph of the whole step, instantiated once."""
         if self._recording:
             raise ValueError("eagle.Graph.build: a record=True graph (eagle.diff) runs on the CPU only for "
@@ -376,7 +376,7 @@ class Graph:
             raise ValueError("eagle.Graph.build: a graph over a communicator runs on the CPU only for now; "
                              "pass NumPy arrays")
         lowerings = [gpu_lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
-        program, reducing = lower_gpu([stage.branches for stage in self._stages], lowerings,
+        program, reducing = lower_gpu([stage.branches for stage in self._stages], lowerings, self._labels,
                                       device_of_graph(self._nodes))
         program.finalize()
         if self._logical is not None:
@@ -387,7 +387,7 @@ class Graph:
         """Lower again after the arrays of built nodes were swapped (a builder's bind; ``mapping``:
         id of each old array -> its new one): same nodes, same schedule, new pointers.  On the
         GPU the instantiated graph is patched where it can be, else built again with one warning."""
-        if isinstance(self._program, GpuProgram):
+        if self._backend == "gpu":
             if not self._program.rebind(mapping):
                 if not self._warned_rebuild:
                     warnings.warn("eagle.Graph.bind: a host node or a device condition holds a swapped "
@@ -462,7 +462,7 @@ class Graph:
     def synchronize(self) -> Graph:
         """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception
         is raised here."""
-        if isinstance(self._program, GpuProgram):
+        if self._backend == "gpu":
             with self._guard("eagle.Graph.synchronize"):
                 self._program.synchronize()
         return self
@@ -487,7 +487,7 @@ class Graph:
         try:
             if self._tape is not None and n:
                 self._tape._run(self._program, int(n))  # the Record notes whether the run completed
-            elif not wait and isinstance(self._program, GpuProgram):
+            elif not wait and self._backend == "gpu":
                 self._program.enqueue(int(n))
             else:
                 self._program.run(int(n))

@@ -92,10 +92,22 @@ class NativeCall:
 class GpuItems:
     """What ``lower_gpu`` returns: a function that appends the node's work to a
     GPU program (:class:`eagle._gpu_program.GpuProgram`: kernel, copy and
-    host nodes, conditionals), which becomes one CUDA graph.
+    host nodes, captured work, conditionals), which becomes one CUDA graph.
+
+    Or ``eager``: a call the host makes between two CUDA graphs at every
+    launch; the graph is cut around it and the device synchronised before
+    and after (for code that reads back from the device).
+
+    >>> from eagle.graph import GpuItems
+    >>> items = GpuItems(eager=lambda: print("between two CUDA graphs"))
+    >>> items.emit is None
+    True
+    >>> items.eager()
+    between two CUDA graphs
     """
 
-    emit: Callable[[GpuProgram], object]
+    emit: Callable[[GpuProgram], object] | None = None
+    eager: Callable[[], object] | None = None
 
 
 #: ``vjp(payload, primals, cotangents) -> {read plane name: gradient}``: the

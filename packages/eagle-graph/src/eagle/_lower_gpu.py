@@ -9,6 +9,7 @@ constructs that hold other nodes, each placed on its own).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from eagle._edges import is_plane
@@ -42,9 +43,9 @@ def gpu_lowered(node: Node, label: str) -> GpuItems:
                              f"({', '.join(device)}) but no GPU lowering; register the kind with "
                              "lower_gpu=..., or pass NumPy arrays for a CPU build")
         items = kind.lower_gpu(node.payload)
-        if not isinstance(items, GpuItems):
+        if not isinstance(items, GpuItems) or (items.emit is None) == (items.eager is None):
             raise TypeError(f"eagle.Graph.build: lower_gpu of {kind.describe()} returned "
-                            f"{type(items).__name__}; return eagle.graph.GpuItems")
+                            f"{items!r}; return eagle.graph.GpuItems with emit= or eager=")
         return items
     return _host_node(lowered(node, label), label, [a for _, a, _ in node.planes() if is_plane(a)])
 
@@ -66,20 +67,36 @@ def _host_node(host_lowering: Any, label: str, planes: list[Any]) -> GpuItems:
 
 
 def emit_node(node: Node, gpu: GpuProgram, label: str = "step") -> None:
-    gpu_lowered(node, label).emit(gpu)
+    """Append a node's work inside a construct (where the graph cannot be cut)."""
+    items = gpu_lowered(node, label)
+    if items.emit is None:
+        raise ValueError(f"eagle.Graph.build: node {label!r} runs eagerly (opaque(..., eager=True)) inside a "
+                         "device if or loop body; the graph is cut around an eager node, which a body "
+                         "cannot be: move it out of the body")
+    items.emit(gpu)
 
 
-def lower(stages: list[list[list[int]]], lowerings: list[GpuItems],
-          device: int) -> tuple[GpuProgram, list[int]]:
-    """A GPU program from the branches of node indices of each stage, not yet instantiated, and the
+def lower(stages: list[list[list[int]]], lowerings: list[GpuItems], labels: list[str],
+          device: int) -> tuple[GpuProgram | GpuSegments, list[int]]:
+    """The GPU program of the stages (branches of node indices), not yet instantiated, and the
     indices of the nodes that reduce across samples.
 
     The branches of a stage are branches of the CUDA graph: they depend on the stage before
-    and run side by side.
+    and run side by side.  An eager node cuts the graph: the program is then segments, CUDA
+    graphs with the eager calls between them.
     """
-    program = GpuProgram(device)
+    parts: list[GpuProgram | Callable[[], object]] = [GpuProgram(device)]
     reducing: list[int] = []
     for branches in stages:
+        eager = [i for branch in branches for i in branch if lowerings[i].eager is not None]
+        if eager:
+            if sum(len(b) for b in branches) > 1:
+                raise ValueError(f"eagle.Graph.build: node {labels[eager[0]]!r} runs eagerly "
+                                 "(opaque(..., eager=True)) inside a fork; the graph is cut around an "
+                                 "eager node, so it runs alone: move it out of the parallel region")
+            parts += [lowerings[eager[0]].eager, GpuProgram(device)]
+            continue
+        program = parts[-1]
         program.stage()
         for b, branch in enumerate(branches):
             if b:
@@ -89,7 +106,55 @@ def lower(stages: list[list[list[int]]], lowerings: list[GpuItems],
                 lowerings[index].emit(program)
                 if program.reductions != before:
                     reducing.append(index)
-    return program, reducing
+    if len(parts) == 1:
+        return parts[0], reducing
+    return GpuSegments(parts), reducing
+
+
+class GpuSegments:
+    """CUDA graphs with eager host calls between them, run in order at every replay: what a graph
+    with ``opaque(fn, eager=True)`` lowers to.  A replay waits for each graph before the call
+    after it, so ``enqueue`` runs to the end too."""
+
+    def __init__(self, parts: list[GpuProgram | Callable[[], object]]) -> None:
+        self.parts = parts
+        self.programs = [p for p in parts if isinstance(p, GpuProgram)]
+        self.reductions = sum(p.reductions for p in self.programs)
+
+    def finalize(self) -> GpuSegments:
+        for program in self.programs:
+            program.finalize()
+        return self
+
+    def run(self, replays: int = 1) -> GpuSegments:
+        for _ in range(replays):
+            for part in self.parts:
+                part.run(1) if isinstance(part, GpuProgram) else part()
+        return self
+
+    enqueue = run
+
+    def synchronize(self) -> GpuSegments:
+        return self
+
+    def set_logical_size(self, n: int) -> GpuSegments:
+        for program in self.programs:
+            program.set_logical_size(n)
+        return self
+
+    def rebind(self, mapping: dict[int, Any]) -> bool:
+        if not all(p._patchable(mapping) for p in self.programs):
+            return False
+        for program in self.programs:
+            program._rebind(mapping)
+        return True
+
+    def stats(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for program in self.programs:
+            for name, count in program.stats().items():
+                totals[name] = totals.get(name, 0) + count
+        return totals
 
 
 def device_of_graph(nodes: list[Node]) -> int:

@@ -30,6 +30,7 @@ class Opaque:
     reads: Mapping[str, Any]
     writes: Mapping[str, Any]
     tier: str  # "capture", "stream" or "eager": how it runs on the GPU; on the CPU all are a call
+    stream: object = None  # the stream of the "stream" tier
 
 
 def _named(planes: Mapping[str, Any] | Any, api: str) -> dict[str, Any]:
@@ -47,6 +48,15 @@ def opaque(fn: Callable[[], object], reads: Mapping[str, Any] | None = None,
     Declare every plane it touches (``reads={"x": x}``): eagle orders it by
     them, and an undeclared array is invisible to the conflict check.
 
+    On host planes it is a call (a host node in a GPU graph).  On device
+    planes, how it runs in the CUDA graph: by default ``fn`` is called once,
+    at build, while eagle captures the stream CuPy and torch then use
+    (:func:`capture_stream` names it), and what it launched is replayed;
+    ``stream=S`` (a CuPy, torch or Warp stream, or a handle) captures the
+    stream ``fn`` launches on instead; ``eager=True`` runs ``fn`` at every
+    launch between two CUDA graphs, the device synchronised before and
+    after (for code that reads back from the device).
+
     >>> x, total = np.arange(4.0), np.zeros(1)
     >>> node = eagle.opaque(lambda: total.fill(x.sum()), reads={"x": x}, writes={"total": total})
     >>> g = eagle.Graph().add_node(node, name="sum").build().launch()
@@ -57,7 +67,7 @@ def opaque(fn: Callable[[], object], reads: Mapping[str, Any] | None = None,
         raise TypeError(f"eagle.graph.opaque: fn must be a zero-argument callable, got {type(fn).__name__}")
     tier = "eager" if eager else "stream" if stream is not None else "capture"
     return Node("opaque", Opaque(fn, _named(reads or {}, "eagle.graph.opaque"),
-                                 _named(writes or {}, "eagle.graph.opaque"), tier))
+                                 _named(writes or {}, "eagle.graph.opaque"), tier, stream))
 
 
 def _opaque_writes(o: Opaque) -> list[PlaneTuple]:
@@ -70,7 +80,61 @@ def _opaque_reads(o: Opaque) -> list[PlaneTuple]:
     return [(n, a, "read") for n, a in o.reads.items() if id(a) not in writes]
 
 
-register_node_kind("opaque", reads=_opaque_reads, writes=_opaque_writes, lower_cpu=lambda o: o.fn)
+def _opaque_gpu(o: Opaque) -> GpuItems:
+    if o.tier == "eager":
+        return GpuItems(eager=o.fn)
+    stream = None if o.tier == "capture" else _cuda.stream_handle(o.stream)
+    planes = [*o.reads.values(), *o.writes.values()]
+    return GpuItems(lambda gpu: gpu.captured(o.fn, stream, touches=[a for a in planes if is_plane(a)]))
+
+
+register_node_kind("opaque", reads=_opaque_reads, writes=_opaque_writes, lower_cpu=lambda o: o.fn,
+                   lower_gpu=_opaque_gpu)
+
+
+def capture_stream() -> int | None:
+    """The CUDA stream eagle captures a device ``opaque`` function on, while it does (else None):
+    for a library eagle does not make current itself (it does so for CuPy and torch).
+
+    >>> eagle.graph.capture_stream() is None      # not inside a capture
+    True
+    """
+    from eagle._gpu_program import capturing
+
+    return capturing.get()
+
+# ---------------------------------------------------------------------- child
+
+
+@dataclass(frozen=True)
+class Child:
+    graph: Any  # torch.cuda.CUDAGraph, warp.Graph or a CUgraph handle
+    reads: Mapping[str, Any]
+    writes: Mapping[str, Any]
+
+
+def child(owner: Any, reads: Mapping[str, Any] | None = None,
+          writes: Mapping[str, Any] | None = None) -> Node:
+    """A CUDA graph made elsewhere, run as a child node: a ``torch.cuda.CUDAGraph`` captured with
+    ``keep_graph=True``, a ``warp.Graph``, or a CUgraph handle.  Declare the planes it touches.
+
+    The graph is cloned when eagle's graph is built; it runs on the GPU only.
+
+    >>> node = eagle.graph.child(0x7F00, reads={"x": np.zeros(4)})    # a CUgraph handle, here
+    >>> node.kind, [(name, role) for name, _, role in node.planes()]
+    ('child', [('x', 'read')])
+    """
+    return recorded(Node("child", Child(owner, _named(reads or {}, "eagle.graph.child"),
+                                        _named(writes or {}, "eagle.graph.child"))))
+
+
+def _child_gpu(c: Child) -> GpuItems:
+    planes = [a for a in (*c.reads.values(), *c.writes.values()) if is_plane(a)]
+    return GpuItems(lambda gpu: gpu.child(_cuda.graph_handle(c.graph), touches=planes))
+
+
+register_node_kind("child", reads=lambda c: _opaque_reads(c), writes=lambda c: _opaque_writes(c),
+                   lower_gpu=_child_gpu)
 
 # --------------------------------------------------------------------- reduce
 

@@ -2,6 +2,7 @@
 
 from eagle._edges import Edge as Edge
 from eagle._graph import Graph as Graph
+from eagle._kinds import GpuItems as GpuItems
 from eagle._kinds import HostItems as HostItems
 from eagle._kinds import NativeCall as NativeCall
 from eagle._kinds import Node as Node
@@ -10,6 +11,8 @@ from eagle._kinds import kind_of as node_kind
 from eagle._kinds import node as node
 from eagle._kinds import register_node_kind as register_node_kind
 from eagle._nodes import SkipGuard as SkipGuard
+from eagle._nodes import capture_stream as capture_stream
+from eagle._nodes import child as child
 from eagle._nodes import copy as copy
 from eagle._nodes import opaque as opaque
 from eagle._nodes import pinned as pinned
@@ -17,5 +20,24 @@ from eagle._nodes import reduce as reduce
 from eagle._nodes import repeat_while as repeat_while
 from eagle._nodes import skippable as skippable
 
-__all__ = ["Edge", "Graph", "HostItems", "NativeCall", "Node", "NodeKind", "SkipGuard", "copy", "node",
-           "node_kind", "opaque", "pinned", "reduce", "register_node_kind", "repeat_while", "skippable"]
+__all__ = [
+           "Edge",
+           "GpuItems",
+           "Graph",
+           "HostItems",
+           "NativeCall",
+           "Node",
+           "NodeKind",
+           "SkipGuard",
+           "capture_stream",
+           "child",
+           "copy",
+           "node",
+           "node_kind",
+           "opaque",
+           "pinned",
+           "reduce",
+           "register_node_kind",
+           "repeat_while",
+           "skippable",
+]
