@@ -476,8 +476,9 @@ static int prepare(build *b, const eagle_gpu_graph *g, int device, int32_t flags
 static int instantiate(build *b, eagle_gpu_graph *g)
 {
     deps cur = {0};
-    int rc = cu_check(drv.cuStreamCreate(&g->stream, EG_CU_STREAM_NON_BLOCKING), b->api,
-                      "cuStreamCreate");
+    /* A blocking stream: it waits for the legacy default stream, where CuPy and torch put their
+     * work unless told otherwise, so a replay sees the arrays they just wrote (and they see its). */
+    int rc = cu_check(drv.cuStreamCreate(&g->stream, 0), b->api, "cuStreamCreate");
     b->stream = g->stream;
     if (!rc)
         rc = cu_check(drv.cuGraphCreate(&g->graph, 0), b->api, "cuGraphCreate");

@@ -247,3 +247,27 @@ def test_a_native_plan_refuses_device_planes(gpu):
     g = eagle.Graph().add(plan.bind(gpu.zeros(4)))
     with pytest.raises(ValueError, match="plan 'nop' has device planes, but its kernel is native C"):
         g.build()
+
+
+def test_a_second_thread_gets_busy_while_a_launch_runs(gpu):
+    """The guard holds on the GPU too: a host node keeps the first launch running."""
+    import threading
+
+    h, d = eagle.pinned(4), gpu.zeros(4)
+    entered, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        entered.set()
+        release.wait(10)
+
+    g = eagle.Graph().add_node(eagle.copy(d, into=h)).add_node(opaque(hold, reads={"h": h})).build()
+    worker = threading.Thread(target=g.launch)
+    worker.start()
+    try:
+        assert entered.wait(10)
+        with pytest.raises(eagle.Busy, match=r"^eagle\.Graph\.launch: another call is still running"):
+            g.launch()
+    finally:
+        release.set()
+        worker.join(10)
+    g.launch()  # free again

@@ -16,7 +16,8 @@ from typing import Any
 from eagle.native import cached
 
 #: The virtual architecture PTX is written for unless one is asked for:
-#: Volta, the oldest GPU that CUDA 12's conditional graph nodes run on.
+#: Volta, the oldest GPU that CUDA 12's conditional graph nodes run on;
+#: NVRTC 13 starts at Turing (``default_arch``).
 DEFAULT_ARCH = "compute_70"
 OPTIONS = ("--fmad=false", "--prec-div=true", "--prec-sqrt=true", "--ftz=false", "-default-device")
 
@@ -72,9 +73,15 @@ def _check(nvrtc: Any, result: tuple[Any, ...], what: str, program: Any = None) 
     return result[1:]
 
 
-def compile_ptx(source: str, name: str, arch: str = DEFAULT_ARCH) -> str:
+def default_arch() -> str:
+    """The oldest architecture this NVRTC compiles for: PTX for it runs on every newer GPU."""
+    return DEFAULT_ARCH if version()[0] < 13 else "compute_75"
+
+
+def compile_ptx(source: str, name: str, arch: str | None = None) -> str:
     """PTX for CUDA C ``source`` (cached by source, options and NVRTC version)."""
     nvrtc = _require()
+    arch = arch or default_arch()
     options = (f"--gpu-architecture={arch}", *OPTIONS)
 
     def build(out: Any) -> None:

@@ -10,6 +10,6 @@ NVRTC needs no GPU, so this compiles anywhere the GPU extra is installed.
 
 from __future__ import annotations
 
-from eagle._nvrtc import DEFAULT_ARCH, OPTIONS, NvrtcError, available, compile_ptx, version
+from eagle._nvrtc import DEFAULT_ARCH, OPTIONS, NvrtcError, available, compile_ptx, default_arch, version
 
-__all__ = ["DEFAULT_ARCH", "OPTIONS", "NvrtcError", "available", "compile_ptx", "version"]
+__all__ = ["DEFAULT_ARCH", "OPTIONS", "NvrtcError", "available", "compile_ptx", "default_arch", "version"]

@@ -99,7 +99,7 @@ class Kernel:
         ir = self.ir(*args)
         return emit.source(ir, split(ir), f"hk_{self.__name__}", "cuda")
 
-    def ptx(self, *args: Any, arch: str = cuda.DEFAULT_ARCH) -> str:
+    def ptx(self, *args: Any, arch: str | None = None) -> str:
         """The PTX NVRTC makes of :meth:`cuda_source` (NVRTC needed, no GPU)."""
         return cuda.compile_ptx(self.cuda_source(*args), f"hk_{self.__name__}", arch)
 
