@@ -139,21 +139,17 @@ def test_vjp_is_autograd_at_the_primals():
 
 
 @cuda
-def test_gpu_tiers_lower():
-    """On a GPU: the default tier captures fn into a torch CUDA graph; stream= runs it on that stream."""
+def test_gpu_tiers_run_in_a_cuda_graph():
+    """On a GPU: the default tier captures fn into a torch CUDA graph, a child node of eagle's;
+    stream= runs it at every launch between two CUDA graphs, on that stream."""
     x = torch.arange(1024.0, device="cuda")
     y = torch.empty_like(x)
-    kind = node_kind("torch")
-    child = kind.lower_gpu(eagle.node("torch", torch.sqrt, reads={"x": x}, writes={"y": y}).payload)
-    assert child.tier == "child" and child.graph and child.owner is not None
+    g = eagle.Graph().add_node(eagle.node("torch", torch.sqrt, reads={"x": x}, writes={"y": y})).build()
+    assert g.backend == "gpu"
     y.zero_()
-    child.owner.replay()
-    torch.cuda.synchronize()
+    g.launch()
     assert torch.equal(y, torch.sqrt(x))
     stream = torch.cuda.Stream()
     node = eagle.node("torch", torch.neg, reads={"x": x}, writes={"y": y}, stream=stream)
-    step = kind.lower_gpu(node.payload)
-    assert step.tier == "stream" and step.stream == stream.cuda_stream
-    step.run()
-    stream.synchronize()
+    eagle.Graph().add_node(node).build().launch()
     assert torch.equal(y, -x)

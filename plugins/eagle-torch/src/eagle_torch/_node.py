@@ -10,7 +10,8 @@ On the CPU the node is a Python step, in graph order.  On the GPU it takes
 one of the tiers of seed 001: ``child`` (the default: torch captures ``fn``
 once into a ``torch.cuda.CUDAGraph`` that the eagle graph inserts as a child
 graph) or ``stream=S`` (``fn`` runs on the host at every launch, its device
-work on the torch stream ``S``, which eagle fences on both sides).
+work on the torch stream ``S``, between two CUDA graphs: the graph is cut
+around it, and the stream waited for).
 
 torch is imported only when a torch node is made, so the plugin loads, and
 eagle works, where torch is not installed.
@@ -22,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eagle.graph import GpuItems
 from eagle_torch._planes import DeviceTensorPlane, HostTensorPlane, plane_of
 
 API = "eagle.node('torch')"
@@ -142,25 +144,9 @@ def lower_cpu(c: TorchCall) -> Callable[[], None]:
     return step
 
 
-@dataclass(frozen=True)
-class TorchGpuStep:
-    """What ``lower_gpu`` gives the capture loop."""
-
-    #: "child": insert ``graph`` (a ``cudaGraph_t``) as a child graph node.
-    #: "stream": call ``run`` on the host at every launch; its device work is on ``stream``.
-    tier: str
-    #: The captured ``cudaGraph_t`` (child tier), as an int handle.
-    graph: int | None
-    #: The ``cudaStream_t`` the node's device work goes to (stream tier), as an int handle.
-    stream: int | None
-    #: Runs the node once (stream tier); the capture loop fences ``stream`` around it.
-    run: Callable[[], None] | None
-    #: What must live as long as the lowered graph: the torch graph or stream.
-    owner: Any = None
-
-
-def lower_gpu(c: TorchCall) -> TorchGpuStep:
-    """The device step: a torch-captured child graph, or a call whose work is on a torch stream."""
+def lower_gpu(c: TorchCall) -> GpuItems:
+    """The device step: a torch-captured CUDA graph as a child node, or (stream tier) a call at
+    every launch between two CUDA graphs, its device work on the torch stream, waited for."""
     torch = _torch()
     host = [name for name, t in c.tensors().items() if not t.is_cuda]
     if host:
@@ -173,8 +159,9 @@ def lower_gpu(c: TorchCall) -> TorchGpuStep:
             c.check_addresses()
             with torch.cuda.stream(stream):
                 c.call()
+            stream.synchronize()
 
-        return TorchGpuStep("stream", None, int(stream.cuda_stream), run, owner=stream)
+        return GpuItems(eager=run)
     # child: torch needs a warm-up off the capture stream before it may capture (CUDA graphs notes).
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -184,7 +171,9 @@ def lower_gpu(c: TorchCall) -> TorchGpuStep:
     graph = torch.cuda.CUDAGraph(keep_graph=True)
     with torch.cuda.graph(graph):
         c.call()
-    return TorchGpuStep("child", int(graph.raw_cuda_graph()), None, None, owner=graph)
+    # the torch graph lives as long as eagle's: the child node is a clone, the memory torch's pool
+    held = [*c.tensors().values(), graph]
+    return GpuItems(lambda gpu: gpu.child(int(graph.raw_cuda_graph()), touches=held))
 
 
 def vjp(c: TorchCall, primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, Any]:
