@@ -83,10 +83,10 @@ def torch(session: nox.Session) -> None:
 
 @nox.session
 def cuda_codegen(session: nox.Session) -> None:
-    """hawk's CUDA back end: every test kernel compiled to PTX by NVRTC (no GPU needed)."""
+    """hawk's CUDA back end and eagle's own kernels: every one compiled to PTX by NVRTC (no GPU needed)."""
     install_all(session)
     session.install("-e", "packages/hawk[cuda]")
-    session.run("pytest", "-q", "packages/hawk/tests/test_cuda.py", *session.posargs)
+    session.run("pytest", "-q", "packages/hawk/tests/test_cuda.py", "tests/test_nvrtc.py", *session.posargs)
 
 
 @nox.session

@@ -271,3 +271,22 @@ def test_a_second_thread_gets_busy_while_a_launch_runs(gpu):
         release.set()
         worker.join(10)
     g.launch()  # free again
+
+
+def test_copies_between_host_arrays_in_a_gpu_graph(gpu):
+    """Host to host: pinned to pinned is a copy node; a pageable side makes it a host node."""
+    d = gpu.asarray(np.arange(6.0))
+    a, b, c = eagle.pinned(6), eagle.pinned(6), np.zeros(6)
+    g = eagle.Graph().add_node(eagle.copy(d, into=a)).add_node(eagle.copy(a, into=b))
+    g.add_node(eagle.copy(b, into=c)).build().launch()
+    np.testing.assert_array_equal(c, np.arange(6.0))
+
+
+def test_pinned_memory_comes_from_the_driver(gpu):
+    from eagle import _cuda
+
+    h = eagle.pinned((2, 3), np.float32)
+    assert h.shape == (2, 3) and h.dtype == np.float32 and not h.any()
+    assert _cuda.memory_type(h.ctypes.data) == "pinned"
+    assert _cuda.memory_type(np.zeros(3).ctypes.data) == "pageable"
+    assert _cuda.memory_type(_cuda.address(gpu.zeros(3))) == "device"
