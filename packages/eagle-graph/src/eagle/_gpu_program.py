@@ -18,7 +18,7 @@ import numpy as np
 
 from eagle import _cuda, _gpu_kernels
 from eagle._core import BLOCK, check, ffi, lib
-from eagle._program import LOOPS, _trampoline
+from eagle._program import LOOPS, CallbackErrors, _trampoline
 
 #: The stream a captured function is being captured on (eagle.graph.capture_stream()).
 capturing: ContextVar[int | None] = ContextVar("eagle_capture_stream", default=None)
@@ -42,6 +42,7 @@ def _capture_trampoline(ctx: Any, stream: int) -> int:
     finally:
         capturing.reset(token)
     return 0
+
 
 #: Threads per block of a per-sample kernel, and the most blocks one launch
 #: gets (a grid-stride loop covers the rest).
@@ -99,7 +100,7 @@ class _Kernel:
     sized: Sized | None
 
 
-class GpuProgram:
+class GpuProgram(CallbackErrors):
     """A libeagle GPU graph under construction, then instantiated and replayable."""
 
     def __init__(self, device: int = 0) -> None:
@@ -344,13 +345,6 @@ class GpuProgram:
         if error is not None:
             raise error
         check(status, api)
-
-    def _take_error(self) -> BaseException | None:
-        found, self._error = self._error, None
-        for sub in self._subs:
-            error = sub._take_error()
-            found = found or error
-        return found
 
     def set_logical_size(self, n: int) -> GpuProgram:
         """Patch every sized kernel's arguments and grid for ``n`` samples, sub-programs too."""

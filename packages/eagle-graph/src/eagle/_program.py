@@ -51,7 +51,22 @@ def _ptr(sub: Program | None) -> Any:
     return ffi.NULL if sub is None else sub._ptr
 
 
-class Program:
+class CallbackErrors:
+    """The first exception a callback raised, kept for the call that waits (cffi cannot carry it
+    out of the callback): the program's own, or one of its sub-programs'."""
+
+    _error: BaseException | None
+    _subs: list[CallbackErrors]
+
+    def _take_error(self) -> BaseException | None:
+        found, self._error = self._error, None
+        for sub in self._subs:
+            error = sub._take_error()
+            found = found or error
+        return found
+
+
+class Program(CallbackErrors):
     """A libeagle program under construction, then finalized and runnable."""
 
     def __init__(self) -> None:
@@ -242,13 +257,6 @@ class Program:
             raise error
         check(status, "Program.run")
         return self
-
-    def _take_error(self) -> BaseException | None:
-        found, self._error = self._error, None
-        for sub in self._subs:
-            error = sub._take_error()
-            found = found or error
-        return found
 
     def stats(self) -> dict[str, int]:
         """Team regions opened and barriers passed in the last run."""
