@@ -290,3 +290,20 @@ def test_pinned_memory_comes_from_the_driver(gpu):
     assert _cuda.memory_type(h.ctypes.data) == "pinned"
     assert _cuda.memory_type(np.zeros(3).ctypes.data) == "pageable"
     assert _cuda.memory_type(_cuda.address(gpu.zeros(3))) == "device"
+
+
+@pytest.mark.parametrize("kind, cap, cell, turns", [
+    ("do", 3, 0, 1), ("do", 3, 1, 3), ("do", 0, 1, 0), ("do", -1, 0, 1),
+    ("while", 5, 0, 0), ("while", 5, 1, 5), ("count", 2, 9, 2), ("count", -1, 4, 4), ("count", 5, 0, 0),
+])
+def test_loop_turns_match_the_host_executor(gpu, kind, cap, cell, turns):
+    """Every loop kind and cap, against the same DeviceLoop run on NumPy arrays."""
+    def run(count: object, guard: object) -> None:
+        body = eagle.Body([eagle.graph.Node("plan", affine.plan(count, 1.0, 1.0, buffer=count))])
+        eagle.Graph().add_node(eagle.graph.Node("device_loop", eagle.DeviceLoop(guard, kind, cap, body))) \
+            .build().launch()
+
+    host, device = np.zeros(1), gpu.zeros(1)
+    run(host, np.array([cell], np.uint32))
+    run(device, gpu.asarray(np.array([cell], np.uint32)))
+    assert host[0] == turns and gpu.get(device)[0] == turns

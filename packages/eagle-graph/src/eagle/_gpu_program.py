@@ -256,9 +256,10 @@ class GpuProgram(CallbackErrors):
     def loop(self, cell: Any, body: GpuProgram, kind: str = "while", max_iters: int = -1) -> GpuProgram:
         """Repeat ``body`` by ``kind`` ("while", "do", "count"), at most ``max_iters`` turns.
 
-        An uncapped while or do loop is a WHILE node on the cell itself.  A cap or a count
-        needs a device counter: a kernel before the node starts it, and one at the end of
-        the body counts the turn and decides the next, into the cell the node reads."""
+        An uncapped while or do loop is a WHILE (or DO) node on the cell itself.  A cap or a
+        count needs a device counter: a kernel before the node starts it, and one at the end of
+        the body counts the turn and decides the next, into the cell a WHILE node reads; the
+        turns are the host executor's (libeagle's run_loop)."""
         if kind != "count" and max_iters < 0:
             self._added(lib.eagle_gpu_add_loop(self._ptr, self._cell(cell), LOOPS[kind], _ptr(body)),
                         "GpuProgram.loop")
@@ -272,8 +273,8 @@ class GpuProgram(CallbackErrors):
         self.kernel(kernels.function("eg_loop_start"), [cell, left, go, np.int64(max_iters), np.int32(code)],
                     *one)
         body.stage().kernel(kernels.function("eg_loop_turn"), [cell, left, go, np.int32(code)], *one)
-        loop_kind = LOOPS["do" if kind == "do" else "while"]
-        self._added(lib.eagle_gpu_add_loop(self._ptr, _cuda.address(go), loop_kind, _ptr(body)),
+        # a WHILE on `go` for every kind: the start lets a do loop's first turn run (cap allowing)
+        self._added(lib.eagle_gpu_add_loop(self._ptr, _cuda.address(go), LOOPS["while"], _ptr(body)),
                     "GpuProgram.loop")
         self._keep += [left, go]
         self._adopt(cell, body)
