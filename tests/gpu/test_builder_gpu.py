@@ -15,7 +15,10 @@ import numpy as np
 import pytest
 
 pytest.importorskip("eagle.builder")
-pytest.importorskip("hawk")
+hawk = pytest.importorskip("hawk")
+
+import eagle  # noqa: E402
+from hawk import Mutable, Scalar, UInt32  # noqa: E402
 
 SEED_TESTS = Path(__file__).resolve().parents[2] / "packages" / "eagle-builder" / "tests" / "test_seed004.py"
 
@@ -136,8 +139,6 @@ def test_the_whole_step_forks_waits_loops_and_binds(gpu, page):
 
 def test_bind_of_a_guard_cell_rebuilds_once_with_a_warning(gpu, page):
     """A device condition reads its cell in the conditional node itself: not patched, built again."""
-    import eagle
-
     g = page["choose"](gpu.asarray(X), gpu.asarray(cell(1)), gpu.asarray(cell(1)), True)
     np.testing.assert_array_equal(gpu.get(g()), [4.0, 8.0, 12.0, 16.0])
     with pytest.warns(eagle.RebuildWarning, match="cannot be patched; the CUDA graph is built again"):
@@ -148,3 +149,52 @@ def test_bind_of_a_guard_cell_rebuilds_once_with_a_warning(gpu, page):
         warnings.simplefilter("error")  # once per graph
         g.bind(flag=gpu.asarray(cell(1)))
     assert g.captures == 3
+
+
+@hawk.kernel
+def propagate(s: Scalar) -> Scalar:
+    return s + 1.0
+
+
+@hawk.kernel
+def sample(s: Scalar) -> Scalar:
+    return s * 2.0
+
+
+@hawk.kernel
+def check_events(p: Scalar, flag: Mutable[UInt32]):
+    flag = hawk.math.uint32(p > 10.0)
+
+
+@hawk.kernel
+def push(s: Scalar, flag: UInt32) -> Scalar:
+    return s + 100.0 * hawk.math.float64(flag)
+
+
+@eagle.Graph.builder
+def propagate_with_events(state, h_probe, h_flags, flags):
+    """Seed 003's first example: GPU nodes, a copy home, the same kind of hawk kernel on the
+    host planes (a host node), and a copy back."""
+    g = eagle.Graph()
+    state = propagate(state)
+    probe = sample(state)
+    eagle.copy(probe, into=h_probe)
+    check_events(h_probe, h_flags)
+    eagle.copy(h_flags, into=flags)
+    g.result = push(state, flags)
+    return g
+
+
+def test_seed_003_propagate_with_events(gpu):
+    n = 8
+    state, flags = gpu.asarray(np.arange(float(n))), gpu.zeros(n, np.uint32)
+    h_probe, h_flags = eagle.pinned(n), eagle.pinned(n, np.uint32)
+    g = propagate_with_events(state, h_probe, h_flags, flags)
+    assert g.backend == "gpu"
+    out = gpu.get(g())
+    probe = (np.arange(float(n)) + 1.0) * 2.0
+    np.testing.assert_array_equal(h_probe, probe)
+    np.testing.assert_array_equal(out, np.arange(float(n)) + 1.0 + 100.0 * (probe > 10.0))
+    host = propagate_with_events(np.arange(float(n)), np.zeros(n), np.zeros(n, np.uint32),
+                                 np.zeros(n, np.uint32))
+    np.testing.assert_array_equal(host(), out)  # the same builder on NumPy arrays: the same numbers
