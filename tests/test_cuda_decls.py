@@ -35,6 +35,7 @@ REAL_TYPES = {
     "eg_CUpointer_attribute": "CUpointer_attribute",
     "eg_CUdriverProcAddressQueryResult": "CUdriverProcAddressQueryResult",
     "eg_CUstreamCaptureMode": "CUstreamCaptureMode",
+    "eg_CUdevice_attribute": "CUdevice_attribute",
     "eg_CUcontext": "CUcontext",
     "eg_CUmodule": "CUmodule",
     "eg_CUfunction": "CUfunction",

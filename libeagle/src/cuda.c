@@ -337,3 +337,29 @@ EAGLE_API int eagle_cuda_launch(int device, void *function, const uint32_t *grid
     free(params);
     return rc;
 }
+
+EAGLE_API int eagle_cuda_device_arch(int device, int *major, int *minor)
+{
+    cuda_device *d;
+    const char *api = "eagle_cuda_device_arch";
+    if (!major || !minor)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: major or minor is NULL", api);
+    eg_CUdevice dev = 0;
+    int rc = cuda_enter(device, api, &d);
+    if (!rc)
+        rc = cu_check(drv.cuDeviceGet(&dev, device), api, "cuDeviceGet");
+    if (!rc)
+        rc = cu_check(drv.cuDeviceGetAttribute(major, EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                               dev), api, "cuDeviceGetAttribute");
+    if (!rc)
+        rc = cu_check(drv.cuDeviceGetAttribute(minor, EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                               dev), api, "cuDeviceGetAttribute");
+    return rc;
+}
+
+EAGLE_API int eagle_cuda_synchronize(int device)
+{
+    cuda_device *d;
+    int rc = cuda_enter(device, "eagle_cuda_synchronize", &d);
+    return rc ? rc : cu_check(drv.cuCtxSynchronize(), "eagle_cuda_synchronize", "cuCtxSynchronize");
+}

@@ -58,7 +58,9 @@
     X(cuLaunchKernel, 4000)                     \
     X(cuStreamBeginCapture, 10010)              \
     X(cuStreamEndCapture, 10000)                \
-    X(cuGraphAddChildGraphNode, 10000)
+    X(cuGraphAddChildGraphNode, 10000)          \
+    X(cuDeviceGetAttribute, 2000)               \
+    X(cuCtxSynchronize, 2000)
 
 typedef eg_CUresult (*eg_PFN_cuDriverGetVersion)(int *driverVersion);
 typedef eg_CUresult (*eg_PFN_cuGetProcAddress)(const char *symbol, void **pfn, int cudaVersion,
@@ -136,5 +138,9 @@ typedef eg_CUresult (*eg_PFN_cuStreamEndCapture)(eg_CUstream hStream, eg_CUgraph
 typedef eg_CUresult (*eg_PFN_cuGraphAddChildGraphNode)(eg_CUgraphNode *phGraphNode, eg_CUgraph hGraph,
                                                        const eg_CUgraphNode *dependencies,
                                                        size_t numDependencies, eg_CUgraph childGraph);
+
+typedef eg_CUresult (*eg_PFN_cuDeviceGetAttribute)(int *pi, eg_CUdevice_attribute attrib,
+                                                   eg_CUdevice dev);
+typedef eg_CUresult (*eg_PFN_cuCtxSynchronize)(void);
 
 #endif /* EAGLE_CUDA_DRIVER_H */

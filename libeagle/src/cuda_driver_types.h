@@ -22,6 +22,7 @@ typedef uint64_t eg_CUgraphConditionalHandle;
 typedef int eg_CUpointer_attribute;
 typedef int eg_CUdriverProcAddressQueryResult;
 typedef int eg_CUstreamCaptureMode;
+typedef int eg_CUdevice_attribute;
 
 /* Opaque handles: pointers to structs only the driver defines. */
 typedef struct eg_CUctx_st *eg_CUcontext;
@@ -60,7 +61,9 @@ enum {
 };
 
 enum {
-    EG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+    EG_CU_STREAM_CAPTURE_MODE_RELAXED = 2,
+    EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     EG_CU_STREAM_NON_BLOCKING = 1,
     EG_CU_MEMHOSTALLOC_PORTABLE = 1,
     EG_CU_MEMHOSTALLOC_DEVICEMAP = 2,

@@ -20,7 +20,6 @@
 
 typedef struct build {
     cuda_device *dev;
-    eg_CUstream stream; /* the graph's own: captures without a stream of their own run on it */
     eg_CUfunction set_condition;
     int native_if_else, native_switch;
     const char *api;
@@ -129,11 +128,19 @@ static int add_copy_node(const build *b, eg_CUgraph cg, const deps *d, const git
 static int add_captured(const build *b, eg_CUgraph cg, const deps *d, const capture_desc *c,
                         eg_CUgraphNode *out)
 {
-    eg_CUstream s = c->stream ? (eg_CUstream)(uintptr_t)c->stream : b->stream;
-    int rc = cu_check(drv.cuStreamBeginCapture(s, EG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), b->api,
+    eg_CUstream s = c->stream ? (eg_CUstream)(uintptr_t)c->stream : NULL;
+    int rc = s ? EAGLE_OK : cu_check(drv.cuStreamCreate(&s, EG_CU_STREAM_NON_BLOCKING), b->api,
+                                     "cuStreamCreate");
+    /* Relaxed: what fn's library does beside its launches (an allocation) is not refused, and a
+     * non-blocking stream of its own: other work on the legacy stream does not break the capture. */
+    if (!rc)
+        rc = cu_check(drv.cuStreamBeginCapture(s, EG_CU_STREAM_CAPTURE_MODE_RELAXED), b->api,
                       "cuStreamBeginCapture");
-    if (rc)
+    if (rc) {
+        if (s && !c->stream)
+            drv.cuStreamDestroy(s);
         return rc;
+    }
     int status = c->fn(c->ctx, (uint64_t)(uintptr_t)s);
     eg_CUgraph captured = NULL;
     eg_CUresult r = drv.cuStreamEndCapture(s, &captured); /* ends the capture even after a failure */
@@ -146,6 +153,8 @@ static int add_captured(const build *b, eg_CUgraph cg, const deps *d, const capt
                       "cuGraphAddChildGraphNode");
     if (captured) /* the child node holds a clone */
         drv.cuGraphDestroy(captured);
+    if (!c->stream)
+        drv.cuStreamDestroy(s);
     return rc;
 }
 
@@ -473,13 +482,12 @@ static int prepare(build *b, const eagle_gpu_graph *g, int device, int32_t flags
 }
 
 /* Build g->graph, instantiate it, and make the stream; all or nothing. */
-static int instantiate(build *b, eagle_gpu_graph *g)
+static int instantiate(const build *b, eagle_gpu_graph *g)
 {
     deps cur = {0};
     /* A blocking stream: it waits for the legacy default stream, where CuPy and torch put their
      * work unless told otherwise, so a replay sees the arrays they just wrote (and they see its). */
     int rc = cu_check(drv.cuStreamCreate(&g->stream, 0), b->api, "cuStreamCreate");
-    b->stream = g->stream;
     if (!rc)
         rc = cu_check(drv.cuGraphCreate(&g->graph, 0), b->api, "cuGraphCreate");
     if (!rc)

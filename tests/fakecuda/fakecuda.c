@@ -171,6 +171,29 @@ static eg_CUresult fk_cuDeviceGet(eg_CUdevice *device, int ordinal)
     return EG_CUDA_SUCCESS;
 }
 
+/* The emulated device: compute capability 8.0 (what a PTX JIT and a CUBIN would target). */
+static eg_CUresult fk_cuDeviceGetAttribute(int *pi, eg_CUdevice_attribute attrib, eg_CUdevice dev)
+{
+    if (!initialized)
+        return EG_CUDA_ERROR_NOT_INITIALIZED;
+    if (!pi || dev != 0)
+        return EG_CUDA_ERROR_INVALID_VALUE;
+    if (attrib == EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+        *pi = 8;
+    else if (attrib == EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+        *pi = 0;
+    else
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuDeviceGetAttribute: attribute %d is not emulated",
+                      (int)attrib);
+    return EG_CUDA_SUCCESS;
+}
+
+/* Streams run their work at once: nothing is ever pending. */
+static eg_CUresult fk_cuCtxSynchronize(void)
+{
+    return initialized ? EG_CUDA_SUCCESS : EG_CUDA_ERROR_NOT_INITIALIZED;
+}
+
 static eg_CUresult fk_cuDevicePrimaryCtxRetain(eg_CUcontext *pctx, eg_CUdevice dev)
 {
     if (dev != 0)

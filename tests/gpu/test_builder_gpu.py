@@ -198,3 +198,33 @@ def test_seed_003_propagate_with_events(gpu):
     host = propagate_with_events(np.arange(float(n)), np.zeros(n), np.zeros(n, np.uint32),
                                  np.zeros(n, np.uint32))
     np.testing.assert_array_equal(host(), out)  # the same builder on NumPy arrays: the same numbers
+
+
+@eagle.Graph.builder
+def upload(h, d):
+    g = eagle.Graph()
+    eagle.copy(h, into=d)
+    return g
+
+
+@pytest.mark.parametrize("first, second, patched", [
+    ("pinned", "pinned", True),      # a copy node's end: patched in place
+    ("pinned", "pageable", False),   # a copy node cannot change its kind of memory: built again
+    ("pageable", "pageable", False),  # a staged copy's host node holds the array: built again
+])
+def test_bind_of_a_copy_end(gpu, first, second, patched):
+    def make(kind: str, values: list[float]) -> np.ndarray:
+        out = eagle.pinned(4) if kind == "pinned" else np.zeros(4)
+        out[:] = values
+        return out
+
+    d = gpu.zeros(4)
+    g = upload(make(first, [1, 2, 3, 4]), d)
+    g()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g.bind(h=make(second, [5, 6, 7, 8]))
+    g()
+    np.testing.assert_array_equal(gpu.get(d), [5, 6, 7, 8])
+    rebuilt = [w for w in caught if issubclass(w.category, eagle.RebuildWarning)]
+    assert (g.captures == 1, len(rebuilt)) == (patched, 0 if patched else 1)

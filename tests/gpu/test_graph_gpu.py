@@ -307,3 +307,58 @@ def test_loop_turns_match_the_host_executor(gpu, kind, cap, cell, turns):
     run(host, np.array([cell], np.uint32))
     run(device, gpu.asarray(np.array([cell], np.uint32)))
     assert host[0] == turns and gpu.get(device)[0] == turns
+
+
+def test_set_logical_size_reaches_a_host_node(gpu):
+    """A hawk kernel on pinned planes is a host node running its CPU lowering: resized too."""
+    h = eagle.pinned(8)
+    g = eagle.Graph().add(affine.plan(gpu.zeros(8), 1.0, 1.0)).add(affine.plan(h, 1.0, 1.0, buffer=h))
+    g.build().set_logical_size(2).launch()
+    np.testing.assert_array_equal(h, [1, 1, 0, 0, 0, 0, 0, 0])
+
+
+def test_opaque_code_without_planes_runs_at_every_replay(gpu):
+    calls = []
+    x = gpu.zeros(4)
+    g = eagle.Graph().add(affine.plan(x, 1.0, 1.0, buffer=x)).add_node(opaque(lambda: calls.append(1)))
+    g.build().launch(3)
+    assert calls == [1, 1, 1]
+
+
+@pytest.mark.parametrize("stream", [0, 1, 2])
+def test_a_default_stream_cannot_be_captured(gpu, stream):
+    x = gpu.zeros(4)
+    g = eagle.Graph().add_node(opaque(lambda: None, writes={"x": x}, stream=stream))
+    with pytest.raises(ValueError, match=r"^eagle\.graph\.opaque: stream= is a default stream"):
+        g.build()
+
+
+def test_an_eager_node_first_leaves_no_empty_graph(gpu):
+    x, seen = gpu.zeros(4), []
+    g = eagle.Graph().add_node(opaque(lambda: seen.append(1), reads={"x": x}, eager=True))
+    g.add(affine.plan(x, 1.0, 1.0, buffer=x)).build().launch(2)
+    assert seen == [1, 1] and g.captures == 1
+    np.testing.assert_array_equal(gpu.get(x), np.full(4, 2.0))
+
+
+def test_a_dtype_eagle_does_not_reduce_is_refused(gpu):
+    with pytest.raises(TypeError, match=r"^eagle\.reduce: x is float16; eagle reduces float64"):
+        eagle.reduce(gpu.zeros(4, np.float16), gpu.zeros(1, np.float16))
+
+
+def test_no_cuda_call_from_a_host_node_even_when_it_drops_device_memory(gpu):
+    """A host node runs on the driver's thread, where CUDA calls are refused: device memory
+    whose last reference goes there (a collector run, say) is freed at eagle's next CUDA work."""
+    from eagle import _cuda
+
+    h = eagle.pinned(4)
+    doomed, waiting = [_cuda.DeviceArray(8)], []
+
+    def drop() -> None:
+        doomed.clear()  # the last reference: the free must wait
+        waiting.append(len(_cuda._pending))
+
+    g = eagle.Graph().add_node(eagle.copy(gpu.zeros(4), into=h)).add_node(opaque(drop, reads={"h": h}))
+    g.build().launch()
+    assert waiting == [1]  # deferred inside the host node ...
+    assert not _cuda._pending  # ... and released when the launch returned

@@ -365,6 +365,10 @@ EAGLE_API int eagle_cuda_memcpy(int device, uint64_t dst, uint64_t src, size_t b
 #define EAGLE_MEMORY_PINNED 1
 #define EAGLE_MEMORY_DEVICE 2
 EAGLE_API int eagle_cuda_memory_type(int device, uint64_t address, int32_t *type);
+/* The compute capability of `device` (9 and 0 for an H100 or H200). */
+EAGLE_API int eagle_cuda_device_arch(int device, int *major, int *minor);
+/* Wait for all work on `device` (cuCtxSynchronize in its primary context). */
+EAGLE_API int eagle_cuda_synchronize(int device);
 /* Load a module from a NUL-terminated PTX text or a cubin image
  * (cuModuleLoadData) and look a kernel up in it by its (unmangled) name. */
 EAGLE_API int eagle_cuda_module_load(int device, const void *image, void **module);
@@ -384,8 +388,9 @@ EAGLE_API int eagle_cuda_launch(int device, void *function, const uint32_t *grid
  * are added.  Each item of a branch depends on the one before it; the first
  * item of a branch depends on the last item of every branch of the stage
  * before.  Nothing touches the driver until eagle_gpu_instantiate, which
- * builds one CUDA graph with explicit graph-API calls (no stream capture)
- * and instantiates it once; launches then replay it.
+ * builds one CUDA graph with explicit graph-API calls (stream capture only
+ * for the work of a captured item) and instantiates it once; launches then
+ * replay it.
  *
  * The eagle_gpu_add_* calls return the item's node id (>= 0, counted per
  * graph object, for the set_* calls below) or a negative status.  Calls on

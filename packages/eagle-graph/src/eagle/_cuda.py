@@ -7,10 +7,12 @@ at run time; nothing here imports CuPy.  Device arrays are anything with
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import hashlib
 import sys
+import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -22,6 +24,44 @@ from eagle._core import check, ffi, lib
 
 MEMORY = {int(lib.EAGLE_MEMORY_PAGEABLE): "pageable", int(lib.EAGLE_MEMORY_PINNED): "pinned",
           int(lib.EAGLE_MEMORY_DEVICE): "device"}
+
+
+# A driver thread running a host node, or a capture in progress, must make no CUDA call; a
+# garbage-collector run there may still drop eagle's last reference to device memory or a graph.
+# deque's append and popleft are atomic: no lock, which a collector run inside a locked section
+# (a finalizer calling release) would deadlock on.
+_local = threading.local()
+_pending: collections.deque[tuple[Any, tuple[Any, ...]]] = collections.deque()
+
+
+@contextlib.contextmanager
+def no_cuda_calls() -> Iterator[None]:
+    """While inside: releases wait for the next :func:`release_pending` (a host node's or a
+    captured function's call, from libeagle)."""
+    before = getattr(_local, "deferring", False)
+    _local.deferring = True
+    try:
+        yield
+    finally:
+        _local.deferring = before
+
+
+def release(free: Any, *args: Any) -> None:
+    """Call ``free(*args)`` (a CUDA free) now, or later when called where CUDA calls are refused."""
+    if getattr(_local, "deferring", False):
+        _pending.append((free, args))
+        return
+    free(*args)
+
+
+def release_pending() -> None:
+    """The releases deferred from driver threads: made at eagle's next CUDA work."""
+    while not getattr(_local, "deferring", False):
+        try:
+            free, args = _pending.popleft()
+        except IndexError:
+            return
+        free(*args)
 
 
 @functools.cache
@@ -71,7 +111,7 @@ def pinned_array(shape: int | tuple[int, ...], dtype: Any, device: int = 0) -> n
     array = np.frombuffer(buffer, np.uint8, count * dtype.itemsize).view(dtype).reshape(shape)
     array[...] = 0
     # The buffer is the base of the array: free the memory when the last view goes.
-    weakref.finalize(buffer, lib.eagle_cuda_host_free, device, pointer)
+    weakref.finalize(buffer, release, lib.eagle_cuda_host_free, device, pointer)
     return array
 
 
@@ -115,7 +155,7 @@ class DeviceBuffer:
         out = ffi.new("uint64_t *")
         check(lib.eagle_cuda_malloc(device, max(nbytes, 1), out), "eagle: allocating device memory")
         self.address, self.nbytes = int(out[0]), nbytes
-        weakref.finalize(self, lib.eagle_cuda_free, device, self.address)
+        weakref.finalize(self, release, lib.eagle_cuda_free, device, self.address)
 
     @classmethod
     def of(cls, array: np.ndarray, device: int) -> DeviceBuffer:
@@ -175,7 +215,8 @@ class DeviceArray:
                   "eagle: copying to the device")
 
     def get(self) -> np.ndarray:
-        """A NumPy copy (waits for nothing: call it after the graph's launch or synchronize)."""
+        """A NumPy copy (a synchronous copy: it waits for the legacy default stream, which eagle's
+        replays are ordered with)."""
         out = np.empty(self.shape, self.dtype)
         if self.nbytes:
             check(lib.eagle_cuda_memcpy(self.device, out.ctypes.data, self._buffer.address, self.nbytes),
@@ -222,13 +263,26 @@ def contiguous(array: Any) -> bool:
     return all(s == e for s, e, n in zip(strides, reversed(expected), iface["shape"], strict=True) if n > 1)
 
 
+class CaptureMemory:
+    """What CuPy allocates while eagle captures a function: a pool of the graph's own, so no
+    replay writes into memory CuPy has given to another array since (the captured kernels keep
+    the addresses).  Lives as long as the graph."""
+
+    def __init__(self) -> None:
+        cupy = sys.modules.get("cupy")
+        self.pool = None if cupy is None else cupy.cuda.MemoryPool()
+
+
 @contextlib.contextmanager
-def current_stream(stream: int) -> Iterator[None]:
-    """Make CUDA stream ``stream`` the current one of CuPy and torch, where they are imported."""
+def capturing_on(stream: int, memory: CaptureMemory) -> Iterator[None]:
+    """Make CUDA stream ``stream`` the current one of CuPy and torch, where they are imported, and
+    CuPy allocate from ``memory``'s pool."""
     with contextlib.ExitStack() as stack:
         cupy = sys.modules.get("cupy")
         if cupy is not None:
             stack.enter_context(cupy.cuda.ExternalStream(stream))
+            if memory.pool is not None:
+                stack.enter_context(cupy.cuda.using_allocator(memory.pool.malloc))
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_available():
             stack.enter_context(torch.cuda.stream(torch.cuda.ExternalStream(stream)))
@@ -236,15 +290,23 @@ def current_stream(stream: int) -> Iterator[None]:
 
 
 def stream_handle(stream: Any) -> int:
-    """The CUstream of a CuPy, torch or Warp stream, or of an int handle."""
+    """The CUstream of a CuPy, torch or Warp stream, or of an int handle; not the legacy default
+    stream, which cannot be captured."""
+    handle = None
     if isinstance(stream, (int, np.integer)):
-        return int(stream)
+        handle = int(stream)
     for attribute in ("ptr", "cuda_stream"):  # CuPy; torch and Warp
-        handle = getattr(stream, attribute, None)
-        if handle is not None:
-            return int(getattr(handle, "value", handle) or 0)
-    raise TypeError(f"eagle.graph.opaque: stream= takes a CuPy, torch or Warp stream or a CUstream handle "
-                    f"(int), got {type(stream).__name__}")
+        found = getattr(stream, attribute, None)
+        if handle is None and found is not None:
+            handle = int(getattr(found, "value", found) or 0)
+    if handle is None:
+        raise TypeError(f"eagle.graph.opaque: stream= takes a CuPy, torch or Warp stream or a CUstream "
+                        f"handle (int), got {type(stream).__name__}")
+    if handle in (0, 1, 2):  # NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
+        raise ValueError("eagle.graph.opaque: stream= is a default stream, which cannot be captured; pass "
+                         "a stream of your own (cupy.cuda.Stream(), torch.cuda.Stream()), or drop stream= "
+                         "and launch on the current stream")
+    return handle
 
 
 def graph_handle(owner: Any) -> int:

@@ -18,7 +18,7 @@ import numpy as np
 
 from eagle import _cuda, _gpu_kernels
 from eagle._core import BLOCK, check, ffi, lib
-from eagle._program import LOOPS, CallbackErrors, _trampoline
+from eagle._program import LOOPS, CallbackErrors, ErrorBox, _trampoline
 
 #: The stream a captured function is being captured on (eagle.graph.capture_stream()).
 capturing: ContextVar[int | None] = ContextVar("eagle_capture_stream", default=None)
@@ -27,17 +27,17 @@ capturing: ContextVar[int | None] = ContextVar("eagle_capture_stream", default=N
 @ffi.callback("int(void *, uint64_t)")
 def _capture_trampoline(ctx: Any, stream: int) -> int:
     # Runs once, inside eagle_gpu_instantiate: keep an exception for finalize to raise.
-    program, fn, own_stream = ffi.from_handle(ctx)
+    box, fn, allocations = ffi.from_handle(ctx)
     token = capturing.set(int(stream))
     try:
-        if own_stream:
-            with _cuda.current_stream(int(stream)):
+        with _cuda.no_cuda_calls():
+            if allocations is None:
                 fn()
-        else:
-            fn()
+            else:
+                with _cuda.capturing_on(int(stream), allocations):
+                    fn()
     except BaseException as exc:  # noqa: BLE001 -- re-raised by GpuProgram.finalize
-        if program._error is None:
-            program._error = exc
+        box.keep(exc)
         return 1
     finally:
         capturing.reset(token)
@@ -105,14 +105,15 @@ class GpuProgram(CallbackErrors):
 
     def __init__(self, device: int = 0) -> None:
         _cuda.open_device(device)  # a missing driver is refused before anything is built
+        _cuda.release_pending()
         self.device = device
-        self._ptr = ffi.gc(lib.eagle_gpu_graph_new(), lib.eagle_gpu_graph_free)
+        self._ptr = ffi.gc(lib.eagle_gpu_graph_new(), _free_graph)
         if self._ptr == ffi.NULL:
             raise MemoryError("eagle.GpuProgram: out of memory")
         self._keep: list[Any] = []
-        self._error: BaseException | None = None
-        self._subs: list[GpuProgram] = []
-        self._owner: GpuProgram | None = None
+        self._box = ErrorBox()
+        self._subs: list[GpuProgram] = []  # adopted bodies: their memory is ours (no back-reference)
+        self._hosts: list[Any] = []  # the host programs of host nodes (logical size, reductions)
         self._kernels: list[_Kernel] = []
         self._copies: list[list[Any]] = []  # [node, src, dst] of each copy node
         self._fixed: set[int] = set()  # ids of arrays that nodes other than kernels hold
@@ -123,6 +124,11 @@ class GpuProgram(CallbackErrors):
         self.in_body = False
         #: Cross-sample reductions, sub-programs included.
         self.reductions = 0
+
+    @property
+    def empty(self) -> bool:
+        """Nothing was added (an eager node cut the graph at its start or end)."""
+        return self._last < 0
 
     # --- structure -----------------------------------------------------------
     def stage(self) -> GpuProgram:
@@ -178,18 +184,32 @@ class GpuProgram(CallbackErrors):
         kept and raised by the next launch or synchronize.  ``touches``: the arrays it reads or
         writes (bind cannot re-point a host function)."""
         self._hold(*touches)
-        handle = ffi.new_handle((self, [fn]))
+        if self.in_body:
+            raise ValueError("eagle.Graph.build: a host node (code over host planes, or with no planes) "
+                             "inside a device if or loop body: CUDA does not allow host functions in a "
+                             "conditional body; move it out of the body")
+        handle = ffi.new_handle((self._box, [fn]))
         self._added(lib.eagle_gpu_add_host(self._ptr, _trampoline, handle), "GpuProgram.callback")
         self._keep.append(handle)
+        return self
+
+    def host_program(self, program: Any, touches: Sequence[Any] = ()) -> GpuProgram:
+        """A host node running a finalized host Program (a node's CPU lowering) at every replay."""
+        self.callback(program.run, touches)
+        self._hosts.append(program)
+        self.reductions += program.reductions
         return self
 
     def captured(self, fn: Callable[[], object], stream: int | None = None,
                  touches: Sequence[Any] = ()) -> GpuProgram:
         """A node of the work ``fn`` enqueues, captured once when the graph is instantiated: on
-        ``stream`` (the caller's CUDA stream handle), or on the graph's own stream, which CuPy and
-        torch then use as their current one (eagle.graph.capture_stream() names it)."""
+        ``stream`` (the caller's CUDA stream handle), or on a capture stream of eagle's, which CuPy
+        and torch then use as their current one (eagle.graph.capture_stream() names it), with
+        what CuPy allocates meanwhile taken from a pool the graph keeps."""
         self._hold(*touches)
-        handle = ffi.new_handle((self, fn, stream is None))
+        allocations = None if stream is not None else _cuda.CaptureMemory()
+        handle = ffi.new_handle((self._box, fn, allocations))
+        self._keep.append(allocations)
         self._added(lib.eagle_gpu_add_captured(self._ptr, _capture_trampoline, handle, stream or 0),
                     "GpuProgram.captured")
         self._keep.append(handle)
@@ -319,7 +339,6 @@ class GpuProgram(CallbackErrors):
                 ffi.gc(sub._ptr, None)
                 self._subs.append(sub)
                 self.reductions += sub.reductions
-                sub._owner = self
 
     # --- running -------------------------------------------------------------
     def finalize(self, flags: int = 0) -> GpuProgram:
@@ -342,6 +361,7 @@ class GpuProgram(CallbackErrors):
         return self
 
     def _raise_after(self, status: int, api: str) -> None:
+        _cuda.release_pending()
         error = self._take_error()
         if error is not None:
             raise error
@@ -353,7 +373,7 @@ class GpuProgram(CallbackErrors):
         for k in self._kernels:
             if k.sized is not None:
                 self._patch(k, "eagle.Graph.set_logical_size")
-        for sub in self._subs:
+        for sub in [*self._subs, *self._hosts]:
             sub.set_logical_size(n)
         return self
 
@@ -367,14 +387,27 @@ class GpuProgram(CallbackErrors):
         return True
 
     def _patchable(self, mapping: dict[int, Any]) -> bool:
-        return not (self._fixed & mapping.keys()) and all(sub._patchable(mapping) for sub in self._subs)
+        """No host node or guard holds a swapped array, and each swapped copy end keeps its kind
+        of memory (the driver patches a copy node only so)."""
+        if self._fixed & mapping.keys():
+            return False
+        for _, *ends in self._copies:
+            for end in ends:
+                new = mapping.get(id(end))
+                if new is not None and self._memory(new) != self._memory(end):
+                    return False
+        return all(sub._patchable(mapping) for sub in self._subs)
+
+    def _memory(self, array: Any) -> str:
+        return _cuda.memory_type(_cuda.address(array), self.device)
 
     def _rebind(self, mapping: dict[int, Any]) -> None:
         for k in self._kernels:
             base = [mapping.get(id(a), a) for a in k.base]
-            if any(new is not old for new, old in zip(base, k.base, strict=True)):
+            swapped = [new for new, old in zip(base, k.base, strict=True) if new is not old]
+            if swapped:
                 k.base = base
-                self._keep += base
+                self._keep += swapped
                 self._patch(k, "eagle.Graph.bind")
         for copy in self._copies:
             node, src, dst = copy
@@ -401,6 +434,15 @@ class GpuProgram(CallbackErrors):
         return {"captures": int(out[lib.EAGLE_GPU_STAT_CAPTURES]),
                 "graph_builds": int(out[lib.EAGLE_GPU_STAT_GRAPH_BUILDS]),
                 "replays": int(out[lib.EAGLE_GPU_STAT_REPLAYS])}
+
+
+# Resolved once: a finalizer may run inside cffi's own locked parsing (a collector run there),
+# where looking a function up on lib would wait on that lock forever.
+_GRAPH_FREE = lib.eagle_gpu_graph_free
+
+
+def _free_graph(pointer: Any) -> None:
+    _cuda.release(_GRAPH_FREE, pointer)
 
 
 def _ptr(sub: GpuProgram | None) -> Any:

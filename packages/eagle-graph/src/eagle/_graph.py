@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ import numpy as np
 
 from eagle import _core
 from eagle._comm import Communicator, communicator_of
+from eagle._core import CoreError
 from eagle._edges import Edge, derive_edges
 from eagle._errors import Busy, RebuildWarning
 from eagle._gpu_program import GpuProgram
@@ -226,7 +228,7 @@ class Graph:
                 raise TypeError(f"{api}: {label!r} is a {step.payload.plan.derivative} (derivative) kernel; "
                                 "derivative kernels enter a graph only through eagle.diff: record the "
                                 "forward graph with record=True and call eagle.diff.reverse")
-        node._graph = self
+        node._graph = weakref.ref(self)  # no cycle: a graph goes with its last reference
         self._nodes.append(node)
         self._labels.append(label)
         return len(self._nodes) - 1
@@ -388,12 +390,13 @@ class Graph:
         id of each old array -> its new one): same nodes, same schedule, new pointers.  On the
         GPU the instantiated graph is patched where it can be, else built again with one warning."""
         if self._backend == "gpu":
-            if not self._program.rebind(mapping):
+            if not self._rebound(mapping):
                 if not self._warned_rebuild:
                     warnings.warn("eagle.Graph.bind: a host node or a device condition holds a swapped "
                                   "array and cannot be patched; the CUDA graph is built again (this "
                                   "warning is given once per graph)", RebuildWarning, stacklevel=3)
                     self._warned_rebuild = True
+                self._program.synchronize()  # the old graph's replays touch the same arrays
                 for name, count in self._program.stats().items():
                     self._retired_stats[name] = self._retired_stats.get(name, 0) + count
                 self._program = self._lower_gpu()[0]
@@ -403,6 +406,13 @@ class Graph:
         if self._comm is not None:
             program.set_collective(self._comm)  # a collective call: every rank binds
         self._program, self._tape = program, tape
+
+    def _rebound(self, mapping: dict[int, Any]) -> bool:
+        """Whether the instantiated graph took the new arrays in place."""
+        try:
+            return self._program.rebind(mapping)
+        except CoreError:  # the driver refused a patch: a new graph holds the new arrays
+            return False
 
     def _lowerings(self) -> tuple[list[Any], Any]:
         """Each node's host lowering; for a record=True graph, with what eagle.diff keeps added,

@@ -320,7 +320,7 @@ class Node:
         kind_of(kind)  # refuse an unknown kind here, not at build
         self.kind = kind
         self.payload = payload
-        self._graph: object | None = None  # the graph it was added to
+        self._graph: Callable[[], object] | None = None  # a weak reference to the graph it is in
 
     def planes(self) -> list[PlaneTuple]:
         """Every (name, array, role) the node touches, reads first."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from eagle._core import check, lib
 from eagle._edges import is_plane
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import GpuItems, Node, kind_of
@@ -60,8 +61,7 @@ def _host_node(host_lowering: Any, label: str, planes: list[Any]) -> GpuItems:
                              "pinned memory)")
         program = Program().stage()
         emit(host_lowering, program)
-        program.finalize()
-        gpu.callback(program.run, touches=planes)
+        gpu.host_program(program.finalize(), touches=planes)
 
     return GpuItems(emit_host)
 
@@ -108,7 +108,7 @@ def lower(stages: list[list[list[int]]], lowerings: list[GpuItems], labels: list
                     reducing.append(index)
     if len(parts) == 1:
         return parts[0], reducing
-    return GpuSegments(parts), reducing
+    return GpuSegments([p for p in parts if not (isinstance(p, GpuProgram) and p.empty)], device), reducing
 
 
 class GpuSegments:
@@ -116,8 +116,8 @@ class GpuSegments:
     with ``opaque(fn, eager=True)`` lowers to.  A replay waits for each graph before the call
     after it, so ``enqueue`` runs to the end too."""
 
-    def __init__(self, parts: list[GpuProgram | Callable[[], object]]) -> None:
-        self.parts = parts
+    def __init__(self, parts: list[GpuProgram | Callable[[], object]], device: int) -> None:
+        self.parts, self.device = parts, device
         self.programs = [p for p in parts if isinstance(p, GpuProgram)]
         self.reductions = sum(p.reductions for p in self.programs)
 
@@ -129,7 +129,11 @@ class GpuSegments:
     def run(self, replays: int = 1) -> GpuSegments:
         for _ in range(replays):
             for part in self.parts:
-                part.run(1) if isinstance(part, GpuProgram) else part()
+                if isinstance(part, GpuProgram):
+                    part.run(1)  # waits for the graph
+                else:
+                    part()
+                    check(lib.eagle_cuda_synchronize(self.device), "eagle.Graph.launch")  # and for fn's work
         return self
 
     enqueue = run

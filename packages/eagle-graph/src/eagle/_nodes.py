@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle import _cuda
+from eagle import _cuda, _gpu_kernels
 from eagle._edges import is_plane
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, recorded, register_node_kind
@@ -83,9 +83,11 @@ def _opaque_reads(o: Opaque) -> list[PlaneTuple]:
 def _opaque_gpu(o: Opaque) -> GpuItems:
     if o.tier == "eager":
         return GpuItems(eager=o.fn)
+    planes = [a for a in (*o.reads.values(), *o.writes.values()) if is_plane(a)]
+    if not planes:  # no device planes to launch on: a call at every replay, as on the CPU
+        return GpuItems(lambda gpu: gpu.callback(o.fn))
     stream = None if o.tier == "capture" else _cuda.stream_handle(o.stream)
-    planes = [*o.reads.values(), *o.writes.values()]
-    return GpuItems(lambda gpu: gpu.captured(o.fn, stream, touches=[a for a in planes if is_plane(a)]))
+    return GpuItems(lambda gpu: gpu.captured(o.fn, stream, touches=planes))
 
 
 register_node_kind("opaque", reads=_opaque_reads, writes=_opaque_writes, lower_cpu=lambda o: o.fn,
@@ -167,6 +169,9 @@ def reduce(x: Any, out: Any, op: str = "sum") -> Node:
     if np.ndim(x) != 1 or np.size(out) != 1:
         raise ValueError(f"eagle.reduce: x must be a 1-D plane and out one element; got shapes "
                          f"{np.shape(x)} and {np.shape(out)}")
+    if not _gpu_kernels.reducible(x.dtype):
+        raise TypeError(f"eagle.reduce: x is {np.dtype(x.dtype)}; eagle reduces float64, float32, int64, "
+                        "int32, uint64, uint32, uint8 and bool planes: pass x.astype(np.float32), say")
     contiguous = _cuda.contiguous(x)
     if not contiguous or x.dtype != out.dtype:
         raise ValueError(f"eagle.reduce: x must be contiguous and out of its dtype; got a "
@@ -238,15 +243,15 @@ def _emit_gpu_copy(c: Copy, gpu: GpuProgram) -> None:
                          "loop or branch body, where only pinned memory can be copied: allocate it with "
                          "eagle.pinned(shape, dtype)")
     if len(pageable) == 2:  # host to host
-        gpu.callback(lambda: np.copyto(c.dst, c.src))
+        gpu.callback(lambda: np.copyto(c.dst, c.src), touches=[c.src, c.dst])
         return
     stage = _cuda.pinned_array(np.shape(c.src), c.src.dtype, gpu.device)
     if pageable[0][0] == "src":
-        gpu.callback(lambda: np.copyto(stage, c.src))
+        gpu.callback(lambda: np.copyto(stage, c.src), touches=[c.src])
         gpu.copy(stage, c.dst, nbytes)
     else:
         gpu.copy(c.src, stage, nbytes)
-        gpu.callback(lambda: np.copyto(c.dst, stage))
+        gpu.callback(lambda: np.copyto(c.dst, stage), touches=[c.dst])
 
 
 register_node_kind("copy", reads=lambda c: _copy_planes(c, True), writes=lambda c: _copy_planes(c, False),

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from eagle._core import BLOCK, check, ffi, lib
+from eagle._cuda import no_cuda_calls
 from eagle._views import view_of
 
 SCHEDULES = {"work_share": lib.EAGLE_WORK_SHARE, "branch_tasks": lib.EAGLE_BRANCH_TASKS}
@@ -26,17 +27,32 @@ DTYPES = {np.dtype(np.float64): lib.EAGLE_F64, np.dtype(np.float32): lib.EAGLE_F
 LOOPS = {"while": lib.EAGLE_LOOP_WHILE, "do": lib.EAGLE_LOOP_DO, "count": lib.EAGLE_LOOP_COUNT}
 
 
+class ErrorBox:
+    """The first exception a program's callbacks raised.  A callback's handle holds the box, not
+    the program: no reference cycle, so a program is freed when its last reference goes, in that
+    thread (for a GPU program, never by the garbage collector in a driver's thread)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+
+    def keep(self, exc: BaseException) -> None:
+        if self.error is None:
+            self.error = exc
+
+
 @ffi.callback("int(void *)")
 def _trampoline(ctx: Any) -> int:
-    # cffi cannot carry an exception out of a callback: keep it on the
-    # Program and return non-zero, which stops the run; Program.run raises it.
-    program, batch = ffi.from_handle(ctx)
+    # cffi cannot carry an exception out of a callback: keep it in the
+    # program's box and return non-zero, which stops the run; Program.run raises it.
+    box, batch = ffi.from_handle(ctx)
     try:
-        for fn in batch:
-            fn()
+        with no_cuda_calls():  # a GPU graph's host node runs on the driver's thread
+            for fn in batch:
+                fn()
     except BaseException as exc:  # noqa: BLE001 -- re-raised by Program.run, KeyboardInterrupt too
-        if program._error is None:
-            program._error = exc
+        box.keep(exc)
         return 1
     return 0
 
@@ -55,11 +71,11 @@ class CallbackErrors:
     """The first exception a callback raised, kept for the call that waits (cffi cannot carry it
     out of the callback): the program's own, or one of its sub-programs'."""
 
-    _error: BaseException | None
+    _box: ErrorBox
     _subs: list[CallbackErrors]
 
     def _take_error(self) -> BaseException | None:
-        found, self._error = self._error, None
+        found, self._box.error = self._box.error, None
         for sub in self._subs:
             error = sub._take_error()
             found = found or error
@@ -76,7 +92,7 @@ class Program(CallbackErrors):
         self._keep: list[Any] = []  # what libeagle points into
         # Consecutive callbacks share one item, so a run of them takes the GIL once.
         self._batch: list[Callable[[], object]] | None = None
-        self._error: BaseException | None = None
+        self._box = ErrorBox()
         self._subs: list[Program] = []  # adopted sub-programs, searched for callback errors
         self._owner: Program | None = None
         self.schedule: str | None = None  # of the stage items go to now
@@ -136,7 +152,7 @@ class Program(CallbackErrors):
             self._batch.append(fn)
             return self
         batch = [fn]
-        handle = ffi.new_handle((self, batch))
+        handle = ffi.new_handle((self._box, batch))
         check(lib.eagle_add_callback(self._ptr, _trampoline, handle), "Program.callback")
         self._keep.append(handle)
         self._batch = batch
