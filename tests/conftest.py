@@ -136,7 +136,10 @@ def gpu(cuda_driver: Any) -> Any:
 
     with pytest.MonkeyPatch.context() as mp:
         if cuda_driver is not None:
-            mp.setattr(_nvrtc, "compile_ptx", fakecuda_harness().compile_ptx_on_fake)
+            host_build = fakecuda_harness().compile_ptx_on_fake
+            mp.setattr(_nvrtc, "compile_ptx", host_build)
+            mp.setattr(_nvrtc, "image_for", lambda source, name, *_:
+                       host_build(source, name).encode() + b"\0")
             mp.setattr(_nvrtc, "available", lambda: True)
             # one-thread reducing blocks: the emulation keeps a barrier only there (same bits: the
             # tree does not depend on the block size)

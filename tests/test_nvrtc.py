@@ -10,7 +10,7 @@ import pytest
 from eagle import _gpu_kernels, _nvrtc
 
 # Taken at collection, before the gpu fixture swaps in the emulation's host compiler.
-available, compile_ptx = _nvrtc.available, _nvrtc.compile_ptx
+available, compile_ptx, image_for = _nvrtc.available, _nvrtc.compile_ptx, _nvrtc.image_for
 
 pytestmark = pytest.mark.skipif(not available(), reason="NVRTC is not installed "
                                 "(pip install \"eagle-graph[gpu]\")")
@@ -24,3 +24,13 @@ def test_eagles_kernels_compile_to_ptx():
     assert reductions | {"eg_loop_start", "eg_loop_turn", "eg_switch_index"} == entries
     assert f".target sm_{_nvrtc.default_arch().removeprefix('compute_')}" in ptx
     assert "fma" not in ptx  # --fmad=false: a sum adds, as on the CPU
+
+
+def test_an_older_driver_gets_a_cubin_a_newer_one_ptx():
+    """PTX from an NVRTC newer than the driver does not load: a CUBIN for the device instead."""
+    source = 'extern "C" __global__ void k(float *x) { x[0] = 1.0f; }'
+    major, minor = _nvrtc.version()
+    newer = image_for(source, "k_new", 1000 * major + 10 * minor, lambda: "sm_75")
+    assert newer.endswith(b"\0") and b".entry k" in newer
+    older = image_for(source, "k_old", 1000 * major + 10 * minor - 10, lambda: "sm_75")
+    assert older.startswith(b"\x7fELF")  # a CUBIN is an ELF image

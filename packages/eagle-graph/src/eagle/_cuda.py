@@ -64,12 +64,19 @@ def release_pending() -> None:
         free(*args)
 
 
-@functools.cache
-def open_device(device: int = 0) -> int:
-    """Open the driver on ``device``; its version, 1000 * major + 10 * minor."""
+def open_device(device: int = 0, api: str = "eagle.Graph.build") -> int:
+    """Open the driver on ``device`` (cheap once open); its version, 1000 * major + 10 * minor."""
     version = ffi.new("int *")
-    check(lib.eagle_cuda_open(device, version), "eagle: opening the CUDA driver")
+    check(lib.eagle_cuda_open(device, version), api)
     return int(version[0])
+
+
+@functools.cache
+def device_arch(device: int = 0) -> str:
+    """``sm_<major><minor>`` of ``device``."""
+    major, minor = ffi.new("int *"), ffi.new("int *")
+    check(lib.eagle_cuda_device_arch(device, major, minor), "eagle.Graph.build")
+    return f"sm_{major[0]}{minor[0]}"
 
 
 def has_driver() -> bool:
@@ -95,7 +102,7 @@ def device_of(array: Any) -> int:
 def memory_type(addr: int, device: int = 0) -> str:
     """``"device"``, ``"pinned"`` or ``"pageable"``: where the driver says ``addr`` lies."""
     out = ffi.new("int32_t *")
-    check(lib.eagle_cuda_memory_type(device, addr, out), "eagle: asking the driver about memory")
+    check(lib.eagle_cuda_memory_type(device, addr, out), "eagle.Graph.build: asking the driver about memory")
     return MEMORY[int(out[0])]
 
 
@@ -118,10 +125,11 @@ def pinned_array(shape: int | tuple[int, ...], dtype: Any, device: int = 0) -> n
 class Module:
     """A loaded CUDA module: its kernels by name."""
 
-    def __init__(self, ptx: str, device: int) -> None:
+    def __init__(self, image: bytes, device: int) -> None:
         self.device = device
+        self._image = image  # the driver reads it during the load only; kept for the error path
         handle = ffi.new("void **")
-        check(lib.eagle_cuda_module_load(device, ptx.encode() + b"\0", handle), "eagle: loading a module")
+        check(lib.eagle_cuda_module_load(device, image, handle), "eagle.Graph.build: loading a module")
         self._handle = handle[0]
         self._functions: dict[str, Any] = {}
 
@@ -130,7 +138,7 @@ class Module:
         if found is None:
             out = ffi.new("void **")
             check(lib.eagle_cuda_module_function(self.device, self._handle, name.encode(), out),
-                  f"eagle: kernel {name}")
+                  f"eagle.Graph.build: kernel {name}")
             found = self._functions[name] = out[0]
         return found
 
@@ -139,12 +147,14 @@ _modules: dict[tuple[str, int], Module] = {}
 
 
 def module(source: str, name: str, device: int = 0) -> Module:
-    """CUDA C ``source`` compiled by NVRTC (cached on disk) and loaded on ``device`` (once a process)."""
+    """CUDA C ``source`` compiled by NVRTC (cached on disk) and loaded on ``device`` (once a process):
+    PTX, or a CUBIN where the driver is older than NVRTC."""
     key = (hashlib.sha256(source.encode()).hexdigest(), device)
     found = _modules.get(key)
     if found is None:
-        open_device(device)
-        found = _modules[key] = Module(_nvrtc.compile_ptx(source, name), device)
+        driver = open_device(device)
+        image = _nvrtc.image_for(source, name, driver, lambda: device_arch(device))
+        found = _modules[key] = Module(image, device)
     return found
 
 
@@ -163,7 +173,7 @@ class DeviceBuffer:
         array = np.ascontiguousarray(array)
         buffer = cls(device, array.nbytes)
         check(lib.eagle_cuda_memcpy(device, buffer.address, array.ctypes.data, array.nbytes),
-              "eagle: copying to the device")
+              "eagle.DeviceArray: copying to the device")
         return buffer
 
     @property
@@ -212,7 +222,7 @@ class DeviceArray:
         host = np.ascontiguousarray(np.broadcast_to(np.asarray(values, self.dtype), self.shape))
         if self.nbytes:
             check(lib.eagle_cuda_memcpy(self.device, self._buffer.address, host.ctypes.data, self.nbytes),
-                  "eagle: copying to the device")
+                  "eagle.DeviceArray: copying to the device")
 
     def get(self) -> np.ndarray:
         """A NumPy copy (a synchronous copy: it waits for the legacy default stream, which eagle's
@@ -220,7 +230,7 @@ class DeviceArray:
         out = np.empty(self.shape, self.dtype)
         if self.nbytes:
             check(lib.eagle_cuda_memcpy(self.device, out.ctypes.data, self._buffer.address, self.nbytes),
-                  "eagle: copying to the host")
+                  "eagle.DeviceArray.get")
         return out
 
     def __repr__(self) -> str:
@@ -331,4 +341,4 @@ def launch(function: Any, grid: Sequence[int], block: Sequence[int], args: Seque
 
     check(lib.eagle_cuda_launch(device, function, ffi.new("uint32_t[3]", list(grid)),
                                 ffi.new("uint32_t[3]", list(block)), 0, stream, _slots(args), len(args)),
-          "eagle: launching a kernel")
+          "eagle._cuda.launch")

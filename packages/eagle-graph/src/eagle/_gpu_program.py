@@ -62,21 +62,21 @@ def grid_for(n: int, threads: int = THREADS) -> tuple[int, int, int]:
 
 
 def _fill(slot: Any, arg: Arg) -> None:
+    """Write one kernel parameter: the driver reads the parameter's size from the start of the
+    slot, so an integer of any width goes in as 64 bits (little-endian: the low bytes are its
+    own), a float as its own type (a Python float is a double)."""
     if hasattr(arg, "__cuda_array_interface__") or isinstance(arg, np.ndarray):
         slot.u64 = _cuda.address(arg)
     elif isinstance(arg, np.floating):
         setattr(slot, "f32" if arg.dtype == np.float32 else "f64", arg)
-    elif isinstance(arg, (np.int32, np.uint32)):
-        setattr(slot, "i32" if arg.dtype == np.int32 else "u32", int(arg))
-    elif isinstance(arg, (np.uint64, np.uint8, np.bool_)):
-        slot.u64 = int(arg)
-    elif isinstance(arg, (bool, int, np.integer)):
-        slot.i64 = int(arg)
+    elif isinstance(arg, (bool, int, np.integer, np.bool_)):
+        value = int(arg)
+        setattr(slot, "u64" if value >= 1 << 63 else "i64", value)
     elif isinstance(arg, float):
         slot.f64 = arg
     else:
-        raise TypeError(f"GpuProgram.kernel: a kernel argument is a device array or a NumPy scalar, "
-                        f"got {type(arg).__name__}")
+        raise TypeError(f"eagle.Graph.build: a kernel parameter is a device array or a number, got "
+                        f"{type(arg).__name__}")
 
 
 def _slots(args: Sequence[Arg]) -> Any:
@@ -104,7 +104,7 @@ class GpuProgram(CallbackErrors):
     """A libeagle GPU graph under construction, then instantiated and replayable."""
 
     def __init__(self, device: int = 0) -> None:
-        _cuda.open_device(device)  # a missing driver is refused before anything is built
+        _cuda.open_device(device, "eagle.Graph.build")  # no driver: refused before anything is built
         _cuda.release_pending()
         self.device = device
         self._ptr = ffi.gc(lib.eagle_gpu_graph_new(), _free_graph)

@@ -11,6 +11,7 @@ IEEE division and square root, no fast math.  PTX is cached under
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from eagle.native import cached
@@ -80,9 +81,27 @@ def default_arch() -> str:
 
 def compile_ptx(source: str, name: str, arch: str | None = None) -> str:
     """PTX for CUDA C ``source`` (cached by source, options and NVRTC version)."""
+    return _compile(source, name, arch or default_arch(), "PTX", ".ptx").decode()
+
+
+def compile_cubin(source: str, name: str, arch: str) -> bytes:
+    """Machine code for one GPU architecture (``sm_90``), cached like PTX."""
+    return _compile(source, name, arch, "CUBIN", ".cubin")
+
+
+def image_for(source: str, name: str, driver_version: int, sm: Callable[[], str]) -> bytes:
+    """What a driver of ``driver_version`` loads: PTX when it reads this NVRTC's PTX (a driver at
+    least as new), else a CUBIN for the device's architecture ``sm()`` (no PTX JIT needed)."""
+    major, minor = version()
+    if driver_version >= 1000 * major + 10 * minor:
+        return compile_ptx(source, name).encode() + b"\0"
+    return compile_cubin(source, name, sm())
+
+
+def _compile(source: str, name: str, arch: str, kind: str, suffix: str) -> bytes:
     nvrtc = _require()
-    arch = arch or default_arch()
     options = (f"--gpu-architecture={arch}", *OPTIONS)
+    get_size, get = getattr(nvrtc, f"nvrtcGet{kind}Size"), getattr(nvrtc, f"nvrtcGet{kind}")
 
     def build(out: Any) -> None:
         created = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], [])
@@ -91,12 +110,12 @@ def compile_ptx(source: str, name: str, arch: str | None = None) -> str:
             encoded = [o.encode() for o in options]
             _check(nvrtc, nvrtc.nvrtcCompileProgram(program, len(encoded), encoded),
                    f"compiling {name}", program)
-            (size,) = _check(nvrtc, nvrtc.nvrtcGetPTXSize(program), "nvrtcGetPTXSize")
+            (size,) = _check(nvrtc, get_size(program), f"nvrtcGet{kind}Size")
             buffer = b" " * size
-            _check(nvrtc, nvrtc.nvrtcGetPTX(program, buffer), "nvrtcGetPTX")
+            _check(nvrtc, get(program, buffer), f"nvrtcGet{kind}")
         finally:
             nvrtc.nvrtcDestroyProgram(program)
-        out.write_bytes(buffer.rstrip(b"\x00"))
+        out.write_bytes(buffer.rstrip(b"\x00") if kind == "PTX" else buffer)
 
-    path = cached(f"{name}.ptx", [source, " ".join(options), "nvrtc {}.{}".format(*version())], build)
-    return path.read_text()
+    path = cached(f"{name}{suffix}", [source, " ".join(options), "nvrtc {}.{}".format(*version())], build)
+    return path.read_bytes()
