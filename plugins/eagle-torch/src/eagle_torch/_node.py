@@ -163,11 +163,15 @@ def lower_gpu(c: TorchCall) -> GpuItems:
 
         return GpuItems(eager=run)
     # child: torch needs a warm-up off the capture stream before it may capture (CUDA graphs notes).
+    # The warm-up really runs fn: what it writes is put back after, so a build writes nothing.
+    before = {name: t.clone() for name, t in c.writes.items()}
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         c.call()
     torch.cuda.current_stream().wait_stream(side)
+    for name, t in c.writes.items():
+        t.copy_(before[name])
     graph = torch.cuda.CUDAGraph(keep_graph=True)
     with torch.cuda.graph(graph):
         c.call()
