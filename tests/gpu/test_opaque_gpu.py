@@ -45,11 +45,14 @@ class Driver:
                               ctypes.c_void_p]
 
     def call(self, name: str, version: int, *args: object) -> None:
+        assert self.status(name, version, *args) == 0, name
+
+    def status(self, name: str, version: int, *args: object) -> int:
         """Call a driver function whose parameters are all pointer-sized or int (as these are)."""
         pointer = ctypes.c_void_p()
         assert self._get(name.encode(), ctypes.byref(pointer), version, 0, None) == 0, name
         types = [ctypes.c_int if isinstance(a, ctypes.c_int) else ctypes.c_void_p for a in args]
-        assert ctypes.CFUNCTYPE(ctypes.c_int, *types)(pointer.value)(*args) == 0, name
+        return ctypes.CFUNCTYPE(ctypes.c_int, *types)(pointer.value)(*args)
 
     def stream(self) -> int:
         handle = ctypes.c_void_p()
@@ -150,3 +153,19 @@ def test_a_child_graph_made_elsewhere(gpu, driver):
 def test_a_child_graph_has_no_cpu_lowering():
     with pytest.raises(ValueError, match="kind 'child' has no CPU lowering"):
         eagle.Graph().add_node(eagle.graph.child(1, reads={"x": np.zeros(2)})).build()
+
+
+def test_a_capture_that_synchronises_is_named_with_the_fix(gpu, driver):
+    """A captured function that waits for its stream breaks the capture: the node is named, and
+    eager=True is the way out."""
+    x = gpu.zeros(8)
+
+    def waits() -> None:
+        stream = eagle.graph.capture_stream()
+        add_one(x, stream)
+        driver.status("cuStreamSynchronize", 2000, stream)  # refused, and the capture is invalidated
+
+    g = eagle.Graph().add_node(opaque(waits, reads={"x": x}, writes={"x": x}), name="sync_inside")
+    with pytest.raises(RuntimeError, match=r"^eagle\.Graph\.build: node 'sync_inside': capturing its device "
+                                           r"work failed .*opaque\(\.\.\., eager=True\)"):
+        g.build()

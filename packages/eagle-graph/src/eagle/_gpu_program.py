@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from eagle import _cuda, _gpu_kernels
-from eagle._core import BLOCK, check, ffi, lib
+from eagle._core import BLOCK, CoreError, check, ffi, lib
 from eagle._program import LOOPS, CallbackErrors, ErrorBox, _trampoline
 
 #: The stream a captured function is being captured on (eagle.graph.capture_stream()).
@@ -27,7 +27,8 @@ capturing: ContextVar[int | None] = ContextVar("eagle_capture_stream", default=N
 @ffi.callback("int(void *, uint64_t)")
 def _capture_trampoline(ctx: Any, stream: int) -> int:
     # Runs once, inside eagle_gpu_instantiate: keep an exception for finalize to raise.
-    box, fn, allocations = ffi.from_handle(ctx)
+    box, fn, allocations, label = ffi.from_handle(ctx)
+    box.capture = label
     token = capturing.set(int(stream))
     try:
         with _cuda.no_cuda_calls():
@@ -122,6 +123,8 @@ class GpuProgram(CallbackErrors):
         self._signals: dict[int, int] = {}  # id of what a signal stands for -> its item
         #: Whether items go into a conditional's body (host nodes are refused there).
         self.in_body = False
+        #: The node whose items are being added (the lowering sets it), for messages.
+        self.label = "step"
         #: Cross-sample reductions, sub-programs included.
         self.reductions = 0
 
@@ -143,6 +146,7 @@ class GpuProgram(CallbackErrors):
         """A new program for the body of a conditional of this one."""
         sub = GpuProgram(self.device).stage()
         sub.in_body = True
+        sub._box = self._box  # one box: a capture in a body is named by the build of the top graph
         return sub
 
     # --- items ---------------------------------------------------------------
@@ -208,7 +212,7 @@ class GpuProgram(CallbackErrors):
         what CuPy allocates meanwhile taken from a pool the graph keeps."""
         self._hold(*touches)
         allocations = None if stream is not None else _cuda.CaptureMemory()
-        handle = ffi.new_handle((self._box, fn, allocations))
+        handle = ffi.new_handle((self._box, fn, allocations, self.label))
         self._keep.append(allocations)
         self._added(lib.eagle_gpu_add_captured(self._ptr, _capture_trampoline, handle, stream or 0),
                     "GpuProgram.captured")
@@ -344,7 +348,15 @@ class GpuProgram(CallbackErrors):
     def finalize(self, flags: int = 0) -> GpuProgram:
         """Build the CUDA graph and instantiate it (once); a captured function's exception is
         raised here."""
-        self._raise_after(lib.eagle_gpu_instantiate(self._ptr, self.device, flags), "eagle.Graph.build")
+        status = lib.eagle_gpu_instantiate(self._ptr, self.device, flags)
+        if status == lib.EAGLE_ERR_CUDA and self._box.capture is not None and self._box.error is None:
+            detail = ffi.string(lib.eagle_last_error()).decode()
+            if "Capture" in detail or "ChildGraph" in detail:
+                raise CoreError(f"eagle.Graph.build: node {self._box.capture!r}: capturing its device work "
+                                f"failed ({detail}); a captured function only launches work on the "
+                                "current stream: no synchronisation or read-back (for those, "
+                                "opaque(..., eager=True))")
+        self._raise_after(status, "eagle.Graph.build")
         return self
 
     def run(self, replays: int = 1) -> GpuProgram:

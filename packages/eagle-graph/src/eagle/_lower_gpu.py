@@ -73,6 +73,7 @@ def emit_node(node: Node, gpu: GpuProgram, label: str = "step") -> None:
         raise ValueError(f"eagle.Graph.build: node {label!r} runs eagerly (opaque(..., eager=True)) inside a "
                          "device if or loop body; the graph is cut around an eager node, which a body "
                          "cannot be: move it out of the body")
+    gpu.label = label
     items.emit(gpu)
 
 
@@ -103,6 +104,7 @@ def lower(stages: list[list[list[int]]], lowerings: list[GpuItems], labels: list
                 program.branch()
             for index in branch:
                 before = program.reductions
+                program.label = labels[index]
                 lowerings[index].emit(program)
                 if program.reductions != before:
                     reducing.append(index)

@@ -32,10 +32,11 @@ class ErrorBox:
     the program: no reference cycle, so a program is freed when its last reference goes, in that
     thread (for a GPU program, never by the garbage collector in a driver's thread)."""
 
-    __slots__ = ("error",)
+    __slots__ = ("capture", "error")
 
     def __init__(self) -> None:
         self.error: BaseException | None = None
+        self.capture: str | None = None  # the node whose work a GPU graph captured last
 
     def keep(self, exc: BaseException) -> None:
         if self.error is None:
