@@ -79,6 +79,12 @@ def device_arch(device: int = 0) -> str:
     return f"sm_{major[0]}{minor[0]}"
 
 
+def on_device(array: Any) -> bool:
+    """Whether ``array`` is a device array (``__cuda_array_interface__``: CuPy, a CUDA torch tensor,
+    eagle's DeviceArray)."""
+    return hasattr(array, "__cuda_array_interface__")
+
+
 def has_driver() -> bool:
     """Whether a CUDA driver and a device can be opened here."""
     return lib.eagle_cuda_open(0, ffi.NULL) == lib.EAGLE_OK
@@ -166,15 +172,6 @@ class DeviceBuffer:
         check(lib.eagle_cuda_malloc(device, max(nbytes, 1), out), "eagle: allocating device memory")
         self.address, self.nbytes = int(out[0]), nbytes
         weakref.finalize(self, release, lib.eagle_cuda_free, device, self.address)
-
-    @classmethod
-    def of(cls, array: np.ndarray, device: int) -> DeviceBuffer:
-        """A device copy of a host array."""
-        array = np.ascontiguousarray(array)
-        buffer = cls(device, array.nbytes)
-        check(lib.eagle_cuda_memcpy(device, buffer.address, array.ctypes.data, array.nbytes),
-              "eagle.DeviceArray: copying to the device")
-        return buffer
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:

@@ -265,7 +265,7 @@ class GpuProgram(CallbackErrors):
         self._cell(cell)
         index_cell = cell
         if keys != list(range(len(keys))):
-            device_keys = _cuda.DeviceBuffer.of(np.asarray(keys, np.uint32), self.device)
+            device_keys = _cuda.DeviceArray.from_host(np.asarray(keys, np.uint32), self.device)
             index_cell = _cuda.DeviceBuffer(self.device, 4)
             function = _gpu_kernels.module(self.device).function("eg_switch_index")
             self.kernel(function, [cell, device_keys, np.uint32(len(keys)), index_cell], (1, 1, 1), (1, 1, 1))

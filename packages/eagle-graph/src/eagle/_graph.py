@@ -15,12 +15,13 @@ import numpy as np
 from eagle import _core
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
+from eagle._cuda import on_device
 from eagle._edges import Edge, derive_edges
 from eagle._errors import Busy, RebuildWarning
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import lower, lowered
-from eagle._lower_gpu import GpuSegments, device_of_graph, gpu_lowered, on_device
+from eagle._lower_gpu import GpuSegments, device_of_graph, gpu_lowered
 from eagle._lower_gpu import lower as lower_gpu
 from eagle._nodes import Conditional, Opaque
 from eagle._program import Program

@@ -13,15 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 from eagle._core import check, lib
+from eagle._cuda import device_of, on_device
 from eagle._edges import is_plane
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import GpuItems, Node, kind_of
 from eagle._lower_cpu import emit, lowered
 from eagle._program import Program
-
-
-def on_device(array: Any) -> bool:
-    return hasattr(array, "__cuda_array_interface__")
 
 
 def _sides(node: Node) -> tuple[list[str], list[str]]:
@@ -165,8 +162,6 @@ class GpuSegments:
 
 def device_of_graph(nodes: list[Node]) -> int:
     """The one GPU every device plane of the graph lives on."""
-    from eagle._cuda import device_of
-
     devices = {device_of(array) for node in nodes for _, array, _ in node.planes() if on_device(array)}
     if len(devices) > 1:
         raise ValueError(f"eagle.Graph.build: the graph's device planes live on GPUs {sorted(devices)}; "

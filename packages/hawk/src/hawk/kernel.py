@@ -258,7 +258,7 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
             raise TypeError(f"{api}: parameter {name!r} is a Param (one number for all samples); "
                             f"got {type(arg).__name__}")
         return arg
-    device = _on_device(arg)
+    device = _cuda.on_device(arg)
     if device and eager:
         raise TypeError(f"{api}: parameter {name!r} is a device array; a call runs on NumPy "
                         "arrays (device arrays run inside a GPU graph)")
@@ -289,10 +289,6 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
     if kind.role == "mutable" and not arg.flags.writeable:
         raise ValueError(f"{api}: parameter {name!r} is written in place but the array is read-only")
     return arg
-
-
-def _on_device(array: Any) -> bool:
-    return hasattr(array, "__cuda_array_interface__") and not isinstance(array, np.ndarray)
 
 
 def _value_dtype(name: str, kind: Kind, value: Any, api: str) -> str:
@@ -347,7 +343,7 @@ class KernelBound(BoundPlan):
     def make(cls, kernel: Kernel, compiled: Compiled, arrays: list[Any], n: int, buffer: Any,
              api: str) -> KernelBound:
         slots = compiled.phased.slots
-        device = next((a for a in arrays if _on_device(a)), None)
+        device = next((a for a in arrays if _cuda.on_device(a)), None)
         outputs = _outputs(compiled.ir, n, buffer, api, device)
         # Reduction scratch: on the CPU a partial per sample block, on the GPU the operand of
         # every sample (the graph reduces the plane), and the one-cell result.
@@ -494,7 +490,7 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str, device: Any = None) ->
         if array is None:
             array = (np.empty(shape, dtype) if device is None
                      else _cuda.empty_like_device(device, shape, dtype))
-        elif (_on_device(array) != (device is not None) or tuple(array.shape) != shape
+        elif (_cuda.on_device(array) != (device is not None) or tuple(array.shape) != shape
               or array.dtype != dtype or not _cuda.contiguous(array)):
             where = "" if device is None else "device "
             raise ValueError(f"{api}: buffer= for output {spec.name!r} must be a contiguous "

@@ -25,7 +25,7 @@ import numpy as np
 
 import hawk
 from eagle import _graph
-from eagle._cuda import device_of, empty_like_device, zeros_like_device
+from eagle._cuda import device_of, empty_like_device, on_device, zeros_like_device
 from eagle._errors import SiblingRace
 from eagle._kinds import Node, node_recorder
 from eagle._nodes import copy as copy_node
@@ -65,7 +65,7 @@ RACE = ("eagle.Graph.build: two branches of one parallel region touch one plane 
 
 def is_array(value: Any) -> bool:
     """A NumPy array or a device array (``__cuda_array_interface__``): what nodes read and write."""
-    return isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__")
+    return isinstance(value, np.ndarray) or on_device(value)
 
 
 def is_cell(value: Any) -> bool:
@@ -372,8 +372,7 @@ class Recorder:
     def new_cell(self) -> Any:
         """A zeroed one-cell uint32 array beside the builder's arguments: on their GPU when one of
         them is a device array (a conditional node reads its cell on the device)."""
-        device = next((a for a in self.arguments.values() if hasattr(a, "__cuda_array_interface__")
-                       and not isinstance(a, np.ndarray)), None)
+        device = next((a for a in self.arguments.values() if on_device(a)), None)
         return np.zeros(1, np.uint32) if device is None else zeros_like_device(device, (1,), np.uint32)
 
     def set_cell(self, cell: np.ndarray, value: int) -> None:
