@@ -114,6 +114,10 @@ class GpuItems:
 #: contract of ``vjps=`` in eagle.diff, with the node's payload first.
 Vjp = Callable[[Any, Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any]]
 
+#: ``reference(payload, interpreter)``: what a node means, run one node at a time in NumPy on its
+#: own planes (:func:`eagle.testing.interpret`); ``interpreter.body(b)`` runs a body the same way.
+Reference = Callable[[Any, Any], None]
+
 
 @dataclass(frozen=True)
 class NodeKind:
@@ -140,11 +144,14 @@ class NodeKind:
     #: its nodes may have planes on both sides: they move data between host and device
     #: (eagle.copy), or hold other nodes, each placed on its own side.
     both_sides: bool = False
+    #: what the node means, for the reference interpreter; None: its host lowering, run alone
+    reference: Reference | None = None
 
     def same_as(self, other: NodeKind) -> bool:
         return (self.reads, self.writes, self.lower_cpu, self.lower_gpu, self.native, self.vjp,
-                self.make, self.both_sides) == (other.reads, other.writes, other.lower_cpu, other.lower_gpu,
-                                           other.native, other.vjp, other.make, other.both_sides)
+                self.make, self.both_sides, self.reference) == (
+            other.reads, other.writes, other.lower_cpu, other.lower_gpu, other.native, other.vjp,
+            other.make, other.both_sides, other.reference)
 
     def describe(self) -> str:
         """``kind 'scan' of plugin eagle-scan``, or where its reads function was written."""
@@ -220,7 +227,7 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
                        lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
                        native: Callable[[Any], Sequence[NativeCall]] | None = None,
                        vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
-                       both_sides: bool = False) -> NodeKind:
+                       both_sides: bool = False, reference: Reference | None = None) -> NodeKind:
     """Register a kind of node under ``name``: what a plugin's ``register_node_kinds`` hook does, in code.
 
     :param reads: payload -> ``(plane name, array, role)`` tuples it reads.
@@ -235,6 +242,9 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     :param make: builds the payload for ``eagle.node(name, ...)``.
     :param both_sides: one node may have planes on the host and on the device: it moves data
         between them (like ``eagle.copy``), or holds other nodes, each placed on its own.
+    :param reference: ``reference(payload, interpreter)``: what a node means, for the reference
+        interpreter (:func:`eagle.testing.interpret`), written as plainly as it can be in NumPy.
+        Without one, the interpreter runs the node's host lowering alone.
 
     Registering the same kind twice is fine; a different kind under a taken
     name is refused with both named.
@@ -250,7 +260,8 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     >>> x
     array([-1., -1.,  0.,  1.,  1.])
     """
-    kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, both_sides=both_sides)
+    kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, both_sides=both_sides,
+                    reference=reference)
     return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
 
 

@@ -91,6 +91,7 @@ def _opaque_gpu(o: Opaque) -> GpuItems:
 
 
 register_node_kind("opaque", reads=_opaque_reads, writes=_opaque_writes, lower_cpu=lambda o: o.fn,
+                   reference=lambda o, interpreter: o.fn(),
                    lower_gpu=_opaque_gpu)
 
 
@@ -184,8 +185,15 @@ def _emit_reduce(r: Reduce, program: Program) -> None:
     program.reduce(r.x, r.out, r.op)
 
 
+def _reference_reduce(r: Reduce, interpreter: Any) -> None:
+    from eagle._reference import fixed_order
+
+    r.out.reshape(-1)[0] = fixed_order(r.op, r.x[:interpreter.samples(r.x.size)])
+
+
 register_node_kind("reduce", reads=lambda r: [("x", r.x, "read")], writes=lambda r: [("out", r.out, "write")],
                    lower_cpu=lambda r: HostItems(lambda p: _emit_reduce(r, p), native=False),
+                   reference=_reference_reduce,
                    lower_gpu=lambda r: GpuItems(lambda gpu: gpu.reduce(r.x, r.out, r.op)))
 
 # ----------------------------------------------------------------------- copy
@@ -256,6 +264,7 @@ def _emit_gpu_copy(c: Copy, gpu: GpuProgram) -> None:
 
 register_node_kind("copy", reads=lambda c: _copy_planes(c, True), writes=lambda c: _copy_planes(c, False),
                    lower_cpu=lambda c: HostItems(lambda p: p.copy(c.src, c.dst), native=False),
+                   reference=lambda c, interpreter: None if c.src is c.dst else np.copyto(c.dst, c.src),
                    lower_gpu=lambda c: GpuItems(lambda gpu: _emit_gpu_copy(c, gpu)), both_sides=True)
 
 
@@ -395,8 +404,20 @@ def _emit_gpu_conditional(c: Conditional, gpu: GpuProgram) -> None:
         gpu.loop(c.cell, body, "while", c.max_iters)
 
 
+def _reference_conditional(c: Conditional, interpreter: Any) -> None:
+    if c.max_iters is None:
+        if not c.cell.reshape(-1)[0]:  # skipped while the cell is non-zero
+            interpreter.node(c.step)
+        return
+    turns = 0
+    while turns < c.max_iters and c.cell.reshape(-1)[0]:
+        interpreter.node(c.step)
+        turns += 1
+
+
 for _name in ("skippable", "repeat_while"):
     register_node_kind(_name, reads=_conditional_reads, writes=_conditional_writes,
+                       reference=_reference_conditional,
                        lower_cpu=lambda c: HostItems(lambda p, c=c: _emit_conditional(c, p), native=False),
                        lower_gpu=lambda c: GpuItems(lambda gpu, c=c: _emit_gpu_conditional(c, gpu)),
                        both_sides=True)

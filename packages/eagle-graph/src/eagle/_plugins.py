@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eagle._kinds import _REGISTRY, GpuItems, HostItems, NativeCall, NodeKind, PlaneTuple, Vjp, add_kind
+from eagle._kinds import (_REGISTRY, GpuItems, HostItems, NativeCall, NodeKind, PlaneTuple, Reference, Vjp,
+                          add_kind)
 
 #: The entry-point group, which is also pluggy's project name.
 GROUP = "eagle"
@@ -102,10 +103,10 @@ class KindRegistry:
                            lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
                            native: Callable[[Any], Sequence[NativeCall]] | None = None,
                            vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
-                           both_sides: bool = False) -> NodeKind:
+                           both_sides: bool = False, reference: Reference | None = None) -> NodeKind:
         """Register a kind: the parameters of :func:`eagle.graph.register_node_kind`."""
         kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, plugin=self.plugin,
-                        both_sides=both_sides)
+                        both_sides=both_sides, reference=reference)
         view = {**self._table, **self._pending}
         added = add_kind(kind, view, f"eagle.plugins: plugin {self.plugin}")
         self._pending[name] = added

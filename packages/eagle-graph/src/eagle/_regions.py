@@ -189,8 +189,33 @@ def _emit_gpu(payload: Any, gpu: GpuProgram) -> None:
         gpu.loop(payload.cell, payload.body.lower_gpu(gpu) or gpu.body(), payload.kind, payload.max_iters)
 
 
+def _cell_value(cell: Any) -> int:
+    return int(np.asarray(cell).reshape(-1)[0])
+
+
+def _reference(payload: Any, interpreter: Any) -> None:
+    """What a device construct means: its cell read when the construct is reached (and, for a
+    loop, before or after each turn), the chosen body run node by node."""
+    if isinstance(payload, DeviceIf):
+        interpreter.body(payload.then if _cell_value(payload.cell) else payload.orelse)
+        return
+    if isinstance(payload, DeviceSwitch):
+        interpreter.body(payload.arms.get(_cell_value(payload.cell), payload.default))
+        return
+    cap = payload.max_iters if payload.max_iters >= 0 else float("inf")
+    turns = _cell_value(payload.cell) if payload.kind == "count" else None
+    done = 0
+    while done < cap and (turns is None or done < turns):
+        if payload.kind == "while" and not _cell_value(payload.cell):
+            break
+        interpreter.body(payload.body)
+        done += 1
+        if payload.kind == "do" and not _cell_value(payload.cell):
+            break
+
+
 for _name in ("device_if", "device_switch", "device_loop"):
-    register_node_kind(_name, reads=_reads, writes=_writes,
+    register_node_kind(_name, reads=_reads, writes=_writes, reference=_reference,
                        lower_cpu=lambda p: HostItems(lambda program, p=p: _emit(p, program), native=False),
                        lower_gpu=lambda p: GpuItems(lambda gpu, p=p: _emit_gpu(p, gpu)), both_sides=True)
 
@@ -247,6 +272,8 @@ def _emit_gpu_signal(s: SignalAfter, gpu: GpuProgram) -> None:
 register_node_kind("signal_after", reads=lambda s: [t for t in s.inner.planes() if t[2] == "read"],
                    writes=lambda s: [t for t in s.inner.planes() if t[2] != "read"],
                    lower_cpu=_signal_lowering,
+                   reference=lambda s, interpreter: interpreter.node(s.inner),
                    lower_gpu=lambda s: GpuItems(lambda gpu: _emit_gpu_signal(s, gpu)), both_sides=True)
 register_node_kind("wait", reads=lambda w: [], writes=lambda w: [], lower_cpu=_wait_lowering,
+                   reference=lambda w, interpreter: None,
                    lower_gpu=lambda w: GpuItems(lambda gpu: gpu.wait(w.writer.payload)))

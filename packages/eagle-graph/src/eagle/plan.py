@@ -195,6 +195,11 @@ class BoundPlan:
         self.emit(program)
         program.finalize().run()
 
+    def reference(self, interpreter: Any) -> None:
+        """What this launch means, for the reference interpreter: a native kernel is its own
+        definition, run alone (a kernel language with a reference evaluator overrides this)."""
+        interpreter.lowered(HostItems(self.emit, native=True))
+
     def __repr__(self) -> str:
         return f"<eagle.plan.BoundPlan {self.plan.name} over {self.samples} samples>"
 
@@ -212,4 +217,5 @@ register_node_kind(
     writes=lambda b: [t for t in b.planes() if t[2] == "write"],
     lower_cpu=lambda b: HostItems(b.emit, native=True),
     lower_gpu=lambda b: b.gpu_items(),
+    reference=lambda b, interpreter: b.reference(interpreter),
 )

@@ -1,4 +1,8 @@
-"""Ranks as threads: try a sharded graph in one process, without MPI.
+"""What tests hold eagle to: the reference interpreter, and ranks as threads.
+
+:func:`interpret` runs a recorded graph node by node in NumPy: the meaning
+every lowering (host program, GPU graph, any thread count) must reproduce
+bit for bit; :func:`fixed_order` is eagle's one order of a reduction.
 
 :func:`run_ranks` runs ``fn(comm)`` on ``size`` threads at once, each with an
 :class:`eagle.Communicator` whose collectives meet the other threads'.  The
@@ -18,6 +22,10 @@ import numpy as np
 
 from eagle._core import ffi
 from eagle._program import DTYPES
+from eagle._reference import Interpreter as Interpreter
+from eagle._reference import check as check
+from eagle._reference import fixed_order as fixed_order
+from eagle._reference import interpret as interpret
 
 T = TypeVar("T")
 

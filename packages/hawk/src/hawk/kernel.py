@@ -394,6 +394,15 @@ class KernelBound(BoundPlan):
             gpu.reduce(self.args[reduction.partials], self.args[reduction.cell], reduction.op)
         gpu.samples_kernel(module.function(f"{prefix}_p{len(phases.reductions)}"), args, self.samples)
 
+    def reference(self, interpreter: Any) -> None:
+        """This launch by hawk's NumPy evaluator of the IR, over the samples a replay processes
+        (eagle.testing.interpret: what the compiled phases are held to)."""
+        ir = self.plan.compiled.ir
+        n = interpreter.samples(self.samples)
+        args = [a[..., :n] if isinstance(a, np.ndarray) and a.shape[-1] == self.samples and not s.cell
+                else a for a, s in zip(self.args, ir.slots, strict=False)]
+        evaluate(ir, args, n)
+
     @property
     def direct(self) -> bool:
         """One phase over one block: a plain call on this thread does it all."""

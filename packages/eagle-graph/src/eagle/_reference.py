@@ -1,0 +1,208 @@
+"""The reference interpreter: what a recorded graph means (DESIGN.md §3½).
+
+Nodes run one at a time in stage and add order (a fork's branches one after
+another, in the order they were added), each through its kind's
+``reference`` entry: hawk kernels through hawk's IR evaluator, opaque nodes
+as calls, copies as ``np.copyto``, reductions in the fixed order written out
+below in NumPy, device conditionals and loops read from their cells when
+they are reached.  A kind with no ``reference`` runs its own host lowering,
+alone.  Nothing here is fast or clever: every lowering is held to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from eagle._kinds import HostItems, Node, kind_of
+
+if TYPE_CHECKING:
+    from eagle._graph import Graph
+
+
+def tree(x: np.ndarray, combine: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Any:
+    """``x`` (1-D, not empty) folded in eagle's one fixed order: adjacent pairs combined, an odd
+    last value carried up unchanged, level after level (libeagle's reduce.c says why every block
+    cut gives this same tree)."""
+    level = np.asarray(x)
+    while level.size > 1:
+        pairs = level.size // 2
+        combined = combine(level[0:2 * pairs:2], level[1:2 * pairs:2])
+        level = np.concatenate([combined, level[2 * pairs:]]) if level.size % 2 else combined
+    return level[0]
+
+
+def _nan_first(pick: Callable[[Any, Any], Any]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    # max/min propagate a NaN of either side, the left one first, as libeagle's OP_MAX/OP_MIN do.
+    return lambda a, b: np.where(a != a, a, np.where(b != b, b, pick(a, b)))
+
+
+_COMBINE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "sum": np.add,
+    "max": _nan_first(lambda a, b: np.where(a >= b, a, b)),
+    "min": _nan_first(lambda a, b: np.where(a <= b, a, b)),
+    "all": np.logical_and,
+    "any": np.logical_or,
+}
+
+
+def identity(op: str, dtype: Any) -> Any:
+    """What a reduction over no samples gives: the identity of ``op`` in ``dtype``."""
+    dtype = np.dtype(dtype)
+    if op in ("sum", "any"):
+        return dtype.type(0)
+    if op == "all":
+        return dtype.type(1)
+    if dtype.kind == "f":
+        return dtype.type(-np.inf if op == "max" else np.inf)
+    if dtype.kind == "b":
+        return dtype.type(op == "min")
+    info = np.iinfo(dtype)
+    return dtype.type(info.min if op == "max" else info.max)
+
+
+def fixed_order(op: str, x: Any) -> Any:
+    """``op`` ("sum", "max", "min", "all", "any") over a 1-D plane, in eagle's fixed order; integer
+    sums wrap, all/any give 1 or 0 in ``x``'s dtype.
+
+    >>> from eagle.testing import fixed_order
+    >>> float(fixed_order("sum", np.array([1e16, 1.0, -1e16, 1.0])))   # (1e16 + 1) + (-1e16 + 1)
+    0.0
+    """
+    x = np.asarray(x)
+    if x.size == 0:
+        return identity(op, x.dtype)
+    if op in ("all", "any"):
+        return x.dtype.type(tree(x != 0, _COMBINE[op]))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return x.dtype.type(tree(x, _COMBINE[op]))
+
+
+class Interpreter:
+    """Runs nodes one at a time; a kind's ``reference`` entry gets it to run bodies and nodes."""
+
+    def __init__(self, logical: int | None = None) -> None:
+        #: the graph's logical size (``set_logical_size``): kernels and reductions see this many samples
+        self.logical = logical
+
+    def samples(self, n: int) -> int:
+        """How many of a node's ``n`` samples a replay processes."""
+        return n if self.logical is None else min(n, self.logical)
+
+    def node(self, node: Node, label: str = "step") -> None:
+        kind = kind_of(node.kind)
+        if kind.reference is not None:
+            kind.reference(node.payload, self)
+            return
+        lowering = kind.host_lowering(node.payload, label)
+        if lowering is None:
+            raise ValueError(f"eagle.testing.interpret: node {label!r} of {kind.describe()} has neither a "
+                             "reference entry nor a CPU lowering to run")
+        self.lowered(lowering)
+
+    def body(self, body: Any) -> None:
+        """A :class:`eagle.Body`: its steps in order, a fork's branches one after another."""
+        for node in body.nodes():
+            self.node(node)
+
+    def lowered(self, lowering: HostItems | Callable[[], object]) -> None:
+        """A host lowering, run alone: a Python step called, native items as a one-stage program."""
+        if not isinstance(lowering, HostItems):
+            lowering()
+            return
+        from eagle._program import Program
+
+        program = Program().stage()
+        lowering.emit(program)
+        program = program.finalize()
+        if self.logical is not None:
+            program.set_logical_size(self.logical)
+        program.run()
+
+
+def interpret(graph: Graph, n: int = 1) -> Any:
+    """Replay ``graph`` ``n`` times by the reference interpreter; what ``graph(n)`` returns.
+
+    The graph runs on its own arrays, as a replay does; it need not be built.
+    ``eagle.testing`` holds every lowering to this (same arrays in, same bits out).
+
+    >>> from eagle.graph import opaque
+    >>> from eagle.testing import interpret
+    >>> x, total = np.arange(4.0), np.zeros(1)
+    >>> g = eagle.Graph().add_node(opaque(lambda: np.multiply(x, 2.0, out=x), reads={"x": x},
+    ...                                   writes={"x": x})).add_node(eagle.reduce(x, total))
+    >>> _ = interpret(g, 2)
+    >>> x, total
+    (array([ 0.,  4.,  8., 12.]), array([24.]))
+    """
+    if graph._comm is not None:
+        raise ValueError("eagle.testing.interpret: a graph over a communicator reduces across ranks; "
+                         "interpret the one-process graph of the whole batch instead")
+    interpreter = Interpreter(graph._logical)
+    for _ in range(n):
+        for stage in graph._stages:
+            for branch in stage.branches:
+                for index in branch:
+                    interpreter.node(graph._nodes[index], graph._labels[index])
+    return graph.result
+
+
+def _host_planes(graph: Graph) -> list[np.ndarray]:
+    """Every host array the graph's nodes touch, each once."""
+    seen: dict[int, np.ndarray] = {}
+    for node in graph._nodes:
+        for _, array, _ in node.planes():
+            if isinstance(array, np.ndarray):
+                seen.setdefault(id(array), array)
+    return list(seen.values())
+
+
+def _where(graph: Graph, array: np.ndarray) -> str:
+    for label, node in zip(graph._labels, graph._nodes, strict=True):
+        for name, plane, _ in node.planes():
+            if plane is array:
+                return f"node {label!r} plane {name!r}"
+    return "a plane"
+
+
+def check(graph: Graph, n: int = 1) -> None:
+    """Replay the built ``graph`` ``n`` times and hold every array it touches to the reference
+    interpreter run from the same starting values, byte for byte; the graph is left as the
+    replay left it.
+
+    :raises AssertionError: naming each plane that differs, with the first differing element.
+
+    >>> from eagle.graph import opaque
+    >>> from eagle.testing import check
+    >>> x = np.arange(4.0)
+    >>> g = eagle.Graph().add_node(opaque(lambda: np.sqrt(x, out=x), reads={"x": x}, writes={"x": x}))
+    >>> check(g.build(), 3)
+    """
+    planes = _host_planes(graph)
+    before = [a.copy() for a in planes]
+    graph.launch(n)
+    replayed = [a.copy() for a in planes]
+    for array, saved in zip(planes, before, strict=True):
+        np.copyto(array, saved)
+    interpret(graph, n)
+    differ = []
+    for array, got in zip(planes, replayed, strict=True):
+        want = array.copy()
+        np.copyto(array, got)  # leave the replay's state
+        first = _first_difference(got, want)
+        if first is not None:
+            differ.append(f"{_where(graph, array)}: element {first} is {got.reshape(-1)[first].item()!r} "
+                          f"after the replay, {want.reshape(-1)[first].item()!r} by the reference")
+    if differ:
+        raise AssertionError("eagle.testing.check: the replay differs from the reference interpreter: "
+                             + "; ".join(differ))
+
+
+def _first_difference(a: np.ndarray, b: np.ndarray) -> int | None:
+    """The flat index of the first element whose bytes differ (NaNs compared by their bits)."""
+    rows_a = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape(a.size, -1)
+    rows_b = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape(b.size, -1)
+    unequal = np.flatnonzero((rows_a != rows_b).any(axis=1))
+    return int(unequal[0]) if unequal.size else None
