@@ -26,8 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eagle._kinds import (_REGISTRY, GpuItems, HostItems, NativeCall, NodeKind, PlaneTuple, Reference, Vjp,
-                          add_kind)
+from eagle._kinds import (
+    _REGISTRY,
+    GpuItems,
+    HostItems,
+    NativeCall,
+    NodeKind,
+    PlaneTuple,
+    Reference,
+    Vjp,
+    add_kind,
+)
 
 #: The entry-point group, which is also pluggy's project name.
 GROUP = "eagle"
