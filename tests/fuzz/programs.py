@@ -1,0 +1,508 @@
+"""Random builder programs for the differential fuzzer, each written out twice.
+
+A program is a small tree of statements (kernel calls, forks with waits,
+device if/elif/else and match, capped loops with break/continue, counted
+loops, Python loops and containers, buffers, a closure, rows of a 2-D
+argument, an argument written in place, a result tree).  It is rendered
+
+- as an ``@eagle.Graph.builder`` function (inside a factory, so the builder
+  closes over a number), and
+- as plain Python on NumPy arrays: the same statements run eagerly, kernels
+  by hawk's reference evaluator, forks as their branches one after another,
+  device conditions as Python conditions on the cell's value.
+
+The second is what the program means, independent of everything eagle
+records; the tests hold the graph to it and to the reference interpreter.
+
+Kernels come from pools: a pool is a module of random arithmetic kernels
+made from a pool number, compiled once and shared by the programs drawn
+over it (compiling a kernel costs far more than recording a program).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+# ------------------------------------------------------------------ kernels
+
+GUARDS = '''
+@hawk.kernel
+def below(s: Scalar, lim: Param, flag: Mutable[UInt32]):
+    flag = hm.uint32(hawk.sum(s < lim))
+
+@hawk.kernel
+def over(s: Scalar, lim: Param, flag: Mutable[UInt32]):
+    flag = hm.uint32(hawk.sum(s > lim))
+
+@hawk.kernel
+def accumulate(s: Scalar, y: Mutable[Scalar]):
+    y = y + s
+
+@hawk.kernel
+def total(s: Scalar) -> Scalar:
+    return hawk.sum(s)
+'''
+
+CONSTANTS = ("0.5", "1.25", "-0.75", "2.0", "0.125", "-1.5")
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    name: str
+    planes: int  # per-sample Scalar parameters
+    param: bool  # a trailing Param
+    smooth: bool  # differentiable everywhere: no per-sample if, no minimum/maximum
+
+
+def _expr(rng: random.Random, names: list[str], depth: int, smooth: bool) -> str:
+    if depth == 0 or rng.random() < 0.3:
+        return rng.choice(names + list(CONSTANTS[:2]))
+    a, b = _expr(rng, names, depth - 1, smooth), _expr(rng, names, depth - 1, smooth)
+    choice = rng.randrange(5 if smooth else 7)
+    if choice < 4:
+        return f"({a} {'+-*+'[choice]} {b})"
+    if choice == 4:
+        return f"({rng.choice(CONSTANTS)} * {a})"
+    return f"hm.{'minimum' if choice == 5 else 'maximum'}({a}, {b})"
+
+
+def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
+    params = [f"a{j}" for j in range(spec.planes)]
+    names = params + (["p"] if spec.param else [])
+    signature = ", ".join([f"{p}: Scalar" for p in params] + (["p: Param"] if spec.param else []))
+    lines = [f"@hawk.kernel", f"def {spec.name}({signature}) -> Scalar:",
+             f"    t = {_expr(rng, names, 2, spec.smooth)}"]
+    if not spec.smooth:
+        lines += [f"    if t > {_expr(rng, names, 1, True)}:",
+                  f"        t = {_expr(rng, names + ['t'], 2, False)}"]
+        # bounded, so that no turn of a loop overflows to inf (and no inf - inf makes a NaN)
+        lines.append(f"    return hm.minimum(hm.maximum({_expr(rng, names + ['t'], 1, False)}, -1e6), 1e6)")
+    else:
+        lines.append(f"    return {_expr(rng, names + ['t'], 2, True)}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Pool:
+    number: int
+    kernels: tuple[KernelSpec, ...]
+    source: str
+
+
+def make_pool(number: int, size: int = 8) -> Pool:
+    rng = random.Random(number)
+    specs = tuple(KernelSpec(f"k{j}", rng.randint(1, 3), rng.random() < 0.5, smooth=j % 2 == 0)
+                  for j in range(size))
+    body = "\n".join(_kernel_source(rng, s) for s in specs)
+    header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, UInt32\nfrom hawk import math as hm\n")
+    return Pool(number, specs, header + GUARDS + "\n" + body)
+
+
+_LOADED: dict[tuple[int, str], ModuleType] = {}
+
+
+def load_pool(pool: Pool, folder: Path) -> ModuleType:
+    """The pool's module, written into ``folder`` and imported once per process."""
+    key = (pool.number, str(folder))
+    if key not in _LOADED:
+        _LOADED[key] = load_module(pool.source, folder / f"fuzz_pool_{pool.number}.py")
+    return _LOADED[key]
+
+
+def load_module(source: str, path: Path) -> ModuleType:
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module  # the builder and hawk read the source through the module
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------- statements
+
+@dataclass
+class Call:
+    target: str
+    kernel: KernelSpec
+    args: list[str]
+    param: str | None
+    buffer: bool = False
+
+
+@dataclass
+class Accumulate:
+    src: str  # y += src, through a Mutable argument
+
+
+@dataclass
+class Guard:
+    kernel: str  # "below" or "over"
+    src: str
+    lim: str
+    cell: str
+
+
+@dataclass
+class If:
+    arms: list[tuple[str, list[Any]]]  # (cell, body): if, then elifs
+    orelse: list[Any] | None
+
+
+@dataclass
+class Match:
+    cell: str
+    arms: dict[int, list[Any]]
+    default: list[Any]
+
+
+@dataclass
+class Capped:
+    turns: int
+    flag: str
+    head: list[Any]
+    exit: tuple[str, str, str, str] | None  # ("break" | "continue", done cell, src, lim)
+    tail: list[Any]
+    guard: Guard | None  # writes `flag` at the end of the head
+
+
+@dataclass
+class Counted:
+    cell: str
+    body: list[Any]
+
+
+@dataclass
+class Fork:
+    branches: list[list[Any]]
+    waits: dict[int, str]  # branch -> a name written by an earlier branch
+
+
+@dataclass
+class PyFor:
+    target: str
+    kernels: list[KernelSpec]  # unrolled at record time: `for k in (ka, kb): t = k(t)`
+
+
+@dataclass
+class Append:
+    container: str
+    kernel: KernelSpec
+    src: str
+
+
+ARGS = ("x0", "x1")
+ROWS = ("xs[0]", "xs[1]")
+CELLS = ("c0", "c1")
+LOOP_CELLS = 4  # fl0..fl3 (guards, start at 1) and dn0..dn3 (exits, start at 0)
+
+
+@dataclass(repr=False)
+class Program:
+    pool: Pool
+    n: int
+    body: list[Any]
+    result: Any  # a tree of names
+    closure: float
+    values: dict[str, Any]  # the starting value of each builder argument
+    smooth: bool = False
+    loops: int = 0
+    names: int = 0
+    lines: list[str] = field(default_factory=list)
+
+    def builder_source(self) -> str:
+        return render(self, "builder")
+
+    def eager_source(self) -> str:
+        return render(self, "eager")
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # what Hypothesis prints for a failure
+        printer.text(repr(self))
+
+    def __repr__(self) -> str:  # both renderings: a failing program can be read and run as it is
+        with np.printoptions(precision=17, threshold=10**6):
+            values = "\n".join(f"# {k} = np.{v!r}" for k, v in self.values.items())
+        return (f"Program(pool={self.pool.number}, n={self.n}, closure={self.closure})\n{values}\n"
+                f"# ---- builder\n{self.builder_source()}\n# ---- eager\n{self.eager_source()}")
+
+
+# ---------------------------------------------------------------- drawing
+
+class _Scope:
+    """What the statement being drawn may read and rebind."""
+
+    def __init__(self, readable: list[str], rebindable: list[str]) -> None:
+        self.readable, self.rebindable = readable, rebindable
+
+    def child(self) -> _Scope:
+        return _Scope(list(self.readable), list(self.rebindable))
+
+
+def _new_name(program: Program) -> str:
+    program.names += 1
+    return f"v{program.names}"
+
+
+def _kernels(program: Program) -> list[KernelSpec]:
+    return [k for k in program.pool.kernels if k.smooth or not program.smooth]
+
+
+def _call(draw: Any, program: Program, scope: _Scope, target: str) -> Call:
+    kernel = draw(st.sampled_from(_kernels(program)))
+    sources = scope.readable + ([] if program.smooth else list(ROWS))
+    args = [draw(st.sampled_from(sources)) for _ in range(kernel.planes)]
+    param = None
+    if kernel.param:
+        param = draw(st.sampled_from(["scale", *CONSTANTS[:3]]))
+    return Call(target, kernel, args, param, buffer=draw(st.booleans()) and draw(st.booleans()))
+
+
+def _assign(draw: Any, program: Program, scope: _Scope, new_only: bool) -> Call:
+    if scope.rebindable and not new_only and draw(st.booleans()):
+        return _call(draw, program, scope, draw(st.sampled_from(scope.rebindable)))
+    call = _call(draw, program, scope, _new_name(program))
+    scope.readable.append(call.target)
+    return call
+
+
+def _block(draw: Any, program: Program, scope: _Scope, depth: int, device: bool, size: int) -> list[Any]:
+    """Statements; inside a device construct only names from outside are rebound (a name first made
+    in one arm would not exist after the other)."""
+    body: list[Any] = []
+    for _ in range(draw(st.integers(1, size))):
+        body.append(_statement(draw, program, scope, depth, device))
+    return body
+
+
+def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: bool) -> Any:
+    kinds = ["call", "call", "call"]
+    if not device:
+        kinds += ["pyfor"]
+    if not device and not program.smooth:
+        kinds += ["accumulate"]
+    if depth > 0:
+        kinds += ["if", "match", "counted"]
+        if program.loops < LOOP_CELLS:
+            kinds += ["capped"]
+        if not device:
+            kinds += ["fork"]
+    kind = draw(st.sampled_from(kinds))
+    inner = scope.child() if device else scope
+    if kind == "call":
+        if device:  # rebind only: a name made here would be unassigned after the construct
+            target = draw(st.sampled_from(scope.rebindable))
+            return _call(draw, program, scope, target)
+        return _assign(draw, program, scope, new_only=False)
+    if kind == "accumulate":
+        return Accumulate(draw(st.sampled_from(scope.readable)))
+    if kind == "pyfor":
+        target = draw(st.sampled_from(scope.rebindable))
+        ones = [k for k in _kernels(program) if k.planes == 1 and not k.param]
+        if not ones:
+            return _call(draw, program, scope, target)
+        return PyFor(target, draw(st.lists(st.sampled_from(ones), min_size=1, max_size=3)))
+    if kind == "if":
+        arms = [(draw(st.sampled_from(CELLS)), _block(draw, program, inner.child(), depth - 1, True, 2))
+                for _ in range(draw(st.integers(1, 2)))]
+        orelse = _block(draw, program, inner.child(), depth - 1, True, 2) if draw(st.booleans()) else None
+        return If(arms, orelse)
+    if kind == "match":
+        keys = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3, unique=True))
+        return Match("sel", {k: _block(draw, program, inner.child(), depth - 1, True, 2) for k in keys},
+                     _block(draw, program, inner.child(), depth - 1, True, 2))
+    if kind == "counted":
+        return Counted("cnt", _block(draw, program, inner.child(), depth - 1, True, 2))
+    if kind == "capped":
+        return _capped(draw, program, inner, depth)
+    return _fork(draw, program, scope, depth)
+
+
+def _capped(draw: Any, program: Program, scope: _Scope, depth: int) -> Capped:
+    k = program.loops
+    program.loops += 1
+    flag = f"fl{k}"
+    head = _block(draw, program, scope.child(), depth - 1, True, 2)
+    guard = None
+    if not program.smooth:  # a guard computed from the values is a step: no derivative across it
+        guard = Guard("below", draw(st.sampled_from(scope.rebindable)), draw(st.sampled_from(["1.0", "50.0"])),
+                      flag)
+    leave = None
+    if not program.smooth and draw(st.booleans()):
+        leave = (draw(st.sampled_from(["break", "continue"])), f"dn{k}", draw(st.sampled_from(scope.rebindable)),
+                 draw(st.sampled_from(["0.0", "2.5"])))
+    tail = _block(draw, program, scope.child(), depth - 1, True, 2) if draw(st.booleans()) else []
+    return Capped(draw(st.integers(0, 4)), flag, head, leave, tail, guard)
+
+
+def _fork(draw: Any, program: Program, scope: _Scope, depth: int) -> Fork:
+    # Branches make new names only (two branches rebinding one name would race); a branch reads what
+    # came before the fork, its own names, and a name of an earlier branch once it waited for it.
+    branches: list[list[Any]] = []
+    waits: dict[int, str] = {}
+    made: list[list[str]] = []
+    for b in range(draw(st.integers(2, 3))):
+        local = _Scope(list(scope.readable), [])
+        if b and made[b - 1] and draw(st.booleans()):
+            waits[b] = draw(st.sampled_from(made[b - 1]))
+            local.readable.append(waits[b])
+        body = [_assign(draw, program, local, new_only=True) for _ in range(draw(st.integers(1, 3)))]
+        branches.append(body)
+        made.append([s.target for s in body])
+    for names in made:
+        scope.readable += names
+        scope.rebindable += names
+    return Fork(branches, waits)
+
+
+@st.composite
+def programs(draw: Any, pools: int = 2, smooth: bool = False) -> Program:
+    """A random program over one of the first ``pools`` kernel pools; ``smooth``: one whose result is
+    differentiable in x0 and x1 (for the gradient check)."""
+    pool = make_pool(draw(st.integers(0, pools - 1)))
+    n = draw(st.sampled_from([1, 3, 17, 1024, 1029] if not smooth else [1, 4, 9]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    values: dict[str, Any] = {
+        "x0": rng.uniform(-2, 2, n), "x1": rng.uniform(-2, 2, n), "xs": rng.uniform(-2, 2, (2, n)),
+        "y": rng.uniform(-1, 1, n),
+        "c0": np.array([draw(st.integers(0, 1))], np.uint32), "c1": np.array([draw(st.integers(0, 1))], np.uint32),
+        "sel": np.array([draw(st.integers(0, 4))], np.uint32), "cnt": np.array([draw(st.integers(0, 3))], np.uint32),
+    }
+    for k in range(LOOP_CELLS):
+        values[f"fl{k}"] = np.array([1], np.uint32)
+        values[f"dn{k}"] = np.array([0], np.uint32)
+    program = Program(pool, n, [], None, draw(st.sampled_from([0.5, -1.25, 2.0])), values, smooth=smooth)
+    scope = _Scope(list(ARGS), list(ARGS))
+    program.body = _block(draw, program, scope, 2, False, 6)
+    if not smooth and draw(st.booleans()):  # a list built by appends, read back into the result
+        first = draw(st.sampled_from(scope.readable))
+        ones = [k for k in _kernels(program) if k.planes == 1]
+        if ones:
+            program.body.append(("list", first, [Append("acc", draw(st.sampled_from(ones)), "acc[-1]")
+                                                 for _ in range(draw(st.integers(1, 2)))]))
+            scope.readable.append("acc[-1]")
+    picks = draw(st.lists(st.sampled_from(scope.readable), min_size=1, max_size=3))
+    if smooth:
+        program.result = picks[-1] if picks[-1] not in ARGS else None
+        if program.result is None:  # a result that is an argument itself is no kernel's output
+            call = _call(draw, program, scope, _new_name(program))
+            program.body.append(call)
+            program.result = call.target
+    elif len(picks) == 1:
+        program.result = picks[0]
+    else:
+        program.result = {"r0": picks[0], "rest": (picks[1], [picks[2:]][0])}
+    return program
+
+
+# --------------------------------------------------------------- rendering
+
+def render(program: Program, face: str) -> str:
+    out = [f"from fuzz_pool_{program.pool.number} import *",
+           "import numpy as np", "import eagle", ""]
+    params = ", ".join(program.values)
+    if face == "builder":
+        out += ["def make(scale):", "    @eagle.Graph.builder", f"    def prog({params}, record=False):",
+                "        g = eagle.Graph(record=record)"]
+        _lines(program.body, face, 2, out)
+        out += [f"        g.result = {_tree(program.result)}", "        return g", "    return prog"]
+    else:
+        out += ["def make(scale):", f"    def prog({params}):"]
+        _lines(program.body, face, 2, out)
+        out += [f"        return {_tree(program.result)}", "    return prog"]
+    return "\n".join(out) + "\n"
+
+
+def _tree(result: Any) -> str:
+    if isinstance(result, dict):
+        return "{" + ", ".join(f"{k!r}: {_tree(v)}" for k, v in result.items()) + "}"
+    if isinstance(result, tuple):
+        return "(" + ", ".join(_tree(v) for v in result) + ",)"
+    if isinstance(result, list):
+        return "[" + ", ".join(_tree(v) for v in result) + "]"
+    return result
+
+
+def _call_text(call: Call, face: str) -> str:
+    args = [*call.args, *([call.param] if call.param else [])]
+    if face == "eager":
+        return f"{call.kernel.name}.reference({', '.join(args)})"
+    buffer = ", buffer=True" if call.buffer else ""
+    return f"{call.kernel.name}({', '.join(args)}{buffer})"
+
+
+def _kernel_call(kernel: str, args: list[str], face: str) -> str:
+    return f"{kernel}.reference({', '.join(args)})" if face == "eager" else f"{kernel}({', '.join(args)})"
+
+
+def _cond(cell: str, face: str, negate: bool = False) -> str:
+    text = cell if face == "builder" else f"{cell}[0]"
+    return f"not {text}" if negate else text
+
+
+def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
+    pad = "    " * level
+    for s in body:
+        if isinstance(s, Call):
+            out.append(f"{pad}{s.target} = {_call_text(s, face)}")
+        elif isinstance(s, Accumulate):
+            out.append(f"{pad}{_kernel_call('accumulate', [s.src, 'y'], face)}")
+        elif isinstance(s, Guard):
+            out.append(f"{pad}{_kernel_call(s.kernel, [s.src, s.lim, s.cell], face)}")
+        elif isinstance(s, PyFor):
+            kernels = ", ".join(k.name for k in s.kernels)
+            call = f"kern.reference({s.target})" if face == "eager" else f"kern({s.target})"
+            out += [f"{pad}for kern in ({kernels},):", f"{pad}    {s.target} = {call}"]
+        elif isinstance(s, If):
+            for j, (cell, arm) in enumerate(s.arms):
+                out.append(f"{pad}{'if' if j == 0 else 'elif'} {_cond(cell, face)}:")
+                _lines(arm, face, level + 1, out)
+            if s.orelse is not None:
+                out.append(f"{pad}else:")
+                _lines(s.orelse, face, level + 1, out)
+        elif isinstance(s, Match):
+            out.append(f"{pad}match {s.cell if face == 'builder' else f'int({s.cell}[0])'}:")
+            for key, arm in s.arms.items():
+                out.append(f"{pad}    case {key}:")
+                _lines(arm, face, level + 2, out)
+            out.append(f"{pad}    case _:")
+            _lines(s.default, face, level + 2, out)
+        elif isinstance(s, Counted):
+            count = s.cell if face == "builder" else f"int({s.cell}[0])"
+            out.append(f"{pad}for i in range({count}):")
+            _lines(s.body, face, level + 1, out)
+        elif isinstance(s, Capped):
+            out += [f"{pad}for _ in range({s.turns}):", f"{pad}    if {_cond(s.flag, face, negate=True)}: break"]
+            _lines(s.head, face, level + 1, out)
+            if s.guard is not None:
+                _lines([s.guard], face, level + 1, out)
+            if s.exit is not None:
+                how, done, src, lim = s.exit
+                _lines([Guard("over", src, lim, done)], face, level + 1, out)
+                out.append(f"{pad}    if {_cond(done, face)}: {how}")
+            _lines(s.tail, face, level + 1, out)
+        elif isinstance(s, Fork):
+            if face == "builder":
+                out.append(f"{pad}with g.parallel() as p:")
+                for b, branch in enumerate(s.branches):
+                    out.append(f"{pad}    with p.branch() as b{b}:")
+                    if b in s.waits:
+                        out.append(f"{pad}        b{b}.wait({s.waits[b]})")
+                    _lines(branch, face, level + 2, out)
+            else:
+                for branch in s.branches:
+                    _lines(branch, face, level, out)
+        elif isinstance(s, tuple) and s[0] == "list":
+            _, first, appends = s
+            out.append(f"{pad}acc = [{first}]")
+            for a in appends:
+                out.append(f"{pad}acc.append({_kernel_call(a.kernel.name, [a.src] + (['0.5'] if a.kernel.param else []), face)})")
+        else:
+            raise TypeError(f"unknown statement {s!r}")

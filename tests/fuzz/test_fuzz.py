@@ -1,0 +1,183 @@
+"""The differential fuzzer: random builder programs (programs.py) held to what they mean.
+
+For each program:
+- the graph's replay equals the program run as plain Python (kernels by hawk's reference
+  evaluator), bit for bit, for two closures of one builder;
+- at 1, 2 and 3 threads (small and large batches, so both CPU schedules), three replays equal
+  the reference interpreter's (eagle.testing.check);
+- ``bind`` to fresh arrays gives what a graph built on them gives;
+- on device arrays (the CUDA driver emulation, or a GPU), the replay gives the NumPy one's bits;
+- a smooth program's ``record=True`` gradient equals central differences.
+
+``EAGLE_FUZZ_EXAMPLES`` sets the number of programs per test (the ``fuzz`` nox session runs
+thousands); a failure prints the program in both renderings and Hypothesis's reproduce blob.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("eagle.builder")
+pytest.importorskip("hawk")
+hypothesis = pytest.importorskip("hypothesis")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+import eagle  # noqa: E402
+from eagle.testing import check  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from programs import Program, load_module, load_pool, programs  # noqa: E402
+
+EXAMPLES = int(os.environ.get("EAGLE_FUZZ_EXAMPLES", "60"))
+POOLS = int(os.environ.get("EAGLE_FUZZ_POOLS", "2"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, print_blob=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("fuzz")
+    sys.path.insert(0, str(path))
+    return path
+
+
+_COUNT = [0]
+
+
+def faces(program: Program, folder: Path) -> tuple[Any, Any]:
+    """(make of the builder, make of the plain-Python program): each takes the closure's number."""
+    load_pool(program.pool, folder)
+    _COUNT[0] += 1
+    built = load_module(program.builder_source(), folder / f"fuzz_builder_{_COUNT[0]}.py")
+    eager = load_module(program.eager_source(), folder / f"fuzz_eager_{_COUNT[0]}.py")
+    return built.make, eager.make
+
+
+def fresh(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.copy() for k, v in values.items()}
+
+
+def leaves(tree: Any) -> list[np.ndarray]:
+    if isinstance(tree, dict):
+        return [a for v in tree.values() for a in leaves(v)]
+    if isinstance(tree, (tuple, list)):
+        return [a for v in tree for a in leaves(v)]
+    return [np.asarray(tree)]
+
+
+def same_bits(got: Any, want: Any, what: str) -> None:
+    got_leaves, want_leaves = leaves(got), leaves(want)
+    assert len(got_leaves) == len(want_leaves), what
+    for k, (a, b) in enumerate(zip(got_leaves, want_leaves, strict=True)):
+        assert a.shape == b.shape and a.dtype == b.dtype, f"{what}: leaf {k}: {a.shape} {a.dtype} vs {b.shape} {b.dtype}"
+        if a.tobytes() != b.tobytes():
+            bad = int(np.flatnonzero(a.reshape(-1) != b.reshape(-1))[0]) if a.size else 0
+            raise AssertionError(f"{what}: leaf {k} differs at {bad}: {a.reshape(-1)[bad]!r} vs {b.reshape(-1)[bad]!r}")
+
+
+def record(builder: Any, values: dict[str, Any], **kwargs: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # uncapped-loop and rebuild warnings are not under test here
+        return builder(**values, **kwargs)
+
+
+@contextlib.contextmanager
+def threads(n: int) -> Iterator[None]:
+    from eagle import _core
+
+    before = _core.num_threads()
+    _core.set_num_threads(n)
+    try:
+        yield
+    finally:
+        _core.set_num_threads(before)
+
+
+def eager_run(make: Any, closure: float, values: dict[str, Any]) -> tuple[Any, np.ndarray]:
+    args = fresh(values)
+    return make(closure)(**args), args["y"]
+
+
+@FUZZ
+@given(program=programs(pools=POOLS))
+def test_programs_on_the_cpu(program: Program, folder: Path) -> None:
+    make_graph, make_eager = faces(program, folder)
+    for closure in (program.closure, program.closure + 0.25):  # one builder, two closures
+        want, want_y = eager_run(make_eager, closure, program.values)
+        args = fresh(program.values)
+        g = record(make_graph(closure), args)
+        same_bits(g(), want, f"replay vs plain Python (closure {closure})")
+        same_bits(args["y"], want_y, "y, written in place")
+    builder = make_graph(program.closure)
+    for team in (1, 2, 3):
+        with threads(team):
+            check(record(builder, fresh(program.values)), 3)
+    # bind to fresh arrays == a graph built on them
+    g = record(builder, fresh(program.values))
+    other = {k: (v + 0.5 if v.dtype == np.float64 else v.copy()) for k, v in program.values.items()}
+    mine, theirs = fresh(other), fresh(other)
+    g.bind(**mine)
+    same_bits(g(), record(builder, theirs)(), "bound graph vs graph built on the new arrays")
+    same_bits(mine["y"], theirs["y"], "y after bind")
+
+
+@settings(FUZZ, max_examples=max(EXAMPLES // 6, 5))
+@given(program=programs(pools=1))
+def test_programs_on_device_arrays(program: Program, folder: Path, gpu: Any) -> None:
+    make_graph, _ = faces(program, folder)
+    builder = make_graph(program.closure)
+    host_args = fresh(program.values)
+    want = record(builder, host_args)()
+    device_args = {k: gpu.asarray(v) for k, v in program.values.items()}
+    g = record(builder, device_args)
+    assert g.backend == "gpu"
+    got = g()
+    same_bits([gpu.get(a) for a in leaves_device(got)], leaves(want), "device replay vs host replay")
+    same_bits(gpu.get(device_args["y"]), host_args["y"], "y on the device")
+
+
+def leaves_device(tree: Any) -> list[Any]:
+    if isinstance(tree, dict):
+        return [a for v in tree.values() for a in leaves_device(v)]
+    if isinstance(tree, (tuple, list)):
+        return [a for v in tree for a in leaves_device(v)]
+    return [tree]
+
+
+@settings(FUZZ, max_examples=max(EXAMPLES // 3, 5))
+@given(program=programs(pools=POOLS, smooth=True))
+def test_gradients_of_smooth_programs(program: Program, folder: Path) -> None:
+    pytest.importorskip("eagle.diff")
+    make_graph, make_eager = faces(program, folder)
+    seed = np.linspace(-1.0, 1.0, program.n)
+    args = fresh(program.values)
+    g = record(make_graph(program.closure), args, record=True)
+    g()
+    grads = eagle.diff.reverse(g.record, {"result": seed}, wrt=("x0", "x1"))
+    eager = make_eager(program.closure)
+
+    def loss(name: str, i: int, step: float) -> float:
+        values = fresh(program.values)
+        values[name][i] += step
+        return float(np.dot(seed, eager(**values)))
+
+    def central(name: str, i: int, h: float) -> float:
+        return (loss(name, i, h) - loss(name, i, -h)) / (2 * h)
+
+    for name in ("x0", "x1"):
+        # Richardson's extrapolation of two central differences: error O(h^4), so the polynomials
+        # the kernels compose (degree 20 and more) are still differentiated to about 1e-9
+        numeric = np.array([(4 * central(name, i, 5e-5) - central(name, i, 1e-4)) / 3 for i in range(program.n)])
+        scale = 1e-7 * max(1.0, float(np.max(np.abs(numeric))))
+        np.testing.assert_allclose(grads[name], numeric, rtol=1e-6, atol=scale, err_msg=f"d(result . seed)/d{name}")
