@@ -166,3 +166,14 @@ def test_eagle_sanitize_adds_the_sanitizer_flags(cache, monkeypatch):
     with pytest.raises(CompileError) as plain:
         times(2)
     assert "-fsanitize" not in str(plain.value)
+
+
+def test_the_key_covers_the_header_kernels_include(cache, monkeypatch, tmp_path):
+    import eagle.native
+
+    before = times(2)
+    header = tmp_path / "include" / "eagle" / "eagle.h"
+    header.parent.mkdir(parents=True)
+    header.write_text((eagle.native.include_dir() / "eagle" / "eagle.h").read_text() + "/* changed */\n")
+    monkeypatch.setattr(eagle.native, "include_dir", lambda: tmp_path / "include")
+    assert times(2) != before

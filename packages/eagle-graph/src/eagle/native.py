@@ -21,8 +21,8 @@ Environment:
 Every cache entry has a checksum file beside it (the SHA-256 of the file and
 of the key it was built for); an entry whose checksum or key does not match is
 rebuilt, never loaded.  A library's key names the compiler; when ``CC`` cannot
-be run, a verified entry built from the same source, flags, ABI and machine by
-any compiler is used instead.
+be run, a verified entry built from the same source, flags, ABI (version and
+``eagle.h``) and machine by any compiler is used instead.
 """
 
 from __future__ import annotations
@@ -145,8 +145,8 @@ def compile_library(source: str, name: str = "kernels", extra_flags: tuple[str, 
     """Compile C ``source`` into a shared library and return its path.
 
     The library is cached under :func:`cache_dir`, keyed by a hash of the
-    source, the compiler's identity and version, the flags and the ABI
-    version, so an unchanged source compiles once.  When the compiler cannot
+    source, the compiler's identity and version, the flags, the ABI version
+    and ``eagle.h``, so an unchanged source compiles once.  When the compiler cannot
     be run, a verified library of the same source, flags, ABI version and
     machine built by any compiler is returned, else :class:`CompileError`.
 
@@ -157,8 +157,11 @@ def compile_library(source: str, name: str = "kernels", extra_flags: tuple[str, 
     """
     cc = _compiler()
     flags = (*CFLAGS, *(SANITIZE_FLAGS if _sanitizing() else ()), *extra_flags)
-    # What fixes the library's meaning on this machine, whoever compiles it.
-    recipe = [source, " ".join(flags), str(ABI_VERSION), _machine_identity()]
+    # What fixes the library's meaning on this machine, whoever compiles it: the
+    # header too, which a change during development may leave at the same ABI version.
+    header = (include_dir() / "eagle" / "eagle.h").read_bytes()
+    recipe = [source, " ".join(flags), str(ABI_VERSION), hashlib.sha256(header).hexdigest(),
+              _machine_identity()]
     try:
         identity = _compiler_identity(tuple(cc))
     except CompileError:
