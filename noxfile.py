@@ -26,9 +26,10 @@ PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-di
 TORCH = "torch==2.13.0"
 TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100"]
 #: What the sanitizer session runs, with libeagle and every library eagle compiles (hawk's kernels,
-#: eagle-diff's, the tests' own) built with ASan+UBSan: the suites of the packages that run native code.
+#: eagle-diff's, the tests' own) built with ASan+UBSan: the suites of the packages that run native
+#: code, and the cross-package tests (libeagle's GPU path on the driver emulation among them).
 SANITIZE_TESTS = ["packages/eagle-graph/tests", "packages/eagle-builder/tests",
-                  "packages/eagle-diff/tests", "packages/hawk/tests"]
+                  "packages/eagle-diff/tests", "packages/hawk/tests", "tests"]
 #: The differential fuzzing's smoke set (issue 17), run by the sanitizer session too.
 FUZZ_SMOKE: list[str] = []
 
@@ -121,7 +122,8 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def sanitize(session: nox.Session) -> None:
     """libeagle and every library eagle compiles (EAGLE_SANITIZE=1) built with AddressSanitizer and
-    UBSan, running the graph, builder, diff and hawk suites and the fuzz smoke set."""
+    UBSan, running the graph, builder, diff and hawk suites, the cross-package tests and the fuzz
+    smoke set."""
     install_all(session)
     lib = ROOT / "build" / "sanitize" / "libeagle.so"
     session.run("python", "libeagle/build_libeagle.py", "--sanitize", "-o", str(lib))
