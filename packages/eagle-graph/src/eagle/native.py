@@ -146,8 +146,8 @@ def compile_library(source: str, name: str = "kernels", extra_flags: tuple[str, 
 
     The library is cached under :func:`cache_dir`, keyed by a hash of the
     source, the compiler's identity and version, the flags, the ABI version
-    and ``eagle.h``, so an unchanged source compiles once.  When the compiler cannot
-    be run, a verified library of the same source, flags, ABI version and
+    and ``eagle.h``, so an unchanged source compiles once.  When the compiler
+    cannot be run, a verified library of the same source, flags, ABI and
     machine built by any compiler is returned, else :class:`CompileError`.
 
     >>> from eagle.native import compile_library
@@ -170,22 +170,24 @@ def compile_library(source: str, name: str = "kernels", extra_flags: tuple[str, 
             raise
         return warm
 
-    def build(out: Path) -> None:
-        src = out.with_suffix(".c")
-        src.write_text(source)
-        command = [*cc, *flags, "-I", str(include_dir()), "-o", str(out), str(src), "-lm"]
-        try:
-            proc = subprocess.run(command, capture_output=True, text=True)
-        except OSError as err:
-            proc = subprocess.CompletedProcess(command, -1, "", str(err))
-        problem = (f"did not compile (exit status {proc.returncode})" if proc.returncode != 0
-                   else "gave no library" if not out.is_file() or out.stat().st_size == 0 else None)
-        if problem is not None:
-            raise CompileError(f"eagle.native.compile_library: {name} {problem} with CC={' '.join(cc)!r}; "
-                               f"if CC is not a working C compiler, {INSTALL_HINT}.\n"
-                               f"command: {shlex.join(command)}\n{proc.stderr}")
-
+    build = functools.partial(_compile, source, name, cc, flags)
     return cached(f"{name}.so", [*recipe, " ".join(cc), identity], build, index=recipe)
+
+
+def _compile(source: str, name: str, cc: list[str], flags: tuple[str, ...], out: Path) -> None:
+    src = out.with_suffix(".c")
+    src.write_text(source)
+    command = [*cc, *flags, "-I", str(include_dir()), "-o", str(out), str(src), "-lm"]
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True)
+    except OSError as err:  # the compiler went missing since it told its version
+        proc = subprocess.CompletedProcess(command, -1, "", str(err))
+    problem = (f"did not compile (exit status {proc.returncode})" if proc.returncode != 0
+               else "gave no library" if not out.is_file() or out.stat().st_size == 0 else None)
+    if problem is not None:
+        raise CompileError(f"eagle.native.compile_library: {name} {problem} with CC={' '.join(cc)!r}; "
+                           f"if CC is not a working C compiler, {INSTALL_HINT}.\n"
+                           f"command: {shlex.join(command)}\n{proc.stderr}")
 
 
 def _digest(key: list[str]) -> str:
