@@ -25,10 +25,13 @@ PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-di
 #: The torch the torch session installs (2.13.0: the CPU wheel these machines keep on local disk).
 TORCH = "torch==2.13.0"
 TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100"]
-# The executor's own tests: what the sanitizer session runs against libeagle.
-LIBEAGLE_TESTS = ["packages/eagle-graph/tests/test_executor.py",
-                  "packages/eagle-graph/tests/test_overlap.py",
-                  "packages/eagle-graph/tests/test_index.py"]
+#: What the sanitizer session runs, with libeagle and every library eagle compiles (hawk's kernels,
+#: eagle-diff's, the tests' own) built with ASan+UBSan: the suites of the packages that run native
+#: code, and the cross-package tests (libeagle's GPU path on the driver emulation among them).
+SANITIZE_TESTS = ["packages/eagle-graph/tests", "packages/eagle-builder/tests",
+                  "packages/eagle-diff/tests", "packages/hawk/tests", "tests"]
+#: The differential fuzzing's smoke set (issue 17), run by the sanitizer session too.
+FUZZ_SMOKE: list[str] = []
 
 
 def install_all(session: nox.Session) -> None:
@@ -118,15 +121,17 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def sanitize(session: nox.Session) -> None:
-    """libeagle built with AddressSanitizer and UBSan, running the libeagle tests."""
+    """libeagle and every library eagle compiles (EAGLE_SANITIZE=1) built with AddressSanitizer and
+    UBSan, running the graph, builder, diff and hawk suites, the cross-package tests and the fuzz
+    smoke set."""
     install_all(session)
     lib = ROOT / "build" / "sanitize" / "libeagle.so"
     session.run("python", "libeagle/build_libeagle.py", "--sanitize", "-o", str(lib))
     cc = os.environ.get("CC", "cc")
     runtime = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True,
                              check=True).stdout.strip()
-    session.run("pytest", "-q", "-p", "no:cacheprovider", *LIBEAGLE_TESTS, *session.posargs,
-                env={"EAGLE_LIBEAGLE": str(lib), "LD_PRELOAD": runtime,
+    session.run("pytest", "-q", "-p", "no:cacheprovider", *SANITIZE_TESTS, *FUZZ_SMOKE, *session.posargs,
+                env={"EAGLE_LIBEAGLE": str(lib), "EAGLE_SANITIZE": "1", "LD_PRELOAD": runtime,
                      # CPython itself leaks by design at exit; the leak checker would only report it.
                      "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
                      "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
