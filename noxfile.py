@@ -28,10 +28,13 @@ TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100"]
 #: What the sanitizer session runs, with libeagle and every library eagle compiles (hawk's kernels,
 #: eagle-diff's, the tests' own) built with ASan+UBSan: the suites of the packages that run native
 #: code, and the cross-package tests (libeagle's GPU path on the driver emulation among them).
+# (tests/ holds the differential fuzzer, tests/fuzz: its smoke set runs there too, FUZZ_SMOKE programs)
 SANITIZE_TESTS = ["packages/eagle-graph/tests", "packages/eagle-builder/tests",
                   "packages/eagle-diff/tests", "packages/hawk/tests", "tests"]
-#: The differential fuzzing's smoke set (issue 17), run by the sanitizer session too.
-FUZZ_SMOKE: list[str] = []
+#: Programs per fuzz test in the sanitizer session (the tests session runs the default, 60).
+FUZZ_SMOKE = "20"
+#: Programs per fuzz test in the fuzz session, and the kernel pools they are drawn over.
+FUZZ_PROGRAMS, FUZZ_POOLS = "10000", "16"
 
 
 def install_all(session: nox.Session) -> None:
@@ -58,10 +61,19 @@ def distributed(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize("threads", ["1", "2"])
 def threads(session: nox.Session, threads: str) -> None:
-    """The suite with the host team fixed at 1 and at 2 threads."""
+    """The suite with the host team fixed at 1 and at 2 threads (the fuzzer sets its own: 1, 2 and 3)."""
     install_all(session)
     session.env["EAGLE_NUM_THREADS"] = threads
-    session.run("pytest", "-q", *session.posargs)
+    session.run("pytest", "-q", "--ignore=tests/fuzz", *session.posargs)
+
+
+@nox.session(default=False)
+def fuzz(session: nox.Session) -> None:
+    """The differential fuzzer at length: FUZZ_PROGRAMS random programs per test over FUZZ_POOLS
+    kernel pools (a failure prints the program and Hypothesis's reproduce blob)."""
+    install_all(session)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "--timeout=0", "tests/fuzz", *session.posargs,
+                env={"EAGLE_FUZZ_EXAMPLES": FUZZ_PROGRAMS, "EAGLE_FUZZ_POOLS": FUZZ_POOLS})
 
 
 @nox.session
@@ -130,8 +142,9 @@ def sanitize(session: nox.Session) -> None:
     cc = os.environ.get("CC", "cc")
     runtime = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True,
                              check=True).stdout.strip()
-    session.run("pytest", "-q", "-p", "no:cacheprovider", *SANITIZE_TESTS, *FUZZ_SMOKE, *session.posargs,
+    session.run("pytest", "-q", "-p", "no:cacheprovider", *SANITIZE_TESTS, *session.posargs,
                 env={"EAGLE_LIBEAGLE": str(lib), "EAGLE_SANITIZE": "1", "LD_PRELOAD": runtime,
+                     "EAGLE_FUZZ_EXAMPLES": FUZZ_SMOKE,
                      # CPython itself leaks by design at exit; the leak checker would only report it.
                      "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
                      "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
