@@ -12,8 +12,9 @@ Semantics that differ from plain Python, on purpose:
 - ``if`` on a per-sample value runs per sample; a name assigned in one arm
   only may not be read after the ``if``;
 - a ``Mutable`` parameter is written once, at the end, with its last value;
-- numbers from the enclosing module (or closure) are folded in when the
-  kernel is compiled;
+- numbers from the enclosing module (or closure) are folded in, as they are
+  when the kernel is decorated: every signature compiled later sees those
+  values;
 - the return annotation is a contract: the result is converted to it (within
   its kind) or the kernel is refused.
 """
@@ -66,6 +67,8 @@ class Source:
     lines: list[str]
     params: tuple[tuple[str, Kind], ...]
     returns: object = None  # the return contract (see _contract); NO_CONTRACT without an annotation
+    #: module, closure and builtin names as the first lowering (at decoration) found them
+    names: dict[str, object] = dataclasses.field(default_factory=dict)
 
     def refuse(self, node: ast.AST | None, message: str) -> KernelSyntaxError:
         line = getattr(node, "lineno", 1) + self.line_offset
@@ -113,7 +116,8 @@ def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None) -> Sou
     func = tree.body[0]
     if not isinstance(func, ast.FunctionDef):
         raise KernelSyntaxError(f"hawk.kernel: {name}: decorate a plain `def` function")
-    source = Source(fn, func, filename, fn.__code__.co_firstlineno - func.lineno, text.splitlines(), ())
+    # the source starts at the first decorator, the line co_firstlineno names
+    source = Source(fn, func, filename, fn.__code__.co_firstlineno - 1, text.splitlines(), ())
     args = func.args
     extra = args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults
     if extra:
@@ -514,7 +518,14 @@ class _Lowerer:
         return name, index.value
 
     def resolve(self, node: ast.expr) -> object:
-        """A global, closure or builtin name (or a.b.c of one), as an object."""
+        """A global, closure or builtin name (or a.b.c of one), as an object: as the first lowering
+        (at decoration) found it, so that every signature folds in the same numbers."""
+        key = ast.unparse(node)
+        if key not in self.src.names:
+            self.src.names[key] = self.look_up(node)
+        return self.src.names[key]
+
+    def look_up(self, node: ast.expr) -> object:
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             if not hasattr(base, node.attr):
