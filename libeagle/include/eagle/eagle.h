@@ -172,6 +172,8 @@ typedef struct eagle_program eagle_program;
 
 /* Kernel item flags. */
 #define EAGLE_PER_SAMPLE 1   /* reads and writes only its own sample: may be block-fused */
+#define EAGLE_EMPTY_CALL 2   /* over no samples, still called once with begin == end == 0 (a kernel
+                              * writing one-cell results writes them over an empty batch too) */
 
 /* Access roles. */
 #define EAGLE_READ 1

@@ -106,7 +106,7 @@ def _defined(text: str, scope: dict):
     ("def k(x: Scalar) -> Int32:\n    return x\n",
      "the returned value is f64 but the return annotation says Int32 (i32); cast it, e.g. hawk.math.int32"),
     ("def k(x: Scalar) -> Param:\n    return x\n",
-     "the return annotation says Param (one value for all samples) but the value returned differs per sample"),
+     "the return annotation says Param (one value for all samples) but the value returned differs"),
     ("def k(x: Scalar) -> tuple[Scalar, Scalar]:\n    return x\n",
      "the return annotation says tuple[Scalar, Scalar] but the kernel returns one value `x`"),
     ("def k(x: Scalar) -> tuple[Scalar, Scalar]:\n    return x, x, x\n",

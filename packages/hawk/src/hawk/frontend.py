@@ -160,8 +160,9 @@ def _contract(source: Source, value: object, node: ast.AST) -> object:
         return None
     if isinstance(value, Kind):
         if value.role == "mutable":
-            raise source.refuse(node, f"a kernel returns new values: annotate the return {Kind('in', value.dtype)!r}"
-                                      ", not Mutable (a Mutable is a parameter written in place)")
+            plain = Kind("in", value.dtype)
+            raise source.refuse(node, f"a kernel returns new values: annotate the return {plain!r}, not "
+                                      "Mutable (a Mutable is a parameter written in place)")
         return value
     origin, items = getattr(value, "__origin__", None), getattr(value, "__args__", ())
     if isinstance(value, types.GenericAlias) and origin is tuple:
@@ -172,9 +173,10 @@ def _contract(source: Source, value: object, node: ast.AST) -> object:
         return Each(list, _contract(source, items[0], node))
     if isinstance(value, types.GenericAlias) and origin is dict and len(items) == 2 and items[0] is str:
         return Each(dict, _contract(source, items[1], node))
-    raise source.refuse(node, f"the return annotation {value!r} is not a hawk type: annotate Scalar, Float64, "
-                              "Float32, Int32, UInt32 (one value per sample), Param or Param[Int32]... (one "
-                              "value for all samples), None, or tuple[...], list[...], dict[str, ...] of "
+    raise source.refuse(node, f"the return annotation {value!r} is not a hawk type: annotate Scalar, "
+                              "Float64, Float32, Int32, UInt32 (one value per sample), Param or "
+                              "Param[Int32]... (one value for all samples), None, or tuple[...], list[...], "
+                              "dict[str, ...] of "
                               "them; or leave it out")
 
 
@@ -399,9 +401,10 @@ class _Lowerer:
             dtype, cell = strong(value.dtype), _uniform(value)
         elif kind.role == "param":
             if not _uniform(value):
-                raise self.src.refuse(node, f"the return annotation says {kind!r} (one value for all samples) "
-                                            "but the value returned differs per sample; annotate Scalar "
-                                            "(one per sample), or return a reduction such as hawk.sum(...)")
+                raise self.src.refuse(node, f"the return annotation says {kind!r} (one value for all "
+                                            "samples) but the value returned differs per sample; annotate "
+                                            "Scalar (one per sample), or return a reduction such as "
+                                            "hawk.sum(...)")
             dtype, cell = kind.dtype or strong(value.dtype), True
         else:  # one value per sample: a uniform value is sent to every sample
             dtype, cell = kind.dtype or self.scalar_type(value), False
@@ -607,7 +610,10 @@ class _Lowerer:
         if _uniform(value):
             raise self.src.refuse(node, f"hawk.{op} needs a per-sample value; this one is the same for "
                                         "every sample")
-        if op in ("any", "all"):
+        if op in ("any", "all") or value.dtype == "bool":
+            # the max of bools is any, the min all: one identity for an empty batch (bool has no
+            # lowest value of its own in libeagle, which reduces it as bytes)
+            op = {"max": "any", "min": "all"}.get(op, op)
             value, dtype = self.truth(value, node), "bool"
         else:
             dtype = of_numpy(np.asarray(getattr(np, op)(np.ones(2, NUMPY[value.dtype]))).dtype)
@@ -675,7 +681,8 @@ def _shown(contract: object) -> str:
     """A return contract as the annotation a user writes."""
     if isinstance(contract, Each):
         item = _shown(contract.item)
-        return {tuple: f"tuple[{item}, ...]", list: f"list[{item}]", dict: f"dict[str, {item}]"}[contract.container]
+        shown = {tuple: f"tuple[{item}, ...]", list: f"list[{item}]", dict: f"dict[str, {item}]"}
+        return shown[contract.container]
     if isinstance(contract, tuple):
         return f"tuple[{', '.join(map(_shown, contract))}]"
     return repr(contract)
