@@ -130,3 +130,19 @@ def test_a_derivative_of_a_uniform_value_returned_per_sample():
 
     grads = scaled.vjp(X, 2.0, np.ones(5))
     assert grads["p"][0] == 15.0  # every sample's copy of p * 3 carries its cotangent
+
+
+def test_a_builder_graph_records_the_contract():
+    pytest.importorskip("eagle.builder")
+
+    @eagle.Graph.builder
+    def program(x):
+        g = eagle.Graph()
+        ones = float_constant(x)
+        g.result = (ones, int_constant(ones), tree(ones, 2.0))
+        return g
+
+    ones, ints, out = program(X)()
+    np.testing.assert_array_equal(ones, np.ones(5))
+    assert ints.dtype == np.int32 and ints.shape == (5,)
+    agree([out, tree(np.ones(5), 2.0)], [np.dtype(np.float64), np.dtype(np.int32)] * 2, [(5,), (1,)] * 2)
