@@ -97,3 +97,14 @@ def test_an_uncapped_builder_loop_over_an_empty_batch_returns():
         warnings.simplefilter("ignore")  # the uncapped-loop warning
         g = grow(np.zeros(0), np.ones(1, np.uint32))
     assert g().shape == (0,)
+
+
+def test_a_returned_cell_and_a_params_gradient_over_no_samples():
+    @hawk.kernel
+    def shifted(x: Scalar, p: hawk.Param):
+        return x * p, hawk.max(x) + p
+
+    y, top = shifted(np.zeros(0), 2.0)  # the cell was np.empty's garbage
+    assert y.shape == (0,) and top[0] == -np.inf
+    grads = shifted.vjp(np.zeros(0), 2.0, np.zeros(0), np.ones(1))
+    assert grads["p"][0] == 1.0 and grads["x"].shape == (0,)  # d(max + p)/dp; no sample adds to it
