@@ -65,6 +65,16 @@ def test_a_planned_kernel_over_no_samples_writes_the_identities():
     assert [o[0] for o in out] == EXPECTED
 
 
+def test_reductions_of_bools_count_and_max_min_are_any_all():
+    x = np.array([-1.0, 2.0, 3.0])
+    out = cells()
+    reduced(x, np.array([4, -2, 9], np.int32), *out)
+    assert [o[0] for o in out] == [4.0, 3.0, -1.0, 9, -2, 1, 0, 1]
+    count_ = np.zeros(1, np.uint32)
+    count(np.array([1.0, 2.0, 30.0]), count_)
+    assert count_[0] == 2  # a sum of bools counts
+
+
 def test_hawk_reductions_of_no_values_outside_a_kernel():
     empty = np.zeros(0)
     assert (hawk.sum(empty), hawk.max(empty), hawk.min(empty)) == (0.0, -np.inf, np.inf)

@@ -56,6 +56,10 @@ class KernelSyntaxError(SyntaxError):
     """
 
 
+#: No return annotation: the outputs take the returned values' own types.
+NO_CONTRACT = object()
+
+
 @dataclass(frozen=True)
 class Source:
     """A kernel function as the front end reads it."""
@@ -66,7 +70,7 @@ class Source:
     line_offset: int
     lines: list[str]
     params: tuple[tuple[str, Kind], ...]
-    returns: object = None  # the return contract (see _contract); NO_CONTRACT without an annotation
+    returns: object = NO_CONTRACT  # the return contract (see _contract)
     #: module, closure and builtin names as the first lowering (at decoration) found them
     names: dict[str, object] = dataclasses.field(default_factory=dict)
 
@@ -84,10 +88,6 @@ class ArgSpec:
     dtype: str
     components: int = 1
     cell: bool = False
-
-
-#: No return annotation: the outputs take the returned values' own types.
-NO_CONTRACT = object()
 
 
 @dataclass(frozen=True)
@@ -176,8 +176,7 @@ def _contract(source: Source, value: object, node: ast.AST) -> object:
     raise source.refuse(node, f"the return annotation {value!r} is not a hawk type: annotate Scalar, "
                               "Float64, Float32, Int32, UInt32 (one value per sample), Param or "
                               "Param[Int32]... (one value for all samples), None, or tuple[...], list[...], "
-                              "dict[str, ...] of "
-                              "them; or leave it out")
+                              "dict[str, ...] of them; or leave it out")
 
 
 def default_signature(params: tuple[tuple[str, Kind], ...]) -> tuple[ArgSpec, ...]:
@@ -610,7 +609,7 @@ class _Lowerer:
         if _uniform(value):
             raise self.src.refuse(node, f"hawk.{op} needs a per-sample value; this one is the same for "
                                         "every sample")
-        if op in ("any", "all") or value.dtype == "bool":
+        if op in ("any", "all") or (op in ("max", "min") and value.dtype == "bool"):
             # the max of bools is any, the min all: one identity for an empty batch (bool has no
             # lowest value of its own in libeagle, which reduces it as bytes)
             op = {"max": "any", "min": "all"}.get(op, op)
