@@ -184,26 +184,7 @@ void collective_free(reduce_item *r)
     r->global_blocks = r->global_n = 0;
 }
 
-/* What a rank with no samples contributes: the operation's identity. */
-static void store_identity(void *out, int32_t dtype, int32_t op)
-{
-    int64_t v = op == EAGLE_ALL;
-    if (op == EAGLE_MAX || op == EAGLE_MIN) {
-        int top = op == EAGLE_MIN;
-        switch (dtype) {
-        case EAGLE_I64: *(int64_t *)out = top ? INT64_MAX : INT64_MIN; return;
-        case EAGLE_I32: *(int32_t *)out = top ? INT32_MAX : INT32_MIN; return;
-        case EAGLE_U64: *(uint64_t *)out = top ? UINT64_MAX : 0; return;
-        case EAGLE_U32: *(uint32_t *)out = top ? UINT32_MAX : 0; return;
-        default: *(uint8_t *)out = top ? UINT8_MAX : 0; return;
-        }
-    }
-    switch (dtype) {
-    case EAGLE_I64: case EAGLE_U64: *(int64_t *)out = v; return;
-    case EAGLE_I32: case EAGLE_U32: *(int32_t *)out = (int32_t)v; return;
-    default: *(uint8_t *)out = (uint8_t)v; return;
-    }
-}
+/* What a rank with no samples contributes is the operation's identity (reduce_identity). */
 
 int collective_finish(const eagle_collective *c, const reduce_item *r, int64_t nblocks)
 {
@@ -217,7 +198,7 @@ int collective_finish(const eagle_collective *c, const reduce_item *r, int64_t n
     if (nblocks)
         reduce_finish(r->partials, nblocks, r->dtype, r->op, value);
     else
-        store_identity(value, r->dtype, r->op);
+        reduce_identity(value, r->dtype, r->op);
     /* all/any results are 0 or 1, so they combine as min/max; a signed sum
      * wraps only in the unsigned type of its width. */
     int32_t op = r->op == EAGLE_ALL ? EAGLE_MIN : r->op == EAGLE_ANY ? EAGLE_MAX : r->op;

@@ -102,6 +102,12 @@ static void run_kernels(run_ctx *c, const item *items, int mode)
     int32_t len = items[0].u.kernel.run;
     int64_t n = items[0].u.kernel.n < c->logical ? items[0].u.kernel.n : c->logical;
     int64_t nblocks = nblocks_of(n);
+    if (nblocks == 0) {
+        for (int32_t i = 0; i < len; ++i)
+            if (items[i].u.kernel.flags & EAGLE_EMPTY_CALL)
+                items[i].u.kernel.fn(0, 0, items[i].u.kernel.args);
+        return;
+    }
     if (nblocks > 1 && use_team(c, mode)) {
         kernel_job job = {items, len, n, nblocks, 0};
         parallel(c, kernel_job_fn, &job);
@@ -127,29 +133,13 @@ static void reduce_job_fn(void *ctx)
         reduce_block(r->x, b * EAGLE_BLOCK, block_end(b, job->n), r->dtype, r->op, r->partials, b);
 }
 
-static void store_one(void *out, int32_t dtype)
-{
-    switch (dtype) {
-    case EAGLE_F64: *(double *)out = 1.0; break;
-    case EAGLE_F32: *(float *)out = 1.0f; break;
-    case EAGLE_I64: case EAGLE_U64: *(uint64_t *)out = 1; break;
-    case EAGLE_I32: case EAGLE_U32: *(uint32_t *)out = 1; break;
-    default: *(uint8_t *)out = 1; break;
-    }
-}
-
 static void run_reduce(run_ctx *c, const reduce_item *r, int mode)
 {
     int64_t n = r->n < c->logical ? r->n : c->logical;
     const eagle_collective *coll = c->root->coll.size ? &c->root->coll : NULL;
     if ((coll ? r->global_n : n) == 0) {
-        /* An empty logical range: sum and any give 0, all gives 1, and max
-         * and min (which have no identity) leave out as it was. */
-        if (r->op == EAGLE_SUM || r->op == EAGLE_ANY || r->op == EAGLE_ALL) {
-            memset(r->out, 0, (size_t)reduce_itemsize(r->dtype));
-            if (r->op == EAGLE_ALL)
-                store_one(r->out, r->dtype);
-        }
+        /* An empty logical range: the identity, so a guard computed from it is defined */
+        reduce_identity(r->out, r->dtype, r->op);
         return;
     }
     reduce_job job = {r, n, nblocks_of(n), 0};

@@ -60,6 +60,9 @@ int team_in_region(void);
 void reduce_block(const void *x, int64_t begin, int64_t end, int32_t dtype, int32_t op,
                   void *partials, int64_t block);
 void reduce_finish(void *partials, int64_t nblocks, int32_t dtype, int32_t op, void *out);
+/* *out = op's identity, the result over no values: sum and any 0, all 1, max the lowest value
+ * of dtype (-inf for floats), min the highest (+inf). */
+void reduce_identity(void *out, int32_t dtype, int32_t op);
 int reduce_itemsize(int32_t dtype);
 
 #endif /* EAGLE_INTERNAL_H */

@@ -15,6 +15,7 @@
  * order gives T's bits: integers are reduced by a plain loop the compiler
  * vectorises.  Only floats pay for the tree.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -156,6 +157,29 @@ EAGLE_API void eagle_reduce_block(const void *x, int64_t n, int32_t dtype, int32
 void reduce_finish(void *partials, int64_t nblocks, int32_t dtype, int32_t op, void *out)
 {
     DISPATCH(dtype, FINISH)
+}
+
+void reduce_identity(void *out, int32_t dtype, int32_t op)
+{
+    int top = op == EAGLE_MIN, v = op == EAGLE_ALL;
+    if (op == EAGLE_MAX || op == EAGLE_MIN) {
+        switch (dtype) {
+        case EAGLE_F64: *(double *)out = top ? HUGE_VAL : -HUGE_VAL; return;
+        case EAGLE_F32: *(float *)out = top ? HUGE_VALF : -HUGE_VALF; return;
+        case EAGLE_I64: *(int64_t *)out = top ? INT64_MAX : INT64_MIN; return;
+        case EAGLE_I32: *(int32_t *)out = top ? INT32_MAX : INT32_MIN; return;
+        case EAGLE_U64: *(uint64_t *)out = top ? UINT64_MAX : 0; return;
+        case EAGLE_U32: *(uint32_t *)out = top ? UINT32_MAX : 0; return;
+        default: *(uint8_t *)out = top ? UINT8_MAX : 0; return;
+        }
+    }
+    switch (dtype) {
+    case EAGLE_F64: *(double *)out = v; return;
+    case EAGLE_F32: *(float *)out = (float)v; return;
+    case EAGLE_I64: case EAGLE_U64: *(int64_t *)out = v; return;
+    case EAGLE_I32: case EAGLE_U32: *(int32_t *)out = v; return;
+    default: *(uint8_t *)out = (uint8_t)v; return;
+    }
 }
 
 /* The whole fixed-order sum of x[0:n] on the calling thread. */

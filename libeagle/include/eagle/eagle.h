@@ -172,6 +172,8 @@ typedef struct eagle_program eagle_program;
 
 /* Kernel item flags. */
 #define EAGLE_PER_SAMPLE 1   /* reads and writes only its own sample: may be block-fused */
+#define EAGLE_EMPTY_CALL 2   /* over no samples, still called once with begin == end == 0 (a kernel
+                              * writing one-cell results writes them over an empty batch too) */
 
 /* Access roles. */
 #define EAGLE_READ 1
@@ -222,7 +224,9 @@ EAGLE_API int eagle_add_kernel(eagle_program *p, eagle_kernel_fn fn, const eagle
                                const eagle_access *accesses, int32_t naccesses);
 EAGLE_API int eagle_add_callback(eagle_program *p, eagle_callback_fn fn, void *ctx);
 /* out[0] = op over the first n elements of the contiguous 1-D array x, in
- * the fixed order of eagle_sum_order (see below). */
+ * the fixed order of eagle_sum_order (see below); over none, op's identity
+ * (sum and any 0, all 1, max the lowest value of dtype or -inf, min the
+ * highest or +inf). */
 EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64_t n,
                                int32_t dtype, int32_t op);
 /* out[0] = op over the block partials kernels before it wrote: partials[b]

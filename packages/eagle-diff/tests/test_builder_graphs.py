@@ -95,7 +95,7 @@ def over(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
 
 
 @hawk.kernel
-def rotate(p: Scalar, a: Param) -> Scalar:
+def rotate(p: Scalar, a: Param) -> tuple[Scalar, Scalar]:
     return p[0] * hm.cos(a) - p[1] * hm.sin(a), p[0] * hm.sin(a) + p[1] * hm.cos(a)
 
 

@@ -41,6 +41,17 @@ def reducible(dtype: np.dtype) -> bool:
     return np.dtype(dtype).isnative and _suffix(dtype) in C_TYPES
 
 
+def _identity(dtype: np.dtype, op: str) -> str:
+    """The C literal of ``op`` over no values: 0, 1, or the lowest/highest value of ``dtype``."""
+    if op not in ("max", "min"):
+        return "1" if op == "all" else "0"
+    if dtype.kind == "f":
+        return f"{'-' if op == 'max' else ''}(1.0 / 0.0)"
+    info = np.iinfo(dtype)
+    value = int(info.min if op == "max" else info.max)
+    return f"({C_TYPES[_suffix(dtype)]})({value + 1}LL - 1)" if value < 0 else f"{value}ULL"
+
+
 def _reduce_kernel(suffix: str, op: str) -> str:
     t = C_TYPES[suffix]
     dtype = np.dtype(suffix)
@@ -50,8 +61,8 @@ def _reduce_kernel(suffix: str, op: str) -> str:
                "min": "(a != a) ? a : (b != b) ? b : (a <= b ? a : b)",
                "all": f"({t})(a != 0 && b != 0)", "any": f"({t})(a != 0 || b != 0)"}[op]
     leaf = f"({t})(v != 0)" if op in ("all", "any") else "v"
-    # An empty range: sum and any give 0, all gives 1, max and min leave out as it was (as on the CPU).
-    empty = {"sum": "out[0] = 0;", "any": "out[0] = 0;", "all": "out[0] = 1;"}.get(op, "")
+    # An empty range gives the identity, as on the CPU (libeagle's reduce_identity).
+    empty = f"out[0] = {_identity(dtype, op)};"
     return f"""
 static __device__ __forceinline__ {t} {reduce_name(dtype, op)}_op({t} a, {t} b) {{ return {combine}; }}
 static __device__ __forceinline__ {t} {reduce_name(dtype, op)}_leaf({t} v) {{ return {leaf}; }}

@@ -154,7 +154,8 @@ class Reduce:
 def reduce(x: Any, out: Any, op: str = "sum") -> Node:
     """``out[0] = op(x)`` over a 1-D plane; a float sum adds in eagle's one fixed order.
 
-    :param op: ``"sum"``, ``"max"`` or ``"all"``.
+    :param op: ``"sum"``, ``"max"`` or ``"all"``.  Over no samples ``out[0]`` is the identity:
+        0, the lowest value of the dtype (``-inf`` for floats), or True.
 
     >>> x, total, top = np.arange(5.0), np.zeros(1), np.zeros(1)
     >>> g = eagle.Graph().add_node(eagle.reduce(x, total)).add_node(eagle.reduce(x, top, op="max"))

@@ -116,13 +116,15 @@ class Program(CallbackErrors):
 
     # --- items -------------------------------------------------------------
     def kernel(self, fn: Any, args: Sequence[Any], n: int, *, per_sample: bool = True,
-               accesses: Sequence[tuple[Any, str]] = ()) -> Program:
+               accesses: Sequence[tuple[Any, str]] = (), empty_call: bool = False) -> Program:
         """Append native kernel ``fn`` over ``n`` samples.
 
         ``args`` fill the argument slots in order: an array is passed by
         pointer, a Python float as f64, an int as i64, an ``eagle_arg *``
         as it is.  ``accesses`` are
         (array, role) pairs: what the kernel touches, which decides fusion.
+        ``empty_call``: over no samples, still call ``fn(0, 0, args)`` once
+        (a kernel writing one-cell results writes them then too).
         """
         self._batch = None
         slots = ffi.new("eagle_arg[]", max(len(args), 1))
@@ -141,7 +143,7 @@ class Program(CallbackErrors):
             acc[i].view = view_of(array)[0]
             acc[i].role = ROLES[role]
             self._keep.append(array)
-        flags = lib.EAGLE_PER_SAMPLE if per_sample else 0
+        flags = (lib.EAGLE_PER_SAMPLE if per_sample else 0) | (lib.EAGLE_EMPTY_CALL if empty_call else 0)
         check(lib.eagle_add_kernel(self._ptr, fn, slots, len(args), n, flags, acc, len(accesses)),
               "Program.kernel")
         self._keep.append(fn)

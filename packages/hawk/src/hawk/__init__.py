@@ -14,6 +14,7 @@ differentiated (``affine.vjp``, ``affine.jvp``).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -39,7 +40,7 @@ def kernel(fn: Callable[..., Any]) -> Kernel:
     >>> count
     array([2], dtype=uint32)
     """
-    source = parse(fn)
+    source = parse(fn, sys._getframe(1).f_locals)  # the decorating scope: annotations imported there
     lower(source, default_signature(source.params))  # check the whole body now, not at the first call
     k = Kernel(fn.__name__, source.params, lambda signature: lower(source, signature))
     k.__doc__, k.__module__, k.__wrapped__ = fn.__doc__, fn.__module__, fn

@@ -38,7 +38,7 @@ def _identity(op: str, dtype: str) -> str:
     """The value an integer reduction starts a block from."""
     if op in ("sum", "any") or (op == "max" and dtype not in ("i32", "i64")):
         return "0"
-    if op == "all" or (op == "min" and dtype == "bool"):
+    if op == "all":
         return "1"
     return {"max": "INT{w}_MIN", "min": "INT{w}_MAX" if dtype[0] == "i" else "UINT{w}_MAX"}[op].format(
         w=dtype[1:])
@@ -305,7 +305,9 @@ class Emitter:
         return ["    HK_SAMPLES", "    for (int64_t i = begin; i < end; ++i) {"]
 
     def first_sample(self) -> str:
-        return "begin == 0 && end > begin"
+        # over no samples libeagle calls the kernel once with begin == end == 0 (EAGLE_EMPTY_CALL):
+        # a cell is written then too, a reduction's identity through it
+        return "begin == 0"
 
 
 class CudaEmitter(Emitter):
@@ -331,7 +333,7 @@ class CudaEmitter(Emitter):
                 " i += stride) {"]
 
     def first_sample(self) -> str:
-        return "blockIdx.x == 0 && threadIdx.x == 0 && end > 0"
+        return "blockIdx.x == 0 && threadIdx.x == 0"  # the grid has a block even over no samples
 
     def partial_value(self, slot: int, value: str) -> str:
         # on the GPU a phase writes the operand per sample, and the graph reduces the plane

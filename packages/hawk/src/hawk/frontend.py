@@ -12,8 +12,11 @@ Semantics that differ from plain Python, on purpose:
 - ``if`` on a per-sample value runs per sample; a name assigned in one arm
   only may not be read after the ``if``;
 - a ``Mutable`` parameter is written once, at the end, with its last value;
-- numbers from the enclosing module (or closure) are folded in when the
-  kernel is compiled.
+- numbers from the enclosing module (or closure) are folded in, as they are
+  when the kernel is decorated: every signature compiled later sees those
+  values;
+- the return annotation is a contract: the result is converted to it (within
+  its kind) or the kernel is refused.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import dataclasses
 import inspect
 import numbers
 import textwrap
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +37,7 @@ import numpy as np
 from hawk import intrinsics
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
-from hawk.types import NUMPY, Kind, of_numpy, promote, result_dtype, strong
+from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
 
 
 class KernelSyntaxError(SyntaxError):
@@ -52,6 +56,10 @@ class KernelSyntaxError(SyntaxError):
     """
 
 
+#: No return annotation: the outputs take the returned values' own types.
+NO_CONTRACT = object()
+
+
 @dataclass(frozen=True)
 class Source:
     """A kernel function as the front end reads it."""
@@ -62,6 +70,9 @@ class Source:
     line_offset: int
     lines: list[str]
     params: tuple[tuple[str, Kind], ...]
+    returns: object = NO_CONTRACT  # the return contract (see _contract)
+    #: module, closure and builtin names as the first lowering (at decoration) found them
+    names: dict[str, object] = dataclasses.field(default_factory=dict)
 
     def refuse(self, node: ast.AST | None, message: str) -> KernelSyntaxError:
         line = getattr(node, "lineno", 1) + self.line_offset
@@ -79,8 +90,20 @@ class ArgSpec:
     cell: bool = False
 
 
-def parse(fn: Callable[..., Any]) -> Source:
-    """Read ``fn``'s source and annotations; refuse what cannot be a kernel."""
+@dataclass(frozen=True)
+class Each:
+    """``tuple[K, ...]``, ``list[K]`` or ``dict[str, K]``: every item of that container is K."""
+
+    container: type
+    item: object
+
+
+def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None) -> Source:
+    """Read ``fn``'s source and annotations; refuse what cannot be a kernel.
+
+    ``scope``: the locals of the code that decorated ``fn``, where a string
+    annotation (``from __future__ import annotations``) may name something
+    imported inside a function."""
     name = getattr(fn, "__name__", repr(fn))
     try:
         text = textwrap.dedent(inspect.getsource(fn))
@@ -93,7 +116,8 @@ def parse(fn: Callable[..., Any]) -> Source:
     func = tree.body[0]
     if not isinstance(func, ast.FunctionDef):
         raise KernelSyntaxError(f"hawk.kernel: {name}: decorate a plain `def` function")
-    source = Source(fn, func, filename, fn.__code__.co_firstlineno - func.lineno, text.splitlines(), ())
+    # the source starts at the first decorator, the line co_firstlineno names
+    source = Source(fn, func, filename, fn.__code__.co_firstlineno - 1, text.splitlines(), ())
     args = func.args
     extra = args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults
     if extra:
@@ -102,14 +126,57 @@ def parse(fn: Callable[..., Any]) -> Source:
     hints = dict(getattr(fn, "__annotations__", {}))
     params = []
     for arg in args.args:
-        kind = hints.get(arg.arg)
-        if isinstance(kind, str):  # `from __future__ import annotations`
-            kind = eval(kind, fn.__globals__)
+        kind = _annotation(source, hints.get(arg.arg), arg, f"of parameter {arg.arg!r}", scope)
         if not isinstance(kind, Kind):
             raise source.refuse(arg, f"parameter {arg.arg!r} needs a hawk annotation: Scalar, Float32, "
                                      "Float64, Int32, UInt32, Param or Mutable[...]")
         params.append((arg.arg, kind))
-    return Source(fn, func, filename, source.line_offset, source.lines, tuple(params))
+    returns = NO_CONTRACT
+    if "return" in hints:
+        node = func.returns
+        returns = _contract(source, _annotation(source, hints["return"], node, "of the return", scope), node)
+    return Source(fn, func, filename, source.line_offset, source.lines, tuple(params), returns)
+
+
+def _annotation(source: Source, value: object, node: ast.AST, what: str,
+                scope: Mapping[str, Any] | None) -> object:
+    """An annotation as an object: a string one (``from __future__ import annotations``) is
+    evaluated where its names live: the closure, the decorating scope, the module, builtins."""
+    if not isinstance(value, str):
+        return value
+    fn = source.fn
+    names = {**vars(builtins), **fn.__globals__, **(scope or {}), **inspect.getclosurevars(fn).nonlocals}
+    try:
+        return eval(value, {}, names)
+    except Exception as err:  # noqa: BLE001 - any failure of a user's annotation is reported as one
+        raise source.refuse(node, f"the annotation {value!r} {what} cannot be read ({type(err).__name__}: "
+                                  f"{err}); import what it names at module level (from hawk import "
+                                  "Scalar, ...), where hawk looks it up") from None
+
+
+def _contract(source: Source, value: object, node: ast.AST) -> object:
+    """A return annotation as a contract: None, a Kind, a tuple of contracts, or Each."""
+    if value is None or value is type(None):
+        return None
+    if isinstance(value, Kind):
+        if value.role == "mutable":
+            plain = Kind("in", value.dtype)
+            raise source.refuse(node, f"a kernel returns new values: annotate the return {plain!r}, not "
+                                      "Mutable (a Mutable is a parameter written in place)")
+        return value
+    origin, items = getattr(value, "__origin__", None), getattr(value, "__args__", ())
+    if isinstance(value, types.GenericAlias) and origin is tuple:
+        if len(items) == 2 and items[1] is Ellipsis:
+            return Each(tuple, _contract(source, items[0], node))
+        return tuple(_contract(source, item, node) for item in items)
+    if isinstance(value, types.GenericAlias) and origin is list and len(items) == 1:
+        return Each(list, _contract(source, items[0], node))
+    if isinstance(value, types.GenericAlias) and origin is dict and len(items) == 2 and items[0] is str:
+        return Each(dict, _contract(source, items[1], node))
+    raise source.refuse(node, f"the return annotation {value!r} is not a hawk type: annotate Scalar, "
+                              "Float64, Float32, Int32, UInt32 (one value per sample), Param or "
+                              "Param[Int32]... (one value for all samples), None, or tuple[...], list[...], "
+                              "dict[str, ...] of them; or leave it out")
 
 
 def default_signature(params: tuple[tuple[str, Kind], ...]) -> tuple[ArgSpec, ...]:
@@ -164,9 +231,14 @@ class _Lowerer:
             if isinstance(stmt, ast.Return):
                 if i != len(stmts) - 1:
                     raise self.src.refuse(stmt, "`return` must be the last statement of the kernel")
-                self.result = None if stmt.value is None else self.output_tree(stmt.value)
+                if stmt.value is not None:
+                    self.result = self.output_tree(stmt.value, self.src.returns)
             else:
                 self.statement(stmt)
+        if self.result is None and self.src.returns not in (None, NO_CONTRACT):
+            last = stmts[-1] if stmts else self.src.tree
+            raise self.src.refuse(last, f"the return annotation says {_shown(self.src.returns)} but the "
+                                        "kernel returns nothing: return a value, or annotate -> None")
         self.store_mutables()
         outputs = [i for i, s in enumerate(self.slots) if s.name == "out"]
         for k, i in enumerate(outputs if len(outputs) > 1 else []):
@@ -264,14 +336,18 @@ class _Lowerer:
             self.env[key] = self.phi(stmt, values)
 
     def arm_value(self, body: list[Stmt], env: dict, key: str, line: int) -> Operand | _Unbound:
-        """What ``key`` holds at the end of an arm; a Mutable the arm left alone holds its old value."""
+        """What ``key`` holds at the end of an arm; a parameter the arm left alone (a Mutable's
+        component too) holds its value from before the if: a parameter is always assigned."""
         if key in env:
             return env[key]
-        if key not in self.mutated:
+        if key in self.mutated:
+            slot, comp, _ = self.mutated[key]
+        elif key in self.param_slot:
+            slot, comp = self.param_slot[key], 0
+        else:
             return _Unbound(line)
         saved = self.body, self.env
         self.body, self.env = body, env
-        slot, comp, _ = self.mutated[key]
         value = self.read(key, self.slots[slot].name, comp, None)
         self.body, self.env = saved
         return value
@@ -291,32 +367,75 @@ class _Lowerer:
         for key, (slot, comp, node) in self.mutated.items():
             self.body.append(Store(slot, comp, self.to_slot(self.env[key], self.slots[slot], key, node)))
 
-    def output_tree(self, node: ast.expr) -> object:
-        if isinstance(node, (ast.Tuple, ast.List)):
-            items = [self.output_tree(e) for e in node.elts]
-            return tuple(items) if isinstance(node, ast.Tuple) else items
-        if isinstance(node, ast.Dict):
+    def output_tree(self, node: ast.expr, contract: object) -> object:
+        """The output slots of a returned value or tree, held to the return annotation."""
+        container = {ast.Tuple: tuple, ast.List: list, ast.Dict: dict}.get(type(node))
+        if contract is None:
+            raise self.src.refuse(node, f"the return annotation says None but the kernel returns "
+                                        f"{_returned(node)}; drop the value or annotate its type")
+        expected = contract.container if isinstance(contract, Each) else tuple \
+            if isinstance(contract, tuple) else None
+        if contract is not NO_CONTRACT and container is not expected:
+            raise self.src.refuse(node, f"the return annotation says {_shown(contract)} but the kernel "
+                                        f"returns {_returned(node)}; make the two agree")
+        if isinstance(contract, tuple) and len(contract) != len(node.elts):
+            raise self.src.refuse(node, f"the return annotation says {_shown(contract)} ({len(contract)} "
+                                        f"values) but the kernel returns {len(node.elts)}")
+        if container is dict:
             if not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
                 raise self.src.refuse(node, "a returned dict needs string keys written out")
-            return {k.value: self.output_tree(v) for k, v in zip(node.keys, node.values, strict=True)}
+            item = contract.item if isinstance(contract, Each) else NO_CONTRACT
+            return {k.value: self.output_tree(v, item) for k, v in zip(node.keys, node.values, strict=True)}
+        if container is not None:
+            items = contract if isinstance(contract, tuple) else \
+                [contract.item if isinstance(contract, Each) else NO_CONTRACT] * len(node.elts)
+            outs = [self.output_tree(e, c) for e, c in zip(node.elts, items, strict=True)]
+            return container(outs)
+        return self.output(node, contract)
+
+    def output(self, node: ast.expr, kind: object) -> int:
+        """One output slot: per sample, or one cell for a Param (or, unannotated, a uniform value)."""
         value = self.expr(node)
-        dtype = strong(value.dtype)
-        slot = Slot("out", "write", dtype, cell=_uniform(value))
-        self.slots.append(slot)
-        index = len(self.slots) - 1
-        self.body.append(Store(index, 0, self.cast(value, dtype)))
-        return index
+        if kind is NO_CONTRACT:
+            dtype, cell = strong(value.dtype), _uniform(value)
+        elif kind.role == "param":
+            if not _uniform(value):
+                raise self.src.refuse(node, f"the return annotation says {kind!r} (one value for all "
+                                            "samples) but the value returned differs per sample; annotate "
+                                            "Scalar (one per sample), or return a reduction such as "
+                                            "hawk.sum(...)")
+            dtype, cell = kind.dtype or strong(value.dtype), True
+        else:  # one value per sample: a uniform value is sent to every sample
+            dtype, cell = kind.dtype or self.scalar_type(value), False
+        value = self.conform(value, dtype, node, f"the returned value is {value.dtype} but the return "
+                                                 f"annotation says {kind!r} ({dtype})")
+        self.slots.append(Slot("out", "write", dtype, cell=cell))
+        self.body.append(Store(len(self.slots) - 1, 0, value))
+        return len(self.slots) - 1
+
+    def scalar_type(self, value: Operand) -> str:
+        """The float a ``Scalar`` result is: a float32 value's, and for a Python number the
+        Scalar planes' width (float32 when they all are float32)."""
+        planes = {s.dtype for s, (_, k) in zip(self.slots, self.src.params, strict=False)
+                  if k.role != "param" and k.dtype is None}
+        if value.dtype == "f32" or (value.dtype in WEAK and planes == {"f32"}):
+            return "f32"
+        return "f64"
 
     def to_slot(self, value: Operand, slot: Slot, key: str, node: ast.AST) -> Operand:
         if slot.cell and not _uniform(value):
             raise self.src.refuse(node, f"{key!r} is one cell but is assigned a per-sample value; "
                                                  "pass an array of one value per sample, or assign it a "
                                                  "reduction such as hawk.sum(...)")
-        if value.dtype != "wi" and not np.can_cast(NUMPY[value.dtype], NUMPY[slot.dtype], "same_kind"):
-            raise self.src.refuse(node, f"{key!r} is {slot.dtype} but is assigned a {value.dtype} "
-                                                 f"value; cast it, e.g. "
-                                                 f"hawk.math.{_cast_name(slot.dtype)}(...)")
-        return self.cast(value, slot.dtype)
+        return self.conform(value, slot.dtype, node, f"{key!r} is {slot.dtype} but is assigned a "
+                                                     f"{value.dtype} value")
+
+    def conform(self, value: Operand, dtype: str, node: ast.AST, mismatch: str) -> Operand:
+        """``value`` converted to ``dtype`` where NumPy converts within a kind (``same_kind``; a
+        Python int goes anywhere), else refused with ``mismatch`` and the cast to write."""
+        if value.dtype != "wi" and not np.can_cast(NUMPY[value.dtype], NUMPY[dtype], "same_kind"):
+            raise self.src.refuse(node, f"{mismatch}; cast it, e.g. hawk.math.{_cast_name(dtype)}(...)")
+        return self.cast(value, dtype)
 
     # ------------------------------------------------------- expressions
     def expr(self, node: ast.expr) -> Operand:
@@ -401,7 +520,14 @@ class _Lowerer:
         return name, index.value
 
     def resolve(self, node: ast.expr) -> object:
-        """A global, closure or builtin name (or a.b.c of one), as an object."""
+        """A global, closure or builtin name (or a.b.c of one), as an object: as the first lowering
+        (at decoration) found it, so that every signature folds in the same numbers."""
+        key = ast.unparse(node)
+        if key not in self.src.names:
+            self.src.names[key] = self.look_up(node)
+        return self.src.names[key]
+
+    def look_up(self, node: ast.expr) -> object:
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             if not hasattr(base, node.attr):
@@ -483,7 +609,10 @@ class _Lowerer:
         if _uniform(value):
             raise self.src.refuse(node, f"hawk.{op} needs a per-sample value; this one is the same for "
                                         "every sample")
-        if op in ("any", "all"):
+        if op in ("any", "all") or (op in ("max", "min") and value.dtype == "bool"):
+            # the max of bools is any, the min all: one identity for an empty batch (bool has no
+            # lowest value of its own in libeagle, which reduces it as bytes)
+            op = {"max": "any", "min": "all"}.get(op, op)
             value, dtype = self.truth(value, node), "bool"
         else:
             dtype = of_numpy(np.asarray(getattr(np, op)(np.ones(2, NUMPY[value.dtype]))).dtype)
@@ -545,6 +674,22 @@ def _constant(value: bool | int | float) -> Const:
     if isinstance(value, bool):
         return Const(value, "bool")
     return Const(value, "wi" if isinstance(value, int) else "wf")
+
+
+def _shown(contract: object) -> str:
+    """A return contract as the annotation a user writes."""
+    if isinstance(contract, Each):
+        item = _shown(contract.item)
+        shown = {tuple: f"tuple[{item}, ...]", list: f"list[{item}]", dict: f"dict[str, {item}]"}
+        return shown[contract.container]
+    if isinstance(contract, tuple):
+        return f"tuple[{', '.join(map(_shown, contract))}]"
+    return repr(contract)
+
+
+def _returned(node: ast.expr) -> str:
+    what = {ast.Tuple: "a tuple", ast.List: "a list", ast.Dict: "a dict"}.get(type(node), "one value")
+    return f"{what} `{ast.unparse(node)}`"
 
 
 def _cast_name(dtype: str) -> str:

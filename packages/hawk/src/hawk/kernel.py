@@ -372,8 +372,10 @@ class KernelBound(BoundPlan):
             program.kernel(functions[j], slots, self.samples, per_sample=True, accesses=accesses)
             program.reduce_partials(self.args[reduction.partials], self.args[reduction.cell], self.samples,
                                     reduction.op)
+        # a kernel that reduces or writes a cell runs over an empty batch too: its cells get the
+        # reductions' identities, as eagle.reduce writes them
         program.kernel(functions[-1], slots, self.samples, per_sample=self.plan.per_sample,
-                       accesses=accesses)
+                       accesses=accesses, empty_call=not self.plan.per_sample)
 
     def gpu_items(self) -> GpuItems:
         """The launch in a CUDA graph: each phase a grid-stride kernel compiled by NVRTC, and

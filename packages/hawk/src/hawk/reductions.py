@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from hawk import intrinsics
-from hawk.reference import fixed_order_sum
+from hawk.reference import reduce_samples
 
 
 def sum(x: Any) -> Any:
@@ -27,25 +27,27 @@ def sum(x: Any) -> Any:
     >>> center(np.arange(4.0))
     array([-1.5, -0.5,  0.5,  1.5])
     """
-    return fixed_order_sum(np.asarray(x).astype(np.sum(np.zeros(1, np.asarray(x).dtype)).dtype))
+    return reduce_samples("sum", np.asarray(x).astype(np.sum(np.zeros(1, np.asarray(x).dtype)).dtype))
 
 
 def max(x: Any) -> Any:
-    """The largest value over samples (NaN if any is NaN).
+    """The largest value over samples (NaN if any is NaN; over none, the lowest value of the
+    dtype, -inf for floats).
 
-    >>> float(hawk.max(np.array([1.0, 3.0, 2.0])))
-    3.0
+    >>> float(hawk.max(np.array([1.0, 3.0, 2.0]))), float(hawk.max(np.zeros(0)))
+    (3.0, -inf)
     """
-    return np.max(x)
+    return reduce_samples("max", x)
 
 
 def min(x: Any) -> Any:
-    """The smallest value over samples (NaN if any is NaN).
+    """The smallest value over samples (NaN if any is NaN; over none, the highest value of the
+    dtype, +inf for floats).
 
     >>> float(hawk.min(np.array([1.0, 3.0, 2.0])))
     1.0
     """
-    return np.min(x)
+    return reduce_samples("min", x)
 
 
 def any(x: Any) -> Any:
@@ -54,7 +56,7 @@ def any(x: Any) -> Any:
     >>> bool(hawk.any(np.array([0.0, 2.0]) > 1.0))
     True
     """
-    return np.any(x)
+    return reduce_samples("any", x)
 
 
 def all(x: Any) -> Any:
@@ -63,7 +65,7 @@ def all(x: Any) -> Any:
     >>> bool(hawk.all(np.array([0.0, 2.0]) > 1.0))
     False
     """
-    return np.all(x)
+    return reduce_samples("all", x)
 
 
 for _fn in (sum, max, min, any, all):

@@ -29,12 +29,22 @@ def fixed_order_sum(x: np.ndarray) -> Any:
         return x.sum(dtype=x.dtype)
 
 
-def _reduce(op: str, x: np.ndarray) -> Any:
+def reduce_samples(op: str, x: Any) -> Any:
+    """``op`` over an array's values as a kernel reduces them; over no values, its identity
+    (sum 0, max the dtype's lowest value or -inf, min its highest or +inf, any False, all True),
+    as libeagle gives.  The max of bools is their any, the min their all."""
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        op = {"max": "any", "min": "all"}.get(op, op)
     if op == "sum":
-        return fixed_order_sum(x)
-    if op in ("max", "min"):
+        return fixed_order_sum(x.reshape(-1))
+    if op in ("any", "all"):
+        return np.any(x) if op == "any" else np.all(x)
+    if x.size:
         return (np.max if op == "max" else np.min)(x)  # NumPy propagates NaN, as libeagle does
-    return np.any(x) if op == "any" else np.all(x)
+    if x.dtype.kind == "f":
+        return x.dtype.type(-np.inf if op == "max" else np.inf)
+    return x.dtype.type(np.iinfo(x.dtype).min if op == "max" else np.iinfo(x.dtype).max)
 
 
 def evaluate(ir: KernelIR, args: list[Any], n: int) -> None:
@@ -88,7 +98,7 @@ class _Evaluator:
     def op(self, stmt: Op) -> Any:
         args = [self.value(a) for a in stmt.args]
         if stmt.op in REDUCTIONS:
-            return _reduce(stmt.op, args[0])
+            return reduce_samples(stmt.op, args[0])
         if stmt.op == "cast":
             return cast_array(args[0], stmt.args[0].dtype, stmt.dst.dtype)
         with np.errstate(all="ignore"):
@@ -97,9 +107,8 @@ class _Evaluator:
     def store(self, stmt: Store, mask: np.ndarray | None) -> None:
         slot, arg = self.ir.slots[stmt.slot], self.args[stmt.slot]
         value = self.value(stmt.value)
-        if slot.cell:
-            if self.n:
-                arg.reshape(-1)[0] = value
+        if slot.cell:  # written over an empty batch too
+            arg.reshape(-1)[0] = value
             return
         target = arg[stmt.comp] if slot.components > 1 else arg
         if mask is None:
