@@ -62,4 +62,9 @@ void reduce_block(const void *x, int64_t begin, int64_t end, int32_t dtype, int3
 void reduce_finish(void *partials, int64_t nblocks, int32_t dtype, int32_t op, void *out);
 int reduce_itemsize(int32_t dtype);
 
+/* --------------------------------------------------------- interrupt.c */
+
+/* Non-zero once SIGINT arrived while eagle_interrupt_catch(1) was in force. */
+int eagle_interrupt_pending(void);
+
 #endif /* EAGLE_INTERNAL_H */
