@@ -147,7 +147,8 @@ class Graph:
     # ------------------------------------------------------------- adding
     def add_node(self, node: Node, name: str | None = None) -> Graph:
         """Append a node (an opaque op, a conditional, a reduce, a copy, ...) as its own stage."""
-        return self._add_stage(node, name, "eagle.Graph.add_node")
+        with self._guard("eagle.Graph.add_node"):
+            return self._add_stage(node, name, "eagle.Graph.add_node")
 
     def _add_stage(self, node: Node, name: str | None, api: str) -> Graph:
         self._check_open(api)
@@ -162,17 +163,22 @@ class Graph:
 
     def add(self, bound: BoundPlan, name: str | None = None) -> Graph:
         """Append a plan launch (``plan.bind(...)``) as its own stage."""
-        self._check_open("eagle.Graph.add")
         if not isinstance(bound, BoundPlan):
             raise TypeError(f"eagle.Graph.add: takes a BoundPlan from plan.bind(...), got "
                             f"{type(bound).__name__}; add other nodes with add_node")
-        return self._add_stage(Node("plan", bound), name, "eagle.Graph.add")
+        with self._guard("eagle.Graph.add"):
+            return self._add_stage(Node("plan", bound), name, "eagle.Graph.add")
 
     def add_group(self, branches: Sequence[Any], names: Sequence[Any] | None = None) -> Graph:
         """Append a fork/join stage: the branches may run at the same time, the next stage waits for all.
 
         A branch is a plan, a node, or a list of them run in order.
         """
+        with self._guard("eagle.Graph.add_group"):
+            self._add_group(branches, names)
+        return self
+
+    def _add_group(self, branches: Sequence[Any], names: Sequence[Any] | None) -> None:
         self._check_open("eagle.Graph.add_group")
         if self._recorder is not None:
             raise RuntimeError("eagle.Graph.add_group: a builder records a fork with `with g.parallel() "
@@ -205,7 +211,6 @@ class Graph:
             del self._nodes[before[0]:], self._labels[before[1]:]  # a failed call changes nothing
             raise
         self._stages.append(stage)
-        return self
 
     def _check_open(self, api: str) -> None:
         if self._program is not None:
@@ -485,9 +490,10 @@ class Graph:
         if self._comm is not None:
             raise ValueError("eagle.Graph.set_logical_size: a graph over a communicator has no logical "
                              "size: each rank's sample count is that of its shard (eagle.shard)")
-        self._logical = int(n)
-        if self._program is not None:
-            self._program.set_logical_size(int(n))
+        with self._guard("eagle.Graph.set_logical_size"):
+            self._logical = int(n)
+            if self._program is not None:
+                self._program.set_logical_size(int(n))
         return self
 
     def _run(self, n: int, api: str, wait: bool = True) -> None:
