@@ -18,6 +18,7 @@ import numpy as np
 from eagle._core import ffi
 from eagle._kinds import GpuItems, HostItems, PlaneTuple, register_node_kind
 from eagle._program import Program
+from eagle._views import host_plane
 from eagle.native import Library
 
 #: Parameter roles: planes by pointer (read, write, readwrite), scalars by value.
@@ -135,15 +136,14 @@ class BoundPlan:
 
     def __init__(self, plan: Plan, args: list[Any]) -> None:
         self.plan = plan
-        self.args = args
         for param, arg in zip(plan.params, args, strict=True):
             if param.role == "value" and not isinstance(arg, (int, float, np.number)):
                 raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a value; "
                                 f"got {type(arg).__name__}")
-            if param.role != "value" and not hasattr(arg, "__array_interface__") \
-                    and not hasattr(arg, "__cuda_array_interface__"):
-                raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a plane "
-                                f"({param.role}); pass an array, got {type(arg).__name__}")
+        # A host plane is passed by pointer: as an ndarray over its memory (a kernel slot takes those).
+        self.args = [arg if p.role == "value" else
+                     host_plane(arg, "eagle.plan.Plan.bind", f"{plan.name} parameter {p.name!r} ({p.role})")
+                     for p, arg in zip(plan.params, args, strict=True)]
         self.samples = self._samples()
 
     def _samples(self) -> int:
