@@ -94,6 +94,11 @@ def _view_key(array: Any) -> tuple[Any, ...]:
     return (v.device, v.data, v.itemsize, tuple(v.shape[0:n]), tuple(v.strides[0:n]))
 
 
+def same_view(a: Any, b: Any) -> bool:
+    """Whether two planes are the very same view: address, shape, strides and item size."""
+    return _view_key(a) == _view_key(b)
+
+
 def _walk(accesses: list[Access], edges: set[Edge], between: tuple[int, int] | None,
           group_of: dict[int, int]) -> None:
     """Per-location dependences over accesses in node order; with ``between``

@@ -226,10 +226,9 @@ class Graph:
             if node._graph is not None:
                 raise ValueError(f"{api}: the conditional {label!r} is already another graph's; "
                                  "make a new eagle.skippable / eagle.repeat_while for this graph")
-        # A plan is refused a copy-bound plane also as a conditional's step.
+        node.refuse(api, label)  # its kind's checks, on the nodes it holds too
         step = node.payload.step if isinstance(node.payload, Conditional) else node
         if isinstance(step.payload, BoundPlan):
-            step.payload.refuse_copy_bound(f"{api}: plan {label!r}")
             if step.payload.plan.derivative:
                 raise TypeError(f"{api}: {label!r} is a {step.payload.plan.derivative} (derivative) kernel; "
                                 "derivative kernels enter a graph only through eagle.diff: record the "

@@ -408,4 +408,4 @@ for _name in ("skippable", "repeat_while"):
     register_node_kind(_name, reads=_conditional_reads, writes=_conditional_writes,
                        lower_cpu=lambda c: HostItems(lambda p, c=c: _emit_conditional(c, p), native=False),
                        lower_gpu=lambda c: GpuItems(lambda gpu, c=c: _emit_gpu_conditional(c, gpu)),
-                       both_sides=True)
+                       both_sides=True, inner=lambda c: [c.step])
