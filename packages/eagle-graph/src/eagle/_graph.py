@@ -356,8 +356,7 @@ class Graph:
     def _build_local(self, backend: str | None) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
         """What build does on this rank alone: refuse, choose, schedule and lower."""
         chosen = self._choose_backend(backend)
-        refuse_sibling_races(self._nodes, self._labels,
-                             [stage.branches for stage in self._stages if stage.group])
+        self._refuse_races("eagle.Graph.build")
         if chosen == "gpu":
             return chosen, ["cuda_graph"] * len(self._stages), self._lower_gpu(), None
         lowerings, tape = self._lowerings()
@@ -390,11 +389,37 @@ class Graph:
             program.set_logical_size(self._logical)
         return program, reducing
 
+    def _refuse_races(self, api: str) -> None:
+        refuse_sibling_races(self._nodes, self._labels,
+                             [stage.branches for stage in self._stages if stage.group], api)
+
+    def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:
+        """Put new arrays in built nodes (a builder's bind; ``mapping``: id of each old array -> its
+        new one): ``swap`` re-points the nodes, then every check add and build apply runs on them,
+        and ``check`` (the builder's own), and the graph is lowered again.  A failure puts every
+        node back as it was: the graph still runs on the old arrays."""
+        saved = [(node, node.payload, dict(vars(node.payload)) if hasattr(node.payload, "__dict__") else None)
+                 for top in self._nodes for node in top.walk()]
+        try:
+            swap()
+            for node, label in zip(self._nodes, self._labels, strict=True):
+                node.refuse("eagle.Graph.bind", label)
+            self._refuse_races("eagle.Graph.bind")
+            check()
+            self._relower(mapping)
+        except BaseException:
+            for node, payload, attrs in saved:
+                node.payload = payload
+                if attrs is not None:
+                    vars(payload).update(attrs)
+            raise
+
     def _relower(self, mapping: dict[int, Any]) -> None:
         """Lower again after the arrays of built nodes were swapped (a builder's bind; ``mapping``:
         id of each old array -> its new one): same nodes, same schedule, new pointers.  On the
         GPU the instantiated graph is patched where it can be, else built again with one warning."""
         if self._backend == "gpu":
+            self._program.synchronize()  # replays in flight read the old arrays, which bind lets go
             if not self._rebound(mapping):
                 if not self._warned_rebuild:
                     warnings.warn("eagle.Graph.bind: a host node or a device condition holds a swapped "
