@@ -112,3 +112,26 @@ def test_bind_keeps_only_the_current_arrays():
     assert [ref() is None for ref in refs] == [True, True, True, False]
     g()
     assert refs[-1]().tolist() == (2.0 * x).tolist()
+
+
+@hawk.kernel
+def swap_into(v: Scalar, out: Mutable[Scalar]):
+    out[0] = v[1]
+    out[1] = v[0]
+
+
+@eagle.Graph.builder
+def swapped(v, out):
+    g = eagle.Graph()
+    swap_into(v, out)
+    return g
+
+
+def test_bind_refuses_a_fortran_ordered_plane():
+    v, out = np.arange(16.0).reshape(2, 8), np.zeros((2, 8))
+    g = swapped(v, out)
+    with pytest.raises(ValueError, match=re.escape("eagle.Graph.bind: plan 'swap_into' plane 'v' is not "
+                                                   "contiguous")):
+        g.bind(v=np.asfortranarray(v + 1.0))
+    g()
+    assert out.tolist() == v[::-1].tolist()
