@@ -104,3 +104,12 @@ def test_reduce_of_a_foreign_dtype_plane():
     x, out = np.arange(5.0), np.zeros(1)
     eagle.Graph().add_node(eagle.reduce(ForeignDtype(x), ForeignDtype(out))).build().launch()
     assert out[0] == 10.0
+
+
+def test_reduce_and_copy_of_torch_tensors():
+    torch = pytest.importorskip("torch")
+    x, total = torch.arange(5, dtype=torch.float64), torch.zeros(1, dtype=torch.float64)
+    saved = torch.zeros(5, dtype=torch.float64)
+    g = eagle.Graph().add_node(eagle.reduce(x, total)).add_node(eagle.copy(x, into=saved))
+    g.build().launch()
+    assert total.item() == 10.0 and saved.tolist() == x.tolist()
