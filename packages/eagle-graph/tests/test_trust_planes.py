@@ -113,3 +113,13 @@ def test_reduce_and_copy_of_torch_tensors():
     g = eagle.Graph().add_node(eagle.reduce(x, total)).add_node(eagle.copy(x, into=saved))
     g.build().launch()
     assert total.item() == 10.0 and saved.tolist() == x.tolist()
+
+
+def test_a_kind_declaring_a_non_plane_is_refused_at_add():
+    from eagle.graph import Node, register_node_kind
+
+    register_node_kind("trust_list_plane", reads=lambda p: [("xs", p, "read")], writes=lambda p: [],
+                       lower_cpu=lambda p: nop)
+    with pytest.raises(TypeError, match=re.escape("eagle.Graph.add_node: node 'lister' (trust_list_plane) "
+                                                  "declares plane 'xs' as a list")):
+        eagle.Graph().add_node(Node("trust_list_plane", [1.0, 2.0]), name="lister")

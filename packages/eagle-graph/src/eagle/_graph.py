@@ -16,7 +16,7 @@ from eagle import _core
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
 from eagle._cuda import on_device
-from eagle._edges import Edge, derive_edges
+from eagle._edges import Edge, derive_edges, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import HostItems, Node
@@ -226,6 +226,7 @@ class Graph:
             if node._graph is not None:
                 raise ValueError(f"{api}: the conditional {label!r} is already another graph's; "
                                  "make a new eagle.skippable / eagle.repeat_while for this graph")
+        _refuse_non_planes(node, label, api)
         node.refuse(api, label)  # its kind's checks, on the nodes it holds too
         step = node.payload.step if isinstance(node.payload, Conditional) else node
         if isinstance(step.payload, BoundPlan):
@@ -557,6 +558,15 @@ class _Guard:
 
     def __exit__(self, *exc: object) -> None:
         _core.lib.eagle_guard_leave(self.flag)
+
+
+def _refuse_non_planes(node: Node, label: str, api: str) -> None:
+    """What a kind declares is memory the conflict check sees, or a value (a number, no edges)."""
+    for name, array, _ in node.planes():
+        if not (is_plane(array) or is_value(array)):
+            raise TypeError(f"{api}: node {label!r} ({node.kind}) declares plane {name!r} as a "
+                            f"{type(array).__name__}, which the conflict check cannot see into: declare an "
+                            "array (or an object with the buffer protocol)")
 
 
 def _names(pairs: list[tuple[str, str]]) -> str:
