@@ -466,14 +466,16 @@ def _direct_call(bound: KernelBound) -> Callable[..., Any]:
 
 
 def _apart(bound: KernelBound, slots: Sequence[Any]) -> list[str]:
-    """Conditions of a direct call: a written argument shares no bytes' range with another plane
-    argument (NumPy's bounds test: cheap), or is that very object in a per-sample kernel.
-    Anything else takes the checked path, which refuses a partial overlap."""
+    """Conditions of a direct call: a written argument and another plane argument are two arrays
+    that each own their memory (two flag reads), or share no bytes' range (NumPy's bounds test),
+    or are that very object in a per-sample kernel.  Anything else takes the checked path, which
+    refuses a partial overlap."""
     planes = [k for k, s in enumerate(slots) if s.role != "value"]
     pairs = [(k, j) for i, k in enumerate(planes) for j in planes[i + 1:]
              if (slots[k].role, slots[j].role) != ("read", "read")]
-    alike = bound.plan.per_sample
-    return [f"(a{k} is a{j} or not msm(a{k}, a{j}))" if alike else f"not msm(a{k}, a{j})" for k, j in pairs]
+    same = "a{k} is a{j} or " if bound.plan.per_sample else ""
+    return [(f"(a{k} is not a{j} and a{k}.flags.owndata and a{j}.flags.owndata or "
+             + same.format(k=k, j=j) + f"not msm(a{k}, a{j}))") for k, j in pairs]
 
 
 def _tree_source(shape: Any, first: int) -> str:
