@@ -126,7 +126,11 @@ class Graph:
         raise RuntimeError("eagle.Graph.wait: only inside a parallel region, on a branch handle")
 
     def bind(self, **arrays: Any) -> Graph:
-        """Swap the arrays of a builder graph by the builder's parameter names; no rebuild."""
+        """Swap the arrays of a builder graph by the builder's parameter names; no rebuild.
+
+        The new arrays pass every check ``add`` and ``build`` apply (layout, writability,
+        partial overlaps, sibling races); a refused bind leaves the graph on its old arrays.
+        """
         if self._binder is None:
             raise RuntimeError("eagle.Graph.bind: only a graph made by an @eagle.Graph.builder binds "
                                "arrays by parameter name")
