@@ -46,6 +46,15 @@ static void fail(run_ctx *c, int status)
     atomic_compare_exchange_strong(&c->status, &expected, status);
 }
 
+/* failed(c), after turning a pending SIGINT into a failure: checked where a
+ * run can go on for long (between replays, between loop turns). */
+static int stopped(run_ctx *c)
+{
+    if (eagle_interrupt_pending())
+        fail(c, EAGLE_ERR_INTERRUPTED);
+    return failed(c);
+}
+
 /* May this walk spread work over the team?  Asks for it once per run. */
 static int use_team(run_ctx *c, int mode)
 {
@@ -218,11 +227,11 @@ static void run_loop(run_ctx *c, const loop_item *lp, int mode)
     int sub = mode & MODE_SERIAL;
     switch (lp->kind) {
     case EAGLE_LOOP_WHILE:
-        for (int64_t t = 0; t < cap && !failed(c) && read_cell(lp->cell); ++t)
+        for (int64_t t = 0; t < cap && !stopped(c) && read_cell(lp->cell); ++t)
             run_program(c, lp->body, sub);
         break;
     case EAGLE_LOOP_DO:
-        for (int64_t t = 0; t < cap && !failed(c); ++t) {
+        for (int64_t t = 0; t < cap && !stopped(c); ++t) {
             run_program(c, lp->body, sub);
             if (!read_cell(lp->cell))
                 break;
@@ -230,7 +239,7 @@ static void run_loop(run_ctx *c, const loop_item *lp, int mode)
         break;
     default: {
         int64_t trips = read_cell(lp->cell);
-        for (int64_t t = 0; t < trips && t < cap && !failed(c); ++t)
+        for (int64_t t = 0; t < trips && t < cap && !stopped(c); ++t)
             run_program(c, lp->body, sub);
     }
     }
@@ -339,7 +348,7 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
     atomic_init(&c.status, 0);
     p->stats[0] = p->stats[1] = 0;
     int mode = team_in_region() ? MODE_SERIAL : MODE_TEAM;
-    for (int64_t r = 0; r < replays && !failed(&c); ++r)
+    for (int64_t r = 0; r < replays && !stopped(&c); ++r)
         run_program(&c, p, mode);
     if (c.team > 1)
         team_release();
@@ -347,5 +356,7 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
     int status = atomic_load(&c.status);
     if (status == EAGLE_ERR_COLLECTIVE)
         return eagle_fail(status, "eagle_run: a collective failed");
+    if (status == EAGLE_ERR_INTERRUPTED)
+        return eagle_fail(status, "eagle_run: interrupted (SIGINT)");
     return status ? eagle_fail(status, "eagle_run: a callback item stopped the run") : EAGLE_OK;
 }

@@ -65,4 +65,9 @@ void reduce_finish(void *partials, int64_t nblocks, int32_t dtype, int32_t op, v
 void reduce_identity(void *out, int32_t dtype, int32_t op);
 int reduce_itemsize(int32_t dtype);
 
+/* --------------------------------------------------------- interrupt.c */
+
+/* Non-zero once SIGINT arrived while eagle_interrupt_catch(1) was in force. */
+int eagle_interrupt_pending(void);
+
 #endif /* EAGLE_INTERNAL_H */

@@ -58,6 +58,7 @@ extern "C" {
 #define EAGLE_ERR_NO_DRIVER -9  /* no usable CUDA driver: no libcuda.so.1, older than 12.0, no device */
 #define EAGLE_ERR_CUDA -10      /* a CUDA driver call failed: the message names it and its CUresult */
 #define EAGLE_ERR_DRIVER_TOO_OLD -11 /* the driver lacks a feature the graph uses (conditional nodes: 12.3) */
+#define EAGLE_ERR_INTERRUPTED -12 /* SIGINT arrived during the run (eagle_interrupt_catch): it stopped */
 
 /* ---------------------------------------------------------------- views */
 
@@ -271,6 +272,14 @@ EAGLE_API int eagle_program_set_logical_size(eagle_program *p, int64_t n);
  * caller should not hold the GIL.
  */
 EAGLE_API int eagle_run(eagle_program *p, int64_t replays);
+
+/*
+ * Added in ABI 3 (additive): with on=1, SIGINT stops a run (between replays
+ * and loop turns, with EAGLE_ERR_INTERRUPTED) until the matching on=0.  The
+ * signal still reaches the handler installed before (chained), so Python's
+ * KeyboardInterrupt stays pending.  Calls nest; call from one thread.
+ */
+EAGLE_API int eagle_interrupt_catch(int on);
 
 /*
  * Collectives: one program run on every rank of a sharded batch (rank r

@@ -414,8 +414,9 @@ def test_bind_by_position_and_keyword(plans):
                                      "are x, c"),
     ((np.zeros(4), 1.0), {"x": np.zeros(4)}, "eagle.plan.Plan.bind: scale got 'x' twice"),
     ((np.zeros(4), np.zeros(4)), {}, "eagle.plan.Plan.bind: scale parameter 'c' is a value; got ndarray"),
-    ((2.0, 1.0), {}, "eagle.plan.Plan.bind: scale parameter 'x' is a plane (readwrite); pass an array, "
-                     "got float"),
+    ((2.0, 1.0), {}, "eagle.plan.Plan.bind: scale parameter 'x' (readwrite) is the number 2.0, a value "
+                     "copied where it is passed (a NumPy scalar too, e.g. a[5, 5]): pass an array, e.g. a "
+                     "one-cell a[5:6, 5]"),
 ])
 def test_bind_errors(plans, args, kwargs, message):
     """Missing, extra, unknown and duplicate arguments, and a value where a plane goes (or back)."""

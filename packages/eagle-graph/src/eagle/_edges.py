@@ -68,15 +68,35 @@ class Access:
 _ARRAY_PROTOCOLS = ("__array_interface__", "__cuda_array_interface__", "__dlpack__")
 
 
+def is_value(obj: Any) -> bool:
+    """Whether ``obj`` is a number: a value, copied where it is passed, so it carries no edges.
+    A NumPy scalar (``arr[5, 5]``) is one too, though its interface points at a temporary."""
+    return isinstance(obj, (int, float, complex, np.generic))
+
+
 def is_plane(obj: Any) -> bool:
-    """Whether a declared plane is an array (edges) or a scalar by value (none)."""
-    return any(hasattr(obj, attr) for attr in _ARRAY_PROTOCOLS)
+    """Whether a declared plane is memory (edges): an array, or any object with the buffer
+    protocol (bytearray, memoryview, a ctypes array)."""
+    if is_value(obj):
+        return False
+    if any(hasattr(obj, attr) for attr in _ARRAY_PROTOCOLS):
+        return True
+    try:
+        memoryview(obj).release()
+    except TypeError:
+        return False
+    return True
 
 
 def _view_key(array: Any) -> tuple[Any, ...]:
     v = view_of(array)
     n = v.ndim
     return (v.device, v.data, v.itemsize, tuple(v.shape[0:n]), tuple(v.strides[0:n]))
+
+
+def same_view(a: Any, b: Any) -> bool:
+    """Whether two planes are the very same view: address, shape, strides and item size."""
+    return _view_key(a) == _view_key(b)
 
 
 def _walk(accesses: list[Access], edges: set[Edge], between: tuple[int, int] | None,
@@ -113,7 +133,7 @@ def derive_edges(node_planes: list[list[tuple[str, Any, str]]]) -> list[Edge]:
     for node, planes in enumerate(node_planes):
         for name, array, role in planes:
             if not is_plane(array):
-                continue  # a scalar by value: no edges
+                continue  # a value: no edges
             if np.size(array) == 0:
                 continue
             acc = Access(node, name, array, role in ("read", "readwrite"), role in ("write", "readwrite"))

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 
 class Busy(RuntimeError):
-    """Another thread is inside build, launch or enqueue of the same Graph.
+    """Another thread is inside a call that builds, runs or changes the same Graph (build, launch,
+    enqueue, bind, add_node, add, add_group, set_logical_size).
 
     Give each thread its own graph.  A ``RuntimeError``:
 

@@ -19,6 +19,7 @@ import numpy as np
 from eagle import _cuda, _gpu_kernels
 from eagle._core import BLOCK, CoreError, check, ffi, lib
 from eagle._program import LOOPS, CallbackErrors, ErrorBox, _trampoline
+from eagle._views import plane_dtype
 
 #: The stream a captured function is being captured on (eagle.graph.capture_stream()).
 capturing: ContextVar[int | None] = ContextVar("eagle_capture_stream", default=None)
@@ -228,7 +229,7 @@ class GpuProgram(CallbackErrors):
     def reduce(self, x: Any, out: Any, op: str = "sum") -> GpuProgram:
         """``out[0] = op(x)`` over the first (logical) samples of a contiguous 1-D device plane,
         in the fixed order: one pass per level of blocks, each a kernel node."""
-        dtype = np.dtype(x.dtype)
+        dtype = plane_dtype(x)  # a torch tensor's dtype is torch's: read its interface
         n = int(x.shape[0])
         function = _gpu_kernels.module(self.device).function(_gpu_kernels.reduce_name(dtype, op))
         passes = _gpu_kernels.reduce_passes(n)

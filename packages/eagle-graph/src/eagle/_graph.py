@@ -16,7 +16,7 @@ from eagle import _core
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
 from eagle._cuda import on_device
-from eagle._edges import Edge, derive_edges
+from eagle._edges import Edge, derive_edges, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import HostItems, Node
@@ -126,7 +126,11 @@ class Graph:
         raise RuntimeError("eagle.Graph.wait: only inside a parallel region, on a branch handle")
 
     def bind(self, **arrays: Any) -> Graph:
-        """Swap the arrays of a builder graph by the builder's parameter names; no rebuild."""
+        """Swap the arrays of a builder graph by the builder's parameter names; no rebuild.
+
+        The new arrays pass every check ``add`` and ``build`` apply (layout, writability,
+        partial overlaps, sibling races); a refused bind leaves the graph on its old arrays.
+        """
         if self._binder is None:
             raise RuntimeError("eagle.Graph.bind: only a graph made by an @eagle.Graph.builder binds "
                                "arrays by parameter name")
@@ -147,7 +151,8 @@ class Graph:
     # ------------------------------------------------------------- adding
     def add_node(self, node: Node, name: str | None = None) -> Graph:
         """Append a node (an opaque op, a conditional, a reduce, a copy, ...) as its own stage."""
-        return self._add_stage(node, name, "eagle.Graph.add_node")
+        with self._guard("eagle.Graph.add_node"):
+            return self._add_stage(node, name, "eagle.Graph.add_node")
 
     def _add_stage(self, node: Node, name: str | None, api: str) -> Graph:
         self._check_open(api)
@@ -162,17 +167,22 @@ class Graph:
 
     def add(self, bound: BoundPlan, name: str | None = None) -> Graph:
         """Append a plan launch (``plan.bind(...)``) as its own stage."""
-        self._check_open("eagle.Graph.add")
         if not isinstance(bound, BoundPlan):
             raise TypeError(f"eagle.Graph.add: takes a BoundPlan from plan.bind(...), got "
                             f"{type(bound).__name__}; add other nodes with add_node")
-        return self._add_stage(Node("plan", bound), name, "eagle.Graph.add")
+        with self._guard("eagle.Graph.add"):
+            return self._add_stage(Node("plan", bound), name, "eagle.Graph.add")
 
     def add_group(self, branches: Sequence[Any], names: Sequence[Any] | None = None) -> Graph:
         """Append a fork/join stage: the branches may run at the same time, the next stage waits for all.
 
         A branch is a plan, a node, or a list of them run in order.
         """
+        with self._guard("eagle.Graph.add_group"):
+            self._add_group(branches, names)
+        return self
+
+    def _add_group(self, branches: Sequence[Any], names: Sequence[Any] | None) -> None:
         self._check_open("eagle.Graph.add_group")
         if self._recorder is not None:
             raise RuntimeError("eagle.Graph.add_group: a builder records a fork with `with g.parallel() "
@@ -205,7 +215,6 @@ class Graph:
             del self._nodes[before[0]:], self._labels[before[1]:]  # a failed call changes nothing
             raise
         self._stages.append(stage)
-        return self
 
     def _check_open(self, api: str) -> None:
         if self._program is not None:
@@ -221,10 +230,10 @@ class Graph:
             if node._graph is not None:
                 raise ValueError(f"{api}: the conditional {label!r} is already another graph's; "
                                  "make a new eagle.skippable / eagle.repeat_while for this graph")
-        # A plan is refused a copy-bound plane also as a conditional's step.
+        _refuse_non_planes(node, label, api)
+        node.refuse(api, label)  # its kind's checks, on the nodes it holds too
         step = node.payload.step if isinstance(node.payload, Conditional) else node
         if isinstance(step.payload, BoundPlan):
-            step.payload.refuse_copy_bound(f"{api}: plan {label!r}")
             if step.payload.plan.derivative:
                 raise TypeError(f"{api}: {label!r} is a {step.payload.plan.derivative} (derivative) kernel; "
                                 "derivative kernels enter a graph only through eagle.diff: record the "
@@ -352,8 +361,7 @@ class Graph:
     def _build_local(self, backend: str | None) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
         """What build does on this rank alone: refuse, choose, schedule and lower."""
         chosen = self._choose_backend(backend)
-        refuse_sibling_races(self._nodes, self._labels,
-                             [stage.branches for stage in self._stages if stage.group])
+        self._refuse_races("eagle.Graph.build")
         if chosen == "gpu":
             return chosen, ["cuda_graph"] * len(self._stages), self._lower_gpu(), None
         lowerings, tape = self._lowerings()
@@ -386,11 +394,37 @@ class Graph:
             program.set_logical_size(self._logical)
         return program, reducing
 
+    def _refuse_races(self, api: str) -> None:
+        refuse_sibling_races(self._nodes, self._labels,
+                             [stage.branches for stage in self._stages if stage.group], api)
+
+    def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:
+        """Put new arrays in built nodes (a builder's bind; ``mapping``: id of each old array -> its
+        new one): ``swap`` re-points the nodes, then every check add and build apply runs on them,
+        and ``check`` (the builder's own), and the graph is lowered again.  A failure puts every
+        node back as it was: the graph still runs on the old arrays."""
+        saved = [(node, node.payload, dict(vars(node.payload)) if hasattr(node.payload, "__dict__") else None)
+                 for top in self._nodes for node in top.walk()]
+        try:
+            swap()
+            for node, label in zip(self._nodes, self._labels, strict=True):
+                node.refuse("eagle.Graph.bind", label)
+            self._refuse_races("eagle.Graph.bind")
+            check()
+            self._relower(mapping)
+        except BaseException:
+            for node, payload, attrs in saved:
+                node.payload = payload
+                if attrs is not None:
+                    vars(payload).update(attrs)
+            raise
+
     def _relower(self, mapping: dict[int, Any]) -> None:
         """Lower again after the arrays of built nodes were swapped (a builder's bind; ``mapping``:
         id of each old array -> its new one): same nodes, same schedule, new pointers.  On the
         GPU the instantiated graph is patched where it can be, else built again with one warning."""
         if self._backend == "gpu":
+            self._program.synchronize()  # replays in flight read the old arrays, which bind lets go
             if not self._rebound(mapping):
                 if not self._warned_rebuild:
                     warnings.warn("eagle.Graph.bind: a host node or a device condition holds a swapped "
@@ -485,9 +519,10 @@ class Graph:
         if self._comm is not None:
             raise ValueError("eagle.Graph.set_logical_size: a graph over a communicator has no logical "
                              "size: each rank's sample count is that of its shard (eagle.shard)")
-        self._logical = int(n)
-        if self._program is not None:
-            self._program.set_logical_size(int(n))
+        with self._guard("eagle.Graph.set_logical_size"):
+            self._logical = int(n)
+            if self._program is not None:
+                self._program.set_logical_size(int(n))
         return self
 
     def _run(self, n: int, api: str, wait: bool = True) -> None:
@@ -527,6 +562,15 @@ class _Guard:
 
     def __exit__(self, *exc: object) -> None:
         _core.lib.eagle_guard_leave(self.flag)
+
+
+def _refuse_non_planes(node: Node, label: str, api: str) -> None:
+    """What a kind declares is memory the conflict check sees, or a value (a number, no edges)."""
+    for name, array, _ in node.planes():
+        if not (is_plane(array) or is_value(array)):
+            raise TypeError(f"{api}: node {label!r} ({node.kind}) declares plane {name!r} as a "
+                            f"{type(array).__name__}, which the conflict check cannot see into: declare an "
+                            "array (or an object with the buffer protocol)")
 
 
 def _names(pairs: list[tuple[str, str]]) -> str:

@@ -10,9 +10,9 @@ time a kind is not found here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -144,14 +144,18 @@ class NodeKind:
     #: its nodes may have planes on both sides: they move data between host and device
     #: (eagle.copy), or hold other nodes, each placed on its own side.
     both_sides: bool = False
+    #: payload -> the nodes it holds (a construct's bodies, a conditional's step), which the
+    #: graph checks like its own.
+    inner: Callable[[Any], Iterable[Node]] | None = None
+    #: ``refuse(payload, api, label)`` raises for a payload the graph cannot run right, its
+    #: message starting with ``api`` and naming the node by ``label`` (None: its default name);
+    #: called at add and at bind.
+    refuse: Callable[[Any, str, str | None], None] | None = None
     #: what the node means, for the reference interpreter; None: its host lowering, run alone
     reference: Reference | None = None
 
     def same_as(self, other: NodeKind) -> bool:
-        return (self.reads, self.writes, self.lower_cpu, self.lower_gpu, self.native, self.vjp,
-                self.make, self.both_sides, self.reference) == (
-            other.reads, other.writes, other.lower_cpu, other.lower_gpu, other.native, other.vjp,
-            other.make, other.both_sides, other.reference)
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.compare)
 
     def describe(self) -> str:
         """``kind 'scan' of plugin eagle-scan``, or where its reads function was written."""
@@ -227,7 +231,9 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
                        lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
                        native: Callable[[Any], Sequence[NativeCall]] | None = None,
                        vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
-                       both_sides: bool = False, reference: Reference | None = None) -> NodeKind:
+                       both_sides: bool = False, inner: Callable[[Any], Iterable[Node]] | None = None,
+                       refuse: Callable[[Any, str, str | None], None] | None = None,
+                       reference: Reference | None = None) -> NodeKind:
     """Register a kind of node under ``name``: what a plugin's ``register_node_kinds`` hook does, in code.
 
     :param reads: payload -> ``(plane name, array, role)`` tuples it reads.
@@ -242,6 +248,10 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     :param make: builds the payload for ``eagle.node(name, ...)``.
     :param both_sides: one node may have planes on the host and on the device: it moves data
         between them (like ``eagle.copy``), or holds other nodes, each placed on its own.
+    :param inner: payload -> the nodes it holds, which the graph checks like its own.
+    :param refuse: ``refuse(payload, api, label)`` raises for a payload the graph cannot run
+        right; its message starts with ``api`` and names the node by ``label`` (None for a
+        node held inside another: its default name).
     :param reference: ``reference(payload, interpreter)``: what a node means, for the reference
         interpreter (:func:`eagle.testing.interpret`), written as plainly as it can be in NumPy.
         Without one, the interpreter runs the node's host lowering alone.
@@ -261,7 +271,7 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     array([-1., -1.,  0.,  1.,  1.])
     """
     kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, both_sides=both_sides,
-                    reference=reference)
+                    inner=inner, refuse=refuse, reference=reference)
     return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
 
 
@@ -337,6 +347,20 @@ class Node:
         """Every (name, array, role) the node touches, reads first."""
         k = kind_of(self.kind)
         return [*k.reads(self.payload), *k.writes(self.payload)]
+
+    def walk(self) -> Iterator[Node]:
+        """This node, then every node it holds (its kind's ``inner``), depth first."""
+        yield self
+        inner = kind_of(self.kind).inner
+        for node in (() if inner is None else inner(self.payload)):
+            yield from node.walk()
+
+    def refuse(self, api: str, label: str | None = None) -> None:
+        """Raise, through its kind's ``refuse``, where this node or one it holds cannot run right."""
+        for node in self.walk():
+            check = kind_of(node.kind).refuse
+            if check is not None:
+                check(node.payload, api, label if node is self else None)
 
     def __repr__(self) -> str:
         return f"Node({self.kind!r}, {self.payload!r})"

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from eagle import _cuda, _gpu_kernels
-from eagle._edges import is_plane
+from eagle._edges import is_plane, is_value
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, recorded, register_node_kind
 from eagle._program import Program
+from eagle._views import host_plane, plane_dtype
 from eagle.plan import BoundPlan
 
 # --------------------------------------------------------------------- opaque
@@ -35,10 +36,17 @@ class Opaque:
 
 def _named(planes: Mapping[str, Any] | Any, api: str) -> dict[str, Any]:
     if isinstance(planes, Mapping):
-        return dict(planes)
-    if isinstance(planes, (list, tuple)):
-        return {f"plane{i}": a for i, a in enumerate(planes)}
-    raise TypeError(f"{api}: declare planes as a dict of name -> array, e.g. reads={{'x': x}}")
+        named = dict(planes)
+    elif isinstance(planes, (list, tuple)):
+        named = {f"plane{i}": a for i, a in enumerate(planes)}
+    else:
+        raise TypeError(f"{api}: declare planes as a dict of name -> array, e.g. reads={{'x': x}}")
+    for name, plane in named.items():
+        if not (is_plane(plane) or is_value(plane)):  # a value (a number) is copied: no edges
+            raise TypeError(f"{api}: plane {name!r} is a {type(plane).__name__}, which the conflict check "
+                            "cannot see into: declare a NumPy array (or a bytearray, memoryview, ctypes "
+                            "array: anything with the buffer protocol) and have the function use it")
+    return named
 
 
 def opaque(fn: Callable[[], object], reads: Mapping[str, Any] | None = None,
@@ -165,20 +173,19 @@ def reduce(x: Any, out: Any, op: str = "sum") -> Node:
     """
     if op not in REDUCE_OPS:
         raise ValueError(f"eagle.reduce: op must be one of {REDUCE_OPS}, got {op!r}")
-    if not (hasattr(x, "dtype") and hasattr(out, "dtype") and is_plane(x) and is_plane(out)):
-        raise TypeError(f"eagle.reduce: x and out must be arrays; got {type(x).__name__} and "
-                        f"{type(out).__name__}")
+    x, out = host_plane(x, "eagle.reduce", "x"), host_plane(out, "eagle.reduce", "out")
     if np.ndim(x) != 1 or np.size(out) != 1:
         raise ValueError(f"eagle.reduce: x must be a 1-D plane and out one element; got shapes "
                          f"{np.shape(x)} and {np.shape(out)}")
-    if not _gpu_kernels.reducible(x.dtype):
-        raise TypeError(f"eagle.reduce: x is {np.dtype(x.dtype)}; eagle reduces float64, float32, int64, "
+    dtype, out_dtype = plane_dtype(x), plane_dtype(out)
+    if not _gpu_kernels.reducible(dtype):
+        raise TypeError(f"eagle.reduce: x is {dtype}; eagle reduces float64, float32, int64, "
                         "int32, uint64, uint32, uint8 and bool planes: pass x.astype(np.float32), say")
     contiguous = _cuda.contiguous(x)
-    if not contiguous or x.dtype != out.dtype:
+    if not contiguous or dtype != out_dtype:
         raise ValueError(f"eagle.reduce: x must be contiguous and out of its dtype; got a "
-                         f"{'contiguous' if contiguous else 'strided'} {x.dtype} plane and a "
-                         f"{out.dtype} out: pass np.ascontiguousarray(x) and an out of dtype {x.dtype}")
+                         f"{'contiguous' if contiguous else 'strided'} {dtype} plane and a "
+                         f"{out_dtype} out: pass np.ascontiguousarray(x) and an out of dtype {dtype}")
     return recorded(Node("reduce", Reduce(x, out, op)))
 
 
@@ -216,11 +223,13 @@ def copy(src: Any, *, into: Any) -> Node:
     >>> saved
     array([0., 1., 2.])
     """
-    if np.shape(src) != np.shape(into) or np.dtype(getattr(src, "dtype", None)) != np.dtype(
-            getattr(into, "dtype", None)):
+    same = src is into
+    src, into = host_plane(src, "eagle.copy", "src"), host_plane(into, "eagle.copy", "into")
+    if same:
+        into = src  # still the one plane: a node that does nothing
+    if np.shape(src) != np.shape(into) or plane_dtype(src) != plane_dtype(into):
         raise ValueError(f"eagle.copy: src and into must have one shape and dtype; got "
-                         f"{np.shape(src)} {getattr(src, 'dtype', '?')} and "
-                         f"{np.shape(into)} {getattr(into, 'dtype', '?')}")
+                         f"{np.shape(src)} {plane_dtype(src)} and {np.shape(into)} {plane_dtype(into)}")
     return recorded(Node("copy", Copy(src, into)))
 
 
@@ -241,7 +250,7 @@ def _emit_gpu_copy(c: Copy, gpu: GpuProgram) -> None:
                              "contiguous array (np.ascontiguousarray / cupy.ascontiguousarray)")
     pageable = [(name, array) for name, array in (("src", c.src), ("into", c.dst))
                 if _cuda.memory_type(_cuda.address(array), gpu.device) == "pageable"]
-    nbytes = int(np.prod(np.shape(c.src), dtype=np.int64)) * np.dtype(c.src.dtype).itemsize
+    nbytes = int(np.prod(np.shape(c.src), dtype=np.int64)) * plane_dtype(c.src).itemsize
     if nbytes == 0:
         return
     if not pageable:
@@ -254,7 +263,7 @@ def _emit_gpu_copy(c: Copy, gpu: GpuProgram) -> None:
     if len(pageable) == 2:  # host to host
         gpu.callback(lambda: np.copyto(c.dst, c.src), touches=[c.src, c.dst])
         return
-    stage = _cuda.pinned_array(np.shape(c.src), c.src.dtype, gpu.device)
+    stage = _cuda.pinned_array(np.shape(c.src), plane_dtype(c.src), gpu.device)
     if pageable[0][0] == "src":
         gpu.callback(lambda: np.copyto(stage, c.src), touches=[c.src])
         gpu.copy(stage, c.dst, nbytes)
@@ -421,4 +430,4 @@ for _name in ("skippable", "repeat_while"):
                        reference=_reference_conditional,
                        lower_cpu=lambda c: HostItems(lambda p, c=c: _emit_conditional(c, p), native=False),
                        lower_gpu=lambda c: GpuItems(lambda gpu, c=c: _emit_gpu_conditional(c, gpu)),
-                       both_sides=True)
+                       both_sides=True, inner=lambda c: [c.step])

@@ -7,7 +7,11 @@ lowerings (issue 3) produce Programs; the tests drive them directly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import ctypes
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -25,6 +29,27 @@ DTYPES = {np.dtype(np.float64): lib.EAGLE_F64, np.dtype(np.float32): lib.EAGLE_F
           np.dtype(np.uint32): lib.EAGLE_U32, np.dtype(np.uint64): lib.EAGLE_U64,
           np.dtype(np.uint8): lib.EAGLE_U8, np.dtype(np.bool_): lib.EAGLE_U8}
 LOOPS = {"while": lib.EAGLE_LOOP_WHILE, "do": lib.EAGLE_LOOP_DO, "count": lib.EAGLE_LOOP_COUNT}
+
+
+# A private prototype (as _views does for PyCapsule_GetPointer): PYFUNCTYPE holds the GIL and
+# raises the exception a Python signal handler set.
+_check_signals = ctypes.PYFUNCTYPE(ctypes.c_int)(("PyErr_CheckSignals", ctypes.pythonapi))
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Let Ctrl-C stop the native run in between (libeagle's eagle_interrupt_catch), when
+    Python would answer it with KeyboardInterrupt: in the main thread, under the default
+    handler.  Anywhere else the run goes to its end, as before."""
+    catch = (threading.current_thread() is threading.main_thread()
+             and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if catch:
+        check(lib.eagle_interrupt_catch(1), "Program.run")
+    try:
+        yield
+    finally:
+        if catch:
+            lib.eagle_interrupt_catch(0)
 
 
 class ErrorBox:
@@ -270,10 +295,14 @@ class Program(CallbackErrors):
         An exception raised by a callback item stops the run and is raised
         here, with its own traceback.
         """
-        status = lib.eagle_run(self._ptr, replays)
+        with _interruptible():
+            status = lib.eagle_run(self._ptr, replays)
         error = self._take_error()
         if error is not None:
             raise error
+        if status == lib.EAGLE_ERR_INTERRUPTED:
+            _check_signals()  # Python's handler, pending since the signal, raises KeyboardInterrupt
+            raise KeyboardInterrupt  # its handler changed meanwhile and did not raise
         check(status, "Program.run")
         return self
 

@@ -217,7 +217,8 @@ def _reference(payload: Any, interpreter: Any) -> None:
 for _name in ("device_if", "device_switch", "device_loop"):
     register_node_kind(_name, reads=_reads, writes=_writes, reference=_reference,
                        lower_cpu=lambda p: HostItems(lambda program, p=p: _emit(p, program), native=False),
-                       lower_gpu=lambda p: GpuItems(lambda gpu, p=p: _emit_gpu(p, gpu)), both_sides=True)
+                       lower_gpu=lambda p: GpuItems(lambda gpu, p=p: _emit_gpu(p, gpu)), both_sides=True,
+                       inner=lambda p: [node for body in _bodies(p) for node in body.nodes()])
 
 # --------------------------------------------------------------- waits
 
@@ -273,7 +274,8 @@ register_node_kind("signal_after", reads=lambda s: [t for t in s.inner.planes() 
                    writes=lambda s: [t for t in s.inner.planes() if t[2] != "read"],
                    lower_cpu=_signal_lowering,
                    reference=lambda s, interpreter: interpreter.node(s.inner),
-                   lower_gpu=lambda s: GpuItems(lambda gpu: _emit_gpu_signal(s, gpu)), both_sides=True)
+                   lower_gpu=lambda s: GpuItems(lambda gpu: _emit_gpu_signal(s, gpu)), both_sides=True,
+                   inner=lambda s: [s.inner])
 register_node_kind("wait", reads=lambda w: [], writes=lambda w: [], lower_cpu=_wait_lowering,
                    reference=lambda w, interpreter: None,
                    lower_gpu=lambda w: GpuItems(lambda gpu: gpu.wait(w.writer.payload)))

@@ -19,7 +19,7 @@ import numpy as np
 
 from ._core import check, ffi, lib
 
-__all__ = ["MAX_WORK", "candidate_pairs", "overlap", "overlap_status", "view_of"]
+__all__ = ["MAX_WORK", "candidate_pairs", "host_plane", "overlap", "overlap_status", "plane_dtype", "view_of"]
 
 #: The default work cap of the exact overlap test.  Views from ordinary slicing
 #: are decided with a work of 1, and hand-made strides rarely need more than a
@@ -202,6 +202,11 @@ def _fill_view(view: Any, obj: Any) -> np.ndarray | None:
         else:
             _fill_from_dlpack_capsule(view, obj.__dlpack__())
         return None
+    buffer = _buffer(obj)
+    if buffer is not None:  # bytearray, memoryview, a ctypes array: NumPy views the same bytes
+        array = np.asarray(buffer)
+        _fill_from_ndarray(view, array)
+        return array
     if hasattr(obj, "__array__"):
         # __array__ may return a copy: the view then describes the copy, and
         # keeps it alive so that no later allocation reuses its address.
@@ -212,6 +217,52 @@ def _fill_view(view: Any, obj: Any) -> np.ndarray | None:
         f"eagle.view_of: {type(obj).__name__} has no __cuda_array_interface__, "
         "__array_interface__, __dlpack__ or __array__; pass an array"
     )
+
+
+def _buffer(obj: Any) -> memoryview | None:
+    """A memoryview of an object with the buffer protocol, else None."""
+    try:
+        return memoryview(obj)
+    except TypeError:
+        return None
+
+
+def host_plane(obj: Any, api: str, name: str) -> Any:
+    """``obj`` as a node holds a plane: a device array as it is, a host one as an ndarray over
+    the same memory (a DLPack or buffer-protocol object too), so that its dtype is NumPy's.
+
+    :raises TypeError: ``obj`` is not memory (a list, a number): ``api`` and ``name`` say which.
+    """
+    if isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__"):
+        return obj
+    if isinstance(obj, (int, float, complex, np.generic)):
+        raise TypeError(f"{api}: {name} is the number {obj!r}, a value copied where it is passed "
+                        "(a NumPy scalar too, e.g. a[5, 5]): pass an array, e.g. a one-cell a[5:6, 5]")
+    if hasattr(obj, "__array_interface__"):
+        return np.asarray(obj)  # the interface's own memory: no copy
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        if int(obj.__dlpack_device__()[0]) in _DL_HOST_TYPES:
+            return np.from_dlpack(obj)
+        return obj
+    buffer = _buffer(obj)
+    if buffer is not None:
+        return np.asarray(buffer)
+    raise TypeError(f"{api}: {name} is a {type(obj).__name__}, not an array: pass a NumPy array "
+                    "(or any object with __array_interface__, DLPack or the buffer protocol)")
+
+
+def plane_dtype(obj: Any) -> np.dtype:
+    """The NumPy dtype of a plane, read from its interface where its own ``dtype`` is another
+    library's (a torch tensor's ``torch.float64``): no import of that library."""
+    dtype = getattr(obj, "dtype", None)
+    if isinstance(dtype, np.dtype):
+        return dtype
+    for attr in ("__cuda_array_interface__", "__array_interface__"):
+        iface = getattr(obj, attr, None)
+        if iface is not None:
+            return np.dtype(iface["typestr"])
+    raise TypeError(f"eagle: the dtype of a {type(obj).__name__} plane cannot be read (no NumPy dtype, "
+                    "no array interface): pass a NumPy or CuPy array (for torch, t.numpy() or t.cuda())")
 
 
 def view_of(array: Any) -> Any:
@@ -236,12 +287,25 @@ def _as_view(obj: Any) -> Any:
     return obj if _is_view(obj) else view_of(obj)
 
 
+_INT64: Final = (-(1 << 63), (1 << 63) - 1)
+
+
+def _work(max_work: Any, api: str) -> int:
+    """``max_work`` checked against the C parameter's range (int64)."""
+    if not isinstance(max_work, (int, np.integer)) or isinstance(max_work, bool) \
+            or not _INT64[0] <= max_work <= _INT64[1]:
+        raise ValueError(f"{api}: max_work must be an int from -2**63 to 2**63 - 1 (< 0: no cap, "
+                         f"0: compare extents only, default {MAX_WORK}); got {max_work!r}")
+    return int(max_work)
+
+
 def overlap_status(a: Any, b: Any, max_work: int = MAX_WORK) -> int:
     """The raw ``eagle_overlap`` answer for two arrays or views (``EAGLE_OVERLAP_*``).
 
     ``max_work`` < 0 searches without a cap; 0 compares extents only.
     """
-    return int(lib.eagle_overlap(_as_view(a), _as_view(b), max_work))
+    work = _work(max_work, "eagle.overlap")
+    return int(lib.eagle_overlap(_as_view(a), _as_view(b), work))
 
 
 def overlap(a: Any, b: Any, max_work: int = MAX_WORK) -> bool:
@@ -297,11 +361,12 @@ def candidate_pairs(arrays_or_views: Iterable[Any], writes: Iterable[bool] | np.
             f"eagle.candidate_pairs: writes has shape {flags.shape}, expected ({n},): one "
             "flag per access"
         )
+    work = _work(max_work, "eagle.candidate_pairs")
     views, keep = _views_array(items)
     out = ffi.new("int64_t **")
     npairs = ffi.new("int64_t *")
     writes_ptr = ffi.from_buffer("uint8_t[]", flags) if n else ffi.NULL
-    check(lib.eagle_candidate_pairs(views, writes_ptr, n, int(bool(exact)), max_work, out,
+    check(lib.eagle_candidate_pairs(views, writes_ptr, n, int(bool(exact)), work, out,
                                     npairs), "eagle.candidate_pairs")
     del keep  # needed until the call returned
     try:

@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from eagle._core import ffi
+from eagle._edges import same_view
 from eagle._kinds import GpuItems, HostItems, PlaneTuple, register_node_kind
 from eagle._program import Program
+from eagle._views import host_plane, overlap
 from eagle.native import Library
 
 #: Parameter roles: planes by pointer (read, write, readwrite), scalars by value.
@@ -135,15 +137,14 @@ class BoundPlan:
 
     def __init__(self, plan: Plan, args: list[Any]) -> None:
         self.plan = plan
-        self.args = args
         for param, arg in zip(plan.params, args, strict=True):
             if param.role == "value" and not isinstance(arg, (int, float, np.number)):
                 raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a value; "
                                 f"got {type(arg).__name__}")
-            if param.role != "value" and not hasattr(arg, "__array_interface__") \
-                    and not hasattr(arg, "__cuda_array_interface__"):
-                raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a plane "
-                                f"({param.role}); pass an array, got {type(arg).__name__}")
+        # A host plane is passed by pointer: as an ndarray over its memory (a kernel slot takes those).
+        self.args = [arg if p.role == "value" else
+                     host_plane(arg, "eagle.plan.Plan.bind", f"{plan.name} parameter {p.name!r} ({p.role})")
+                     for p, arg in zip(plan.params, args, strict=True)]
         self.samples = self._samples()
 
     def _samples(self) -> int:
@@ -174,8 +175,19 @@ class BoundPlan:
                          "native C, which runs on the CPU only; use a @hawk.kernel (compiled for both) "
                          "or pass NumPy arrays")
 
-    def refuse_copy_bound(self, who: str) -> None:
-        """Refuse a plane that would need a copy before each launch; ``who`` starts the message."""
+    def refuse(self, who: str) -> None:
+        """Refuse what this launch cannot run right; ``who`` starts the message (the API and
+        the plan): a plane that would need a copy before each launch, a written plane that is
+        read-only, and written memory that another plane of the launch partly shares."""
+        self._refuse_copy_bound(who)
+        for name, array, role in self.planes():
+            flags = getattr(array, "flags", None)
+            if role != "read" and flags is not None and not flags["WRITEABLE"]:
+                raise ValueError(f"{who} plane {name!r} is written but the array is read-only: pass a "
+                                 "writable array (e.g. a.copy())")
+        self.refuse_overlap(who)
+
+    def _refuse_copy_bound(self, who: str) -> None:
         n = self.samples
         for name, array, _ in self.planes():
             shape = np.shape(array)
@@ -188,9 +200,30 @@ class BoundPlan:
                 raise ValueError(f"{who} plane {name!r} is not contiguous and would need a copy before "
                                  "every launch; pass a contiguous array (np.ascontiguousarray)")
 
+    def refuse_overlap(self, who: str) -> None:
+        """A kernel's samples run in blocks on several threads: one that writes memory another of
+        its planes reads elsewhere reads values that another block may already have written.
+        Only the very same view, in a per-sample kernel (each sample reads its own value first),
+        is safe.  libeagle's overlap test decides, as for the edges."""
+        planes = [t for t in self.planes() if np.size(t[1])]
+        for k, (name_a, a, role_a) in enumerate(planes):
+            for name_b, b, role_b in planes[k + 1:]:
+                if role_a == role_b == "read" or not overlap(a, b):
+                    continue
+                if self.plan.per_sample and same_view(a, b):
+                    continue
+                (writer, _), (other, other_role) = sorted([(name_a, role_a), (name_b, role_b)],
+                                                          key=lambda t: t[1] == "read")
+                does = "reads" if other_role == "read" else "also writes"
+                how = (f"partly overlaps plane {other!r} it {does}" if not same_view(a, b) else
+                       f"is plane {other!r} it {does}, and the kernel is not per-sample")
+                raise ValueError(f"{who} writes plane {writer!r}, which {how}: its samples would read "
+                                 "values other samples already wrote, which depends on the thread count; "
+                                 "pass a copy of the one it reads (e.g. x[1:].copy())")
+
     def launch(self) -> None:
         """Run the kernel now, over all samples (a one-item libeagle program)."""
-        self.refuse_copy_bound(f"eagle.plan.BoundPlan.launch: {self.plan.name}")
+        self.refuse(f"eagle.plan.BoundPlan.launch: {self.plan.name}")
         program = Program().stage()
         self.emit(program)
         program.finalize().run()
@@ -218,4 +251,5 @@ register_node_kind(
     lower_cpu=lambda b: HostItems(b.emit, native=True),
     lower_gpu=lambda b: b.gpu_items(),
     reference=lambda b, interpreter: b.reference(interpreter),
+    refuse=lambda b, api, label: b.refuse(f"{api}: plan {label or b.plan.name!r}"),
 )

@@ -412,6 +412,7 @@ class KernelBound(BoundPlan):
 
     def run(self) -> None:
         """Run now: a direct call when that does it all, else a libeagle program."""
+        self.refuse_overlap(f"hawk.kernel {self.plan.name}")
         if not self.direct:
             self.launch()
             return
@@ -451,7 +452,7 @@ def _direct_call(bound: KernelBound) -> Callable[..., Any]:
     first_output = len(slots) - len(bound.outputs)
     names = [f"a{k}" if k < first_output else f"o{k - first_output}" for k in range(len(slots))]
     scope: dict[str, Any] = {"fn": compiled.direct_fn(), "fb": ffi.from_buffer, "empty": np.empty,
-                             "nd": np.ndarray, "MISS": _MISS}
+                             "nd": np.ndarray, "MISS": _MISS, "msm": np.may_share_memory}
     same = []
     for k, (arg, slot) in enumerate(zip(bound.args[:first_output], slots, strict=False)):
         scope[f"t{k}"] = type(arg) if slot.role == "value" else arg.dtype
@@ -461,6 +462,7 @@ def _direct_call(bound: KernelBound) -> Callable[..., Any]:
         same.append(f"type(a{k}) is nd and a{k}.dtype is t{k} and a{k}.shape == {arg.shape!r} "
                     f"and a{k}.flags.c_contiguous"
                     + (f" and a{k}.flags.writeable" if slot.role != "read" else ""))
+    same += _apart(bound, slots[:first_output])
     passed = ", ".join(n if s.role == "value" else f"fb({n})" for n, s in zip(names, slots, strict=True))
     allocate = "".join(f"    o{j} = empty({a.shape!r}, {a.dtype.str!r})\n"
                        for j, a in enumerate(bound.outputs))
@@ -472,6 +474,19 @@ def _direct_call(bound: KernelBound) -> Callable[..., Any]:
             f"    return {_tree_source(compiled.ir.result, first_output)}\n")
     exec(compile(code, f"<hawk {compiled.prefix} direct call>", "exec"), scope)
     return scope["call"]
+
+
+def _apart(bound: KernelBound, slots: Sequence[Any]) -> list[str]:
+    """Conditions of a direct call: a written argument and another plane argument are two arrays
+    that each own their memory (two flag reads), or share no bytes' range (NumPy's bounds test),
+    or are that very object in a per-sample kernel.  Anything else takes the checked path, which
+    refuses a partial overlap."""
+    planes = [k for k, s in enumerate(slots) if s.role != "value"]
+    pairs = [(k, j) for i, k in enumerate(planes) for j in planes[i + 1:]
+             if (slots[k].role, slots[j].role) != ("read", "read")]
+    same = "a{k} is a{j} or " if bound.plan.per_sample else ""
+    return [(f"(a{k} is not a{j} and a{k}.flags.owndata and a{j}.flags.owndata or "
+             + same.format(k=k, j=j) + f"not msm(a{k}, a{j}))") for k, j in pairs]
 
 
 def _tree_source(shape: Any, first: int) -> str:

@@ -496,6 +496,7 @@ class Recorder:
             self.check_fork(fork)
         for name, argument, own in self.prologue:
             graph.add_node(copy_node(argument, into=own), name=name)
+        self.prologue.clear()  # the copy nodes hold the arguments now (a bind re-points them)
         for step in self.top.steps:
             if isinstance(step, Fork):
                 branches = [list(substitute.leaves(b)) for b in step.branches]
@@ -516,25 +517,35 @@ class Recorder:
             raise ValueError(f"{RACE} [{race}]") from None
 
     def bind(self, **arrays: Any) -> None:
-        """``g.bind(name=array)``: the same graph over new arrays; same shape, dtype and device."""
+        """``g.bind(name=array)``: the same graph over new arrays; same shape, dtype and device, and
+        every check the graph applies at add and build (layout, writability, overlaps, races)."""
         mapping = {}
         for name, new in arrays.items():
             if name not in self.arguments:
                 raise TypeError(f"eagle.Graph.bind: no parameter {name!r}; the builder's parameters are "
                                 f"{', '.join(self.arguments)}")
             old = self.arguments[name]
-            if not (is_array(new) and is_array(old) and _side(new) == _side(old)
+            if not is_array(new):
+                raise TypeError(f"eagle.Graph.bind: {name!r} takes an array (NumPy or device), got "
+                                f"{type(new).__name__}: pass np.asarray(...) of it")
+            if not (is_array(old) and _side(new) == _side(old)
                     and (tuple(new.shape), new.dtype) == (tuple(old.shape), old.dtype)):
                 # the seed's words; a new device counts as a new dtype
                 raise ValueError(f"eagle.Graph.bind: {name!r} changed shape/dtype: call the builder again")
             mapping[id(old)] = new
         graph = self.graph
-        for node, label in zip(graph._nodes, graph._labels, strict=True):
-            substitute.in_node(node, mapping, label)
-        for name, new in arrays.items():
-            self.retired.append(self.arguments[name])
-            self.arguments[name] = new
-        graph._relower(mapping)
+
+        def swap() -> None:
+            for node, label in zip(graph._nodes, graph._labels, strict=True):
+                substitute.in_node(node, mapping, label)
+
+        def check() -> None:
+            for fork in self.nested_forks:
+                self.check_fork(fork)
+
+        graph._rebind(mapping, swap, check)
+        # Only the new arrays are held now: a replaced one goes with its caller's last reference.
+        self.arguments.update(arrays)
 
 
 def _side(array: Any) -> int | None:
