@@ -79,15 +79,15 @@ def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
     params = [f"a{j}" for j in range(spec.planes)]
     names = params + (["p"] if spec.param else [])
     signature = ", ".join([f"{p}: Scalar" for p in params] + (["p: Param"] if spec.param else []))
-    lines = [f"@hawk.kernel", f"def {spec.name}({signature}) -> Scalar:",
+    lines = ["@hawk.kernel", f"def {spec.name}({signature}) -> Scalar:",
              f"    t = {_expr(rng, names, 2, spec.smooth)}"]
     if not spec.smooth:
         lines += [f"    if t > {_expr(rng, names, 1, True)}:",
-                  f"        t = {_expr(rng, names + ['t'], 2, False)}"]
+                  f"        t = {_expr(rng, [*names, 't'], 2, False)}"]
         # bounded, so that no turn of a loop overflows to inf (and no inf - inf makes a NaN)
-        lines.append(f"    return hm.minimum(hm.maximum({_expr(rng, names + ['t'], 1, False)}, -1e6), 1e6)")
+        lines.append(f"    return hm.minimum(hm.maximum({_expr(rng, [*names, 't'], 1, False)}, -1e6), 1e6)")
     else:
-        lines.append(f"    return {_expr(rng, names + ['t'], 2, True)}")
+        lines.append(f"    return {_expr(rng, [*names, 't'], 2, True)}")
     return "\n".join(lines) + "\n"
 
 
@@ -332,12 +332,13 @@ def _capped(draw: Any, program: Program, scope: _Scope, depth: int) -> Capped:
     head = _block(draw, program, scope.child(), depth - 1, True, 2)
     guard = None
     if not program.smooth:  # a guard computed from the values is a step: no derivative across it
-        guard = Guard("below", draw(st.sampled_from(scope.rebindable)), draw(st.sampled_from(["1.0", "50.0"])),
-                      flag)
+        lim = draw(st.sampled_from(["1.0", "50.0"]))
+        guard = Guard("below", draw(st.sampled_from(scope.rebindable)), lim, flag)
     leave = None
     if not program.smooth and draw(st.booleans()):
-        leave = (draw(st.sampled_from(["break", "continue"])), f"dn{k}", draw(st.sampled_from(scope.rebindable)),
-                 draw(st.sampled_from(["0.0", "2.5"])))
+        how = draw(st.sampled_from(["break", "continue"]))
+        src, lim = draw(st.sampled_from(scope.rebindable)), draw(st.sampled_from(["0.0", "2.5"]))
+        leave = (how, f"dn{k}", src, lim)
     tail = _block(draw, program, scope.child(), depth - 1, True, 2) if draw(st.booleans()) else []
     return Capped(draw(st.integers(0, 4)), flag, head, leave, tail, guard)
 
@@ -362,6 +363,10 @@ def _fork(draw: Any, program: Program, scope: _Scope, depth: int) -> Fork:
     return Fork(branches, waits)
 
 
+def _cell(value: int) -> np.ndarray:
+    return np.array([value], np.uint32)
+
+
 @st.composite
 def programs(draw: Any, pools: int = 2, smooth: bool = False) -> Program:
     """A random program over one of the first ``pools`` kernel pools; ``smooth``: one whose result is
@@ -372,12 +377,11 @@ def programs(draw: Any, pools: int = 2, smooth: bool = False) -> Program:
     values: dict[str, Any] = {
         "x0": rng.uniform(-2, 2, n), "x1": rng.uniform(-2, 2, n), "xs": rng.uniform(-2, 2, (2, n)),
         "y": rng.uniform(-1, 1, n),
-        "c0": np.array([draw(st.integers(0, 1))], np.uint32), "c1": np.array([draw(st.integers(0, 1))], np.uint32),
-        "sel": np.array([draw(st.integers(0, 4))], np.uint32), "cnt": np.array([draw(st.integers(0, 3))], np.uint32),
+        "c0": _cell(draw(st.integers(0, 1))), "c1": _cell(draw(st.integers(0, 1))),
+        "sel": _cell(draw(st.integers(0, 4))), "cnt": _cell(draw(st.integers(0, 3))),
     }
     for k in range(LOOP_CELLS):
-        values[f"fl{k}"] = np.array([1], np.uint32)
-        values[f"dn{k}"] = np.array([0], np.uint32)
+        values[f"fl{k}"], values[f"dn{k}"] = _cell(1), _cell(0)
     program = Program(pool, n, [], None, draw(st.sampled_from([0.5, -1.25, 2.0])), values, smooth=smooth)
     scope = _Scope(list(ARGS), list(ARGS))
     program.body = _block(draw, program, scope, 2, False, 6)
@@ -479,7 +483,8 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             out.append(f"{pad}for i in range({count}):")
             _lines(s.body, face, level + 1, out)
         elif isinstance(s, Capped):
-            out += [f"{pad}for _ in range({s.turns}):", f"{pad}    if {_cond(s.flag, face, negate=True)}: break"]
+            out.append(f"{pad}for _ in range({s.turns}):")
+            out.append(f"{pad}    if {_cond(s.flag, face, negate=True)}: break")
             _lines(s.head, face, level + 1, out)
             if s.guard is not None:
                 _lines([s.guard], face, level + 1, out)
@@ -503,6 +508,7 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             _, first, appends = s
             out.append(f"{pad}acc = [{first}]")
             for a in appends:
-                out.append(f"{pad}acc.append({_kernel_call(a.kernel.name, [a.src] + (['0.5'] if a.kernel.param else []), face)})")
+                args = [a.src, *(["0.5"] if a.kernel.param else [])]
+                out.append(f"{pad}acc.append({_kernel_call(a.kernel.name, args, face)})")
         else:
             raise TypeError(f"unknown statement {s!r}")

@@ -80,10 +80,11 @@ def same_bits(got: Any, want: Any, what: str) -> None:
     got_leaves, want_leaves = leaves(got), leaves(want)
     assert len(got_leaves) == len(want_leaves), what
     for k, (a, b) in enumerate(zip(got_leaves, want_leaves, strict=True)):
-        assert a.shape == b.shape and a.dtype == b.dtype, f"{what}: leaf {k}: {a.shape} {a.dtype} vs {b.shape} {b.dtype}"
+        assert (a.shape, a.dtype) == (b.shape, b.dtype), f"{what}: leaf {k}: {a.shape} {a.dtype}, {b.shape} {b.dtype}"
         if a.tobytes() != b.tobytes():
-            bad = int(np.flatnonzero(a.reshape(-1) != b.reshape(-1))[0]) if a.size else 0
-            raise AssertionError(f"{what}: leaf {k} differs at {bad}: {a.reshape(-1)[bad]!r} vs {b.reshape(-1)[bad]!r}")
+            at = int(np.flatnonzero(a.reshape(-1) != b.reshape(-1))[0]) if a.size else 0
+            got, want = a.reshape(-1)[at], b.reshape(-1)[at]
+            raise AssertionError(f"{what}: leaf {k} differs at {at}: {got!r}, expected {want!r}")
 
 
 def record(builder: Any, values: dict[str, Any], **kwargs: Any) -> Any:
@@ -178,6 +179,8 @@ def test_gradients_of_smooth_programs(program: Program, folder: Path) -> None:
     for name in ("x0", "x1"):
         # Richardson's extrapolation of two central differences: error O(h^4), so the polynomials
         # the kernels compose (degree 20 and more) are still differentiated to about 1e-9
-        numeric = np.array([(4 * central(name, i, 5e-5) - central(name, i, 1e-4)) / 3 for i in range(program.n)])
+        numeric = np.array([(4 * central(name, i, 5e-5) - central(name, i, 1e-4)) / 3
+                            for i in range(program.n)])
         scale = 1e-7 * max(1.0, float(np.max(np.abs(numeric))))
-        np.testing.assert_allclose(grads[name], numeric, rtol=1e-6, atol=scale, err_msg=f"d(result . seed)/d{name}")
+        np.testing.assert_allclose(grads[name], numeric, rtol=1e-6, atol=scale,
+                                   err_msg=f"d(result . seed)/d{name}")
