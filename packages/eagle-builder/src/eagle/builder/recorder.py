@@ -534,16 +534,25 @@ class Recorder:
                 raise ValueError(f"eagle.Graph.bind: {name!r} changed shape/dtype: call the builder again")
             mapping[id(old)] = new
         graph = self.graph
+        pairs = [(self.arguments[name], new) for name, new in arrays.items()]
+        planes = [a for node in graph._nodes for _, a, _ in node.planes()]
+        mapping.update(substitute.views([*planes, *substitute.tree_leaves(graph.result)], pairs))
 
         def swap() -> None:
             for node, label in zip(graph._nodes, graph._labels, strict=True):
                 substitute.in_node(node, mapping, label)
+            graph.result = substitute.in_tree(graph.result, mapping)  # an argument may be a result
 
         def check() -> None:
             for fork in self.nested_forks:
                 self.check_fork(fork)
 
-        graph._rebind(mapping, swap, check)
+        result = graph.result
+        try:
+            graph._rebind(mapping, swap, check)
+        except BaseException:
+            graph.result = result  # a failed bind leaves the graph as it was
+            raise
         # Only the new arrays are held now: a replaced one goes with its caller's last reference.
         self.arguments.update(arrays)
 

@@ -21,6 +21,57 @@ def swap(value: Any, mapping: Mapping) -> Any:
     return mapping.get(id(value), value) if is_plane(value) else value
 
 
+def views(arrays: Iterator[Any], pairs: list[tuple[Any, Any]]) -> Mapping:
+    """For each of ``arrays`` that is a view (a row, a slice) inside an old array of ``pairs``
+    (old, new), the same view of the new array: what ``bind`` puts in its place."""
+    found: Mapping = {}
+    for view in arrays:
+        if not isinstance(view, np.ndarray) or id(view) in found:
+            continue
+        for old, new in pairs:
+            if view is not old and isinstance(old, np.ndarray) and _within(view, old):
+                found[id(view)] = _same_view(view, old, new)
+                break
+    return found
+
+
+def _within(view: np.ndarray, old: np.ndarray) -> bool:
+    (low, high), (old_low, old_high) = _bytes(view), _bytes(old)
+    return view.size > 0 and old_low <= low and high <= old_high
+
+
+def _bytes(a: np.ndarray) -> tuple[int, int]:
+    """The first byte ``a`` touches and the one past its last."""
+    start = a.__array_interface__["data"][0]
+    reach = [(n - 1) * stride for n, stride in zip(a.shape, a.strides, strict=True)]
+    return start + sum(r for r in reach if r < 0), start + sum(r for r in reach if r > 0) + a.itemsize
+
+
+class _Interface:
+    """An array interface over another array's memory; holds that array alive."""
+
+    def __init__(self, interface: dict[str, Any], owner: Any) -> None:
+        self.__array_interface__ = interface
+        self.owner = owner
+
+
+def _same_view(view: np.ndarray, old: np.ndarray, new: Any) -> np.ndarray:
+    """The view of ``new`` at ``view``'s byte offset and strides in ``old``; refused unless both are
+    contiguous alike (then every element of the view maps to the same element)."""
+    alike = (isinstance(new, np.ndarray) and old.flags.c_contiguous and new.flags.c_contiguous
+             and new.strides == old.strides)
+    if not alike:
+        raise ValueError(f"eagle.Graph.bind: the graph reads a view (a row or slice, shape {view.shape}) of "
+                         f"an argument of shape {old.shape}; a view is re-pointed only between contiguous "
+                         "arrays of one layout: pass contiguous arrays (np.ascontiguousarray), or call the "
+                         "builder again")
+    offset = view.__array_interface__["data"][0] - old.__array_interface__["data"][0]
+    interface = dict(view.__array_interface__)
+    interface["data"] = (new.__array_interface__["data"][0] + offset, not new.flags.writeable)
+    interface["strides"] = view.strides
+    return np.asarray(_Interface(interface, new))
+
+
 def in_body(body: Body, mapping: Mapping, label: str) -> None:
     for node in leaves(body):
         in_node(node, mapping, label)
@@ -55,6 +106,27 @@ def in_node(node: Node, mapping: Mapping, label: str) -> None:
         if planes:
             raise ValueError(f"eagle.Graph.builder: node {label!r} of kind {node.kind!r} holds {planes}, "
                              "which the builder must replace, and the builder cannot re-point that kind")
+
+
+def tree_leaves(tree: Any) -> Iterator[Any]:
+    """The arrays of a result tree."""
+    if isinstance(tree, dict):
+        for v in tree.values():
+            yield from tree_leaves(v)
+    elif isinstance(tree, (tuple, list)):
+        for v in tree:
+            yield from tree_leaves(v)
+    elif tree is not None:
+        yield tree
+
+
+def in_tree(tree: Any, mapping: Mapping) -> Any:
+    """A result tree (dicts, tuples, lists of arrays) with its arrays swapped."""
+    if isinstance(tree, dict):
+        return {k: in_tree(v, mapping) for k, v in tree.items()}
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(in_tree(v, mapping) for v in tree)
+    return swap(tree, mapping)
 
 
 def leaves(body: Body) -> Iterator[Node]:
