@@ -151,6 +151,14 @@ class Record:
             return recorder.labels.get(id(leaf.node), leaf.label)
         return leaf.label
 
+    def _planes(self) -> dict[Place, tuple[str, np.ndarray]]:
+        """Every plane of the graph's nodes by place, with a name for messages (its first use)."""
+        planes: dict[Place, tuple[str, np.ndarray]] = {}
+        for leaf in self._leaves():
+            for p in leaf.planes:
+                planes.setdefault(p.place, (f"{self._label(leaf)}.{p.name}", p.array))
+        return planes
+
     def _leaves(self) -> Iterator[Leaf]:
         return leaves([s for s in self._forward.steps if s is not None])
 
@@ -164,6 +172,12 @@ class Record:
 NOT_A_KEY = ("eagle.diff.reverse: {name!r} is not a builder argument, 'result' or a buffer= label: gradients "
              "flow through the arrays that enter and leave the graph. For a temporary, give it a dedicated "
              "buffer: `{name} = kernel(..., buffer=True)` (or pass an array), then use that name")
+
+
+PARAM_NUMBER = ("eagle.diff.reverse: {name!r} is {what}: a kernel takes it as a Param by value, one number "
+                "with no array behind it, so it has no gradient. To differentiate it, pass it as a plane "
+                "(a Scalar parameter fed np.full(n, value), whose gradient summed is d/d{name}), or build "
+                "the graph by hand and name the node's Param: wrt=('<node label>.<param>',)")
 
 
 class Names:
@@ -237,6 +251,9 @@ class Names:
                 if what == "seed":
                     raise TypeError(f"eagle.diff.reverse: {name!r} is a Param, one number: it can be in wrt, "
                                     "not seeded")
+            elif isinstance(leaf, (int, float, np.number)) and not isinstance(leaf, (bool, np.bool_)):
+                what = f"a Python number ({type(leaf).__name__})"
+                raise TypeError(PARAM_NUMBER.format(name=name, what=what))
             elif not is_float(leaf):
                 kind = f"a {leaf.dtype} array" if isinstance(leaf, np.ndarray) else type(leaf).__name__
                 raise TypeError(f"eagle.diff.reverse: {name!r} is {kind}: gradients flow through float "

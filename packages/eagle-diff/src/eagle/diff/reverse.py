@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,8 +42,9 @@ from eagle.diff.ops import (
     Vjp,
     Zero,
 )
-from eagle.diff.record import Record, flatten, unflatten
-from eagle.diff.steps import Leaf, ParamSlot, Place, place, write_planes
+from eagle.diff.record import PARAM_NUMBER, Record, flatten, unflatten
+from eagle.diff.steps import Choice, Leaf, Place, Step, place, write_planes
+from eagle.diff.views import Link, extent, gather, links, scatter
 
 
 def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None = None,
@@ -89,33 +91,40 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
         raise TypeError("eagle.diff.reverse: seeds is a dict of name -> cotangent, e.g. "
                         "{'result': np.ones(n)}")
     targets = {name: names.resolve(name, "wrt") for name in wrt}
-    seeded = _seed_values(seeds, names)
+    planes = record._planes()
+    linked = {name: [links(name, x, planes) for x in flatten(value)] for name, value in targets.items()}
+    for name, value in targets.items():
+        _refuse_a_number(name, value, linked[name], names.builder)
+    seeded = _seed_values(seeds, names, planes)
     vjps = dict(vjps or {})
     labels = {record._label(leaf) for leaf in record._leaves()} if vjps else set()
     unknown = sorted(set(vjps) - labels)
     if unknown:
         raise KeyError(f"eagle.diff.reverse: vjps names {', '.join(map(repr, unknown))}, which no node of "
                        f"the graph is called; its nodes: {', '.join(sorted(labels))}")
-    wanted = {_place(x): _spec(x) for value in targets.values() for x in flatten(value)}
+    wanted = {link.place: link.spec for found in linked.values() for each in found for link in each}
     key = (frozenset(p for p, _ in seeded), tuple(wanted), tuple(sorted((k, id(f)) for k, f in vjps.items())))
     if key not in record._passes:
         if len(record._passes) >= 8:  # seeds and wrt change rarely; keep the last few passes
             record._passes.pop(next(iter(record._passes)))
         record._passes[key] = Pass(record, key[0], wanted, vjps)
     grads = record._passes[key].run(seeded)
-    return {name: unflatten(value, iter([grads[_place(x)].copy() for x in flatten(value)]))
+    return {name: unflatten(value, iter([gather(x, found, grads) for x, found
+                                         in zip(flatten(value), linked[name], strict=True)]))
             for name, value in targets.items()}
 
 
-def _place(x: Any) -> Place:
-    return x.place if isinstance(x, ParamSlot) else place(x)
+def _refuse_a_number(name: str, value: Any, found: list[list[Link]], builder: bool) -> None:
+    """A one-cell array that no plane holds may reach the graph as a kernel's Param, which takes
+    its value, a number: it has no gradient, and a zero would be a silent lie."""
+    for x, links_of_x in zip(flatten(value), found, strict=True):
+        if builder and isinstance(x, np.ndarray) and x.size == 1 and links_of_x[0].rest:
+            raise TypeError(PARAM_NUMBER.format(name=name, what="a one-cell array no plane of the graph "
+                                                               "holds"))
 
 
-def _spec(x: Any) -> tuple[tuple[int, ...], np.dtype]:
-    return ((1,), x.dtype) if isinstance(x, ParamSlot) else (x.shape, x.dtype)
-
-
-def _seed_values(seeds: Mapping[str, Any], names: Any) -> list[tuple[Place, np.ndarray]]:
+def _seed_values(seeds: Mapping[str, Any], names: Any, planes: Mapping[Place, tuple[str, np.ndarray]]
+                 ) -> list[tuple[Place, np.ndarray]]:
     out = []
     for name, value in seeds.items():
         target = names.resolve(name, "seed")
@@ -129,7 +138,7 @@ def _seed_values(seeds: Mapping[str, Any], names: Any) -> list[tuple[Place, np.n
             except ValueError:
                 raise ValueError(f"eagle.diff.reverse: the seed of {name!r} has shape {np.shape(ct)}, its "
                                  f"array {array.shape}") from None
-            out.append((place(array), ct))
+            out.extend(scatter(array, ct, links(name, array, planes)))
     return out
 
 
@@ -139,15 +148,16 @@ def _seed_values(seeds: Mapping[str, Any], names: Any) -> list[tuple[Place, np.n
 class Pass:
     """The reverse pass of one record for one set of seeded places, ``wrt`` places and vjps."""
 
-    def __init__(self, record: Record, seeds: frozenset[Place], wrt: dict[Place, tuple[Any, ...]],
+    def __init__(self, record: Record, seeds: frozenset[Place], wrt: Mapping[Place, tuple[Any, ...]],
                  vjps: dict[str, Vjp]) -> None:
         self.record = record
         self.vjps = vjps
         forward = record._forward
         all_leaves = list(record._leaves())
-        self.reached, backward = _reach(all_leaves, set(wrt), set(seeds))
+        shared = Shared.of(record, [s for s in forward.steps if s is not None], all_leaves)
+        self.reached, backward = _reach(all_leaves, set(wrt), set(seeds), shared.pairs)
         self.active = frozenset(self.reached & backward)
-        _refuse_overlaps(record, all_leaves, self.active)
+        shared.refuse(all_leaves, self.active)
         self.seeds = sorted(seeds & self.active, key=repr)
         self.tapes: list[Any] = []  # of loops inside reversed loops, filled by the pass itself
         trace = forward.trace
@@ -310,35 +320,68 @@ def _arrays(t: Any) -> Iterator[np.ndarray]:
         yield from t.outside.values()
 
 
-def _refuse_overlaps(record: Record, all_leaves: list[Leaf], active: frozenset[Place]) -> None:
-    """Adjoints are kept per place: two planes that share memory without being one view (two
-    overlapping slices) would each get half the story, so they are refused."""
-    found: dict[Place, tuple[str, np.ndarray]] = {}
-    for leaf in all_leaves:
-        for p in leaf.planes:
-            if p.place in active:
-                found.setdefault(p.place, (f"{record._label(leaf)}.{p.name}", p.array))
-    spans = sorted(((_extent(a), name, a) for name, a in found.values()), key=lambda span: span[0])
-    for k, ((_, hi), name, a) in enumerate(spans):
-        for (lo2, _), name2, b in spans[k + 1:]:
-            if lo2 >= hi:
-                break
-            if np.shares_memory(a, b):
-                raise ValueError(f"eagle.diff.reverse: the planes {name} and {name2} share memory without "
-                                 "being one view of it: a gradient is kept per array, so differentiate "
-                                 "through whole arrays (or one view of them)")
+@dataclass(eq=False)
+class Shared:
+    """The graph's planes and cells by place (named for messages) and the pairs of places that
+    share memory without being one view."""
+
+    named: dict[Place, tuple[str, np.ndarray]]
+    cells: set[Place]
+    pairs: list[tuple[Place, Place]]
+
+    @classmethod
+    def of(cls, record: Record, steps: list[Step], all_leaves: list[Leaf]) -> Shared:
+        named: dict[Place, tuple[str, np.ndarray]] = {}
+        for leaf in all_leaves:
+            for p in leaf.planes:
+                named.setdefault(p.place, (f"{record._label(leaf)}.{p.name}", p.array))
+        cells = set()
+        for step, cell in _cells(steps):
+            cells.add(cell.place)
+            named.setdefault(cell.place, (f"{record._label(step)}.guard", cell.array))
+        spans = sorted(((extent(a), p, a) for p, (_, a) in named.items()), key=lambda span: span[0])
+        pairs = []
+        for k, ((_, hi), p, a) in enumerate(spans):
+            for (lo2, _), q, b in spans[k + 1:]:
+                if lo2 >= hi:
+                    break
+                if np.shares_memory(a, b):
+                    pairs.append((p, q))
+        return cls(named, cells, pairs)
+
+    def refuse(self, all_leaves: list[Leaf], active: frozenset[Place]) -> None:
+        """Adjoints and kept values are per place: two places that share memory, one of them
+        written, are refused where the pass needs either (its adjoint, or its value for a vjp).
+        Views that are only read may overlap: each keeps its own adjoint, and a name's gradient
+        adds them element by element."""
+        written = frozenset().union(*(leaf.writes for leaf in all_leaves))
+        needed = set(active) | self.cells
+        for leaf in all_leaves:
+            if leaf.writes & active and leaf.needs_values:
+                needed |= leaf.reads
+        for p, q in self.pairs:
+            if (p in written or q in written) and (p in needed or q in needed):
+                raise ValueError(f"eagle.diff.reverse: the planes {self.named[p][0]} and {self.named[q][0]} "
+                                 "share memory without being one view of it, and one of them is written: a "
+                                 "gradient and a kept value are per view, so read and write that memory "
+                                 "through one view (or give one of them an array of its own)")
 
 
-def _extent(a: np.ndarray) -> tuple[int, int]:
-    start = a.ctypes.data
-    lo = start + sum(min(0, (n - 1) * st) for n, st in zip(a.shape, a.strides, strict=True))
-    hi = start + sum(max(0, (n - 1) * st) for n, st in zip(a.shape, a.strides, strict=True)) + a.itemsize
-    return lo, hi
+def _cells(steps: list[Step]) -> Iterator[tuple[Step, Any]]:
+    """The guard cell of every choice and loop, nested ones too."""
+    for s in steps:
+        if isinstance(s, Leaf):
+            continue
+        yield s, s.cell
+        for body in (s.arms if isinstance(s, Choice) else [s.body]):
+            yield from _cells(body)
 
 
-def _reach(all_leaves: list[Leaf], wrt: set[Place], seeds: set[Place]) -> tuple[set[Place], set[Place]]:
+def _reach(all_leaves: list[Leaf], wrt: set[Place], seeds: set[Place], pairs: list[tuple[Place, Place]]
+           ) -> tuple[set[Place], set[Place]]:
     """Places the wrt names reach (forward) and places that reach a seed (backward), over every
-    leaf whatever the order: a loop feeds its own earlier steps."""
+    leaf whatever the order (a loop feeds its own earlier steps), and across places that share
+    memory."""
     forward, backward = set(wrt), set(seeds)
     changed = True
     while changed:
@@ -350,6 +393,11 @@ def _reach(all_leaves: list[Leaf], wrt: set[Place], seeds: set[Place]) -> tuple[
             if leaf.float_writes & backward and not leaf.float_reads <= backward:
                 backward |= leaf.float_reads
                 changed = True
+        for reach in (forward, backward):
+            for p, q in pairs:
+                if (p in reach) != (q in reach):
+                    reach |= {p, q}
+                    changed = True
     return forward, backward
 
 

@@ -1,0 +1,143 @@
+"""Where a named array meets the graph's planes, element by element, through views.
+
+A node often reads an argument through a view (``x[:3]``, the rows
+``xs[t]``, ``x[::-1]``, ``x[::2]``): each view is a place of its own, with
+an adjoint of its own.  A name stands for its array's memory, so its
+gradient gathers the adjoints of every place that holds some of its
+elements, matched by the elements' byte addresses; a seed is sent the other
+way, into the elements of the places it covers.  A place that shares bytes
+with the array but not whole elements (another dtype, a view that starts
+inside an element) cannot be mapped, and is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from eagle.diff.steps import ParamSlot, Place, place
+
+
+@dataclass(frozen=True, eq=False)
+class Link:
+    """A place holding elements of a named array: ``mine[k]`` (flat, C order) of the array is
+    ``theirs[k]`` of the place's array; both None when the place is the array itself.  ``rest``:
+    the array's own place where no plane is it, holding what no view of it holds (a seed
+    reaches its gradient unchanged)."""
+
+    place: Place
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    mine: np.ndarray | None = None
+    theirs: np.ndarray | None = None
+    rest: bool = False
+
+    @property
+    def spec(self) -> tuple[tuple[int, ...], np.dtype]:
+        return self.shape, self.dtype
+
+
+def extent(a: np.ndarray) -> tuple[int, int]:
+    """The bytes [lo, hi) an array's elements lie in."""
+    start = a.ctypes.data
+    lo = start + sum(min(0, (n - 1) * st) for n, st in zip(a.shape, a.strides, strict=True))
+    hi = start + sum(max(0, (n - 1) * st) for n, st in zip(a.shape, a.strides, strict=True)) + a.itemsize
+    return lo, hi
+
+
+def addresses(a: np.ndarray) -> np.ndarray:
+    """The byte address of each element, flat in C order."""
+    at = np.full(a.shape, a.ctypes.data, np.int64)
+    for axis, (n, stride) in enumerate(zip(a.shape, a.strides, strict=True)):
+        at += (np.arange(n, dtype=np.int64) * stride).reshape((n,) + (1,) * (a.ndim - axis - 1))
+    return at.reshape(-1)
+
+
+def links(name: str, value: np.ndarray | ParamSlot, planes: Mapping[Place, tuple[str, np.ndarray]]
+          ) -> list[Link]:
+    """The places (of ``planes``: place -> (label, array)) that hold elements of ``value``, the
+    array's own place first (or last, as the ``rest``); refused where bytes are shared but not
+    elements."""
+    if isinstance(value, ParamSlot):
+        return [Link(value.place, (1,), value.dtype)]
+    own = place(value)
+    lo, hi = extent(value)
+    found = [Link(own, value.shape, value.dtype)] if own in planes else []
+    for where, (label, array) in planes.items():
+        if where == own or not value.size or not array.size:
+            continue
+        a_lo, a_hi = extent(array)
+        if a_lo >= hi or lo >= a_hi:
+            continue
+        matched = _match(value, array)
+        if matched is None:
+            raise ValueError(f"eagle.diff.reverse: {name!r} shares memory with the plane {label} but not "
+                             f"whole elements of it ({array.dtype} {array.shape} at strides {array.strides}, "
+                             "over a view that repeats an element, another dtype, or an offset inside an "
+                             "element): a gradient is kept per element; read it through views of its own "
+                             "dtype that start on an element, or pass that plane an array of its own")
+        if matched[0].size:
+            found.append(Link(where, array.shape, array.dtype, *matched))
+    if own not in planes:
+        found.append(Link(own, value.shape, value.dtype, rest=True))
+    return found
+
+
+def _match(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(indices into a, indices into b) of the elements they share, flat; None where b touches
+    bytes of a that are not a whole element of the same dtype, or either repeats an element."""
+    at_a, at_b = addresses(a), addresses(b)
+    order = np.argsort(at_a, kind="stable")
+    sorted_a = at_a[order]
+    if a.dtype != b.dtype or np.any(sorted_a[1:] == sorted_a[:-1]) or np.unique(at_b).size != at_b.size:
+        return None
+    n, size = sorted_a.size, a.itemsize
+    pos = np.searchsorted(sorted_a, at_b)
+    after = np.minimum(pos, n - 1)
+    before = np.maximum(pos - 1, 0)
+    hit = (pos < n) & (sorted_a[after] == at_b)
+    # an element of b that is not one of a must not reach into the one before or after it
+    touches = ((pos > 0) & (sorted_a[before] + size > at_b)) | ((pos < n) & (sorted_a[after] < at_b + size))
+    if np.any(touches & ~hit):
+        return None
+    return order[pos[hit]], np.flatnonzero(hit)
+
+
+def gather(value: np.ndarray | ParamSlot, found: list[Link], grads: Mapping[Place, np.ndarray]) -> np.ndarray:
+    """A name's gradient: the adjoints of the places holding its elements, added element by
+    element in link order (two places that overlap, both only read, each add theirs)."""
+    if len(found) == 1 and found[0].mine is None:
+        return grads[found[0].place].copy()
+    assert isinstance(value, np.ndarray)
+    out = np.zeros(value.shape, value.dtype)
+    flat = out.reshape(-1)
+    for link in found:
+        grad = grads[link.place]
+        if link.mine is None:
+            out += grad
+        else:
+            flat[link.mine] += np.ravel(grad)[link.theirs]
+    return out
+
+
+def scatter(value: np.ndarray, cotangent: np.ndarray, found: list[Link]
+            ) -> Iterator[tuple[Place, np.ndarray]]:
+    """A name's seed as seeds of the places holding its elements: each element seeded once (in the
+    first place holding it), since the name's gradient adds every place's back."""
+    if found[0].mine is None and not found[0].rest:  # the array itself is a plane: it holds them all
+        yield found[0].place, cotangent
+        return
+    covered = np.zeros(value.size, bool)
+    flat = np.ravel(cotangent)
+    for link in found:
+        if link.rest:
+            yield link.place, np.where(covered.reshape(value.shape), 0, cotangent).astype(value.dtype)
+            continue
+        assert link.mine is not None and link.theirs is not None
+        fresh = ~covered[link.mine]
+        seed = np.zeros(link.shape, value.dtype)
+        seed.reshape(-1)[link.theirs[fresh]] = flat[link.mine[fresh]]
+        covered[link.mine] = True
+        yield link.place, seed

@@ -1,0 +1,208 @@
+"""Gradients through views of arguments (issue 17, defect 2), against central differences.
+
+A node that reads ``x[:3]``, the rows ``xs[t]``, ``x[::2]`` or ``x[::-1]``
+reads a place of its own: the gradient of ``x`` gathers those places'
+adjoints element by element. What cannot be mapped exactly is refused by
+name, never answered with a zero; so is a Param that is a plain number.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import eagle
+import eagle.diff
+import hawk
+from eagle.graph import opaque
+from hawk import Mutable, Param, Scalar
+from hawk import math as hm
+
+
+@hawk.kernel
+def square(v: Scalar) -> Scalar:
+    return v * v
+
+
+@hawk.kernel
+def wave(v: Scalar) -> Scalar:
+    return hm.sin(v) * v
+
+
+@hawk.kernel
+def dbl(x: Scalar) -> Scalar:
+    return 2.0 * x
+
+
+@hawk.kernel
+def mix(a: Scalar, b: Scalar) -> Scalar:
+    return a * b + hm.sin(a)
+
+
+@hawk.kernel
+def affine(x: Scalar, a: Param, b: Param) -> Scalar:
+    return a * x + b
+
+
+@hawk.kernel
+def blend(s: Scalar, y: Mutable[Scalar]) -> None:
+    y = 0.5 * y + s * s
+
+
+@hawk.kernel
+def scale(y: Mutable[Scalar]) -> None:
+    y = 3.0 * y
+
+
+@eagle.Graph.builder
+def head(x, record=False):
+    g = eagle.Graph(record=record)
+    g.result = square(x[:3])
+    return g
+
+
+@eagle.Graph.builder
+def rows(xs, record=False):
+    g = eagle.Graph(record=record)
+    acc = square(xs[0])
+    for t in range(1, 3):
+        acc = mix(acc, wave(xs[t]))
+    g.result = acc
+    return g
+
+
+@eagle.Graph.builder
+def overlapping(x, record=False):
+    g = eagle.Graph(record=record)
+    g.result = mix(x[:4], x[2:])  # both only read: each view adds its part
+    return g
+
+
+@eagle.Graph.builder
+def written_through_a_view(x, y, record=False):
+    g = eagle.Graph(record=record)
+    blend(square(x[:3]), y[1:4])  # y: an argument written in place, through a view
+    g.result = wave(x[3:])
+    return g
+
+
+def ramp(lo: float, hi: float, n: int = 6) -> np.ndarray:
+    return np.linspace(lo, hi, n)
+
+
+GRID = np.linspace(0.2, 1.3, 12).reshape(3, 4)
+
+
+@pytest.mark.parametrize(("build", "arrays", "seeds"), [
+    (head, {"x": ramp(0.2, 1.1, 5)}, {"result": ramp(1.0, 2.0, 3)}),
+    (rows, {"xs": GRID}, {"result": ramp(0.5, 1.5, 4)}),
+    (overlapping, {"x": ramp(0.2, 1.1)}, {"result": ramp(1.0, 2.0, 4)}),
+], ids=["head", "rows", "overlapping-reads"])
+def test_an_argument_read_through_views(gradcheck, build, arrays, seeds):
+    grads = gradcheck(build, arrays, seeds, tuple(arrays))
+    assert all(np.any(g != 0) for g in grads.values())
+
+
+def test_an_argument_written_through_a_view_is_seeded_and_differentiated(gradcheck):
+    arrays = {"x": ramp(0.2, 1.1), "y": ramp(-1.0, 1.0, 5)}
+    seeds = {"y": ramp(0.5, 1.5, 5), "result": np.ones(3)}
+    grads = gradcheck(written_through_a_view, arrays, seeds, ("x", "y"))
+    # y[0] and y[4] are not touched: the seed comes back unchanged; y[1:4] is halved
+    np.testing.assert_allclose(grads["y"], ramp(0.5, 1.5, 5) * [1.0, 0.5, 0.5, 0.5, 1.0], rtol=1e-12)
+
+
+def test_the_gradient_of_a_view_seeded_through_its_argument_is_the_same_gradient():
+    x = ramp(0.2, 1.1, 5)
+    g = head(x, record=True)
+    g()
+    got = eagle.diff.reverse(g.record, {"result": np.ones(3)}, wrt=("x", "result"))
+    np.testing.assert_allclose(got["x"], [*(2 * x[:3]), 0.0, 0.0], rtol=1e-12)
+    np.testing.assert_array_equal(got["result"], np.ones(3))
+
+
+def test_strided_and_reversed_views_read_by_an_opaque_node(numeric_gradient):
+    """Kernels take contiguous planes; an opaque node may read any view."""
+    x, out = ramp(0.2, 1.1), np.zeros(3)
+    evens, odds_back = x[::2], x[1::2][::-1]
+    g = eagle.Graph(record=True)
+    sq = square.plan(x)
+    g.add(sq, name="sq")
+    g.add_node(opaque(lambda: np.multiply(evens, odds_back, out=out), reads={"e": evens, "o": odds_back},
+                      writes={"out": out}), name="mul")
+    g.build()
+    g()
+    seeds = {"mul.out": ramp(1.0, 2.0, 3), "sq.out": ramp(-1.0, 1.0)}
+    grads = eagle.diff.reverse(g.record, seeds, wrt=("v",),
+                               vjps={"mul": lambda p, c: {"e": p["o"] * c["out"], "o": p["e"] * c["out"]}})
+
+    def loss(a: dict[str, np.ndarray]) -> float:
+        v = a["x"]
+        return float(ramp(1.0, 2.0, 3) @ (v[::2] * v[1::2][::-1]) + ramp(-1.0, 1.0) @ (v * v))
+
+    np.testing.assert_allclose(grads["v"], numeric_gradient(loss, {"x": x.copy()}, "x"), rtol=1e-6)
+    assert np.all(grads["v"] != 0)
+
+
+# ------------------------------------------------------------------ refusals
+
+
+@eagle.Graph.builder
+def buffer_view(x, record=False):
+    g = eagle.Graph(record=record)
+    b = dbl(x, buffer=True)
+    g.result = square(b[1:])  # b is written whole, then read through a view
+    return g
+
+
+@eagle.Graph.builder
+def read_then_rewritten(x, record=False):
+    g = eagle.Graph(record=record)
+    g.result = square(x[:3])
+    scale(x)  # the whole of x rewritten in place after its view was read
+    return g
+
+
+@eagle.Graph.builder
+def as_a_param(x, a, record=False):
+    g = eagle.Graph(record=record)
+    g.result = affine(x, a, 1.0)
+    return g
+
+
+def ran(g: eagle.Graph) -> eagle.Graph:
+    g()
+    return g
+
+
+@pytest.mark.parametrize("build", [buffer_view, read_then_rewritten])
+def test_a_view_and_its_array_one_of_them_written_is_refused_by_name(build):
+    g = ran(build(ramp(0.2, 1.1), record=True))
+    with pytest.raises(ValueError, match=r"eagle.diff.reverse: the planes \S+ and \S+ share memory without "
+                                         r"being one view of it, and one of them is written"):
+        eagle.diff.reverse(g.record, {"result": np.ones(g.result.shape)}, wrt=("x",))
+
+
+@eagle.Graph.builder
+def reinterpreted(x, record=False):
+    g = eagle.Graph(record=record)
+    g.result = square(x.view(np.float32))
+    return g
+
+
+def test_a_view_of_another_dtype_is_refused_by_name():
+    g = ran(reinterpreted(ramp(0.2, 1.1, 4), record=True))
+    with pytest.raises(ValueError, match=r"eagle.diff.reverse: 'x' shares memory with the plane square.v but "
+                                         r"not whole elements of it \(float32 \(8,\)"):
+        eagle.diff.reverse(g.record, {"result": np.ones(8)}, wrt=("x",))
+
+
+@pytest.mark.parametrize(("a", "what"), [(2.0, r"a Python number \(float\)"),
+                                         (np.float64(2.0), r"a Python number \(float64\)"),
+                                         (np.array([2.0]), "a one-cell array no plane of the graph holds")])
+def test_a_param_passed_as_a_number_is_refused_with_the_way_out(a, what):
+    g = ran(as_a_param(ramp(0.2, 1.1), a, record=True))
+    with pytest.raises(TypeError, match=rf"eagle.diff.reverse: 'a' is {what}: a kernel takes it as a Param "
+                                        r"by value.*pass it as a plane"):
+        eagle.diff.reverse(g.record, {"result": np.ones(6)}, wrt=("x", "a"))
+    grads = eagle.diff.reverse(g.record, {"result": np.ones(6)}, wrt=("x",))
+    np.testing.assert_array_equal(grads["x"], np.full(6, 2.0))
