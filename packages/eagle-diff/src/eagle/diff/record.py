@@ -165,7 +165,7 @@ class Record:
     def _names(self) -> Names:
         recorder = getattr(self._graph, "_names", None)
         if recorder is not None:
-            return Names.of_builder(recorder, self._graph.result)
+            return Names.of_builder(recorder, self._graph.result, self)
         return Names.of_planes(self, self._graph.result)
 
 
@@ -175,9 +175,8 @@ NOT_A_KEY = ("eagle.diff.reverse: {name!r} is not a builder argument, 'result' o
 
 
 PARAM_NUMBER = ("eagle.diff.reverse: {name!r} is {what}: a kernel takes it as a Param by value, one number "
-                "with no array behind it, so it has no gradient. To differentiate it, pass it as a plane "
-                "(a Scalar parameter fed np.full(n, value), whose gradient summed is d/d{name}), or build "
-                "the graph by hand and name the node's Param: wrt=('<node label>.<param>',)")
+                "with no array behind it (what Python did with it is not recorded), so it has no gradient. "
+                "Name the Param by its node instead, wrt=('<node label>.<param>',): {params}")
 
 
 class Names:
@@ -191,12 +190,14 @@ class Names:
         self.defaults = defaults
 
     @classmethod
-    def of_builder(cls, recorder: Any, result: Any) -> Names:
+    def of_builder(cls, recorder: Any, result: Any, record: Record) -> Names:
         table = dict(recorder.arguments)
         if result is not None:
             table.setdefault("result", result)
         for label, array in recorder.buffers.items():
             table.setdefault(label, array)
+        for name, slot in _param_names(record).items():  # a Param is no argument's: it goes by its node
+            table.setdefault(name, slot)
         defaults = [n for n, v in recorder.arguments.items() if is_float(v)]
         return cls(table, True, lambda name: KeyError(NOT_A_KEY.format(name=name)), defaults)
 
@@ -239,6 +240,13 @@ class Names:
 
         return cls(table, False, missing, _inputs(record, table))
 
+    def not_a_param(self, name: str, what: str) -> TypeError:
+        """The refusal of a number named in place of the Param it was passed as, with the names of
+        the graph's Params."""
+        params = [repr(n) for n, v in self.table.items() if isinstance(v, ParamSlot)]
+        known = f"this graph's are {', '.join(params)}" if params else "this graph has no float Param"
+        return TypeError(PARAM_NUMBER.format(name=name, what=what, params=known))
+
     def resolve(self, name: str, what: str) -> Any:
         """The array, Param or result tree ``name`` stands for; refused with the way out."""
         if not isinstance(name, str):
@@ -252,13 +260,26 @@ class Names:
                     raise TypeError(f"eagle.diff.reverse: {name!r} is a Param, one number: it can be in wrt, "
                                     "not seeded")
             elif isinstance(leaf, (int, float, np.number)) and not isinstance(leaf, (bool, np.bool_)):
-                what = f"a Python number ({type(leaf).__name__})"
-                raise TypeError(PARAM_NUMBER.format(name=name, what=what))
+                raise self.not_a_param(name, f"a Python number ({type(leaf).__name__})")
             elif not is_float(leaf):
                 kind = f"a {leaf.dtype} array" if isinstance(leaf, np.ndarray) else type(leaf).__name__
                 raise TypeError(f"eagle.diff.reverse: {name!r} is {kind}: gradients flow through float "
                                 "arrays")
         return value
+
+
+def _param_names(record: Record) -> dict[str, ParamSlot]:
+    """'<node label>.<param>' for each float Param of a builder graph's kernels; where nodes share
+    a label, '<node label>[k].<param>' (k in node order)."""
+    labelled = [(record._label(leaf), leaf) for leaf in record._leaves() if leaf.params]
+    counts = Counter(label for label, _ in labelled)
+    seen: Counter[str] = Counter()
+    names = {}
+    for label, leaf in labelled:
+        key = label if counts[label] == 1 else f"{label}[{seen[label]}]"
+        seen[label] += 1
+        names.update((f"{key}.{slot.name}", slot) for slot in leaf.params)
+    return names
 
 
 def _inputs(record: Record, table: dict[str, Any]) -> list[str]:

@@ -42,7 +42,7 @@ from eagle.diff.ops import (
     Vjp,
     Zero,
 )
-from eagle.diff.record import PARAM_NUMBER, Record, flatten, unflatten
+from eagle.diff.record import Names, Record, flatten, unflatten
 from eagle.diff.steps import Choice, Leaf, Place, Step, place, write_planes
 from eagle.diff.views import Link, extent, gather, links, scatter
 
@@ -94,7 +94,7 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
     planes = record._planes()
     linked = {name: [links(name, x, planes) for x in flatten(value)] for name, value in targets.items()}
     for name, value in targets.items():
-        _refuse_a_number(name, value, linked[name], names.builder)
+        _refuse_a_number(name, value, linked[name], names)
     seeded = _seed_values(seeds, names, planes)
     vjps = dict(vjps or {})
     labels = {record._label(leaf) for leaf in record._leaves()} if vjps else set()
@@ -114,13 +114,12 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
             for name, value in targets.items()}
 
 
-def _refuse_a_number(name: str, value: Any, found: list[list[Link]], builder: bool) -> None:
+def _refuse_a_number(name: str, value: Any, found: list[list[Link]], names: Names) -> None:
     """A one-cell array that no plane holds may reach the graph as a kernel's Param, which takes
     its value, a number: it has no gradient, and a zero would be a silent lie."""
     for x, links_of_x in zip(flatten(value), found, strict=True):
-        if builder and isinstance(x, np.ndarray) and x.size == 1 and links_of_x[0].rest:
-            raise TypeError(PARAM_NUMBER.format(name=name, what="a one-cell array no plane of the graph "
-                                                               "holds"))
+        if names.builder and isinstance(x, np.ndarray) and x.size == 1 and links_of_x[0].rest:
+            raise names.not_a_param(name, "a one-cell array no plane of the graph holds")
 
 
 def _seed_values(seeds: Mapping[str, Any], names: Any, planes: Mapping[Place, tuple[str, np.ndarray]]

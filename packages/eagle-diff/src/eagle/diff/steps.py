@@ -228,8 +228,8 @@ def _cell(cell: np.ndarray) -> Plane:
 
 def leaf_of(node: Node, label: str) -> Leaf:
     p = node.payload
-    planes = [Plane(name, array, role, place(array)) for name, array, role in node.planes()
-              if isinstance(array, np.ndarray)]
+    viewed = ((name, host_view(array), role) for name, array, role in node.planes())
+    planes = [Plane(name, array, role, place(array)) for name, array, role in viewed if array is not None]
     if isinstance(p, Copy):
         return Leaf(node, label, "copy", planes)
     if isinstance(p, Reduce):
@@ -237,6 +237,20 @@ def leaf_of(node: Node, label: str) -> Leaf:
     if isinstance(p, BoundPlan) and hasattr(getattr(p.plan, "source", None), "vjp"):
         return Leaf(node, label, "kernel", planes, _params(node, p))
     return Leaf(node, label, "other", planes)
+
+
+def host_view(plane: Any) -> np.ndarray | None:
+    """A plane as a NumPy view of its memory: an ndarray, or an object exposing it through
+    ``__array_interface__`` or the buffer protocol (a plugin's plane, such as a torch tensor's),
+    which would otherwise drop out of the reverse path unseen; None for what holds no host memory."""
+    if isinstance(plane, np.ndarray):
+        return plane
+    if hasattr(plane, "__array_interface__"):
+        return np.asarray(plane)
+    try:
+        return np.asarray(memoryview(plane))
+    except TypeError:
+        return None
 
 
 def _params(node: Node, bound: BoundPlan) -> list[ParamSlot]:
