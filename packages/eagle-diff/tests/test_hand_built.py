@@ -281,9 +281,9 @@ def test_planes_that_overlap_and_are_only_read_each_add_their_part(numeric_gradi
     np.testing.assert_allclose(grads["r"], expected[3:], rtol=1e-6)
 
 
-def test_planes_that_overlap_one_of_them_written():
+def test_a_node_reading_one_view_and_writing_another_of_one_memory():
     g = overlapping(ramp(0.1, 0.9, 8), write=True)
-    with pytest.raises(ValueError, match=r"the planes overlap\.l and overlap\.r share memory without being "
-                                         r"one view of it, and one of them is written"):
+    with pytest.raises(ValueError, match=r"node 'overlap' reads overlap\.l and writes overlap\.r, which "
+                                         r"share memory without being one view of it: write the result to"):
         eagle.diff.reverse(g.record, {"o": np.ones(5)},
                            vjps={"overlap": lambda p, c: {"l": c["o"], "r": c["o"]}})

@@ -23,6 +23,7 @@ import numpy as np
 from eagle._kinds import HostItems
 from eagle._program import Program
 from eagle.diff.forward import Emitter, Snap
+from eagle.diff.memory import aliases
 from eagle.diff.steps import (
     Leaf,
     ParamSlot,
@@ -33,6 +34,7 @@ from eagle.diff.steps import (
     place,
     reads_of,
     step_of,
+    steps_planes,
     writes_of,
 )
 
@@ -62,7 +64,8 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
     # A place nothing in the graph writes is the user's: kept too, since it may change before
     # the reverse pass.
     external = reads_of(present) - writes_of(present)
-    emitter = Emitter()
+    shared = aliases({p.place: p.array for _, p in steps_planes(present)})
+    emitter = Emitter(aliases=shared)
     groups, trace = emitter.steps(steps, external, {})
     out = []
     for step, lowering, items in zip(steps, lowerings, groups, strict=True):
@@ -152,11 +155,11 @@ class Record:
         return leaf.label
 
     def _planes(self) -> dict[Place, tuple[str, np.ndarray]]:
-        """Every plane of the graph's nodes by place, with a name for messages (its first use)."""
+        """Every plane of the graph's nodes and every guard cell by place, in the order of first
+        use, with a name for messages."""
         planes: dict[Place, tuple[str, np.ndarray]] = {}
-        for leaf in self._leaves():
-            for p in leaf.planes:
-                planes.setdefault(p.place, (f"{self._label(leaf)}.{p.name}", p.array))
+        for step, plane in steps_planes([s for s in self._forward.steps if s is not None]):
+            planes.setdefault(plane.place, (f"{self._label(step)}.{plane.name}", plane.array))
         return planes
 
     def _leaves(self) -> Iterator[Leaf]:

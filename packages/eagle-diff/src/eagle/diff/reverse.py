@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from eagle._kinds import kind_of
 from eagle._program import Program
+from eagle.diff import memory
 from eagle.diff.forward import Chose, Emitter, Kept, Looped, Snap, unbound
 from eagle.diff.loops import needed_again
 from eagle.diff.ops import (
@@ -43,8 +43,8 @@ from eagle.diff.ops import (
     Zero,
 )
 from eagle.diff.record import Names, Record, flatten, unflatten
-from eagle.diff.steps import Choice, Leaf, Place, Step, place, write_planes
-from eagle.diff.views import Link, extent, gather, links, scatter
+from eagle.diff.steps import Leaf, Place, place, write_planes
+from eagle.diff.views import Link, gather, links, scatter
 
 
 def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None = None,
@@ -153,10 +153,12 @@ class Pass:
         self.vjps = vjps
         forward = record._forward
         all_leaves = list(record._leaves())
-        shared = Shared.of(record, [s for s in forward.steps if s is not None], all_leaves)
-        self.reached, backward = _reach(all_leaves, set(wrt), set(seeds), shared.pairs)
+        named = record._planes()
+        shared = memory.pairs({p: a for p, (_, a) in named.items()})
+        self.reached, backward = _reach(all_leaves, set(wrt), set(seeds), shared)
         self.active = frozenset(self.reached & backward)
-        shared.refuse(all_leaves, self.active)
+        self.groups = memory.Groups(named, shared)
+        self.groups.refuse([s for s in forward.steps if s is not None], record._label, self.active)
         self.seeds = sorted(seeds & self.active, key=repr)
         self.tapes: list[Any] = []  # of loops inside reversed loops, filled by the pass itself
         trace = forward.trace
@@ -186,44 +188,50 @@ class Pass:
         self.zeros = {p: np.zeros(*specs[p]) for p in wrt if p not in self.active}
 
     def _allocate(self, groups: list[list[Any]], specs: dict[Place, tuple[Any, ...]]) -> None:
-        """One adjoint array per place, shared by places whose top-level spans do not meet.
+        """One adjoint array per place, shared by places whose top-level spans do not meet; places
+        that share memory share one array over it (:mod:`eagle.diff.memory`), each its view.
 
         Each is cleared where its span starts (the seeded ones before the run),
         unless the first operation there is a vjp that writes it whole; a vjp
         that is the last to touch one does not clear it after.
         """
+        key = self.groups.key
         first: dict[Place, tuple[int, Any]] = {}
         last: dict[Place, tuple[int, Any]] = {}
         for r, group in enumerate(groups):
             for op in group:
                 for p in op.uses():
-                    first.setdefault(p, (r, op))
-                    last[p] = (r, op)
+                    first.setdefault(key(p), (r, op))
+                    last[key(p)] = (r, op)
         span = {p: [first[p][0], last[p][0]] for p in first}
         for p in self.seeds:
-            span.setdefault(p, [-1, -1])[0] = -1
+            span.setdefault(key(p), [-1, -1])[0] = -1
         for p in self.at_end:
-            span.setdefault(p, [len(groups), len(groups)])[1] = len(groups)
+            span.setdefault(key(p), [len(groups), len(groups)])[1] = len(groups)
         clear: list[tuple[int, Place]] = []
         for p, (start, end) in span.items():
+            alone = p in specs  # not a group's buffer: a vjp may define it, or skip its clear
             if start >= 0:
                 op = first[p][1]
-                if isinstance(op, KernelBack) and op.can_define(p):
+                if alone and isinstance(op, KernelBack) and op.can_define(p):
                     op.direct.add(p)
                 else:
                     clear.append((start, p))
-            if end < len(groups) and isinstance(last[p][1], KernelBack):
+            if alone and end < len(groups) and isinstance(last[p][1], KernelBack):
                 last[p][1].dead.add(p)
         for start, p in sorted(clear, key=lambda sp: (-sp[0], repr(sp[1]))):
             groups[start].insert(0, Zero([p]))
         free: dict[tuple[Any, ...], list[tuple[int, np.ndarray]]] = {}
         for p, (start, end) in sorted(span.items(), key=lambda kv: (kv[1][0], repr(kv[0]))):
-            key = (specs[p][0], np.dtype(specs[p][1]).str)
-            pool = free.setdefault(key, [])
+            spec = specs.get(p) or self.groups.spec(p)
+            pool = free.setdefault((spec[0], np.dtype(spec[1]).str), [])
             slot = next((k for k, (until, _) in enumerate(pool) if until < start), None)
-            array = pool.pop(slot)[1] if slot is not None else np.zeros(*specs[p])
+            array = pool.pop(slot)[1] if slot is not None else np.zeros(*spec)
             pool.append((end, array))
             self.ctx.adj[p] = array
+        for p, group in self.groups.of.items():
+            if group.key in self.ctx.adj:
+                self.ctx.adj[p] = group.view(self.ctx.adj[group.key], group.members[p])
 
     # ---------------------------------------------------------- one step
     def ops(self, t: Any) -> list[Any]:
@@ -293,7 +301,7 @@ class Pass:
     # ---------------------------------------------------------- running
     def run(self, seeded: list[tuple[Place, np.ndarray]]) -> dict[Place, np.ndarray]:
         for p in self.seeds:
-            self.ctx.adj[p][...] = 0
+            self.ctx.adj[self.groups.key(p)][...] = 0
         for p, ct in seeded:
             if p in self.active:
                 self.ctx.adj[p] += ct
@@ -317,63 +325,6 @@ def _arrays(t: Any) -> Iterator[np.ndarray]:
                 yield from _arrays(inner)
     else:
         yield from t.outside.values()
-
-
-@dataclass(eq=False)
-class Shared:
-    """The graph's planes and cells by place (named for messages) and the pairs of places that
-    share memory without being one view."""
-
-    named: dict[Place, tuple[str, np.ndarray]]
-    cells: set[Place]
-    pairs: list[tuple[Place, Place]]
-
-    @classmethod
-    def of(cls, record: Record, steps: list[Step], all_leaves: list[Leaf]) -> Shared:
-        named: dict[Place, tuple[str, np.ndarray]] = {}
-        for leaf in all_leaves:
-            for p in leaf.planes:
-                named.setdefault(p.place, (f"{record._label(leaf)}.{p.name}", p.array))
-        cells = set()
-        for step, cell in _cells(steps):
-            cells.add(cell.place)
-            named.setdefault(cell.place, (f"{record._label(step)}.guard", cell.array))
-        spans = sorted(((extent(a), p, a) for p, (_, a) in named.items()), key=lambda span: span[0])
-        pairs = []
-        for k, ((_, hi), p, a) in enumerate(spans):
-            for (lo2, _), q, b in spans[k + 1:]:
-                if lo2 >= hi:
-                    break
-                if np.shares_memory(a, b):
-                    pairs.append((p, q))
-        return cls(named, cells, pairs)
-
-    def refuse(self, all_leaves: list[Leaf], active: frozenset[Place]) -> None:
-        """Adjoints and kept values are per place: two places that share memory, one of them
-        written, are refused where the pass needs either (its adjoint, or its value for a vjp).
-        Views that are only read may overlap: each keeps its own adjoint, and a name's gradient
-        adds them element by element."""
-        written = frozenset().union(*(leaf.writes for leaf in all_leaves))
-        needed = set(active) | self.cells
-        for leaf in all_leaves:
-            if leaf.writes & active and leaf.needs_values:
-                needed |= leaf.reads
-        for p, q in self.pairs:
-            if (p in written or q in written) and (p in needed or q in needed):
-                raise ValueError(f"eagle.diff.reverse: the planes {self.named[p][0]} and {self.named[q][0]} "
-                                 "share memory without being one view of it, and one of them is written: a "
-                                 "gradient and a kept value are per view, so read and write that memory "
-                                 "through one view (or give one of them an array of its own)")
-
-
-def _cells(steps: list[Step]) -> Iterator[tuple[Step, Any]]:
-    """The guard cell of every choice and loop, nested ones too."""
-    for s in steps:
-        if isinstance(s, Leaf):
-            continue
-        yield s, s.cell
-        for body in (s.arms if isinstance(s, Choice) else [s.body]):
-            yield from _cells(body)
 
 
 def _reach(all_leaves: list[Leaf], wrt: set[Place], seeds: set[Place], pairs: list[tuple[Place, Place]]

@@ -185,6 +185,17 @@ def read_planes(steps: list[Step]) -> Iterator[Plane]:
             yield from read_planes(s.body if isinstance(s, Loop) else [x for arm in s.arms for x in arm])
 
 
+def steps_planes(steps: list[Step]) -> Iterator[tuple[Step, Plane]]:
+    """(step, plane) for every plane of a leaf and every construct's cell, in order, nested ones too."""
+    for s in steps:
+        if isinstance(s, Leaf):
+            yield from ((s, p) for p in s.planes)
+            continue
+        yield s, s.cell
+        for body in (s.arms if isinstance(s, Choice) else [s.body]):
+            yield from steps_planes(body)
+
+
 def write_planes(steps: list[Step]) -> Iterator[Plane]:
     for leaf in leaves(steps):
         yield from (p for p in leaf.planes if p.writes)

@@ -1,11 +1,12 @@
 """Where a named array meets the graph's planes, element by element, through views.
 
 A node often reads an argument through a view (``x[:3]``, the rows
-``xs[t]``, ``x[::-1]``, ``x[::2]``): each view is a place of its own, with
-an adjoint of its own.  A name stands for its array's memory, so its
-gradient gathers the adjoints of every place that holds some of its
-elements, matched by the elements' byte addresses; a seed is sent the other
-way, into the elements of the places it covers.  A place that shares bytes
+``xs[t]``, ``x[::-1]``, ``x[::2]``): each view is a place of its own (whose
+adjoint is a view of one over their memory where places overlap, see
+:mod:`eagle.diff.memory`).  A name stands for its array's memory, so its
+gradient gathers, element by element, the adjoint of the first place the
+graph touches that holds the element, matched by the elements' byte
+addresses; a seed is sent the other way, each element once.  A place that shares bytes
 with the array but not whole elements (another dtype, a view that starts
 inside an element) cannot be mapped, and is refused.
 """
@@ -38,6 +39,12 @@ class Link:
     def spec(self) -> tuple[tuple[int, ...], np.dtype]:
         return self.shape, self.dtype
 
+    def indices(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """(mine, theirs), flat; for the array's own place, every element to itself."""
+        if self.mine is None or self.theirs is None:
+            return np.arange(size), np.arange(size)
+        return self.mine, self.theirs
+
 
 def extent(a: np.ndarray) -> tuple[int, int]:
     """The bytes [lo, hi) an array's elements lie in."""
@@ -57,16 +64,19 @@ def addresses(a: np.ndarray) -> np.ndarray:
 
 def links(name: str, value: np.ndarray | ParamSlot, planes: Mapping[Place, tuple[str, np.ndarray]]
           ) -> list[Link]:
-    """The places (of ``planes``: place -> (label, array)) that hold elements of ``value``, the
-    array's own place first (or last, as the ``rest``); refused where bytes are shared but not
-    elements."""
+    """The places (of ``planes``: place -> (label, array), in the order the graph first touches
+    them) that hold elements of ``value``, in that order, and the array's own place last as the
+    ``rest`` where no plane is it; refused where bytes are shared but not elements."""
     if isinstance(value, ParamSlot):
         return [Link(value.place, (1,), value.dtype)]
     own = place(value)
     lo, hi = extent(value)
-    found = [Link(own, value.shape, value.dtype)] if own in planes else []
+    found = []
     for where, (label, array) in planes.items():
-        if where == own or not value.size or not array.size:
+        if where == own:
+            found.append(Link(own, value.shape, value.dtype))
+            continue
+        if not value.size or not array.size:
             continue
         a_lo, a_hi = extent(array)
         if a_lo >= hi or lo >= a_hi:
@@ -106,38 +116,37 @@ def _match(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None
 
 
 def gather(value: np.ndarray | ParamSlot, found: list[Link], grads: Mapping[Place, np.ndarray]) -> np.ndarray:
-    """A name's gradient: the adjoints of the places holding its elements, added element by
-    element in link order (two places that overlap, both only read, each add theirs)."""
-    if len(found) == 1 and found[0].mine is None:
-        return grads[found[0].place].copy()
+    """A name's gradient: each element's from the first place holding it, the one the graph
+    touched first (places sharing memory share their adjoint, so any would give it; which one
+    says whether it is the gradient of the value at the start or of the first writer's)."""
+    if found[0].mine is None:  # the array itself, before any view of it: it holds them all
+        return np.array(grads[found[0].place], copy=True)
     assert isinstance(value, np.ndarray)
     out = np.zeros(value.shape, value.dtype)
     flat = out.reshape(-1)
+    covered = np.zeros(value.size, bool)
     for link in found:
-        grad = grads[link.place]
-        if link.mine is None:
-            out += grad
-        else:
-            flat[link.mine] += np.ravel(grad)[link.theirs]
+        grad = np.ravel(grads[link.place])
+        mine, theirs = link.indices(value.size)
+        fresh = ~covered[mine]
+        flat[mine[fresh]] = grad[theirs[fresh]]
+        covered[mine] = True
     return out
 
 
 def scatter(value: np.ndarray, cotangent: np.ndarray, found: list[Link]
             ) -> Iterator[tuple[Place, np.ndarray]]:
     """A name's seed as seeds of the places holding its elements: each element seeded once (in the
-    first place holding it), since the name's gradient adds every place's back."""
-    if found[0].mine is None and not found[0].rest:  # the array itself is a plane: it holds them all
+    first place holding it), since places sharing memory share their adjoint."""
+    if found[0].mine is None and not found[0].rest:  # the array itself, first: it holds them all
         yield found[0].place, cotangent
         return
     covered = np.zeros(value.size, bool)
     flat = np.ravel(cotangent)
     for link in found:
-        if link.rest:
-            yield link.place, np.where(covered.reshape(value.shape), 0, cotangent).astype(value.dtype)
-            continue
-        assert link.mine is not None and link.theirs is not None
-        fresh = ~covered[link.mine]
+        mine, theirs = link.indices(value.size)
+        fresh = ~covered[mine]
         seed = np.zeros(link.shape, value.dtype)
-        seed.reshape(-1)[link.theirs[fresh]] = flat[link.mine[fresh]]
-        covered[link.mine] = True
+        seed.reshape(-1)[theirs[fresh]] = flat[mine[fresh]]
+        covered[mine] = True
         yield link.place, seed
