@@ -242,6 +242,35 @@ def test_a_buffer_read_through_a_view(gradcheck):
     np.testing.assert_allclose(grads["b"], [0.0, *(2 * b[1:] * ramp(1.0, 2.0, 5))], rtol=1e-12)
 
 
+@eagle.Graph.builder
+def arm_writes_a_view(x, flag, record=False):
+    g = eagle.Graph(record=record)
+    s = dbl(x, buffer=True)
+    if flag:
+        scale(s[2:])  # a device if: one arm rewrites part of the buffer
+    g.result = mix(s, wave(s))
+    return g
+
+
+@eagle.Graph.builder
+def interleaved(x, record=False):
+    g = eagle.Graph(record=record)
+    s = dbl(x, buffer=True)
+    t = square(s[:4])
+    scale(s)
+    g.result = (mix(s[1:5], t), wave(s))
+    return g
+
+
+@pytest.mark.parametrize(("build", "arrays", "seeds"), [
+    (arm_writes_a_view, {"x": ramp(0.2, 1.1), "flag": np.array([1], np.uint32)}, {"result": ramp(1.0, 2.0)}),
+    (arm_writes_a_view, {"x": ramp(0.2, 1.1), "flag": np.array([0], np.uint32)}, {"result": ramp(1.0, 2.0)}),
+    (interleaved, {"x": ramp(0.2, 1.1)}, {"result": (ramp(1.0, 2.0, 4), ramp(-1.0, 1.0))}),
+], ids=["arm-taken", "arm-skipped", "interleaved"])
+def test_views_of_a_buffer_written_and_read_in_turn(gradcheck, build, arrays, seeds):
+    gradcheck(build, arrays, seeds, ("x",))
+
+
 def test_a_view_read_before_its_whole_array_is_rewritten_in_place(gradcheck):
     x = ramp(0.2, 1.1)
     seeds = {"result": ramp(1.0, 2.0, 3), "x": ramp(-1.0, 1.0)}
