@@ -306,10 +306,25 @@ def loop_over_a_view(x, n, record=False):
     return g
 
 
+@eagle.Graph.builder
+def view_after_a_loop(x, n, record=False):
+    g = eagle.Graph(record=record)
+    s = dbl(x, buffer=True)
+    for _ in range(n):  # the loop touches one view of s; a view of its result is read after it
+        s = mix(s, x)
+    g.result = square(s[1:])
+    return g
+
+
+def test_a_view_of_what_a_device_loop_wrote(gradcheck):
+    arrays = {"x": ramp(0.2, 0.7), "n": np.array([3], np.uint32)}
+    gradcheck(view_after_a_loop, arrays, {"result": ramp(1.0, 2.0, 5)}, ("x",))
+
+
 def test_a_device_loop_writing_a_view_of_shared_memory_is_refused_by_name():
     g = ran(loop_over_a_view(ramp(0.2, 1.1), np.array([2], np.uint32), record=True))
-    with pytest.raises(ValueError, match=r"eagle.diff.reverse: the device loop \S+ writes \S+, which shares "
-                                         r"memory with another view of it: a loop is reversed by running"):
+    with pytest.raises(ValueError, match=r"eagle.diff.reverse: the device loop \S+ writes \S+ and touches "
+                                         r"another view of its memory: a loop is reversed by running"):
         eagle.diff.reverse(g.record, {"result": np.ones(6)}, wrt=("x",))
 
 

@@ -118,8 +118,9 @@ class Groups:
     def refuse(self, steps: list[Step], labels: Any, active: frozenset[Place]) -> None:
         """One adjoint serves a group when every step is reversed in order over it: refused are a
         node that reads one place of a group and writes another (its reverse would read what it
-        clears), a device loop that writes a place of a group (its turns run again on arrays
-        of their own, which cannot share memory), and views of one memory of two dtypes."""
+        clears), a device loop whose body writes one place of a group and touches another (its
+        turns run again on arrays of their own, which cannot share memory), and views of one
+        memory of two dtypes."""
         for group in set(self.of.values()):
             if group.unmapped and group.members.keys() & active:
                 raise ValueError(group.unmapped)
@@ -130,10 +131,11 @@ class Groups:
                         raise ValueError(READ_ONE_WRITE_ANOTHER.format(node=labels(leaf), r=self.named[r][0],
                                                                        w=self.named[w][0]))
         for loop in _loops(steps):
-            for leaf in leaves(loop.body):
-                for w in leaf.writes:
-                    if w in self.of and self.of[w].members.keys() & active:
-                        raise ValueError(LOOP_WRITES.format(loop=labels(loop), w=self.named[w][0]))
+            inside = loop.reads | loop.writes
+            for w in loop.writes:
+                members = self.of[w].members.keys() if w in self.of else set()
+                if members & active and len(members & inside) > 1:
+                    raise ValueError(LOOP_WRITES.format(loop=labels(loop), w=self.named[w][0]))
 
 
 UNMAPPED = ("eagle.diff.reverse: the planes {a} and {b} share memory but not whole elements ({da} and {db}, "
@@ -141,8 +143,8 @@ UNMAPPED = ("eagle.diff.reverse: the planes {a} and {b} share memory but not who
             "dtype that start on an element")
 READ_ONE_WRITE_ANOTHER = ("eagle.diff.reverse: node {node!r} reads {r} and writes {w}, which share memory "
                           "without being one view of it: write the result to an array of its own")
-LOOP_WRITES = ("eagle.diff.reverse: the device loop {loop!r} writes {w}, which shares memory with another "
-               "view of it: a loop is reversed by running its turns again on arrays of their own; inside a "
+LOOP_WRITES = ("eagle.diff.reverse: the device loop {loop!r} writes {w} and touches another view of its "
+               "memory: a loop is reversed by running its turns again on arrays of their own; inside a "
                "loop, read and write that memory through one view")
 
 
