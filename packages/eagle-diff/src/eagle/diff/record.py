@@ -13,6 +13,7 @@ always; a float ``Param`` of a kernel node is ``<node label>.<param>``.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from eagle.diff.steps import (
     steps_planes,
     writes_of,
 )
+from eagle.diff.views import Link, links
 
 if TYPE_CHECKING:
     from eagle._graph import Graph
@@ -111,6 +113,7 @@ class Record:
         self._forward = forward
         self._ran = False
         self._passes: dict[Any, Any] = {}  # reverse passes built, by what they depend on
+        self._linked: dict[str, list[list[Link]]] = {}  # name -> where its arrays meet the planes
 
     def __repr__(self) -> str:
         state = "ran" if self._ran else "not run yet"
@@ -154,6 +157,7 @@ class Record:
             return recorder.labels.get(id(leaf.node), leaf.label)
         return leaf.label
 
+    @functools.cached_property
     def _planes(self) -> dict[Place, tuple[str, np.ndarray]]:
         """Every plane of the graph's nodes and every guard cell by place, in the order of first
         use, with a name for messages."""
@@ -161,6 +165,13 @@ class Record:
         for step, plane in steps_planes([s for s in self._forward.steps if s is not None]):
             planes.setdefault(plane.place, (f"{self._label(step)}.{plane.name}", plane.array))
         return planes
+
+    def _links(self, name: str, value: Any) -> list[list[Link]]:
+        """Where each array of ``name`` meets the planes (:func:`eagle.diff.views.links`), kept:
+        a Record's arrays stay what they are (``bind`` makes a new one)."""
+        if name not in self._linked:
+            self._linked[name] = [links(name, x, self._planes) for x in flatten(value)]
+        return self._linked[name]
 
     def _leaves(self) -> Iterator[Leaf]:
         return leaves([s for s in self._forward.steps if s is not None])

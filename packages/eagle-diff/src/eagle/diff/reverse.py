@@ -44,7 +44,7 @@ from eagle.diff.ops import (
 )
 from eagle.diff.record import Names, Record, flatten, unflatten
 from eagle.diff.steps import Leaf, Place, place, write_planes
-from eagle.diff.views import Link, gather, links, scatter
+from eagle.diff.views import Link, gather, scatter
 
 
 def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None = None,
@@ -91,11 +91,10 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
         raise TypeError("eagle.diff.reverse: seeds is a dict of name -> cotangent, e.g. "
                         "{'result': np.ones(n)}")
     targets = {name: names.resolve(name, "wrt") for name in wrt}
-    planes = record._planes()
-    linked = {name: [links(name, x, planes) for x in flatten(value)] for name, value in targets.items()}
+    linked = {name: record._links(name, value) for name, value in targets.items()}
     for name, value in targets.items():
         _refuse_a_number(name, value, linked[name], names)
-    seeded = _seed_values(seeds, names, planes)
+    seeded = _seed_values(seeds, names, record)
     vjps = dict(vjps or {})
     labels = {record._label(leaf) for leaf in record._leaves()} if vjps else set()
     unknown = sorted(set(vjps) - labels)
@@ -122,8 +121,7 @@ def _refuse_a_number(name: str, value: Any, found: list[list[Link]], names: Name
             raise names.not_a_param(name, "a one-cell array no plane of the graph holds")
 
 
-def _seed_values(seeds: Mapping[str, Any], names: Any, planes: Mapping[Place, tuple[str, np.ndarray]]
-                 ) -> list[tuple[Place, np.ndarray]]:
+def _seed_values(seeds: Mapping[str, Any], names: Any, record: Record) -> list[tuple[Place, np.ndarray]]:
     out = []
     for name, value in seeds.items():
         target = names.resolve(name, "seed")
@@ -131,13 +129,13 @@ def _seed_values(seeds: Mapping[str, Any], names: Any, planes: Mapping[Place, tu
         if len(arrays) != len(given):
             raise ValueError(f"eagle.diff.reverse: the seed of {name!r} has {len(given)} arrays, its arrays "
                              f"{len(arrays)}: give a tree shaped like it")
-        for array, ct in zip(arrays, given, strict=True):
+        for array, ct, found in zip(arrays, given, record._links(name, target), strict=True):
             try:
                 ct = np.broadcast_to(np.asarray(ct, dtype=array.dtype), array.shape)
             except ValueError:
                 raise ValueError(f"eagle.diff.reverse: the seed of {name!r} has shape {np.shape(ct)}, its "
                                  f"array {array.shape}") from None
-            out.extend(scatter(array, ct, links(name, array, planes)))
+            out.extend(scatter(array, ct, found))
     return out
 
 
@@ -153,7 +151,7 @@ class Pass:
         self.vjps = vjps
         forward = record._forward
         all_leaves = list(record._leaves())
-        named = record._planes()
+        named = record._planes
         shared = memory.pairs({p: a for p, (_, a) in named.items()})
         self.reached, backward = _reach(all_leaves, set(wrt), set(seeds), shared)
         self.active = frozenset(self.reached & backward)

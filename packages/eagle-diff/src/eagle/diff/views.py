@@ -72,6 +72,7 @@ def links(name: str, value: np.ndarray | ParamSlot, planes: Mapping[Place, tuple
     own = place(value)
     lo, hi = extent(value)
     found = []
+    sorted_value: Sorted | None = None
     for where, (label, array) in planes.items():
         if where == own:
             found.append(Link(own, value.shape, value.dtype))
@@ -81,7 +82,8 @@ def links(name: str, value: np.ndarray | ParamSlot, planes: Mapping[Place, tuple
         a_lo, a_hi = extent(array)
         if a_lo >= hi or lo >= a_hi:
             continue
-        matched = _match(value, array)
+        sorted_value = sorted_value or Sorted(value)
+        matched = sorted_value.match(array)
         if matched is None:
             raise ValueError(f"eagle.diff.reverse: {name!r} shares memory with the plane {label} but not "
                              f"whole elements of it ({array.dtype} {array.shape} at strides {array.strides}, "
@@ -95,24 +97,33 @@ def links(name: str, value: np.ndarray | ParamSlot, planes: Mapping[Place, tuple
     return found
 
 
-def _match(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(indices into a, indices into b) of the elements they share, flat; None where b touches
-    bytes of a that are not a whole element of the same dtype, or either repeats an element."""
-    at_a, at_b = addresses(a), addresses(b)
-    order = np.argsort(at_a, kind="stable")
-    sorted_a = at_a[order]
-    if a.dtype != b.dtype or np.any(sorted_a[1:] == sorted_a[:-1]) or np.unique(at_b).size != at_b.size:
-        return None
-    n, size = sorted_a.size, a.itemsize
-    pos = np.searchsorted(sorted_a, at_b)
-    after = np.minimum(pos, n - 1)
-    before = np.maximum(pos - 1, 0)
-    hit = (pos < n) & (sorted_a[after] == at_b)
-    # an element of b that is not one of a must not reach into the one before or after it
-    touches = ((pos > 0) & (sorted_a[before] + size > at_b)) | ((pos < n) & (sorted_a[after] < at_b + size))
-    if np.any(touches & ~hit):
-        return None
-    return order[pos[hit]], np.flatnonzero(hit)
+class Sorted:
+    """An array's element addresses, sorted once, to match the elements of many planes against."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.dtype = a.dtype
+        at = addresses(a)
+        self.order = np.argsort(at, kind="stable")
+        self.at = at[self.order]
+        self.repeats = bool(np.any(self.at[1:] == self.at[:-1]))
+
+    def match(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(indices into the array, indices into b) of the elements they share, flat; None where b
+        touches bytes of it that are not a whole element of the same dtype, or either repeats an
+        element."""
+        at_b = addresses(b)
+        if b.dtype != self.dtype or self.repeats or np.unique(at_b).size != at_b.size:
+            return None
+        n, size = self.at.size, b.itemsize
+        pos = np.searchsorted(self.at, at_b)
+        after = self.at[np.minimum(pos, n - 1)]
+        before = self.at[np.maximum(pos - 1, 0)]
+        hit = (pos < n) & (after == at_b)
+        # an element of b that is not one of the array must not reach into the one before or after
+        touches = ((pos > 0) & (before + size > at_b)) | ((pos < n) & (after < at_b + size))
+        if np.any(touches & ~hit):
+            return None
+        return self.order[pos[hit]], np.flatnonzero(hit)
 
 
 def gather(value: np.ndarray | ParamSlot, found: list[Link], grads: Mapping[Place, np.ndarray]) -> np.ndarray:
