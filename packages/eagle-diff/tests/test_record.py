@@ -69,7 +69,8 @@ def test_g_record_is_false_true_then_a_record():
 
 def test_a_builder_graphs_names():
     g = model(np.arange(4.0), np.zeros(4), np.ones(1, np.uint32), record=True)
-    assert g.record.names == ["x", "y", "result", "a"]  # flag is a cell, record a bool
+    # flag is a cell, record a bool; a kernel's float Param goes by its node's label
+    assert g.record.names == ["x", "y", "result", "a", "a.a", "a.b", "below.lim"]
 
 
 def test_a_recorded_replay_gives_the_same_bits_and_keeps_what_it_needs():

@@ -222,13 +222,26 @@ def copy(program: Program, src: np.ndarray, dst: np.ndarray) -> None:
         program.copy(src, dst)
 
 
+def _strided(*arrays: np.ndarray) -> bool:
+    """Whether an item's arrays are not all C-contiguous: an adjoint that is the view of a shared
+    memory adjoint takes its place's layout, which these (k, n) items cannot walk, so a host
+    callback does it with NumPy."""
+    return not all(a.flags.c_contiguous for a in arrays)
+
+
 def zero(program: Program, dst: np.ndarray) -> None:
+    if _strided(dst):
+        program.callback(lambda: dst.fill(0))
+        return
     k, n = layout(dst)
     program.kernel(_fn("zero"), [dst, k, n, dst.itemsize], n, accesses=[(dst, "write")])
 
 
 def accumulate(program: Program, src: np.ndarray, dst: np.ndarray) -> None:
     """``dst += src``, both of one shape and float dtype."""
+    if _strided(src, dst):
+        program.callback(lambda: np.add(dst, src, out=dst))
+        return
     k, n = layout(dst)
     program.kernel(_fn(f"acc_{_suffix(dst.dtype)}"), [src, dst, k, n], n,
                    accesses=[(src, "read"), (dst, "readwrite")])

@@ -152,8 +152,10 @@ class Emitter:
     recorded run, where every place is its own array.
     """
 
-    def __init__(self, values: Mapping[Place, np.ndarray] | None = None) -> None:
+    def __init__(self, values: Mapping[Place, np.ndarray] | None = None,
+                 aliases: Mapping[Place, frozenset[Place]] | None = None) -> None:
         self.values = values
+        self.aliases = aliases or {}  # place -> the places sharing its memory: a write to one is to all
         self.kept: list[np.ndarray] = []
         self.tapes: list[_native.Tape] = []
 
@@ -172,7 +174,8 @@ class Emitter:
         after = [frozenset()] * (len(steps) + 1)
         for i in range(len(steps) - 1, -1, -1):
             s = steps[i]
-            after[i] = after[i + 1] | (s.writes if s is not None and i not in skip else frozenset())
+            changed = self.touched(s.writes) if s is not None and i not in skip else frozenset()
+            after[i] = after[i + 1] | changed
         groups: list[list[Any]] = []
         trace: list[Any] = []
         for i, s in enumerate(steps):
@@ -217,9 +220,13 @@ class Emitter:
                                      tuple(self.value(p) for p in state)))
                 trace.append(Looped(s, tape, state, outside))
             if i not in skip:
-                for place in s.writes:
+                for place in self.touched(s.writes):
                     snaps.pop(place, None)
         return groups, trace
+
+    def touched(self, writes: frozenset[Place]) -> frozenset[Place]:
+        """The places a step's writes change: those it writes and those sharing their memory."""
+        return writes.union(*(self.aliases.get(p, ()) for p in writes))
 
     def source(self, plane: Plane, written: frozenset[Place], snaps: dict[Place, np.ndarray],
                items: list[Any]) -> np.ndarray:

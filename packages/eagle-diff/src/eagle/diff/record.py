@@ -13,6 +13,7 @@ always; a float ``Param`` of a kernel node is ``<node label>.<param>``.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ import numpy as np
 from eagle._kinds import HostItems
 from eagle._program import Program
 from eagle.diff.forward import Emitter, Snap
+from eagle.diff.memory import aliases
 from eagle.diff.steps import (
     Leaf,
     ParamSlot,
@@ -33,8 +35,10 @@ from eagle.diff.steps import (
     place,
     reads_of,
     step_of,
+    steps_planes,
     writes_of,
 )
+from eagle.diff.views import Link, links
 
 if TYPE_CHECKING:
     from eagle._graph import Graph
@@ -62,7 +66,8 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
     # A place nothing in the graph writes is the user's: kept too, since it may change before
     # the reverse pass.
     external = reads_of(present) - writes_of(present)
-    emitter = Emitter()
+    shared = aliases({p.place: p.array for _, p in steps_planes(present)})
+    emitter = Emitter(aliases=shared)
     groups, trace = emitter.steps(steps, external, {})
     out = []
     for step, lowering, items in zip(steps, lowerings, groups, strict=True):
@@ -108,6 +113,7 @@ class Record:
         self._forward = forward
         self._ran = False
         self._passes: dict[Any, Any] = {}  # reverse passes built, by what they depend on
+        self._linked: dict[str, list[list[Link]]] = {}  # name -> where its arrays meet the planes
 
     def __repr__(self) -> str:
         state = "ran" if self._ran else "not run yet"
@@ -151,19 +157,40 @@ class Record:
             return recorder.labels.get(id(leaf.node), leaf.label)
         return leaf.label
 
+    @functools.cached_property
+    def _planes(self) -> dict[Place, tuple[str, np.ndarray]]:
+        """Every plane of the graph's nodes and every guard cell by place, in the order of first
+        use, with a name for messages."""
+        planes: dict[Place, tuple[str, np.ndarray]] = {}
+        for step, plane in steps_planes([s for s in self._forward.steps if s is not None]):
+            planes.setdefault(plane.place, (f"{self._label(step)}.{plane.name}", plane.array))
+        return planes
+
+    def _links(self, name: str, value: Any) -> list[list[Link]]:
+        """Where each array of ``name`` meets the planes (:func:`eagle.diff.views.links`), kept:
+        a Record's arrays stay what they are (``bind`` makes a new one)."""
+        if name not in self._linked:
+            self._linked[name] = [links(name, x, self._planes) for x in flatten(value)]
+        return self._linked[name]
+
     def _leaves(self) -> Iterator[Leaf]:
         return leaves([s for s in self._forward.steps if s is not None])
 
     def _names(self) -> Names:
         recorder = getattr(self._graph, "_names", None)
         if recorder is not None:
-            return Names.of_builder(recorder, self._graph.result)
+            return Names.of_builder(recorder, self._graph.result, self)
         return Names.of_planes(self, self._graph.result)
 
 
 NOT_A_KEY = ("eagle.diff.reverse: {name!r} is not a builder argument, 'result' or a buffer= label: gradients "
              "flow through the arrays that enter and leave the graph. For a temporary, give it a dedicated "
              "buffer: `{name} = kernel(..., buffer=True)` (or pass an array), then use that name")
+
+
+PARAM_NUMBER = ("eagle.diff.reverse: {name!r} is {what}: a kernel takes it as a Param by value, one number "
+                "with no array behind it (what Python did with it is not recorded), so it has no gradient. "
+                "Name the Param by its node instead, wrt=('<node label>.<param>',): {params}")
 
 
 class Names:
@@ -177,12 +204,14 @@ class Names:
         self.defaults = defaults
 
     @classmethod
-    def of_builder(cls, recorder: Any, result: Any) -> Names:
+    def of_builder(cls, recorder: Any, result: Any, record: Record) -> Names:
         table = dict(recorder.arguments)
         if result is not None:
             table.setdefault("result", result)
         for label, array in recorder.buffers.items():
             table.setdefault(label, array)
+        for name, slot in _param_names(record).items():  # a Param is no argument's: it goes by its node
+            table.setdefault(name, slot)
         defaults = [n for n, v in recorder.arguments.items() if is_float(v)]
         return cls(table, True, lambda name: KeyError(NOT_A_KEY.format(name=name)), defaults)
 
@@ -225,6 +254,13 @@ class Names:
 
         return cls(table, False, missing, _inputs(record, table))
 
+    def not_a_param(self, name: str, what: str) -> TypeError:
+        """The refusal of a number named in place of the Param it was passed as, with the names of
+        the graph's Params."""
+        params = [repr(n) for n, v in self.table.items() if isinstance(v, ParamSlot)]
+        known = f"this graph's are {', '.join(params)}" if params else "this graph has no float Param"
+        return TypeError(PARAM_NUMBER.format(name=name, what=what, params=known))
+
     def resolve(self, name: str, what: str) -> Any:
         """The array, Param or result tree ``name`` stands for; refused with the way out."""
         if not isinstance(name, str):
@@ -237,11 +273,27 @@ class Names:
                 if what == "seed":
                     raise TypeError(f"eagle.diff.reverse: {name!r} is a Param, one number: it can be in wrt, "
                                     "not seeded")
+            elif isinstance(leaf, (int, float, np.number)) and not isinstance(leaf, (bool, np.bool_)):
+                raise self.not_a_param(name, f"a Python number ({type(leaf).__name__})")
             elif not is_float(leaf):
                 kind = f"a {leaf.dtype} array" if isinstance(leaf, np.ndarray) else type(leaf).__name__
                 raise TypeError(f"eagle.diff.reverse: {name!r} is {kind}: gradients flow through float "
                                 "arrays")
         return value
+
+
+def _param_names(record: Record) -> dict[str, ParamSlot]:
+    """'<node label>.<param>' for each float Param of a builder graph's kernels; where nodes share
+    a label, '<node label>[k].<param>' (k in node order)."""
+    labelled = [(record._label(leaf), leaf) for leaf in record._leaves() if leaf.params]
+    counts = Counter(label for label, _ in labelled)
+    seen: Counter[str] = Counter()
+    names = {}
+    for label, leaf in labelled:
+        key = label if counts[label] == 1 else f"{label}[{seen[label]}]"
+        seen[label] += 1
+        names.update((f"{key}.{slot.name}", slot) for slot in leaf.params)
+    return names
 
 
 def _inputs(record: Record, table: dict[str, Any]) -> list[str]:

@@ -27,6 +27,7 @@ import numpy as np
 
 from eagle._kinds import kind_of
 from eagle._program import Program
+from eagle.diff import memory
 from eagle.diff.forward import Chose, Emitter, Kept, Looped, Snap, unbound
 from eagle.diff.loops import needed_again
 from eagle.diff.ops import (
@@ -41,8 +42,9 @@ from eagle.diff.ops import (
     Vjp,
     Zero,
 )
-from eagle.diff.record import Record, flatten, unflatten
-from eagle.diff.steps import Leaf, ParamSlot, Place, place, write_planes
+from eagle.diff.record import Names, Record, flatten, unflatten
+from eagle.diff.steps import Leaf, Place, place, write_planes
+from eagle.diff.views import Link, gather, scatter
 
 
 def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None = None,
@@ -89,33 +91,37 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
         raise TypeError("eagle.diff.reverse: seeds is a dict of name -> cotangent, e.g. "
                         "{'result': np.ones(n)}")
     targets = {name: names.resolve(name, "wrt") for name in wrt}
-    seeded = _seed_values(seeds, names)
+    linked = {name: record._links(name, value) for name, value in targets.items()}
+    for name, value in targets.items():
+        _refuse_a_number(name, value, linked[name], names)
+    seeded = _seed_values(seeds, names, record)
     vjps = dict(vjps or {})
     labels = {record._label(leaf) for leaf in record._leaves()} if vjps else set()
     unknown = sorted(set(vjps) - labels)
     if unknown:
         raise KeyError(f"eagle.diff.reverse: vjps names {', '.join(map(repr, unknown))}, which no node of "
                        f"the graph is called; its nodes: {', '.join(sorted(labels))}")
-    wanted = {_place(x): _spec(x) for value in targets.values() for x in flatten(value)}
+    wanted = {link.place: link.spec for found in linked.values() for each in found for link in each}
     key = (frozenset(p for p, _ in seeded), tuple(wanted), tuple(sorted((k, id(f)) for k, f in vjps.items())))
     if key not in record._passes:
         if len(record._passes) >= 8:  # seeds and wrt change rarely; keep the last few passes
             record._passes.pop(next(iter(record._passes)))
         record._passes[key] = Pass(record, key[0], wanted, vjps)
     grads = record._passes[key].run(seeded)
-    return {name: unflatten(value, iter([grads[_place(x)].copy() for x in flatten(value)]))
+    return {name: unflatten(value, iter([gather(x, found, grads) for x, found
+                                         in zip(flatten(value), linked[name], strict=True)]))
             for name, value in targets.items()}
 
 
-def _place(x: Any) -> Place:
-    return x.place if isinstance(x, ParamSlot) else place(x)
+def _refuse_a_number(name: str, value: Any, found: list[list[Link]], names: Names) -> None:
+    """A one-cell array that no plane holds may reach the graph as a kernel's Param, which takes
+    its value, a number: it has no gradient, and a zero would be a silent lie."""
+    for x, links_of_x in zip(flatten(value), found, strict=True):
+        if names.builder and isinstance(x, np.ndarray) and x.size == 1 and links_of_x[0].rest:
+            raise names.not_a_param(name, "a one-cell array no plane of the graph holds")
 
 
-def _spec(x: Any) -> tuple[tuple[int, ...], np.dtype]:
-    return ((1,), x.dtype) if isinstance(x, ParamSlot) else (x.shape, x.dtype)
-
-
-def _seed_values(seeds: Mapping[str, Any], names: Any) -> list[tuple[Place, np.ndarray]]:
+def _seed_values(seeds: Mapping[str, Any], names: Any, record: Record) -> list[tuple[Place, np.ndarray]]:
     out = []
     for name, value in seeds.items():
         target = names.resolve(name, "seed")
@@ -123,13 +129,13 @@ def _seed_values(seeds: Mapping[str, Any], names: Any) -> list[tuple[Place, np.n
         if len(arrays) != len(given):
             raise ValueError(f"eagle.diff.reverse: the seed of {name!r} has {len(given)} arrays, its arrays "
                              f"{len(arrays)}: give a tree shaped like it")
-        for array, ct in zip(arrays, given, strict=True):
+        for array, ct, found in zip(arrays, given, record._links(name, target), strict=True):
             try:
                 ct = np.broadcast_to(np.asarray(ct, dtype=array.dtype), array.shape)
             except ValueError:
                 raise ValueError(f"eagle.diff.reverse: the seed of {name!r} has shape {np.shape(ct)}, its "
                                  f"array {array.shape}") from None
-            out.append((place(array), ct))
+            out.extend(scatter(array, ct, found))
     return out
 
 
@@ -139,15 +145,18 @@ def _seed_values(seeds: Mapping[str, Any], names: Any) -> list[tuple[Place, np.n
 class Pass:
     """The reverse pass of one record for one set of seeded places, ``wrt`` places and vjps."""
 
-    def __init__(self, record: Record, seeds: frozenset[Place], wrt: dict[Place, tuple[Any, ...]],
+    def __init__(self, record: Record, seeds: frozenset[Place], wrt: Mapping[Place, tuple[Any, ...]],
                  vjps: dict[str, Vjp]) -> None:
         self.record = record
         self.vjps = vjps
         forward = record._forward
         all_leaves = list(record._leaves())
-        self.reached, backward = _reach(all_leaves, set(wrt), set(seeds))
+        named = record._planes
+        shared = memory.pairs({p: a for p, (_, a) in named.items()})
+        self.reached, backward = _reach(all_leaves, set(wrt), set(seeds), shared)
         self.active = frozenset(self.reached & backward)
-        _refuse_overlaps(record, all_leaves, self.active)
+        self.groups = memory.Groups(named, shared)
+        self.groups.refuse([s for s in forward.steps if s is not None], record._label, self.active)
         self.seeds = sorted(seeds & self.active, key=repr)
         self.tapes: list[Any] = []  # of loops inside reversed loops, filled by the pass itself
         trace = forward.trace
@@ -177,44 +186,50 @@ class Pass:
         self.zeros = {p: np.zeros(*specs[p]) for p in wrt if p not in self.active}
 
     def _allocate(self, groups: list[list[Any]], specs: dict[Place, tuple[Any, ...]]) -> None:
-        """One adjoint array per place, shared by places whose top-level spans do not meet.
+        """One adjoint array per place, shared by places whose top-level spans do not meet; places
+        that share memory share one array over it (:mod:`eagle.diff.memory`), each its view.
 
         Each is cleared where its span starts (the seeded ones before the run),
         unless the first operation there is a vjp that writes it whole; a vjp
         that is the last to touch one does not clear it after.
         """
+        key = self.groups.key
         first: dict[Place, tuple[int, Any]] = {}
         last: dict[Place, tuple[int, Any]] = {}
         for r, group in enumerate(groups):
             for op in group:
                 for p in op.uses():
-                    first.setdefault(p, (r, op))
-                    last[p] = (r, op)
+                    first.setdefault(key(p), (r, op))
+                    last[key(p)] = (r, op)
         span = {p: [first[p][0], last[p][0]] for p in first}
         for p in self.seeds:
-            span.setdefault(p, [-1, -1])[0] = -1
+            span.setdefault(key(p), [-1, -1])[0] = -1
         for p in self.at_end:
-            span.setdefault(p, [len(groups), len(groups)])[1] = len(groups)
+            span.setdefault(key(p), [len(groups), len(groups)])[1] = len(groups)
         clear: list[tuple[int, Place]] = []
         for p, (start, end) in span.items():
+            alone = p in specs  # not a group's buffer: a vjp may define it, or skip its clear
             if start >= 0:
                 op = first[p][1]
-                if isinstance(op, KernelBack) and op.can_define(p):
+                if alone and isinstance(op, KernelBack) and op.can_define(p):
                     op.direct.add(p)
                 else:
                     clear.append((start, p))
-            if end < len(groups) and isinstance(last[p][1], KernelBack):
+            if alone and end < len(groups) and isinstance(last[p][1], KernelBack):
                 last[p][1].dead.add(p)
         for start, p in sorted(clear, key=lambda sp: (-sp[0], repr(sp[1]))):
             groups[start].insert(0, Zero([p]))
         free: dict[tuple[Any, ...], list[tuple[int, np.ndarray]]] = {}
         for p, (start, end) in sorted(span.items(), key=lambda kv: (kv[1][0], repr(kv[0]))):
-            key = (specs[p][0], np.dtype(specs[p][1]).str)
-            pool = free.setdefault(key, [])
+            spec = specs.get(p) or self.groups.spec(p)
+            pool = free.setdefault((spec[0], np.dtype(spec[1]).str), [])
             slot = next((k for k, (until, _) in enumerate(pool) if until < start), None)
-            array = pool.pop(slot)[1] if slot is not None else np.zeros(*specs[p])
+            array = pool.pop(slot)[1] if slot is not None else np.zeros(*spec)
             pool.append((end, array))
             self.ctx.adj[p] = array
+        for p, group in self.groups.of.items():
+            if group.key in self.ctx.adj:
+                self.ctx.adj[p] = group.view(self.ctx.adj[group.key], group.members[p])
 
     # ---------------------------------------------------------- one step
     def ops(self, t: Any) -> list[Any]:
@@ -284,7 +299,7 @@ class Pass:
     # ---------------------------------------------------------- running
     def run(self, seeded: list[tuple[Place, np.ndarray]]) -> dict[Place, np.ndarray]:
         for p in self.seeds:
-            self.ctx.adj[p][...] = 0
+            self.ctx.adj[self.groups.key(p)][...] = 0
         for p, ct in seeded:
             if p in self.active:
                 self.ctx.adj[p] += ct
@@ -310,35 +325,11 @@ def _arrays(t: Any) -> Iterator[np.ndarray]:
         yield from t.outside.values()
 
 
-def _refuse_overlaps(record: Record, all_leaves: list[Leaf], active: frozenset[Place]) -> None:
-    """Adjoints are kept per place: two planes that share memory without being one view (two
-    overlapping slices) would each get half the story, so they are refused."""
-    found: dict[Place, tuple[str, np.ndarray]] = {}
-    for leaf in all_leaves:
-        for p in leaf.planes:
-            if p.place in active:
-                found.setdefault(p.place, (f"{record._label(leaf)}.{p.name}", p.array))
-    spans = sorted(((_extent(a), name, a) for name, a in found.values()), key=lambda span: span[0])
-    for k, ((_, hi), name, a) in enumerate(spans):
-        for (lo2, _), name2, b in spans[k + 1:]:
-            if lo2 >= hi:
-                break
-            if np.shares_memory(a, b):
-                raise ValueError(f"eagle.diff.reverse: the planes {name} and {name2} share memory without "
-                                 "being one view of it: a gradient is kept per array, so differentiate "
-                                 "through whole arrays (or one view of them)")
-
-
-def _extent(a: np.ndarray) -> tuple[int, int]:
-    start = a.ctypes.data
-    lo = start + sum(min(0, (n - 1) * st) for n, st in zip(a.shape, a.strides, strict=True))
-    hi = start + sum(max(0, (n - 1) * st) for n, st in zip(a.shape, a.strides, strict=True)) + a.itemsize
-    return lo, hi
-
-
-def _reach(all_leaves: list[Leaf], wrt: set[Place], seeds: set[Place]) -> tuple[set[Place], set[Place]]:
+def _reach(all_leaves: list[Leaf], wrt: set[Place], seeds: set[Place], pairs: list[tuple[Place, Place]]
+           ) -> tuple[set[Place], set[Place]]:
     """Places the wrt names reach (forward) and places that reach a seed (backward), over every
-    leaf whatever the order: a loop feeds its own earlier steps."""
+    leaf whatever the order (a loop feeds its own earlier steps), and across places that share
+    memory."""
     forward, backward = set(wrt), set(seeds)
     changed = True
     while changed:
@@ -350,6 +341,11 @@ def _reach(all_leaves: list[Leaf], wrt: set[Place], seeds: set[Place]) -> tuple[
             if leaf.float_writes & backward and not leaf.float_reads <= backward:
                 backward |= leaf.float_reads
                 changed = True
+        for reach in (forward, backward):
+            for p, q in pairs:
+                if (p in reach) != (q in reach):
+                    reach |= {p, q}
+                    changed = True
     return forward, backward
 
 

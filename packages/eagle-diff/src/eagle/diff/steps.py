@@ -185,6 +185,17 @@ def read_planes(steps: list[Step]) -> Iterator[Plane]:
             yield from read_planes(s.body if isinstance(s, Loop) else [x for arm in s.arms for x in arm])
 
 
+def steps_planes(steps: list[Step]) -> Iterator[tuple[Step, Plane]]:
+    """(step, plane) for every plane of a leaf and every construct's cell, in order, nested ones too."""
+    for s in steps:
+        if isinstance(s, Leaf):
+            yield from ((s, p) for p in s.planes)
+            continue
+        yield s, s.cell
+        for body in (s.arms if isinstance(s, Choice) else [s.body]):
+            yield from steps_planes(body)
+
+
 def write_planes(steps: list[Step]) -> Iterator[Plane]:
     for leaf in leaves(steps):
         yield from (p for p in leaf.planes if p.writes)
@@ -228,8 +239,8 @@ def _cell(cell: np.ndarray) -> Plane:
 
 def leaf_of(node: Node, label: str) -> Leaf:
     p = node.payload
-    planes = [Plane(name, array, role, place(array)) for name, array, role in node.planes()
-              if isinstance(array, np.ndarray)]
+    viewed = ((name, host_view(array), role) for name, array, role in node.planes())
+    planes = [Plane(name, array, role, place(array)) for name, array, role in viewed if array is not None]
     if isinstance(p, Copy):
         return Leaf(node, label, "copy", planes)
     if isinstance(p, Reduce):
@@ -237,6 +248,20 @@ def leaf_of(node: Node, label: str) -> Leaf:
     if isinstance(p, BoundPlan) and hasattr(getattr(p.plan, "source", None), "vjp"):
         return Leaf(node, label, "kernel", planes, _params(node, p))
     return Leaf(node, label, "other", planes)
+
+
+def host_view(plane: Any) -> np.ndarray | None:
+    """A plane as a NumPy view of its memory: an ndarray, or an object exposing it through
+    ``__array_interface__`` or the buffer protocol (a plugin's plane, such as a torch tensor's),
+    which would otherwise drop out of the reverse path unseen; None for what holds no host memory."""
+    if isinstance(plane, np.ndarray):
+        return plane
+    if hasattr(plane, "__array_interface__"):
+        return np.asarray(plane)
+    try:
+        return np.asarray(memoryview(plane))
+    except TypeError:
+        return None
 
 
 def _params(node: Node, bound: BoundPlan) -> list[ParamSlot]:
