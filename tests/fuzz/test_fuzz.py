@@ -80,7 +80,7 @@ def same_bits(got: Any, want: Any, what: str) -> None:
     got_leaves, want_leaves = leaves(got), leaves(want)
     assert len(got_leaves) == len(want_leaves), what
     for k, (a, b) in enumerate(zip(got_leaves, want_leaves, strict=True)):
-        assert (a.shape, a.dtype) == (b.shape, b.dtype), f"{what}: leaf {k}: {a.shape} {a.dtype}, {b.shape} {b.dtype}"
+        assert (a.shape, a.dtype) == (b.shape, b.dtype), f"{what}: leaf {k}: {a.shape} {a.dtype}, {b.dtype}"
         if a.tobytes() != b.tobytes():
             at = int(np.flatnonzero(a.reshape(-1) != b.reshape(-1))[0]) if a.size else 0
             got, want = a.reshape(-1)[at], b.reshape(-1)[at]
