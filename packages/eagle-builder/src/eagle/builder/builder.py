@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,10 @@ class Builder:
     """
 
     def __init__(self, fn: Callable[..., Any]) -> None:
+        if not isinstance(fn, types.FunctionType):  # the rewrite needs a def's source and code
+            raise TypeError("eagle.Graph.builder: takes a plain Python function defined in a file (a `def`); "
+                            f"got {type(fn).__name__} {getattr(fn, '__name__', fn)!r}: wrap the call in a "
+                            "def (def f(x): ...) and decorate that")
         self.fn = fn
         functools.update_wrapper(self, fn)
         self.signature = inspect.signature(fn)

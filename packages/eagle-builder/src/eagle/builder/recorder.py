@@ -222,10 +222,13 @@ class Recorder:
 
     # ------------------------------------------------------------ runtime
     def truth(self, value: Any, line: int) -> bool:
+        """A Python condition's truth; an array that is not a one-cell uint32 is refused."""
         if is_array(value):
             raise TypeError(f"eagle.Graph.builder: {self.where(line)}: the condition is an array of "
-                            f"{value.size} {value.dtype}; a device condition is a one-cell uint32 array, a "
-                            "Python condition a Python value")
+                            f"{value.size} {value.dtype}; a device condition is a one-cell uint32 "
+                            "array (shape (1,)): reduce it to one cell in a kernel (flag = "
+                            "hm.uint32(hawk.sum(...)) into a Mutable[UInt32] of one cell) or index one cell "
+                            "(flag[i:i + 1]); a Python condition is a Python value")
         return bool(value)
 
     def if_(self, cond: Any, then: Callable[[], Any], orelse: Callable[[], Any], get: Callable[[], tuple],
@@ -244,6 +247,7 @@ class Recorder:
                default: Callable[[], Any] | None, get: Callable[[], tuple], put: Callable[[tuple], None],
                names: tuple[str, ...], line: int) -> Any:
         if not is_cell(subject):
+            self.truth(is_array(subject) and subject, line)  # an array that is not a cell is refused
             for values, fn in cases:
                 if subject in values:
                     return self.python_signal(fn(), line)
@@ -285,7 +289,7 @@ class Recorder:
     def for_range(self, args: tuple[Any, ...], body: Callable[[Any], Any], get: Callable[[], tuple],
                   put: Callable[[tuple], None], names: tuple[str, ...], line: int,
                   targets: tuple[str, ...] = ()) -> Any:
-        if any(_device(a) for a in args):
+        if any(_device(a) or is_array(a) for a in args):
             if len(args) != 1 or not is_cell(args[0]):
                 raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a counted device loop is "
                                 "for i in range(cell), with one one-cell uint32 argument")

@@ -12,7 +12,10 @@ inside a construct become returned signals that the call sites pass up.
 the names of what they compute.
 
 The rewritten code keeps the user's file name, lines and columns, so
-tracebacks point at their code.  The rewrite runs once per code object.
+tracebacks point at their code.  The rewrite runs once per code object; each
+decorated function then gets its own function over that code, with its own
+closure cells, globals and defaults, so two definitions of one nested
+``def`` (a builder made inside a function) each see their own closure.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ _FUTURE_FLAGS = 0
 for _name in __future__.all_feature_names:
     _FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
 
-_cache: dict[types.CodeType, Callable[..., Any]] = {}
+# id(original code) -> (original code, rewritten code); the original is kept, so its id is not reused.
+# Keyed by identity: equal code objects from two files must not share a rewrite.
+_cache: dict[int, tuple[types.CodeType, types.CodeType]] = {}
 
 
 class RewriteError(SyntaxError):
@@ -38,11 +43,20 @@ class RewriteError(SyntaxError):
 
 
 def rewritten(fn: Callable[..., Any], runtime: object) -> Callable[..., Any]:
-    """``fn`` with its control flow rewritten onto ``runtime`` (cached per code object)."""
+    """``fn`` with its control flow rewritten onto ``runtime``: the rewritten code is cached per
+    code object, the function around it made for this ``fn`` (its closure, globals, defaults)."""
     code = fn.__code__
-    if code not in _cache:
-        _cache[code] = _rewrite(fn, runtime)
-    return _cache[code]
+    entry = _cache.get(id(code))
+    if entry is None or entry[0] is not code:
+        entry = _cache[id(code)] = (code, _rewrite(fn))
+    cells = dict(zip(code.co_freevars, fn.__closure__ or (), strict=True))
+    cells[RUNTIME] = types.CellType(runtime)
+    new = entry[1]
+    out = types.FunctionType(new, fn.__globals__, fn.__name__, fn.__defaults__,
+                             tuple(cells[v] for v in new.co_freevars))
+    out.__kwdefaults__, out.__annotations__ = fn.__kwdefaults__, dict(fn.__annotations__)
+    out.__doc__, out.__qualname__, out.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
+    return out
 
 
 def first_line(fn: Callable[..., Any]) -> int:
@@ -50,7 +64,8 @@ def first_line(fn: Callable[..., Any]) -> int:
     return inspect.getsourcelines(fn)[1]
 
 
-def _rewrite(fn: Callable[..., Any], runtime: object) -> Callable[..., Any]:
+def _rewrite(fn: Callable[..., Any]) -> types.CodeType:
+    """The code of ``fn`` rewritten, with ``RUNTIME`` and ``fn``'s free names as free names."""
     name = getattr(fn, "__qualname__", repr(fn))
     if fn.__name__ == "<lambda>":
         raise RewriteError(f"eagle.Graph.builder: {name}: a lambda cannot be a builder; write a def")
@@ -84,14 +99,7 @@ def _rewrite(fn: Callable[..., Any], runtime: object) -> Callable[..., Any]:
                    dont_inherit=True)
     scope: dict[str, Any] = {}
     exec(code, fn.__globals__, scope)
-    built = scope[f"{_PREFIX}factory"](runtime, *[None] * len(fn.__code__.co_freevars))
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
-    cells[RUNTIME] = types.CellType(runtime)
-    closure = tuple(cells[v] for v in built.__code__.co_freevars)
-    out = types.FunctionType(built.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
-    out.__kwdefaults__, out.__annotations__ = fn.__kwdefaults__, dict(fn.__annotations__)
-    out.__doc__, out.__qualname__, out.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
-    return out
+    return scope[f"{_PREFIX}factory"](None, *[None] * len(fn.__code__.co_freevars)).__code__
 
 
 def _strip_signature(args: ast.arguments) -> None:
@@ -252,10 +260,13 @@ class _Rewriter:
         setter = _def(f"{_PREFIX}set_{k}", [values], sets, state)
         return [get, setter]
 
+    def line(self, stmt: ast.stmt) -> int:
+        """A statement's line counted from the function's first line."""
+        return stmt.lineno - self.line_shift
+
     def state_args(self, k: int, state: list[str], stmt: ast.stmt) -> list[ast.expr]:
         return [ast.Name(f"{_PREFIX}get_{k}", ast.Load()), ast.Name(f"{_PREFIX}set_{k}", ast.Load()),
-                ast.Tuple([ast.Constant(n) for n in state], ast.Load()),
-                ast.Constant(stmt.lineno - self.line_shift)]
+                ast.Tuple([ast.Constant(n) for n in state], ast.Load()), ast.Constant(self.line(stmt))]
 
     def arm(self, name: str, body: list[ast.stmt], state: list[str],
             params: tuple[str, ...] = ()) -> ast.FunctionDef:
@@ -264,13 +275,13 @@ class _Rewriter:
     def if_call(self, stmt: ast.If, k: int, state: list[str]) -> tuple[list[ast.stmt], ast.expr]:
         then = self.arm(f"{_PREFIX}then_{k}", stmt.body, state)
         orelse = self.arm(f"{_PREFIX}else_{k}", stmt.orelse, state)
-        call = _call("if_", _condition(stmt.test), ast.Name(then.name, ast.Load()),
+        call = _call("if_", _condition(stmt.test, self.line(stmt)), ast.Name(then.name, ast.Load()),
                      ast.Name(orelse.name, ast.Load()), *self.state_args(k, state, stmt))
         return [then, orelse], call
 
     def while_call(self, stmt: ast.While, k: int, state: list[str]) -> tuple[list[ast.stmt], ast.expr]:
         _no_else(stmt, "while")
-        test = _def(f"{_PREFIX}test_{k}", [], [ast.Return(_condition(stmt.test))], [])
+        test = _def(f"{_PREFIX}test_{k}", [], [ast.Return(_condition(stmt.test, self.line(stmt)))], [])
         body = self.arm(f"{_PREFIX}body_{k}", stmt.body, state, (f"{_PREFIX}item",))
         call = _call("while_", ast.Name(test.name, ast.Load()), ast.Name(body.name, ast.Load()),
                      *self.state_args(k, state, stmt))
@@ -287,7 +298,7 @@ class _Rewriter:
                   and not first.orelse and len(first.body) == 1 and isinstance(first.body[0], ast.Break)
                   and not targets & {n.id for n in ast.walk(first.test) if isinstance(n, ast.Name)})
         if capped:
-            stop = _def(f"{_PREFIX}stop_{k}", [], [ast.Return(_condition(first.test))], [])
+            stop = _def(f"{_PREFIX}stop_{k}", [], [ast.Return(_condition(first.test, self.line(first)))], [])
             body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body[1:]], state, (item,))
             call = _call("capped", range_args[0], ast.Name(stop.name, ast.Load()),
                          ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
@@ -332,15 +343,15 @@ def _targets(stmt: ast.For) -> ast.keyword:
     return ast.keyword("targets", ast.Tuple([ast.Constant(n) for n in names], ast.Load()))
 
 
-def _condition(test: ast.expr) -> ast.expr:
+def _condition(test: ast.expr, line: int) -> ast.expr:
     """A condition with ``not``, ``and`` and ``or`` at its top sent to the runtime, which knows
-    a one-cell device array from a Python value."""
+    a one-cell device array from a Python value (``line`` names the construct in its refusals)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return ast.copy_location(_call("not_", _condition(test.operand)), test)
+        return ast.copy_location(_call("not_", _condition(test.operand, line), ast.Constant(line)), test)
     if isinstance(test, ast.BoolOp):
-        thunks = [ast.Lambda(_plain_args([]), _condition(v)) for v in test.values]
+        thunks = [ast.Lambda(_plain_args([]), _condition(v, line)) for v in test.values]
         op = "and_" if isinstance(test.op, ast.And) else "or_"
-        return ast.copy_location(_call(op, *thunks), test)
+        return ast.copy_location(_call(op, ast.Constant(line), *thunks), test)
     return test
 
 
