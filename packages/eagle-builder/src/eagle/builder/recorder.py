@@ -96,6 +96,15 @@ class _Loop:
     state: tuple = ()  # (get, put, names) of the loop body's names
 
 
+@dataclass(frozen=True)
+class _DeviceBody:
+    """An arm, loop body or guarded rest being recorded: what only some replays run."""
+
+    body: Body
+    what: str  # "the device if at f:3"
+    frame: int  # how many builders and blocks were running: the function that wrote the construct
+
+
 _current: ContextVar[Recorder | None] = ContextVar("eagle_builder_recorder", default=None)
 
 
@@ -129,6 +138,9 @@ class Recorder:
         self.frames: list[tuple[str, int]] = []  # (function, first line) of the builder or block running
         self.nested_forks: list[Fork] = []
         self.retired: list[Any] = []  # arrays merged away, kept alive for the ids in the maps above
+        self.device_bodies: dict[int, _DeviceBody] = {}  # id(body) -> the device body it is
+        # id(array) -> (array, the device body whose node made it): only a merged name carries it out
+        self.homes: dict[int, tuple[Any, _DeviceBody]] = {}
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
@@ -157,10 +169,50 @@ class Recorder:
         return f"{self.frames[-1][0]}:{line}"
 
     # -------------------------------------------------------------- nodes
-    def append(self, node: Node, label: str) -> Node:
+    def append(self, node: Node, label: str, touches: Sequence[Any] | None = None) -> Node:
+        """Record ``node``; ``touches`` (default: its planes) must not have left a device body."""
+        for array in [a for _, a, _ in node.planes()] if touches is None else touches:
+            self.refuse_escaped(array, label)
         self.stack[-1].steps.append(node)
         self.labels[id(node)] = label
         return node
+
+    # ------------------------------------------------------ device bodies
+    def open_device_body(self, body: Body, what: str, line: int) -> Body:
+        """Mark ``body`` as one a device construct runs only in some replays."""
+        self.device_bodies[id(body)] = _DeviceBody(body, f"the device {what} at {self.where(line)}",
+                                                   len(self.frames))
+        return body
+
+    def innermost_device_body(self) -> _DeviceBody | None:
+        return next((self.device_bodies[id(b)] for b in reversed(self.stack) if id(b) in self.device_bodies),
+                    None)
+
+    def refuse_escaped(self, array: Any, label: str) -> None:
+        """An array a node made inside a device body, used after that body by a route the builder
+        does not carry (a list or dict item, an attribute): it holds one arm's value, or none."""
+        while is_array(array):
+            made = self.homes.get(id(array))
+            if made is not None and not any(b is made[1].body for b in self.stack):
+                raise TypeError(f"eagle.Graph.builder: {label!r} uses an array computed inside "
+                                f"{made[1].what}, outside that arm or loop body, reached by a route other "
+                                "than a plain name (a list or dict item, an attribute, a helper's object); "
+                                "eagle carries only plain names out of a device construct (every arm is "
+                                "recorded, a loop body once): assign the value to a plain name in every "
+                                "arm (v = dbl(v)) and put it into the container after the construct")
+            array = array.base if isinstance(array, np.ndarray) else None
+
+    def mutates(self, line: int, text: str) -> None:
+        """``text`` (an item or attribute assignment, a container method call) is about to run:
+        refused inside a device construct of this function, where it would hold the last arm's
+        value (or a loop body's first turn) whatever the replay runs."""
+        inner = self.innermost_device_body()
+        if inner is not None and inner.frame == len(self.frames):
+            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: `{text}` changes a list, dict or "
+                            f"object inside {inner.what}; eagle cannot carry container items or "
+                            "attributes through a device construct (every arm is recorded, a loop body "
+                            "once): assign to a plain name (v = dbl(v)) inside the construct and put it "
+                            "into the container after it")
 
     def call(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A hawk kernel call: a plan node, its outputs allocated; returns them."""
@@ -173,10 +225,13 @@ class Recorder:
                 raise NameError(f"{kernel.__name__}: {arg.message}")
         bound = kernel.plan(*args, buffer=None if buffer is True else buffer)
         node = self.append(Node("plan", bound), kernel.__name__)
+        home = self.innermost_device_body() if buffer is None or buffer is True else None
         for out in bound.outputs:
             self.producer[id(out)] = node
             if buffer is True:
                 self.kept[id(out)] = out
+            if home is not None:
+                self.homes[id(out)] = (out, home)
         return bound.result()
 
     def add_node(self, node: Node, name: str | None) -> None:
@@ -239,7 +294,7 @@ class Recorder:
         cell = cond.cell if isinstance(cond, NotCell) else cond
         if isinstance(cond, NotCell):
             bodies.reverse()
-        self.append(Node("device_if", DeviceIf(cell, bodies[0], bodies[1])), "if")
+        self.append(Node("device_if", DeviceIf(cell, bodies[0], bodies[1])), "if", [cell])
         self.after_device_signals(signals, line)
         return None
 
@@ -255,7 +310,7 @@ class Recorder:
         arms = [fn for _, fn in cases] + [default or (lambda: None)]
         bodies, signals = self.record_arms(arms, get, put, names, line, "match")
         table = {int(v): body for (values, _), body in zip(cases, bodies, strict=False) for v in values}
-        self.append(Node("device_switch", DeviceSwitch(subject, table, bodies[-1])), "match")
+        self.append(Node("device_switch", DeviceSwitch(subject, table, bodies[-1])), "match", [subject])
         self.after_device_signals(signals, line)
         return None
 
@@ -334,7 +389,7 @@ class Recorder:
         recorded = []
         for fn in arms:
             put(before)
-            body = Body()
+            body = self.open_device_body(Body(), what, line)
             self.stack.append(body)
             try:
                 signal = fn()
@@ -364,7 +419,7 @@ class Recorder:
             if signal is BREAK:
                 self.set_cell(self.loop_cell(loop, "stop"), 1)
             self.stack.pop()
-        guard = Body()
+        guard = self.open_device_body(Body(), "loop", loop.line)
         loop.guards.append((guard, loop.state[0]()))
         self.stack.append(guard)
 
@@ -392,7 +447,7 @@ class Recorder:
         before = get()
         loop = _Loop(device=True, line=line, state=(get, put, names))
         self.loops.append(loop)
-        body = Body()
+        body = self.open_device_body(Body(), "loop", line)
         self.stack.append(body)
         try:
             self.after_device_signals([(self.stack[-1], body_fn(None))], line)
@@ -401,7 +456,7 @@ class Recorder:
                 # skipped or not, each name leaves the guard in one array: a device if with an empty arm
                 put(self.merge(names, began, [(Body(), began), (guarded, get())], line, "loop"))
                 self.append(Node("device_if", DeviceIf(self.loop_cell(loop, "skip"), Body(), guarded)),
-                            "guard")
+                            "guard", [])
         finally:
             self.stack.pop()
             self.loops.pop()
@@ -415,10 +470,10 @@ class Recorder:
             if loop.stop is not None:  # the turns left after a break do nothing
                 body = Body([Node("device_if", DeviceIf(loop.stop, Body(), body))])
                 self.set_cell(loop.stop, 0)
-            self.append(Node("device_loop", DeviceLoop(cell, "count", cap, body)), "loop")
+            self.append(Node("device_loop", DeviceLoop(cell, "count", cap, body)), "loop", [cell])
             return None
         if loop.stop is None and want == 1:
-            self.append(Node("device_loop", DeviceLoop(cell, "while", cap, body)), "loop")
+            self.append(Node("device_loop", DeviceLoop(cell, "while", cap, body)), "loop", [cell])
             return None
         stop = self.loop_cell(loop, "stop")
         control = self.new_cell()
@@ -427,7 +482,7 @@ class Recorder:
         self.stack.append(body)
         self.control(cell, stop, want, control)
         self.stack.pop()
-        self.append(Node("device_loop", DeviceLoop(control, "while", cap, body)), "loop")
+        self.append(Node("device_loop", DeviceLoop(control, "while", cap, body)), "loop", [])
         return None
 
     # -------------------------------------------------------------- merge
@@ -449,6 +504,7 @@ class Recorder:
                                 f"inside a device {what}; every arm of a device construct is recorded, so "
                                 "only arrays can change there")
             target = old if is_array(old) else changed[0]
+            self.homes.pop(id(target), None)  # the name carries it out of the construct
             for v in changed:
                 if tuple(v.shape) != tuple(target.shape) or v.dtype != target.dtype:
                     raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} changes from "
@@ -496,6 +552,8 @@ class Recorder:
         """Add what was recorded to the graph, in order (a failed check adds nothing)."""
         graph = self.graph
         graph._recorder = None
+        for array in _leaves(graph.result):
+            self.refuse_escaped(array, "g.result")
         for fork in self.nested_forks:
             self.check_fork(fork)
         for name, argument, own in self.prologue:
@@ -539,6 +597,17 @@ class Recorder:
             self.retired.append(self.arguments[name])
             self.arguments[name] = new
         graph._relower(mapping)
+
+
+def _leaves(tree: Any) -> Iterator[Any]:
+    """The values of a result tree (dicts, lists and tuples nested)."""
+    if isinstance(tree, dict):
+        tree = list(tree.values())
+    if isinstance(tree, (list, tuple)):
+        for item in tree:
+            yield from _leaves(item)
+    else:
+        yield tree
 
 
 def _side(array: Any) -> int | None:

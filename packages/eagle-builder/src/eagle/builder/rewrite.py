@@ -196,8 +196,16 @@ class _Rewriter:
     def block(self, body: list[ast.stmt], inside: bool) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         for stmt in body:
+            out.extend(self.mutation_checks(stmt))
             out.extend(self.statement(stmt, inside))
         return out
+
+    def mutation_checks(self, stmt: ast.stmt) -> list[ast.stmt]:
+        """``rt.mutates(line, text)`` before a statement that changes a container item or an
+        attribute: the recorder refuses it inside a device construct, which carries names only."""
+        line = ast.Constant(self.line(stmt))
+        return [ast.copy_location(ast.Expr(_call("mutates", line, ast.Constant(text))), stmt)
+                for text in _mutations(stmt)]
 
     def statement(self, stmt: ast.stmt, inside: bool) -> list[ast.stmt]:
         if isinstance(stmt, ast.If):
@@ -328,6 +336,33 @@ class _Rewriter:
         call = _call("match_", stmt.subject, ast.Tuple(cases, ast.Load()), default,
                      *self.state_args(k, state, stmt))
         return defs, call
+
+
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
+                       "setdefault", "sort", "reverse"})
+
+
+def _mutations(stmt: ast.stmt) -> list[str]:
+    """What a simple statement changes in place: ``s['v'] = ...``, ``del s[k]``, ``o.a += ...``,
+    ``acc.append(...)`` (a compound statement's own statements are checked one by one)."""
+    if any(isinstance(getattr(stmt, f, None), list) for f in ("body", "cases")):
+        return []
+    found: list[str] = []
+    stores = [*stmt.targets] if isinstance(stmt, (ast.Assign, ast.Delete)) else \
+        [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+    for target in [t for s in stores for t in ast.walk(s) if isinstance(t, (ast.Subscript, ast.Attribute))
+                   and isinstance(t.ctx, (ast.Store, ast.Del))]:
+        if isinstance(stmt, ast.Delete):
+            found.append(f"del {ast.unparse(target)}")
+        elif isinstance(stmt, ast.AugAssign):
+            found.append(ast.unparse(ast.AugAssign(target, stmt.op, ast.Name("..."))))
+        else:
+            found.append(f"{ast.unparse(target)} = ...")
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _MUTATORS:
+            found.append(f"{ast.unparse(node.func)}(...)")
+    return found
 
 
 def _no_else(stmt: ast.For | ast.While, what: str) -> None:
