@@ -167,6 +167,37 @@ def test_an_array_a_helper_carries_out_of_a_device_loop_into_the_result_is_refus
         loop(X, cell(1))
 
 
+def test_a_view_of_an_arms_array_carried_out_by_a_helper_is_refused():
+    @eagle.Graph.builder
+    def view(x, c):
+        g = eagle.Graph()
+        s = {"v": x[:1]}
+        if c:
+            put(s, dbl(x)[:1])
+        g.result = s["v"]
+        return g
+
+    with pytest.raises(TypeError, match=r"'g.result' uses an array computed inside the device if at view:5"):
+        view(X, cell(0))
+
+
+def test_a_name_a_nested_function_rebinds_in_an_arm_is_refused_where_it_is_used():
+    @eagle.Graph.builder
+    def nested(x, c):
+        g = eagle.Graph()
+
+        def step():
+            nonlocal x
+            x = inc(x)
+        if c:
+            step()
+        g.result = dbl(x)
+        return g
+
+    with pytest.raises(TypeError, match=r"'dbl' uses an array computed inside the device if at nested:8"):
+        nested(X, cell(0))
+
+
 def test_containers_changed_under_python_conditions_and_around_device_ones_stay_python():
     @eagle.Graph.builder
     def python(x, n, c):

@@ -196,11 +196,12 @@ class Recorder:
             if made is not None and not any(b is made[1].body for b in self.stack):
                 raise TypeError(f"eagle.Graph.builder: {label!r} uses an array computed inside "
                                 f"{made[1].what}, outside that arm or loop body, reached by a route other "
-                                "than a plain name (a list or dict item, an attribute, a helper's object); "
+                                "than a plain name (a list or dict item, an attribute, a helper's object, a "
+                                "nested function's nonlocal); "
                                 "eagle carries only plain names out of a device construct (every arm is "
                                 "recorded, a loop body once): assign the value to a plain name in every "
                                 "arm (v = dbl(v)) and put it into the container after the construct")
-            array = array.base if isinstance(array, np.ndarray) else None
+            array = getattr(array, "base", None)  # a view: the array it views
 
     def mutates(self, line: int, text: str) -> None:
         """``text`` (an item or attribute assignment, a container method call) is about to run:
