@@ -196,9 +196,28 @@ class _Rewriter:
     def block(self, body: list[ast.stmt], inside: bool) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         for stmt in body:
+            self.truths(stmt)
             out.extend(self.mutation_checks(stmt))
             out.extend(self.statement(stmt, inside))
         return out
+
+    def truths(self, stmt: ast.stmt) -> None:
+        """Send the truth tests Python makes outside if/while tests (``a if c else b``, ``and``,
+        ``or``, ``not``, ``assert``, a comprehension's ``if``, a native match's subject) through
+        the runtime, which refuses a device condition or an array there instead of reading it once
+        while recording (in place, on this statement's own expressions)."""
+        fix = _Truths(self)
+        for field, value in ast.iter_fields(stmt):
+            if isinstance(stmt, (ast.If, ast.While)) and field == "test":
+                setattr(stmt, field, fix.condition(value))
+            elif isinstance(value, ast.expr):
+                setattr(stmt, field, fix.visit(value))
+            elif isinstance(value, list):
+                setattr(stmt, field, [fix.visit(v) if isinstance(v, ast.expr) else v for v in value])
+        if isinstance(stmt, ast.Assert):
+            stmt.test = fix.wrap(stmt.test, "assert")
+        if isinstance(stmt, ast.Match) and not _literal_match(stmt):
+            stmt.subject = fix.wrap(stmt.subject, "match with a guard or a case other than int literals")
 
     def mutation_checks(self, stmt: ast.stmt) -> list[ast.stmt]:
         """``rt.mutates(line, text)`` before a statement that changes a container item or an
@@ -336,6 +355,49 @@ class _Rewriter:
         call = _call("match_", stmt.subject, ast.Tuple(cases, ast.Load()), default,
                      *self.state_args(k, state, stmt))
         return defs, call
+
+
+class _Truths(ast.NodeTransformer):
+    """Wraps the operands Python tests for truth in an expression in ``rt.truth_of``."""
+
+    def __init__(self, rewriter: _Rewriter) -> None:
+        self.rewriter = rewriter
+
+    def wrap(self, node: ast.expr, form: str) -> ast.expr:
+        line = ast.Constant(node.lineno - self.rewriter.line_shift)
+        return ast.copy_location(_call("truth_of", node, line, ast.Constant(form)), node)
+
+    def condition(self, test: ast.expr) -> ast.expr:
+        """An if/while test: its top ``not``/``and``/``or`` are the runtime's already."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test.operand = self.condition(test.operand)
+        elif isinstance(test, ast.BoolOp):
+            test.values = [self.condition(v) for v in test.values]
+        else:
+            test = self.visit(test)
+        return test
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        self.generic_visit(node)
+        node.test = self.wrap(node.test, "... if <condition> else ...")
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        self.generic_visit(node)
+        form = "and" if isinstance(node.op, ast.And) else "or"
+        node.values = [*(self.wrap(v, form) for v in node.values[:-1]), node.values[-1]]
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            node.operand = self.wrap(node.operand, "not")
+        return node
+
+    def visit_comprehension(self, node: ast.comprehension) -> ast.comprehension:
+        self.generic_visit(node)
+        node.ifs = [self.wrap(c, "a comprehension's if") for c in node.ifs]
+        return node
 
 
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",

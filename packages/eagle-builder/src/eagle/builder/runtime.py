@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eagle.builder import recorder
-from eagle.builder.recorder import BREAK, CONTINUE, RETURN, UNBOUND, NotCell, is_cell
+from eagle.builder.recorder import BREAK, CONTINUE, RETURN, UNBOUND, NotCell, is_array, is_cell
 
 
 class Runtime:
@@ -33,6 +33,19 @@ class Runtime:
         if isinstance(value, NotCell):
             return value.cell
         return not recorder.current().truth(value, line)
+
+    @staticmethod
+    def truth_of(value: Any, line: int, form: str) -> Any:
+        """``value``, which Python is about to test for truth in ``form``: a device condition
+        there would be read once, while recording, so it is refused, and so is any array."""
+        if is_cell(value) or isinstance(value, NotCell):
+            current = recorder.current()
+            raise TypeError(f"eagle.Graph.builder: {current.where(line)}: a device condition in `{form}` "
+                            "would be decided once, while recording: test the cell in an if, while, "
+                            "for ... range or match statement, which records every arm")
+        if is_array(value):
+            recorder.current().truth(value, line)
+        return value
 
     @staticmethod
     def and_(line: int, *operands: Callable[[], Any]) -> Any:
