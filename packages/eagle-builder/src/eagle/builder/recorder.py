@@ -47,12 +47,21 @@ UNBOUND, BREAK, CONTINUE, RETURN = (_Signal(n) for n in ("unbound", "break", "co
 
 
 class OneArm:
-    """What a name holds after a device construct that assigned it in some arms only:
-    using it is an error that says so."""
+    """What a name holds after a device construct that gave it an array in some arms only (a
+    loop may run no turn): using it is an error that says so."""
 
-    def __init__(self, name: str, where: str) -> None:
-        self.message = (f"{name!r} is assigned in only one arm of the device construct at {where}; "
-                        "assign it in every arm (or before the construct)")
+    def __init__(self, name: str, where: str, what: str, before: Any) -> None:
+        if what == "loop":
+            self.message = (f"{name!r} is assigned inside the device loop at {where} in a part that may not "
+                            "run (a loop may run no turn, a break or continue skips the rest of its turn); "
+                            "give it an array before the loop")
+        elif before is UNBOUND:
+            self.message = (f"{name!r} is assigned in only one arm of the device construct at {where}; "
+                            "assign it in every arm (or before the construct)")
+        else:
+            self.message = (f"{name!r} holds {repr(before)[:40]} before the device construct at "
+                            f"{where} and an array after some of its arms only; assign it an array in every "
+                            "arm, or before the construct")
 
     def __bool__(self) -> bool:
         raise NameError(self.message)
@@ -462,7 +471,8 @@ class Recorder:
             self.stack.pop()
             self.loops.pop()
         after = tuple(b if n in targets else a for n, b, a in zip(names, before, get(), strict=True))
-        put(self.merge(names, before, [(body, after)], line, "loop"))
+        # a device loop may run no turn: that is an arm that changes nothing
+        put(self.merge(names, before, [(Body(), before), (body, after)], line, "loop"))
         if loop.skip is not None:  # each turn starts unskipped
             self.stack.append(Body())
             self.set_cell(loop.skip, 0)
@@ -498,12 +508,15 @@ class Recorder:
                 continue
             changed = [v for v in values if v is not old]
             if any(v is UNBOUND for v in values) or (old is UNBOUND and len(changed) < len(values)):
-                merged[i] = OneArm(name, self.where(line))  # set in some arms only: an error if used
+                merged[i] = OneArm(name, self.where(line), what, old)  # an error if used
                 continue
             if not all(is_array(v) for v in changed):
                 raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} is set to a Python value "
                                 f"inside a device {what}; every arm of a device construct is recorded, so "
                                 "only arrays can change there")
+            if not is_array(old) and len(changed) < len(values):  # None before: an arm left it None
+                merged[i] = OneArm(name, self.where(line), what, old)
+                continue
             target = old if is_array(old) else changed[0]
             self.homes.pop(id(target), None)  # the name carries it out of the construct
             for v in changed:
@@ -554,6 +567,8 @@ class Recorder:
         graph = self.graph
         graph._recorder = None
         for array in _leaves(graph.result):
+            if isinstance(array, OneArm):
+                raise NameError(f"g.result: {array.message}")
             self.refuse_escaped(array, "g.result")
         for fork in self.nested_forks:
             self.check_fork(fork)
