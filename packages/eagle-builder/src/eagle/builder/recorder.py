@@ -114,6 +114,8 @@ class _DeviceBody:
     frame: int  # how many builders and blocks were running: the function that wrote the construct
 
 
+Containers = Sequence[tuple[str, Callable[[], Any]]]  # (name, getter) of what a construct assigns items of
+
 _current: ContextVar[Recorder | None] = ContextVar("eagle_builder_recorder", default=None)
 
 
@@ -199,17 +201,17 @@ class Recorder:
 
     def refuse_escaped(self, array: Any, label: str) -> None:
         """An array a node made inside a device body, used after that body by a route the builder
-        does not carry (a list or dict item, an attribute): it holds one arm's value, or none."""
+        does not carry (a helper's dict, an attribute): it holds one arm's value, or none."""
         while is_array(array):
             made = self.homes.get(id(array))
             if made is not None and not any(b is made[1].body for b in self.stack):
                 raise TypeError(f"eagle.Graph.builder: {label!r} uses an array computed inside "
-                                f"{made[1].what}, outside that arm or loop body, reached by a route other "
-                                "than a plain name (a list or dict item, an attribute, a helper's object, a "
-                                "nested function's nonlocal); "
-                                "eagle carries only plain names out of a device construct (every arm is "
-                                "recorded, a loop body once): assign the value to a plain name in every "
-                                "arm (v = dbl(v)) and put it into the container after the construct")
+                                f"{made[1].what}, outside that arm or loop body, reached by a route the "
+                                "builder does not carry (a helper's dict or object, a nested function's "
+                                "nonlocal); eagle carries plain names and `name[key] = ...` items assigned "
+                                "in the construct itself (every arm is recorded, a loop body once): assign "
+                                "the value to a plain name in every arm (v = dbl(v)) and put it where it "
+                                "goes after the construct")
             array = getattr(array, "base", None)  # a view: the array it views
 
     def mutates(self, line: int, text: str) -> None:
@@ -219,10 +221,10 @@ class Recorder:
         inner = self.innermost_device_body()
         if inner is not None and inner.frame == len(self.frames):
             raise TypeError(f"eagle.Graph.builder: {self.where(line)}: `{text}` changes a list, dict or "
-                            f"object inside {inner.what}; eagle cannot carry container items or "
-                            "attributes through a device construct (every arm is recorded, a loop body "
-                            "once): assign to a plain name (v = dbl(v)) inside the construct and put it "
-                            "into the container after it")
+                            f"object inside {inner.what}; eagle carries plain names and `name[key] = ...` "
+                            "items through a device construct, not other changes (every arm is recorded, a "
+                            "loop body once): assign to a plain name (v = dbl(v)) or an item the container "
+                            "has (s['v'] = v) inside the construct, and change the container after it")
 
     def call(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A hawk kernel call: a plan node, its outputs allocated; returns them."""
@@ -297,10 +299,12 @@ class Recorder:
         return bool(value)
 
     def if_(self, cond: Any, then: Callable[[], Any], orelse: Callable[[], Any], get: Callable[[], tuple],
-            put: Callable[[tuple], None], names: tuple[str, ...], line: int) -> Any:
+            put: Callable[[tuple], None], names: tuple[str, ...], line: int,
+            containers: Containers = ()) -> Any:
         if not _device(cond):
             return self.python_signal((then if self.truth(cond, line) else orelse)(), line)
-        bodies, signals = self.record_arms([then, orelse], get, put, names, line, "if")
+        state = self.carried(get, put, names, containers, line, "if")
+        bodies, signals = self.record_arms([then, orelse], *state, line, "if")
         cell = cond.cell if isinstance(cond, NotCell) else cond
         if isinstance(cond, NotCell):
             bodies.reverse()
@@ -310,7 +314,7 @@ class Recorder:
 
     def match_(self, subject: Any, cases: Sequence[tuple[tuple[int, ...], Callable[[], Any]]],
                default: Callable[[], Any] | None, get: Callable[[], tuple], put: Callable[[tuple], None],
-               names: tuple[str, ...], line: int) -> Any:
+               names: tuple[str, ...], line: int, containers: Containers = ()) -> Any:
         if not is_cell(subject):
             self.truth(is_array(subject) and subject, line)  # an array that is not a cell is refused
             for values, fn in cases:
@@ -318,14 +322,16 @@ class Recorder:
                     return self.python_signal(fn(), line)
             return self.python_signal(default(), line) if default else None
         arms = [fn for _, fn in cases] + [default or (lambda: None)]
-        bodies, signals = self.record_arms(arms, get, put, names, line, "match")
+        state = self.carried(get, put, names, containers, line, "match")
+        bodies, signals = self.record_arms(arms, *state, line, "match")
         table = {int(v): body for (values, _), body in zip(cases, bodies, strict=False) for v in values}
         self.append(Node("device_switch", DeviceSwitch(subject, table, bodies[-1])), "match", [subject])
         self.after_device_signals(signals, line)
         return None
 
     def while_(self, test: Callable[[], Any], body: Callable[[Any], Any], get: Callable[[], tuple],
-               put: Callable[[tuple], None], names: tuple[str, ...], line: int) -> Any:
+               put: Callable[[tuple], None], names: tuple[str, ...], line: int,
+               containers: Containers = ()) -> Any:
         cond = test()
         if not _device(cond):
             return self.python_loop(_repeat_while(lambda: self.truth(test(), line), cond, line, self),
@@ -336,11 +342,12 @@ class Recorder:
         warnings.warn(f"uncapped device loop at {self.where(line)}: a body that never clears its guard never "
                       "returns; cap it with for _ in range(N): if not cell: break", stacklevel=2)
         cell, want = (cond.cell, 0) if isinstance(cond, NotCell) else (cond, 1)
-        return self.device_loop(cell, want, "while", -1, body, get, put, names, line)
+        state = self.carried(get, put, names, containers, line, "loop")
+        return self.device_loop(cell, want, "while", -1, body, *state, line)
 
     def capped(self, n: Any, stop: Callable[[], Any], body: Callable[[Any], Any], get: Callable[[], tuple],
                put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-               targets: tuple[str, ...] = ()) -> Any:
+               targets: tuple[str, ...] = (), containers: Containers = ()) -> Any:
         first = stop()
         if not _device(first):
             return self.python_loop(_until(stop, first, range(n), self, line), body, line)
@@ -349,16 +356,18 @@ class Recorder:
                             "Python int: for _ in range(N): if not cell: break")
         # the loop goes on while the break condition is false
         cell, want = (first.cell, 1) if isinstance(first, NotCell) else (first, 0)
-        return self.device_loop(cell, want, "while", int(n), body, get, put, names, line, targets)
+        state = self.carried(get, put, names, containers, line, "loop")
+        return self.device_loop(cell, want, "while", int(n), body, *state, line, targets)
 
     def for_range(self, args: tuple[Any, ...], body: Callable[[Any], Any], get: Callable[[], tuple],
                   put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-                  targets: tuple[str, ...] = ()) -> Any:
+                  targets: tuple[str, ...] = (), containers: Containers = ()) -> Any:
         if any(_device(a) or is_array(a) for a in args):
             if len(args) != 1 or not is_cell(args[0]):
                 raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a counted device loop is "
                                 "for i in range(cell), with one one-cell uint32 argument")
-            return self.device_loop(args[0], 1, "count", -1, body, get, put, names, line, targets)
+            state = self.carried(get, put, names, containers, line, "loop")
+            return self.device_loop(args[0], 1, "count", -1, body, *state, line, targets)
         return self.python_loop(range(*args), body, line)
 
     def for_(self, iterable: Any, body: Callable[[Any], Any], get: Callable[[], tuple],
@@ -367,6 +376,45 @@ class Recorder:
             raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a for over a device cell: write "
                             "for i in range(cell) for a counted device loop")
         return self.python_loop(iterable, body, line)
+
+    def carried(self, get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],
+                containers: Containers, line: int,
+                what: str) -> tuple[Callable[[], tuple], Callable[[tuple], None], tuple[str, ...]]:
+        """A device construct's state with the items of the dicts and lists it assigns
+        (``s["v"] = ...``): each item is carried as a name is, restored between arms, merged after."""
+        held: list[tuple[str, Any, list[Any]]] = []  # (name, container, its keys now)
+        for name, read in containers:
+            try:
+                container = read()
+            except NameError:  # bound inside the construct: a name the merge refuses or carries
+                continue
+            if any(container is c for _, c, _ in held):
+                continue
+            if not isinstance(container, (dict, list)):
+                raise TypeError(f"eagle.Graph.builder: {self.where(line)}: `{name}[...] = ...` inside the "
+                                f"device {what}, where {name} is a {type(container).__name__}; eagle carries "
+                                "plain names and the items of dicts and lists through a device construct: "
+                                f"assign to a plain name inside it and put that into {name} after it")
+            held.append((name, container, _keys(container)))
+        if not held:
+            return get, put, names
+        slots = [(container, key) for _, container, keys in held for key in keys]
+
+        def get_items() -> tuple:
+            for name, container, keys in held:
+                if _keys(container) != keys:
+                    raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name} gains or loses items "
+                                    f"inside the device {what}; eagle carries the items a dict or list "
+                                    "already has through a device construct: give it every key before it")
+            return (*get(), *(container[key] for container, key in slots))
+
+        def put_items(values: tuple) -> None:
+            put(values[:len(names)])
+            for (container, key), value in zip(slots, values[len(names):], strict=True):
+                container[key] = value
+
+        labels = tuple(f"{name}[{key!r}]" for name, _, keys in held for key in keys)
+        return get_items, put_items, (*names, *labels)
 
     # ---------------------------------------------------- Python control
     def python_loop(self, items: Any, body: Callable[[Any], Any], line: int) -> Any:
@@ -613,6 +661,10 @@ class Recorder:
             self.retired.append(self.arguments[name])
             self.arguments[name] = new
         graph._relower(mapping)
+
+
+def _keys(container: dict | list) -> list[Any]:
+    return list(container.keys()) if isinstance(container, dict) else list(range(len(container)))
 
 
 def _leaves(tree: Any) -> Iterator[Any]:

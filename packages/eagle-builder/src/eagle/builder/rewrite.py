@@ -262,6 +262,11 @@ class _Rewriter:
         k = self.count
         state = [n for n in assigned_names([stmt]) if n not in self.globals]
         defs, call = make(stmt, k, state)
+        containers = _containers(stmt)
+        if containers and call.func.attr != "for_":  # a for over a Python iterable is never a device loop
+            read = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))],
+                              ast.Load()) for n in containers]
+            call.keywords.append(ast.keyword("containers", ast.Tuple(read, ast.Load())))
         result = f"{_PREFIX}r"
         assign = ast.Assign([ast.Name(result, ast.Store())], call)
         passed = ast.Name(result, ast.Load()) if inside else ast.Subscript(
@@ -404,6 +409,23 @@ _MUTATORS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove",
                        "setdefault", "sort", "reverse"})
 
 
+def _carried(target: ast.expr) -> bool:
+    """``name[key] = ...``: an item of a dict or list that a device construct carries like a name."""
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+        and isinstance(target.ctx, ast.Store)
+
+
+def _containers(stmt: ast.stmt) -> list[str]:
+    """The names whose items a construct assigns (``name[key] = ...`` anywhere in it), in order."""
+    found: dict[str, None] = {}
+    for node in ast.walk(stmt):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AugAssign) else []
+        for target in [t for s in targets for t in ast.walk(s) if _carried(t)]:
+            found[target.value.id] = None
+    return list(found)
+
+
 def _mutations(stmt: ast.stmt) -> list[str]:
     """What a simple statement changes in place: ``s['v'] = ...``, ``del s[k]``, ``o.a += ...``,
     ``acc.append(...)`` (a compound statement's own statements are checked one by one)."""
@@ -414,6 +436,8 @@ def _mutations(stmt: ast.stmt) -> list[str]:
         [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
     for target in [t for s in stores for t in ast.walk(s) if isinstance(t, (ast.Subscript, ast.Attribute))
                    and isinstance(t.ctx, (ast.Store, ast.Del))]:
+        if isinstance(stmt, (ast.Assign, ast.AugAssign)) and _carried(target):
+            continue  # the device construct around it carries the item
         if isinstance(stmt, ast.Delete):
             found.append(f"del {ast.unparse(target)}")
         elif isinstance(stmt, ast.AugAssign):
