@@ -129,14 +129,14 @@ class Builder:
 
     def _block(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         call = self.signature.bind(*args, **kwargs)
-        target = next(iter(call.arguments.values()))
+        target, *passed = call.arguments.values()  # what the caller may still hold: never merged into
         name = self.fn.__name__
         if isinstance(target, Branch) or (isinstance(target, Graph) and target._recorder is not None):
             recorder = target.recorder if isinstance(target, Branch) else target._recorder
             if recorder is not active():
                 raise RuntimeError(f"{name}: a block records into the graph being built now; this "
                                    "graph or branch belongs to another builder")
-            with recorder.running(name, self.first_line):
+            with recorder.running(name, self.first_line, passed):
                 return self.rewritten(*call.args, **call.kwargs)
         if not isinstance(target, Graph):
             raise TypeError(f"{name}: a block takes the graph to append to first (an eagle.Graph or a "
@@ -147,7 +147,7 @@ class Builder:
         recorder = Recorder(target)
         target._recorder = recorder
         try:
-            with recorder.running(name, self.first_line):
+            with recorder.running(name, self.first_line, passed):
                 result = self.rewritten(*call.args, **call.kwargs)
         except BaseException:
             target._recorder = None

@@ -115,6 +115,7 @@ class _DeviceBody:
 
 
 Containers = Sequence[tuple[str, Callable[[], Any]]]  # (name, getter) of what a construct assigns items of
+Scope = Callable[[], dict[str, Any]]  # the running function's own names and their values
 
 _current: ContextVar[Recorder | None] = ContextVar("eagle_builder_recorder", default=None)
 
@@ -146,7 +147,8 @@ class Recorder:
         self.kept: dict[int, np.ndarray] = {}  # buffer=True outputs awaiting their name
         self.buffers: dict[str, np.ndarray] = {}  # label -> kept array
         self.loops: list[_Loop] = []
-        self.frames: list[tuple[str, int]] = []  # (function, first line) of the builder or block running
+        # (function, first line, what a block was passed) of the builder or block running
+        self.frames: list[tuple[str, int, tuple[Any, ...]]] = []
         self.nested_forks: list[Fork] = []
         self.retired: list[Any] = []  # arrays merged away, kept alive for the ids in the maps above
         self.device_bodies: dict[int, _DeviceBody] = {}  # id(body) -> the device body it is
@@ -155,9 +157,10 @@ class Recorder:
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
-    def running(self, name: str, first_line: int) -> Iterator[Recorder]:
-        """Record what ``name`` (a builder or block) does inside the ``with``."""
-        self.frames.append((name, first_line))
+    def running(self, name: str, first_line: int, passed: Sequence[Any] = ()) -> Iterator[Recorder]:
+        """Record what ``name`` (a builder or block, which was ``passed`` these values) does inside
+        the ``with``."""
+        self.frames.append((name, first_line, tuple(passed)))
         token = _current.set(self)
         hook = _graph._on_new_graph.set(self.adopt)
         nodes = node_recorder.set(lambda node: self.add_node(node, None))
@@ -300,10 +303,10 @@ class Recorder:
 
     def if_(self, cond: Any, then: Callable[[], Any], orelse: Callable[[], Any], get: Callable[[], tuple],
             put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-            containers: Containers = ()) -> Any:
+            containers: Containers = (), scope: Scope = dict) -> Any:
         if not _device(cond):
             return self.python_signal((then if self.truth(cond, line) else orelse)(), line)
-        state = self.carried(get, put, names, containers, line, "if")
+        state = self.carried(get, put, names, containers, scope, line, "if")
         bodies, signals = self.record_arms([then, orelse], *state, line, "if")
         cell = cond.cell if isinstance(cond, NotCell) else cond
         if isinstance(cond, NotCell):
@@ -314,7 +317,7 @@ class Recorder:
 
     def match_(self, subject: Any, cases: Sequence[tuple[tuple[int, ...], Callable[[], Any]]],
                default: Callable[[], Any] | None, get: Callable[[], tuple], put: Callable[[tuple], None],
-               names: tuple[str, ...], line: int, containers: Containers = ()) -> Any:
+               names: tuple[str, ...], line: int, containers: Containers = (), scope: Scope = dict) -> Any:
         if not is_cell(subject):
             self.truth(is_array(subject) and subject, line)  # an array that is not a cell is refused
             for values, fn in cases:
@@ -322,7 +325,7 @@ class Recorder:
                     return self.python_signal(fn(), line)
             return self.python_signal(default(), line) if default else None
         arms = [fn for _, fn in cases] + [default or (lambda: None)]
-        state = self.carried(get, put, names, containers, line, "match")
+        state = self.carried(get, put, names, containers, scope, line, "match")
         bodies, signals = self.record_arms(arms, *state, line, "match")
         table = {int(v): body for (values, _), body in zip(cases, bodies, strict=False) for v in values}
         self.append(Node("device_switch", DeviceSwitch(subject, table, bodies[-1])), "match", [subject])
@@ -331,7 +334,7 @@ class Recorder:
 
     def while_(self, test: Callable[[], Any], body: Callable[[Any], Any], get: Callable[[], tuple],
                put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-               containers: Containers = ()) -> Any:
+               containers: Containers = (), scope: Scope = dict) -> Any:
         cond = test()
         if not _device(cond):
             return self.python_loop(_repeat_while(lambda: self.truth(test(), line), cond, line, self),
@@ -342,12 +345,12 @@ class Recorder:
         warnings.warn(f"uncapped device loop at {self.where(line)}: a body that never clears its guard never "
                       "returns; cap it with for _ in range(N): if not cell: break", stacklevel=2)
         cell, want = (cond.cell, 0) if isinstance(cond, NotCell) else (cond, 1)
-        state = self.carried(get, put, names, containers, line, "loop")
+        state = self.carried(get, put, names, containers, scope, line, "loop")
         return self.device_loop(cell, want, "while", -1, body, *state, line)
 
     def capped(self, n: Any, stop: Callable[[], Any], body: Callable[[Any], Any], get: Callable[[], tuple],
                put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-               targets: tuple[str, ...] = (), containers: Containers = ()) -> Any:
+               targets: tuple[str, ...] = (), containers: Containers = (), scope: Scope = dict) -> Any:
         first = stop()
         if not _device(first):
             return self.python_loop(_until(stop, first, range(n), self, line), body, line)
@@ -356,17 +359,17 @@ class Recorder:
                             "Python int: for _ in range(N): if not cell: break")
         # the loop goes on while the break condition is false
         cell, want = (first.cell, 1) if isinstance(first, NotCell) else (first, 0)
-        state = self.carried(get, put, names, containers, line, "loop")
+        state = self.carried(get, put, names, containers, scope, line, "loop")
         return self.device_loop(cell, want, "while", int(n), body, *state, line, targets)
 
     def for_range(self, args: tuple[Any, ...], body: Callable[[Any], Any], get: Callable[[], tuple],
                   put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-                  targets: tuple[str, ...] = (), containers: Containers = ()) -> Any:
+                  targets: tuple[str, ...] = (), containers: Containers = (), scope: Scope = dict) -> Any:
         if any(_device(a) or is_array(a) for a in args):
             if len(args) != 1 or not is_cell(args[0]):
                 raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a counted device loop is "
                                 "for i in range(cell), with one one-cell uint32 argument")
-            state = self.carried(get, put, names, containers, line, "loop")
+            state = self.carried(get, put, names, containers, scope, line, "loop")
             return self.device_loop(args[0], 1, "count", -1, body, *state, line, targets)
         return self.python_loop(range(*args), body, line)
 
@@ -378,8 +381,8 @@ class Recorder:
         return self.python_loop(iterable, body, line)
 
     def carried(self, get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],
-                containers: Containers, line: int,
-                what: str) -> tuple[Callable[[], tuple], Callable[[tuple], None], tuple[str, ...]]:
+                containers: Containers, scope: Scope, line: int,
+                what: str) -> tuple[Callable[[], tuple], Callable[[tuple], None], tuple[str, ...], Scope]:
         """A device construct's state with the items of the dicts and lists it assigns
         (``s["v"] = ...``): each item is carried as a name is, restored between arms, merged after."""
         held: list[tuple[str, Any, list[Any]]] = []  # (name, container, its keys now)
@@ -397,7 +400,7 @@ class Recorder:
                                 f"assign to a plain name inside it and put that into {name} after it")
             held.append((name, container, _keys(container)))
         if not held:
-            return get, put, names
+            return get, put, names, scope
         slots = [(container, key) for _, container, keys in held for key in keys]
 
         def get_items() -> tuple:
@@ -413,8 +416,11 @@ class Recorder:
             for (container, key), value in zip(slots, values[len(names):], strict=True):
                 container[key] = value
 
+        def scope_items() -> dict[str, Any]:  # a carried container holds its items as state, not as an alias
+            return {n: v for n, v in scope().items() if not any(v is c for _, c, _ in held)}
+
         labels = tuple(f"{name}[{key!r}]" for name, _, keys in held for key in keys)
-        return get_items, put_items, (*names, *labels)
+        return get_items, put_items, (*names, *labels), scope_items
 
     # ---------------------------------------------------- Python control
     def python_loop(self, items: Any, body: Callable[[Any], Any], line: int) -> Any:
@@ -440,7 +446,7 @@ class Recorder:
 
     # ---------------------------------------------------- device control
     def record_arms(self, arms: Sequence[Callable[[], Any]], get: Callable[[], tuple],
-                    put: Callable[[tuple], None], names: tuple[str, ...], line: int,
+                    put: Callable[[tuple], None], names: tuple[str, ...], scope: Scope, line: int,
                     what: str) -> tuple[list[Body], list[tuple[Body, Any]]]:
         """Record each arm into its own body from the same state, then merge the names."""
         before = get()
@@ -454,7 +460,7 @@ class Recorder:
             finally:
                 self.stack.pop()
             recorded.append((body, get(), signal))
-        put(self.merge(names, before, [(b, after) for b, after, _ in recorded], line, what))
+        put(self.merge(names, before, [(b, after) for b, after, _ in recorded], line, what, scope))
         return [b for b, _, _ in recorded], [(b, s) for b, _, s in recorded]
 
     def after_device_signals(self, signals: list[tuple[Body, Any]], line: int) -> None:
@@ -500,9 +506,10 @@ class Recorder:
 
     def device_loop(self, cell: np.ndarray, want: int, kind: str, cap: int, body_fn: Callable[[Any], Any],
                     get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],
-                    line: int, targets: tuple[str, ...] = ()) -> None:
+                    scope: Scope, line: int, targets: tuple[str, ...] = ()) -> None:
         """A device loop: the body recorded once, run while ``(cell != 0) == want`` (or ``cell`` times)."""
-        before = get()
+        before = self.loop_entry(names, get(), scope())
+        put(before)
         loop = _Loop(device=True, line=line, state=(get, put, names))
         self.loops.append(loop)
         body = self.open_device_body(Body(), "loop", line)
@@ -512,7 +519,7 @@ class Recorder:
             for guarded, began in reversed(loop.guards):  # close the guarded rests, innermost first
                 self.stack.pop()
                 # skipped or not, each name leaves the guard in one array: a device if with an empty arm
-                put(self.merge(names, began, [(Body(), began), (guarded, get())], line, "loop"))
+                put(self.merge(names, began, [(Body(), began), (guarded, get())], line, "loop", scope))
                 self.append(Node("device_if", DeviceIf(self.loop_cell(loop, "skip"), Body(), guarded)),
                             "guard", [])
         finally:
@@ -520,7 +527,7 @@ class Recorder:
             self.loops.pop()
         after = tuple(b if n in targets else a for n, b, a in zip(names, before, get(), strict=True))
         # a device loop may run no turn: that is an arm that changes nothing
-        put(self.merge(names, before, [(Body(), before), (body, after)], line, "loop"))
+        put(self.merge(names, before, [(Body(), before), (body, after)], line, "loop", scope, looped=True))
         if loop.skip is not None:  # each turn starts unskipped
             self.stack.append(Body())
             self.set_cell(loop.skip, 0)
@@ -546,9 +553,13 @@ class Recorder:
 
     # -------------------------------------------------------------- merge
     def merge(self, names: tuple[str, ...], before: tuple, arms: list[tuple[Body, tuple]], line: int,
-              what: str) -> tuple:
-        """After a device construct: each name one array, whichever arm ran."""
+              what: str, scope: Scope, looped: bool = False) -> tuple:
+        """After a device construct: each name one array, whichever arm ran.  A name is merged into
+        the array it held before, unless something else holds that array too (another name, a
+        block's caller, a builder argument): then into a copy made before the construct.  In a
+        device loop (``looped``) the body reads the carried array, so another holder is refused."""
         merged = list(before)
+        claimed: list[Any] = []  # the arrays names are merged into here
         for i, name in enumerate(names):
             old = before[i]
             values = [after[i] for _, after in arms]
@@ -572,23 +583,74 @@ class Recorder:
                     raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} changes from "
                                     f"{target.shape} {target.dtype} to {v.shape} {v.dtype} inside a device "
                                     f"{what}; a name keeps one array across a device construct")
-            if self.is_argument(target):
-                own = self.own_copy(target, name)
-                for body, _ in arms:
-                    substitute.in_body(body, {id(target): own}, name)
-                target = own
+            if is_array(old):
+                target = self.merge_target(i, names, before, arms, claimed, scope(), line, looped)
+            claimed.append(target)
             for body, after in arms:
                 if after[i] is not old and after[i] is not target:
                     self.merge_into(body, after[i], target, name)
             merged[i] = target
         return tuple(merged)
 
+    def loop_entry(self, names: tuple[str, ...], before: tuple, scope: dict[str, Any]) -> tuple:
+        """The values a device loop's names start from: a name whose array something else holds
+        too (another name, a block's caller) starts from a copy made here, which the loop then
+        carries, so the body's reads of the other holder still see the array as it was."""
+        entry = list(before)
+        for i, name in enumerate(names):
+            old = before[i]
+            if not is_array(old):
+                continue
+            passed = any(old is a for a in self.frames[-1][2]) and not self.is_argument(old)
+            if passed or self.holders(i, names, before, scope):
+                entry[i] = self.copy_in(old, name)
+        return tuple(entry)
+
+    def holders(self, i: int, names: tuple[str, ...], before: tuple, scope: dict[str, Any]) -> list[str]:
+        """The other names (of the function, or of the construct) that hold ``before[i]``."""
+        old = before[i]
+        return [n for n, v in scope.items() if n not in names and _holds(v, old)] + \
+            [m for j, m in enumerate(names) if j != i and _holds(before[j], old)]
+
+    def merge_target(self, i: int, names: tuple[str, ...], before: tuple, arms: list[tuple[Body, tuple]],
+                     claimed: list[Any], scope: dict[str, Any], line: int, looped: bool) -> Any:
+        """The array ``names[i]`` is merged into: the one it held before when nothing else holds it."""
+        name, old = names[i], before[i]
+        holders = self.holders(i, names, before, scope)
+        own = self.own.get(id(old))
+        taken = any(c is old or (own is not None and c is own) for c in claimed)
+        argument, passed = self.is_argument(old), any(old is a for a in self.frames[-1][2])
+        if looped and (taken or holders):  # the loop's entry copies prevent it; a safety net
+            other = holders[0] if holders else "another name"
+            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {other!r} holds the array {name!r} "
+                            f"has when the device loop begins; the loop carries {name!r} in that array, so "
+                            f"{other!r} would read its last value: give {other!r} its own array before the "
+                            "loop (the result of its own kernel call)")
+        if argument and not taken:
+            target = self.own_copy(old, name)  # refreshed from the argument by every launch
+        elif argument or passed or holders or taken:
+            target = self.copy_in(old, name)  # a block's caller, or another name, keeps old as it was
+        else:
+            return old
+        if looped:  # each turn reads the carried array
+            for body, _ in arms:
+                substitute.in_body(body, {id(old): target}, name)
+        return target
+
+    def copy_in(self, old: Any, name: str) -> Any:
+        """A new array holding ``old``'s value from here on, for ``name`` to be merged into."""
+        fresh = _like(old)
+        self.add_node(copy_node(old, into=fresh), name)
+        return fresh
+
     def merge_into(self, body: Body, value: np.ndarray, target: np.ndarray, name: str) -> None:
         """Make ``body`` leave ``value`` in ``target``: in place when a per-sample kernel of the
-        body wrote it, else by a copy at its end."""
+        body wrote it and nothing after it in the body uses ``target`` (which still means the old
+        value there), else by a copy at its end."""
         node = self.producer.get(id(value))
         plan = getattr(getattr(node, "payload", None), "plan", None)
-        if node is not None and getattr(plan, "per_sample", False) and substitute.contains(body, node):
+        if node is not None and getattr(plan, "per_sample", False) and substitute.contains(body, node) \
+                and substitute.untouched_after(body, node, target):
             substitute.in_body(body, {id(value): target}, name)
             self.producer[id(target)] = node
             self.retired.append(value)
@@ -603,8 +665,7 @@ class Recorder:
     def own_copy(self, argument: np.ndarray, name: str) -> np.ndarray:
         """The graph's copy of a builder argument that a device construct rebinds."""
         if id(argument) not in self.own:
-            own = (np.empty_like(argument) if isinstance(argument, np.ndarray)
-                   else empty_like_device(argument, tuple(argument.shape), argument.dtype))
+            own = _like(argument)
             self.own[id(argument)] = own
             self.prologue.append((name, argument, own))
         return self.own[id(argument)]
@@ -661,6 +722,27 @@ class Recorder:
             self.retired.append(self.arguments[name])
             self.arguments[name] = new
         graph._relower(mapping)
+
+
+def _like(array: Any) -> Any:
+    """An empty array of ``array``'s shape and dtype, on its side (host or its GPU)."""
+    return np.empty_like(array) if isinstance(array, np.ndarray) else empty_like_device(
+        array, tuple(array.shape), array.dtype)
+
+
+def _holds(value: Any, array: Any) -> bool:
+    """Whether ``value`` is ``array``, a view of it, or a list, tuple or dict with one as an item."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) \
+        else [value]
+    return any(_views(item, array) for item in items)
+
+
+def _views(value: Any, array: Any) -> bool:
+    while is_array(value):
+        if value is array:
+            return True
+        value = getattr(value, "base", None)
+    return False
 
 
 def _keys(container: dict | list) -> list[Any]:

@@ -29,6 +29,7 @@ from typing import Any
 
 RUNTIME = "__eagle_builder__"
 _PREFIX = "__eagle_"
+_SCOPE = f"{_PREFIX}scope"
 _FUTURE_FLAGS = 0
 for _name in __future__.all_feature_names:
     _FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
@@ -87,7 +88,7 @@ def _rewrite(fn: Callable[..., Any]) -> types.CodeType:
     _strip_signature(func.args)
     func.returns = None
     rewriter = _Rewriter(line_shift=1 if indented else 0)
-    func.body = rewriter.function_body(func.body)
+    func.body = rewriter.function_body(func.body, func.args)
     factory = ast.FunctionDef(
         name=f"{_PREFIX}factory", args=_plain_args([RUNTIME, *fn.__code__.co_freevars]),
         body=[func, ast.Return(ast.Name(func.name, ast.Load()))], decorator_list=[], returns=None,
@@ -181,7 +182,7 @@ class _Rewriter:
         self.globals: set[str] = set()
         self.line_shift = line_shift  # the lines of the parsed text before the function's first
 
-    def function_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+    def function_body(self, body: list[ast.stmt], args: ast.arguments) -> list[ast.stmt]:
         for node in ast.walk(ast.Module(body, [])):
             if isinstance(node, ast.Global):
                 self.globals.update(node.names)
@@ -191,7 +192,18 @@ class _Rewriter:
             never = ast.If(ast.Constant(False), [ast.Assign([ast.Name(n, ast.Store()) for n in state],
                                                              ast.Constant(None))], [])
             out.insert(0, ast.copy_location(never, body[0]))
+        params = [a.arg for a in [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]
+                  if a is not None]
+        out.insert(0, ast.copy_location(self.scope_def([*dict.fromkeys([*params, *state])]), body[0]))
         return out
+
+    @staticmethod
+    def scope_def(names: list[str]) -> ast.FunctionDef:
+        """``scope()`` -> {name: value} of the function's own names: the recorder looks there for
+        another name holding the array a device construct is about to write."""
+        values = [_call("look", ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))) for n in names]
+        table = ast.Dict([ast.Constant(n) for n in names], values)
+        return _def(_SCOPE, [], [ast.Return(table)], [])
 
     def block(self, body: list[ast.stmt], inside: bool) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -263,10 +275,11 @@ class _Rewriter:
         state = [n for n in assigned_names([stmt]) if n not in self.globals]
         defs, call = make(stmt, k, state)
         containers = _containers(stmt)
-        if containers and call.func.attr != "for_":  # a for over a Python iterable is never a device loop
+        if call.func.attr != "for_":  # a for over a Python iterable is never a device loop
             read = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))],
                               ast.Load()) for n in containers]
-            call.keywords.append(ast.keyword("containers", ast.Tuple(read, ast.Load())))
+            call.keywords += [ast.keyword("containers", ast.Tuple(read, ast.Load())),
+                              ast.keyword("scope", ast.Name(_SCOPE, ast.Load()))]
         result = f"{_PREFIX}r"
         assign = ast.Assign([ast.Name(result, ast.Store())], call)
         passed = ast.Name(result, ast.Load()) if inside else ast.Subscript(
