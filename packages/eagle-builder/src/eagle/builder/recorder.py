@@ -584,7 +584,7 @@ class Recorder:
                                     f"{target.shape} {target.dtype} to {v.shape} {v.dtype} inside a device "
                                     f"{what}; a name keeps one array across a device construct")
             if is_array(old):
-                target = self.merge_target(i, names, before, arms, claimed, scope(), line, looped)
+                target = self.merge_target(i, names, before, arms, claimed, scope(), looped)
             claimed.append(target)
             for body, after in arms:
                 if after[i] is not old and after[i] is not target:
@@ -613,19 +613,13 @@ class Recorder:
             [m for j, m in enumerate(names) if j != i and _holds(before[j], old)]
 
     def merge_target(self, i: int, names: tuple[str, ...], before: tuple, arms: list[tuple[Body, tuple]],
-                     claimed: list[Any], scope: dict[str, Any], line: int, looped: bool) -> Any:
+                     claimed: list[Any], scope: dict[str, Any], looped: bool) -> Any:
         """The array ``names[i]`` is merged into: the one it held before when nothing else holds it."""
         name, old = names[i], before[i]
         holders = self.holders(i, names, before, scope)
         own = self.own.get(id(old))
         taken = any(c is old or (own is not None and c is own) for c in claimed)
         argument, passed = self.is_argument(old), any(old is a for a in self.frames[-1][2])
-        if looped and (taken or holders):  # the loop's entry copies prevent it; a safety net
-            other = holders[0] if holders else "another name"
-            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {other!r} holds the array {name!r} "
-                            f"has when the device loop begins; the loop carries {name!r} in that array, so "
-                            f"{other!r} would read its last value: give {other!r} its own array before the "
-                            "loop (the result of its own kernel call)")
         if argument and not taken:
             target = self.own_copy(old, name)  # refreshed from the argument by every launch
         elif argument or passed or holders or taken:
