@@ -669,10 +669,17 @@ class Recorder:
         """Add what was recorded to the graph, in order (a failed check adds nothing)."""
         graph = self.graph
         graph._recorder = None
+        written = {id(a) for node in substitute.leaves(self.top) for _, a, role in node.planes()
+                   if role != "read"} | {id(a) for a in self.arguments.values()}
         for array in _leaves(graph.result):
             if isinstance(array, OneArm):
                 raise NameError(f"g.result: {array.message}")
             self.refuse_escaped(array, "g.result")
+            if is_array(array) and not _written(array, written):
+                raise TypeError(f"eagle.Graph.builder: g.result holds a {array.dtype} array of shape "
+                                f"{tuple(array.shape)} that no node of the graph writes and no argument is: "
+                                "an array computed while recording (NumPy on what a kernel returns sees it "
+                                "before any replay) stays as it was then; compute it with a kernel call")
         for fork in self.nested_forks:
             self.check_fork(fork)
         for name, argument, own in self.prologue:
@@ -729,6 +736,15 @@ def _holds(value: Any, array: Any) -> bool:
     items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) \
         else [value]
     return any(_views(item, array) for item in items)
+
+
+def _written(array: Any, written: set[int]) -> bool:
+    """Whether ``array``, or the array it views, is in ``written`` (ids)."""
+    while is_array(array):
+        if id(array) in written:
+            return True
+        array = getattr(array, "base", None)
+    return False
 
 
 def _views(value: Any, array: Any) -> bool:
