@@ -200,3 +200,27 @@ def test_in_place_merges_stay_in_place_where_nothing_else_holds_the_array(arm):
     g = plain(X, cell(arm))
     assert [n.kind for n in g._nodes] == ["plan", "device_if"]  # no copy: dbl writes x's array
     np.testing.assert_array_equal(g(), 2 * (X + 1) if arm else X + 1)
+
+
+@hawk.kernel
+def same_cell(flag: UInt32) -> UInt32:
+    return flag * hm.uint32(1)
+
+
+def test_a_guard_name_rebound_in_its_device_loop_is_the_guard_the_loop_reads():
+    @eagle.Graph.builder
+    def rebound(x, flag):
+        g = eagle.Graph()
+        for _ in range(10):
+            if not flag:
+                break
+            x = inc(x)
+            f = same_cell(flag)
+            below(x, 3.0, f)
+            flag = f  # the next turn tests the new cell, as Python would
+        g.result = x
+        return g
+
+    flag = cell(1)
+    np.testing.assert_array_equal(rebound(np.array([0.0, 1.5]), flag)(), [3.0, 4.5])
+    assert flag[0] == 1  # the argument itself is not written

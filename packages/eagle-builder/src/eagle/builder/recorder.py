@@ -508,7 +508,8 @@ class Recorder:
                     get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],
                     scope: Scope, line: int, targets: tuple[str, ...] = ()) -> None:
         """A device loop: the body recorded once, run while ``(cell != 0) == want`` (or ``cell`` times)."""
-        before = self.loop_entry(names, get(), scope())
+        start = get()
+        before = self.loop_entry(names, start, scope())
         put(before)
         loop = _Loop(device=True, line=line, state=(get, put, names))
         self.loops.append(loop)
@@ -527,7 +528,11 @@ class Recorder:
             self.loops.pop()
         after = tuple(b if n in targets else a for n, b, a in zip(names, before, get(), strict=True))
         # a device loop may run no turn: that is an arm that changes nothing
-        put(self.merge(names, before, [(Body(), before), (body, after)], line, "loop", scope, looped=True))
+        merged = self.merge(names, before, [(Body(), before), (body, after)], line, "loop", scope,
+                            looped=True)
+        put(merged)
+        if kind == "while":  # the guard is the array its name is carried in (a copy, an argument's own)
+            cell = next((m for b, m in zip(start, merged, strict=True) if b is cell and is_array(m)), cell)
         if loop.skip is not None:  # each turn starts unskipped
             self.stack.append(Body())
             self.set_cell(loop.skip, 0)
@@ -557,7 +562,7 @@ class Recorder:
         """After a device construct: each name one array, whichever arm ran.  A name is merged into
         the array it held before, unless something else holds that array too (another name, a
         block's caller, a builder argument): then into a copy made before the construct.  In a
-        device loop (``looped``) the body reads the carried array, so another holder is refused."""
+        device loop (``looped``) the body's reads are re-pointed at the array the name is carried in."""
         merged = list(before)
         claimed: list[Any] = []  # the arrays names are merged into here
         for i, name in enumerate(names):

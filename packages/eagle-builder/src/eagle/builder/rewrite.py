@@ -233,7 +233,8 @@ class _Rewriter:
 
     def mutation_checks(self, stmt: ast.stmt) -> list[ast.stmt]:
         """``rt.mutates(line, text)`` before a statement that changes a container item or an
-        attribute: the recorder refuses it inside a device construct, which carries names only."""
+        attribute: the recorder refuses it inside a device construct (which carries names and
+        `name[key] = ...` items only)."""
         line = ast.Constant(self.line(stmt))
         return [ast.copy_location(ast.Expr(_call("mutates", line, ast.Constant(text))), stmt)
                 for text in _mutations(stmt)]
