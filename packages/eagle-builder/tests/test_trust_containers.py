@@ -326,3 +326,21 @@ def test_a_block_called_in_a_device_arm_keeps_its_own_lists():
     np.testing.assert_array_equal(g(), 2 * (X + 1))
     flag[0] = 0
     np.testing.assert_array_equal(g(), X)
+
+
+def test_an_array_a_nested_construct_merges_still_belongs_to_the_outer_arm():
+    @eagle.Graph.builder
+    def nested_escape(x, c, d):
+        g = eagle.Graph()
+        s = {"v": x}
+        if c:
+            y = inc(x)
+            if d:
+                y = dbl(y)
+            put(s, y)  # a helper carries the outer arm's array out
+        g.result = s["v"]
+        return g
+
+    with pytest.raises(TypeError, match=r"'g.result' uses an array computed inside the device if at "
+                                        r"nested_escape:5"):
+        nested_escape(X, cell(1), cell(1))

@@ -198,6 +198,15 @@ class Recorder:
                                                    len(self.frames))
         return body
 
+    def make_here(self, array: Any) -> Any:
+        """``array`` belongs where recording is now: to the innermost device body, if any."""
+        inner = self.innermost_device_body()
+        if inner is None:
+            self.homes.pop(id(array), None)
+        else:
+            self.homes[id(array)] = (array, inner)
+        return array
+
     def innermost_device_body(self) -> _DeviceBody | None:
         return next((self.device_bodies[id(b)] for b in reversed(self.stack) if id(b) in self.device_bodies),
                     None)
@@ -582,7 +591,8 @@ class Recorder:
                 merged[i] = OneArm(name, self.where(line), what, old)
                 continue
             target = old if is_array(old) else changed[0]
-            self.homes.pop(id(target), None)  # the name carries it out of the construct
+            if target is not old:  # an arm's array: the name carries it out of the construct
+                self.make_here(target)
             for v in changed:
                 if tuple(v.shape) != tuple(target.shape) or v.dtype != target.dtype:
                     raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} changes from "
@@ -638,7 +648,7 @@ class Recorder:
 
     def copy_in(self, old: Any, name: str) -> Any:
         """A new array holding ``old``'s value from here on, for ``name`` to be merged into."""
-        fresh = _like(old)
+        fresh = self.make_here(_like(old))
         self.add_node(copy_node(old, into=fresh), name)
         return fresh
 
