@@ -75,3 +75,25 @@ def test_a_name_given_an_array_before_the_loop_carries_the_last_turn_or_its_firs
     np.testing.assert_array_equal(g(), X + 1)  # no turn
     flag[0] = 1
     np.testing.assert_array_equal(g(), X + 3)  # two turns: then no sample is below 3
+
+
+@hawk.kernel
+def affine(x: Scalar, a: Param, b: Param) -> Scalar:
+    return a * x + b
+
+
+@pytest.mark.parametrize("use", ["kernel", "python"])
+def test_the_variable_of_a_device_loop_has_no_value_while_recording(use):
+    @eagle.Graph.builder
+    def counted(x, n, use):
+        g = eagle.Graph()
+        for i in range(n):
+            if use == "python" and i == 0:  # decided in Python on a value the turns do not have
+                x = inc(x)
+            x = affine(x, 1.0, i) if use == "kernel" else inc(x)
+        g.result = x
+        return g
+
+    with pytest.raises(NameError, match=r"the loop variable of the device loop at counted:4 has no value "
+                                        r"while recording"):
+        counted(X, np.array([3], np.uint32), use)

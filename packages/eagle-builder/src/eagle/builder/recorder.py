@@ -63,11 +63,25 @@ class OneArm:
                             f"{where} and an array after some of its arms only; assign it an array in every "
                             "arm, or before the construct")
 
-    def __bool__(self) -> bool:
+    def refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise NameError(self.message)
 
-    def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        raise NameError(self.message)
+    # any use of the value while recording: a test, a comparison, arithmetic, an index, an array
+    __bool__ = __array__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = refuse
+    __int__ = __float__ = __index__ = __add__ = __radd__ = __sub__ = __rsub__ = refuse
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __neg__ = refuse
+    __hash__ = object.__hash__
+
+
+class NoItem(OneArm):
+    """What a device loop's ``for`` target holds in its body: the turns have no Python value."""
+
+    def __init__(self, where: str) -> None:
+        self.message = (f"the loop variable of the device loop at {where} has no value while recording "
+                        "(the turns are counted on the device): keep a count in a one-cell array a kernel "
+                        "updates, and pass that")
+
+
 RACE = ("eagle.Graph.build: two branches of one parallel region touch one plane and one writes it: put them "
         "in one branch, or order them with <branch>.wait(plane)")
 
@@ -525,7 +539,7 @@ class Recorder:
         body = self.open_device_body(Body(), "loop", line)
         self.stack.append(body)
         try:
-            self.after_device_signals([(self.stack[-1], body_fn(None))], line)
+            self.after_device_signals([(self.stack[-1], body_fn(NoItem(self.where(line))))], line)
             for guarded, began in reversed(loop.guards):  # close the guarded rests, innermost first
                 self.stack.pop()
                 # skipped or not, each name leaves the guard in one array: a device if with an empty arm
