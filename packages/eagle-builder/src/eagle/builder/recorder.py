@@ -618,6 +618,9 @@ class Recorder:
             for body, after in arms:
                 if after[i] is not old and after[i] is not target:
                     self.merge_into(body, after[i], target, name)
+            for label, kept in self.buffers.items():  # a buffer= name is the merged name's array now
+                if any(kept is after[i] for _, after in arms):
+                    self.buffers[label] = target
             merged[i] = target
         return tuple(merged)
 
