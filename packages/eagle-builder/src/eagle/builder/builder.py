@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,10 @@ class Builder:
     """
 
     def __init__(self, fn: Callable[..., Any]) -> None:
+        if not isinstance(fn, types.FunctionType):  # the rewrite needs a def's source and code
+            raise TypeError("eagle.Graph.builder: takes a plain Python function defined in a file (a `def`); "
+                            f"got {type(fn).__name__} {getattr(fn, '__name__', fn)!r}: wrap the call in a "
+                            "def (def f(x): ...) and decorate that")
         self.fn = fn
         functools.update_wrapper(self, fn)
         self.signature = inspect.signature(fn)
@@ -124,14 +129,14 @@ class Builder:
 
     def _block(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         call = self.signature.bind(*args, **kwargs)
-        target = next(iter(call.arguments.values()))
+        target, *passed = call.arguments.values()  # what the caller may still hold: never merged into
         name = self.fn.__name__
         if isinstance(target, Branch) or (isinstance(target, Graph) and target._recorder is not None):
             recorder = target.recorder if isinstance(target, Branch) else target._recorder
             if recorder is not active():
                 raise RuntimeError(f"{name}: a block records into the graph being built now; this "
                                    "graph or branch belongs to another builder")
-            with recorder.running(name, self.first_line):
+            with recorder.running(name, self.first_line, passed):
                 return self.rewritten(*call.args, **call.kwargs)
         if not isinstance(target, Graph):
             raise TypeError(f"{name}: a block takes the graph to append to first (an eagle.Graph or a "
@@ -142,7 +147,7 @@ class Builder:
         recorder = Recorder(target)
         target._recorder = recorder
         try:
-            with recorder.running(name, self.first_line):
+            with recorder.running(name, self.first_line, passed):
                 result = self.rewritten(*call.args, **call.kwargs)
         except BaseException:
             target._recorder = None

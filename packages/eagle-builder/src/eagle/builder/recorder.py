@@ -47,18 +47,41 @@ UNBOUND, BREAK, CONTINUE, RETURN = (_Signal(n) for n in ("unbound", "break", "co
 
 
 class OneArm:
-    """What a name holds after a device construct that assigned it in some arms only:
-    using it is an error that says so."""
+    """What a name holds after a device construct that gave it an array in some arms only (a
+    loop may run no turn): using it is an error that says so."""
 
-    def __init__(self, name: str, where: str) -> None:
-        self.message = (f"{name!r} is assigned in only one arm of the device construct at {where}; "
-                        "assign it in every arm (or before the construct)")
+    def __init__(self, name: str, where: str, what: str, before: Any) -> None:
+        if what == "loop":
+            self.message = (f"{name!r} is assigned inside the device loop at {where} in a part that may not "
+                            "run (a loop may run no turn, a break or continue skips the rest of its turn); "
+                            "give it an array before the loop")
+        elif before is UNBOUND:
+            self.message = (f"{name!r} is assigned in only one arm of the device construct at {where}; "
+                            "assign it in every arm (or before the construct)")
+        else:
+            self.message = (f"{name!r} holds {repr(before)[:40]} before the device construct at "
+                            f"{where} and an array after some of its arms only; assign it an array in every "
+                            "arm, or before the construct")
 
-    def __bool__(self) -> bool:
+    def refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise NameError(self.message)
 
-    def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        raise NameError(self.message)
+    # any use of the value while recording: a test, a comparison, arithmetic, an index, an array
+    __bool__ = __array__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = refuse
+    __int__ = __float__ = __index__ = __add__ = __radd__ = __sub__ = __rsub__ = refuse
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __neg__ = refuse
+    __hash__ = object.__hash__
+
+
+class NoItem(OneArm):
+    """What a device loop's ``for`` target holds in its body: the turns have no Python value."""
+
+    def __init__(self, where: str) -> None:
+        self.message = (f"the loop variable of the device loop at {where} has no value while recording "
+                        "(the turns are counted on the device): keep a count in a one-cell array a kernel "
+                        "updates, and pass that")
+
+
 RACE = ("eagle.Graph.build: two branches of one parallel region touch one plane and one writes it: put them "
         "in one branch, or order them with <branch>.wait(plane)")
 
@@ -96,6 +119,18 @@ class _Loop:
     state: tuple = ()  # (get, put, names) of the loop body's names
 
 
+@dataclass(frozen=True)
+class _DeviceBody:
+    """An arm, loop body or guarded rest being recorded: what only some replays run."""
+
+    body: Body
+    what: str  # "the device if at f:3"
+    frame: int  # how many builders and blocks were running: the function that wrote the construct
+
+
+Containers = Sequence[tuple[str, Callable[[], Any]]]  # (name, getter) of what a construct assigns items of
+Scope = Callable[[], dict[str, Any]]  # the running function's own names and their values
+
 _current: ContextVar[Recorder | None] = ContextVar("eagle_builder_recorder", default=None)
 
 
@@ -126,15 +161,20 @@ class Recorder:
         self.kept: dict[int, np.ndarray] = {}  # buffer=True outputs awaiting their name
         self.buffers: dict[str, np.ndarray] = {}  # label -> kept array
         self.loops: list[_Loop] = []
-        self.frames: list[tuple[str, int]] = []  # (function, first line) of the builder or block running
+        # (function, first line, what a block was passed) of the builder or block running
+        self.frames: list[tuple[str, int, tuple[Any, ...]]] = []
         self.nested_forks: list[Fork] = []
         self.retired: list[Any] = []  # arrays merged away, kept alive for the ids in the maps above
+        self.device_bodies: dict[int, _DeviceBody] = {}  # id(body) -> the device body it is
+        # id(array) -> (array, the device body whose node made it): only a merged name carries it out
+        self.homes: dict[int, tuple[Any, _DeviceBody]] = {}
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
-    def running(self, name: str, first_line: int) -> Iterator[Recorder]:
-        """Record what ``name`` (a builder or block) does inside the ``with``."""
-        self.frames.append((name, first_line))
+    def running(self, name: str, first_line: int, passed: Sequence[Any] = ()) -> Iterator[Recorder]:
+        """Record what ``name`` (a builder or block, which was ``passed`` these values) does inside
+        the ``with``."""
+        self.frames.append((name, first_line, tuple(passed)))
         token = _current.set(self)
         hook = _graph._on_new_graph.set(self.adopt)
         nodes = node_recorder.set(lambda node: self.add_node(node, None))
@@ -157,10 +197,60 @@ class Recorder:
         return f"{self.frames[-1][0]}:{line}"
 
     # -------------------------------------------------------------- nodes
-    def append(self, node: Node, label: str) -> Node:
+    def append(self, node: Node, label: str, touches: Sequence[Any] | None = None) -> Node:
+        """Record ``node``; ``touches`` (default: its planes) must not have left a device body."""
+        for array in [a for _, a, _ in node.planes()] if touches is None else touches:
+            self.refuse_escaped(array, label)
         self.stack[-1].steps.append(node)
         self.labels[id(node)] = label
         return node
+
+    # ------------------------------------------------------ device bodies
+    def open_device_body(self, body: Body, what: str, line: int) -> Body:
+        """Mark ``body`` as one a device construct runs only in some replays."""
+        self.device_bodies[id(body)] = _DeviceBody(body, f"the device {what} at {self.where(line)}",
+                                                   len(self.frames))
+        return body
+
+    def make_here(self, array: Any) -> Any:
+        """``array`` belongs where recording is now: to the innermost device body, if any."""
+        inner = self.innermost_device_body()
+        if inner is None:
+            self.homes.pop(id(array), None)
+        else:
+            self.homes[id(array)] = (array, inner)
+        return array
+
+    def innermost_device_body(self) -> _DeviceBody | None:
+        return next((self.device_bodies[id(b)] for b in reversed(self.stack) if id(b) in self.device_bodies),
+                    None)
+
+    def refuse_escaped(self, array: Any, label: str) -> None:
+        """An array a node made inside a device body, used after that body by a route the builder
+        does not carry (a helper's dict, an attribute): it holds one arm's value, or none."""
+        while is_array(array):
+            made = self.homes.get(id(array))
+            if made is not None and not any(b is made[1].body for b in self.stack):
+                raise TypeError(f"eagle.Graph.builder: {label!r} uses an array computed inside "
+                                f"{made[1].what}, outside that arm or loop body, reached by a route the "
+                                "builder does not carry (a helper's dict or object, a nested function's "
+                                "nonlocal); eagle carries plain names and `name[key] = ...` items assigned "
+                                "in the construct itself (every arm is recorded, a loop body once): assign "
+                                "the value to a plain name in every arm (v = dbl(v)) and put it where it "
+                                "goes after the construct")
+            array = getattr(array, "base", None)  # a view: the array it views
+
+    def mutates(self, line: int, text: str) -> None:
+        """``text`` (an item or attribute assignment, a container method call) is about to run:
+        refused inside a device construct of this function, where it would hold the last arm's
+        value (or a loop body's first turn) whatever the replay runs."""
+        inner = self.innermost_device_body()
+        if inner is not None and inner.frame == len(self.frames):
+            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: `{text}` changes a list, dict or "
+                            f"object inside {inner.what}; eagle carries plain names and `name[key] = ...` "
+                            "items through a device construct, not other changes (every arm is recorded, a "
+                            "loop body once): assign to a plain name (v = dbl(v)) or an item the container "
+                            "has (s['v'] = v) inside the construct, and change the container after it")
 
     def call(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A hawk kernel call: a plan node, its outputs allocated; returns them."""
@@ -173,10 +263,13 @@ class Recorder:
                 raise NameError(f"{kernel.__name__}: {arg.message}")
         bound = kernel.plan(*args, buffer=None if buffer is True else buffer)
         node = self.append(Node("plan", bound), kernel.__name__)
+        home = self.innermost_device_body() if buffer is None or buffer is True else None
         for out in bound.outputs:
             self.producer[id(out)] = node
             if buffer is True:
                 self.kept[id(out)] = out
+            if home is not None:
+                self.homes[id(out)] = (out, home)
         return bound.result()
 
     def add_node(self, node: Node, name: str | None) -> None:
@@ -222,41 +315,49 @@ class Recorder:
 
     # ------------------------------------------------------------ runtime
     def truth(self, value: Any, line: int) -> bool:
+        """A Python condition's truth; an array that is not a one-cell uint32 is refused."""
         if is_array(value):
             raise TypeError(f"eagle.Graph.builder: {self.where(line)}: the condition is an array of "
-                            f"{value.size} {value.dtype}; a device condition is a one-cell uint32 array, a "
-                            "Python condition a Python value")
+                            f"{value.size} {value.dtype}; a device condition is a one-cell uint32 "
+                            "array (shape (1,)): reduce it to one cell in a kernel (flag = "
+                            "hm.uint32(hawk.sum(...)) into a Mutable[UInt32] of one cell) or index one cell "
+                            "(flag[i:i + 1]); a Python condition is a Python value")
         return bool(value)
 
     def if_(self, cond: Any, then: Callable[[], Any], orelse: Callable[[], Any], get: Callable[[], tuple],
-            put: Callable[[tuple], None], names: tuple[str, ...], line: int) -> Any:
+            put: Callable[[tuple], None], names: tuple[str, ...], line: int,
+            containers: Containers = (), scope: Scope = dict) -> Any:
         if not _device(cond):
             return self.python_signal((then if self.truth(cond, line) else orelse)(), line)
-        bodies, signals = self.record_arms([then, orelse], get, put, names, line, "if")
+        state = self.carried(get, put, names, containers, scope, line, "if")
+        bodies, signals = self.record_arms([then, orelse], *state, line, "if")
         cell = cond.cell if isinstance(cond, NotCell) else cond
         if isinstance(cond, NotCell):
             bodies.reverse()
-        self.append(Node("device_if", DeviceIf(cell, bodies[0], bodies[1])), "if")
+        self.append(Node("device_if", DeviceIf(cell, bodies[0], bodies[1])), "if", [cell])
         self.after_device_signals(signals, line)
         return None
 
     def match_(self, subject: Any, cases: Sequence[tuple[tuple[int, ...], Callable[[], Any]]],
                default: Callable[[], Any] | None, get: Callable[[], tuple], put: Callable[[tuple], None],
-               names: tuple[str, ...], line: int) -> Any:
+               names: tuple[str, ...], line: int, containers: Containers = (), scope: Scope = dict) -> Any:
         if not is_cell(subject):
+            self.truth(is_array(subject) and subject, line)  # an array that is not a cell is refused
             for values, fn in cases:
                 if subject in values:
                     return self.python_signal(fn(), line)
             return self.python_signal(default(), line) if default else None
         arms = [fn for _, fn in cases] + [default or (lambda: None)]
-        bodies, signals = self.record_arms(arms, get, put, names, line, "match")
+        state = self.carried(get, put, names, containers, scope, line, "match")
+        bodies, signals = self.record_arms(arms, *state, line, "match")
         table = {int(v): body for (values, _), body in zip(cases, bodies, strict=False) for v in values}
-        self.append(Node("device_switch", DeviceSwitch(subject, table, bodies[-1])), "match")
+        self.append(Node("device_switch", DeviceSwitch(subject, table, bodies[-1])), "match", [subject])
         self.after_device_signals(signals, line)
         return None
 
     def while_(self, test: Callable[[], Any], body: Callable[[Any], Any], get: Callable[[], tuple],
-               put: Callable[[tuple], None], names: tuple[str, ...], line: int) -> Any:
+               put: Callable[[tuple], None], names: tuple[str, ...], line: int,
+               containers: Containers = (), scope: Scope = dict) -> Any:
         cond = test()
         if not _device(cond):
             return self.python_loop(_repeat_while(lambda: self.truth(test(), line), cond, line, self),
@@ -267,11 +368,12 @@ class Recorder:
         warnings.warn(f"uncapped device loop at {self.where(line)}: a body that never clears its guard never "
                       "returns; cap it with for _ in range(N): if not cell: break", stacklevel=2)
         cell, want = (cond.cell, 0) if isinstance(cond, NotCell) else (cond, 1)
-        return self.device_loop(cell, want, "while", -1, body, get, put, names, line)
+        state = self.carried(get, put, names, containers, scope, line, "loop")
+        return self.device_loop(cell, want, "while", -1, body, *state, line)
 
     def capped(self, n: Any, stop: Callable[[], Any], body: Callable[[Any], Any], get: Callable[[], tuple],
                put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-               targets: tuple[str, ...] = ()) -> Any:
+               targets: tuple[str, ...] = (), containers: Containers = (), scope: Scope = dict) -> Any:
         first = stop()
         if not _device(first):
             return self.python_loop(_until(stop, first, range(n), self, line), body, line)
@@ -280,16 +382,18 @@ class Recorder:
                             "Python int: for _ in range(N): if not cell: break")
         # the loop goes on while the break condition is false
         cell, want = (first.cell, 1) if isinstance(first, NotCell) else (first, 0)
-        return self.device_loop(cell, want, "while", int(n), body, get, put, names, line, targets)
+        state = self.carried(get, put, names, containers, scope, line, "loop")
+        return self.device_loop(cell, want, "while", int(n), body, *state, line, targets)
 
     def for_range(self, args: tuple[Any, ...], body: Callable[[Any], Any], get: Callable[[], tuple],
                   put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-                  targets: tuple[str, ...] = ()) -> Any:
-        if any(_device(a) for a in args):
+                  targets: tuple[str, ...] = (), containers: Containers = (), scope: Scope = dict) -> Any:
+        if any(_device(a) or is_array(a) for a in args):
             if len(args) != 1 or not is_cell(args[0]):
                 raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a counted device loop is "
                                 "for i in range(cell), with one one-cell uint32 argument")
-            return self.device_loop(args[0], 1, "count", -1, body, get, put, names, line, targets)
+            state = self.carried(get, put, names, containers, scope, line, "loop")
+            return self.device_loop(args[0], 1, "count", -1, body, *state, line, targets)
         return self.python_loop(range(*args), body, line)
 
     def for_(self, iterable: Any, body: Callable[[Any], Any], get: Callable[[], tuple],
@@ -298,6 +402,48 @@ class Recorder:
             raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a for over a device cell: write "
                             "for i in range(cell) for a counted device loop")
         return self.python_loop(iterable, body, line)
+
+    def carried(self, get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],
+                containers: Containers, scope: Scope, line: int,
+                what: str) -> tuple[Callable[[], tuple], Callable[[tuple], None], tuple[str, ...], Scope]:
+        """A device construct's state with the items of the dicts and lists it assigns
+        (``s["v"] = ...``): each item is carried as a name is, restored between arms, merged after."""
+        held: list[tuple[str, Any, list[Any]]] = []  # (name, container, its keys now)
+        for name, read in containers:
+            try:
+                container = read()
+            except NameError:  # bound inside the construct: a name the merge refuses or carries
+                continue
+            if any(container is c for _, c, _ in held):
+                continue
+            if not isinstance(container, (dict, list)):
+                raise TypeError(f"eagle.Graph.builder: {self.where(line)}: `{name}[...] = ...` inside the "
+                                f"device {what}, where {name} is a {type(container).__name__}; eagle carries "
+                                "plain names and the items of dicts and lists through a device construct: "
+                                f"assign to a plain name inside it and put that into {name} after it")
+            held.append((name, container, _keys(container)))
+        if not held:
+            return get, put, names, scope
+        slots = [(container, key) for _, container, keys in held for key in keys]
+
+        def get_items() -> tuple:
+            for name, container, keys in held:
+                if _keys(container) != keys:
+                    raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name} gains or loses items "
+                                    f"inside the device {what}; eagle carries the items a dict or list "
+                                    "already has through a device construct: give it every key before it")
+            return (*get(), *(container[key] for container, key in slots))
+
+        def put_items(values: tuple) -> None:
+            put(values[:len(names)])
+            for (container, key), value in zip(slots, values[len(names):], strict=True):
+                container[key] = value
+
+        def scope_items() -> dict[str, Any]:  # a carried container holds its items as state, not as an alias
+            return {n: v for n, v in scope().items() if not any(v is c for _, c, _ in held)}
+
+        labels = tuple(f"{name}[{key!r}]" for name, _, keys in held for key in keys)
+        return get_items, put_items, (*names, *labels), scope_items
 
     # ---------------------------------------------------- Python control
     def python_loop(self, items: Any, body: Callable[[Any], Any], line: int) -> Any:
@@ -323,21 +469,21 @@ class Recorder:
 
     # ---------------------------------------------------- device control
     def record_arms(self, arms: Sequence[Callable[[], Any]], get: Callable[[], tuple],
-                    put: Callable[[tuple], None], names: tuple[str, ...], line: int,
+                    put: Callable[[tuple], None], names: tuple[str, ...], scope: Scope, line: int,
                     what: str) -> tuple[list[Body], list[tuple[Body, Any]]]:
         """Record each arm into its own body from the same state, then merge the names."""
         before = get()
         recorded = []
         for fn in arms:
             put(before)
-            body = Body()
+            body = self.open_device_body(Body(), what, line)
             self.stack.append(body)
             try:
                 signal = fn()
             finally:
                 self.stack.pop()
             recorded.append((body, get(), signal))
-        put(self.merge(names, before, [(b, after) for b, after, _ in recorded], line, what))
+        put(self.merge(names, before, [(b, after) for b, after, _ in recorded], line, what, scope))
         return [b for b, _, _ in recorded], [(b, s) for b, _, s in recorded]
 
     def after_device_signals(self, signals: list[tuple[Body, Any]], line: int) -> None:
@@ -360,7 +506,7 @@ class Recorder:
             if signal is BREAK:
                 self.set_cell(self.loop_cell(loop, "stop"), 1)
             self.stack.pop()
-        guard = Body()
+        guard = self.open_device_body(Body(), "loop", loop.line)
         loop.guards.append((guard, loop.state[0]()))
         self.stack.append(guard)
 
@@ -383,26 +529,33 @@ class Recorder:
 
     def device_loop(self, cell: np.ndarray, want: int, kind: str, cap: int, body_fn: Callable[[Any], Any],
                     get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],
-                    line: int, targets: tuple[str, ...] = ()) -> None:
+                    scope: Scope, line: int, targets: tuple[str, ...] = ()) -> None:
         """A device loop: the body recorded once, run while ``(cell != 0) == want`` (or ``cell`` times)."""
-        before = get()
+        start = get()
+        before = self.loop_entry(names, start, scope())
+        put(before)
         loop = _Loop(device=True, line=line, state=(get, put, names))
         self.loops.append(loop)
-        body = Body()
+        body = self.open_device_body(Body(), "loop", line)
         self.stack.append(body)
         try:
-            self.after_device_signals([(self.stack[-1], body_fn(None))], line)
+            self.after_device_signals([(self.stack[-1], body_fn(NoItem(self.where(line))))], line)
             for guarded, began in reversed(loop.guards):  # close the guarded rests, innermost first
                 self.stack.pop()
                 # skipped or not, each name leaves the guard in one array: a device if with an empty arm
-                put(self.merge(names, began, [(Body(), began), (guarded, get())], line, "loop"))
+                put(self.merge(names, began, [(Body(), began), (guarded, get())], line, "loop", scope))
                 self.append(Node("device_if", DeviceIf(self.loop_cell(loop, "skip"), Body(), guarded)),
-                            "guard")
+                            "guard", [])
         finally:
             self.stack.pop()
             self.loops.pop()
         after = tuple(b if n in targets else a for n, b, a in zip(names, before, get(), strict=True))
-        put(self.merge(names, before, [(body, after)], line, "loop"))
+        # a device loop may run no turn: that is an arm that changes nothing
+        merged = self.merge(names, before, [(Body(), before), (body, after)], line, "loop", scope,
+                            looped=True)
+        put(merged)
+        if kind == "while":  # the guard is the array its name is carried in (a copy, an argument's own)
+            cell = next((m for b, m in zip(start, merged, strict=True) if b is cell and is_array(m)), cell)
         if loop.skip is not None:  # each turn starts unskipped
             self.stack.append(Body())
             self.set_cell(loop.skip, 0)
@@ -411,10 +564,10 @@ class Recorder:
             if loop.stop is not None:  # the turns left after a break do nothing
                 body = Body([Node("device_if", DeviceIf(loop.stop, Body(), body))])
                 self.set_cell(loop.stop, 0)
-            self.append(Node("device_loop", DeviceLoop(cell, "count", cap, body)), "loop")
+            self.append(Node("device_loop", DeviceLoop(cell, "count", cap, body)), "loop", [cell])
             return None
         if loop.stop is None and want == 1:
-            self.append(Node("device_loop", DeviceLoop(cell, "while", cap, body)), "loop")
+            self.append(Node("device_loop", DeviceLoop(cell, "while", cap, body)), "loop", [cell])
             return None
         stop = self.loop_cell(loop, "stop")
         control = self.new_cell()
@@ -423,14 +576,18 @@ class Recorder:
         self.stack.append(body)
         self.control(cell, stop, want, control)
         self.stack.pop()
-        self.append(Node("device_loop", DeviceLoop(control, "while", cap, body)), "loop")
+        self.append(Node("device_loop", DeviceLoop(control, "while", cap, body)), "loop", [])
         return None
 
     # -------------------------------------------------------------- merge
     def merge(self, names: tuple[str, ...], before: tuple, arms: list[tuple[Body, tuple]], line: int,
-              what: str) -> tuple:
-        """After a device construct: each name one array, whichever arm ran."""
+              what: str, scope: Scope, looped: bool = False) -> tuple:
+        """After a device construct: each name one array, whichever arm ran.  A name is merged into
+        the array it held before, unless something else holds that array too (another name, a
+        block's caller, a builder argument): then into a copy made before the construct.  In a
+        device loop (``looped``) the body's reads are re-pointed at the array the name is carried in."""
         merged = list(before)
+        claimed: list[Any] = []  # the arrays names are merged into here
         for i, name in enumerate(names):
             old = before[i]
             values = [after[i] for _, after in arms]
@@ -438,35 +595,88 @@ class Recorder:
                 continue
             changed = [v for v in values if v is not old]
             if any(v is UNBOUND for v in values) or (old is UNBOUND and len(changed) < len(values)):
-                merged[i] = OneArm(name, self.where(line))  # set in some arms only: an error if used
+                merged[i] = OneArm(name, self.where(line), what, old)  # an error if used
                 continue
             if not all(is_array(v) for v in changed):
                 raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} is set to a Python value "
                                 f"inside a device {what}; every arm of a device construct is recorded, so "
                                 "only arrays can change there")
+            if not is_array(old) and len(changed) < len(values):  # None before: an arm left it None
+                merged[i] = OneArm(name, self.where(line), what, old)
+                continue
             target = old if is_array(old) else changed[0]
+            if target is not old:  # an arm's array: the name carries it out of the construct
+                self.make_here(target)
             for v in changed:
                 if tuple(v.shape) != tuple(target.shape) or v.dtype != target.dtype:
                     raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} changes from "
                                     f"{target.shape} {target.dtype} to {v.shape} {v.dtype} inside a device "
                                     f"{what}; a name keeps one array across a device construct")
-            if self.is_argument(target):
-                own = self.own_copy(target, name)
-                for body, _ in arms:
-                    substitute.in_body(body, {id(target): own}, name)
-                target = own
+            if is_array(old):
+                target = self.merge_target(i, names, before, arms, claimed, scope(), looped)
+            claimed.append(target)
             for body, after in arms:
                 if after[i] is not old and after[i] is not target:
                     self.merge_into(body, after[i], target, name)
+            for label, kept in self.buffers.items():  # a buffer= name is the merged name's array now
+                if any(kept is after[i] for _, after in arms):
+                    self.buffers[label] = target
             merged[i] = target
         return tuple(merged)
 
+    def loop_entry(self, names: tuple[str, ...], before: tuple, scope: dict[str, Any]) -> tuple:
+        """The values a device loop's names start from: a name whose array something else holds
+        too (another name, a block's caller) starts from a copy made here, which the loop then
+        carries, so the body's reads of the other holder still see the array as it was."""
+        entry = list(before)
+        for i, name in enumerate(names):
+            old = before[i]
+            if not is_array(old):
+                continue
+            passed = any(old is a for a in self.frames[-1][2]) and not self.is_argument(old)
+            if passed or self.holders(i, names, before, scope):
+                entry[i] = self.copy_in(old, name)
+        return tuple(entry)
+
+    def holders(self, i: int, names: tuple[str, ...], before: tuple, scope: dict[str, Any]) -> list[str]:
+        """The other names (of the function, or of the construct) that hold ``before[i]``."""
+        old = before[i]
+        return [n for n, v in scope.items() if n not in names and _holds(v, old)] + \
+            [m for j, m in enumerate(names) if j != i and _holds(before[j], old)]
+
+    def merge_target(self, i: int, names: tuple[str, ...], before: tuple, arms: list[tuple[Body, tuple]],
+                     claimed: list[Any], scope: dict[str, Any], looped: bool) -> Any:
+        """The array ``names[i]`` is merged into: the one it held before when nothing else holds it."""
+        name, old = names[i], before[i]
+        holders = self.holders(i, names, before, scope)
+        own = self.own.get(id(old))
+        taken = any(c is old or (own is not None and c is own) for c in claimed)
+        argument, passed = self.is_argument(old), any(old is a for a in self.frames[-1][2])
+        if argument and not taken:
+            target = self.own_copy(old, name)  # refreshed from the argument by every launch
+        elif argument or passed or holders or taken:
+            target = self.copy_in(old, name)  # a block's caller, or another name, keeps old as it was
+        else:
+            return old
+        if looped:  # each turn reads the carried array
+            for body, _ in arms:
+                substitute.in_body(body, {id(old): target}, name)
+        return target
+
+    def copy_in(self, old: Any, name: str) -> Any:
+        """A new array holding ``old``'s value from here on, for ``name`` to be merged into."""
+        fresh = self.make_here(_like(old))
+        self.add_node(copy_node(old, into=fresh), name)
+        return fresh
+
     def merge_into(self, body: Body, value: np.ndarray, target: np.ndarray, name: str) -> None:
         """Make ``body`` leave ``value`` in ``target``: in place when a per-sample kernel of the
-        body wrote it, else by a copy at its end."""
+        body wrote it and nothing after it in the body uses ``target`` (which still means the old
+        value there), else by a copy at its end."""
         node = self.producer.get(id(value))
         plan = getattr(getattr(node, "payload", None), "plan", None)
-        if node is not None and getattr(plan, "per_sample", False) and substitute.contains(body, node):
+        if node is not None and getattr(plan, "per_sample", False) and substitute.contains(body, node) \
+                and substitute.untouched_after(body, node, target):
             substitute.in_body(body, {id(value): target}, name)
             self.producer[id(target)] = node
             self.retired.append(value)
@@ -481,8 +691,7 @@ class Recorder:
     def own_copy(self, argument: np.ndarray, name: str) -> np.ndarray:
         """The graph's copy of a builder argument that a device construct rebinds."""
         if id(argument) not in self.own:
-            own = (np.empty_like(argument) if isinstance(argument, np.ndarray)
-                   else empty_like_device(argument, tuple(argument.shape), argument.dtype))
+            own = _like(argument)
             self.own[id(argument)] = own
             self.prologue.append((name, argument, own))
         return self.own[id(argument)]
@@ -492,6 +701,17 @@ class Recorder:
         """Add what was recorded to the graph, in order (a failed check adds nothing)."""
         graph = self.graph
         graph._recorder = None
+        written = {id(a) for node in substitute.leaves(self.top) for _, a, role in node.planes()
+                   if role != "read"} | {id(a) for a in self.arguments.values()}
+        for array in _leaves(graph.result):
+            if isinstance(array, OneArm):
+                raise NameError(f"g.result: {array.message}")
+            self.refuse_escaped(array, "g.result")
+            if is_array(array) and not _written(array, written):
+                raise TypeError(f"eagle.Graph.builder: g.result holds a {array.dtype} array of shape "
+                                f"{tuple(array.shape)} that no node of the graph writes and no argument is: "
+                                "an array computed while recording (NumPy on what a kernel returns sees it "
+                                "before any replay) stays as it was then; compute it with a kernel call")
         for fork in self.nested_forks:
             self.check_fork(fork)
         for name, argument, own in self.prologue:
@@ -555,6 +775,51 @@ class Recorder:
             raise
         # Only the new arrays are held now: a replaced one goes with its caller's last reference.
         self.arguments.update(arrays)
+
+
+def _like(array: Any) -> Any:
+    """An empty array of ``array``'s shape and dtype, on its side (host or its GPU)."""
+    return np.empty_like(array) if isinstance(array, np.ndarray) else empty_like_device(
+        array, tuple(array.shape), array.dtype)
+
+
+def _holds(value: Any, array: Any) -> bool:
+    """Whether ``value`` is ``array``, a view of it, or a list, tuple or dict with one as an item."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) \
+        else [value]
+    return any(_views(item, array) for item in items)
+
+
+def _written(array: Any, written: set[int]) -> bool:
+    """Whether ``array``, or the array it views, is in ``written`` (ids)."""
+    while is_array(array):
+        if id(array) in written:
+            return True
+        array = getattr(array, "base", None)
+    return False
+
+
+def _views(value: Any, array: Any) -> bool:
+    while is_array(value):
+        if value is array:
+            return True
+        value = getattr(value, "base", None)
+    return False
+
+
+def _keys(container: dict | list) -> list[Any]:
+    return list(container.keys()) if isinstance(container, dict) else list(range(len(container)))
+
+
+def _leaves(tree: Any) -> Iterator[Any]:
+    """The values of a result tree (dicts, lists and tuples nested)."""
+    if isinstance(tree, dict):
+        tree = list(tree.values())
+    if isinstance(tree, (list, tuple)):
+        for item in tree:
+            yield from _leaves(item)
+    else:
+        yield tree
 
 
 def _side(array: Any) -> int | None:

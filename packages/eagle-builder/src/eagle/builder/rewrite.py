@@ -12,7 +12,10 @@ inside a construct become returned signals that the call sites pass up.
 the names of what they compute.
 
 The rewritten code keeps the user's file name, lines and columns, so
-tracebacks point at their code.  The rewrite runs once per code object.
+tracebacks point at their code.  The rewrite runs once per code object; each
+decorated function then gets its own function over that code, with its own
+closure cells, globals and defaults, so two definitions of one nested
+``def`` (a builder made inside a function) each see their own closure.
 """
 
 from __future__ import annotations
@@ -26,11 +29,14 @@ from typing import Any
 
 RUNTIME = "__eagle_builder__"
 _PREFIX = "__eagle_"
+_SCOPE = f"{_PREFIX}scope"
 _FUTURE_FLAGS = 0
 for _name in __future__.all_feature_names:
     _FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
 
-_cache: dict[types.CodeType, Callable[..., Any]] = {}
+# id(original code) -> (original code, rewritten code); the original is kept, so its id is not reused.
+# Keyed by identity: equal code objects from two files must not share a rewrite.
+_cache: dict[int, tuple[types.CodeType, types.CodeType]] = {}
 
 
 class RewriteError(SyntaxError):
@@ -38,11 +44,20 @@ class RewriteError(SyntaxError):
 
 
 def rewritten(fn: Callable[..., Any], runtime: object) -> Callable[..., Any]:
-    """``fn`` with its control flow rewritten onto ``runtime`` (cached per code object)."""
+    """``fn`` with its control flow rewritten onto ``runtime``: the rewritten code is cached per
+    code object, the function around it made for this ``fn`` (its closure, globals, defaults)."""
     code = fn.__code__
-    if code not in _cache:
-        _cache[code] = _rewrite(fn, runtime)
-    return _cache[code]
+    entry = _cache.get(id(code))
+    if entry is None or entry[0] is not code:
+        entry = _cache[id(code)] = (code, _rewrite(fn))
+    cells = dict(zip(code.co_freevars, fn.__closure__ or (), strict=True))
+    cells[RUNTIME] = types.CellType(runtime)
+    new = entry[1]
+    out = types.FunctionType(new, fn.__globals__, fn.__name__, fn.__defaults__,
+                             tuple(cells[v] for v in new.co_freevars))
+    out.__kwdefaults__, out.__annotations__ = fn.__kwdefaults__, dict(fn.__annotations__)
+    out.__doc__, out.__qualname__, out.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
+    return out
 
 
 def first_line(fn: Callable[..., Any]) -> int:
@@ -50,7 +65,8 @@ def first_line(fn: Callable[..., Any]) -> int:
     return inspect.getsourcelines(fn)[1]
 
 
-def _rewrite(fn: Callable[..., Any], runtime: object) -> Callable[..., Any]:
+def _rewrite(fn: Callable[..., Any]) -> types.CodeType:
+    """The code of ``fn`` rewritten, with ``RUNTIME`` and ``fn``'s free names as free names."""
     name = getattr(fn, "__qualname__", repr(fn))
     if fn.__name__ == "<lambda>":
         raise RewriteError(f"eagle.Graph.builder: {name}: a lambda cannot be a builder; write a def")
@@ -72,7 +88,7 @@ def _rewrite(fn: Callable[..., Any], runtime: object) -> Callable[..., Any]:
     _strip_signature(func.args)
     func.returns = None
     rewriter = _Rewriter(line_shift=1 if indented else 0)
-    func.body = rewriter.function_body(func.body)
+    func.body = rewriter.function_body(func.body, func.args)
     factory = ast.FunctionDef(
         name=f"{_PREFIX}factory", args=_plain_args([RUNTIME, *fn.__code__.co_freevars]),
         body=[func, ast.Return(ast.Name(func.name, ast.Load()))], decorator_list=[], returns=None,
@@ -84,14 +100,7 @@ def _rewrite(fn: Callable[..., Any], runtime: object) -> Callable[..., Any]:
                    dont_inherit=True)
     scope: dict[str, Any] = {}
     exec(code, fn.__globals__, scope)
-    built = scope[f"{_PREFIX}factory"](runtime, *[None] * len(fn.__code__.co_freevars))
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
-    cells[RUNTIME] = types.CellType(runtime)
-    closure = tuple(cells[v] for v in built.__code__.co_freevars)
-    out = types.FunctionType(built.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
-    out.__kwdefaults__, out.__annotations__ = fn.__kwdefaults__, dict(fn.__annotations__)
-    out.__doc__, out.__qualname__, out.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
-    return out
+    return scope[f"{_PREFIX}factory"](None, *[None] * len(fn.__code__.co_freevars)).__code__
 
 
 def _strip_signature(args: ast.arguments) -> None:
@@ -173,7 +182,7 @@ class _Rewriter:
         self.globals: set[str] = set()
         self.line_shift = line_shift  # the lines of the parsed text before the function's first
 
-    def function_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+    def function_body(self, body: list[ast.stmt], args: ast.arguments) -> list[ast.stmt]:
         for node in ast.walk(ast.Module(body, [])):
             if isinstance(node, ast.Global):
                 self.globals.update(node.names)
@@ -183,13 +192,52 @@ class _Rewriter:
             never = ast.If(ast.Constant(False), [ast.Assign([ast.Name(n, ast.Store()) for n in state],
                                                              ast.Constant(None))], [])
             out.insert(0, ast.copy_location(never, body[0]))
+        params = [a.arg for a in [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]
+                  if a is not None]
+        out.insert(0, ast.copy_location(self.scope_def([*dict.fromkeys([*params, *state])]), body[0]))
         return out
+
+    @staticmethod
+    def scope_def(names: list[str]) -> ast.FunctionDef:
+        """``scope()`` -> {name: value} of the function's own names: the recorder looks there for
+        another name holding the array a device construct is about to write."""
+        values = [_call("look", ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))) for n in names]
+        table = ast.Dict([ast.Constant(n) for n in names], values)
+        return _def(_SCOPE, [], [ast.Return(table)], [])
 
     def block(self, body: list[ast.stmt], inside: bool) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         for stmt in body:
+            self.truths(stmt)
+            out.extend(self.mutation_checks(stmt))
             out.extend(self.statement(stmt, inside))
         return out
+
+    def truths(self, stmt: ast.stmt) -> None:
+        """Send the truth tests Python makes outside if/while tests (``a if c else b``, ``and``,
+        ``or``, ``not``, ``assert``, a comprehension's ``if``, a native match's subject) through
+        the runtime, which refuses a device condition or an array there instead of reading it once
+        while recording (in place, on this statement's own expressions)."""
+        fix = _Truths(self)
+        for field, value in ast.iter_fields(stmt):
+            if isinstance(stmt, (ast.If, ast.While)) and field == "test":
+                setattr(stmt, field, fix.condition(value))
+            elif isinstance(value, ast.expr):
+                setattr(stmt, field, fix.visit(value))
+            elif isinstance(value, list):
+                setattr(stmt, field, [fix.visit(v) if isinstance(v, ast.expr) else v for v in value])
+        if isinstance(stmt, ast.Assert):
+            stmt.test = fix.wrap(stmt.test, "assert")
+        if isinstance(stmt, ast.Match) and not _literal_match(stmt):
+            stmt.subject = fix.wrap(stmt.subject, "match with a guard or a case other than int literals")
+
+    def mutation_checks(self, stmt: ast.stmt) -> list[ast.stmt]:
+        """``rt.mutates(line, text)`` before a statement that changes a container item or an
+        attribute: the recorder refuses it inside a device construct (which carries names and
+        `name[key] = ...` items only)."""
+        line = ast.Constant(self.line(stmt))
+        return [ast.copy_location(ast.Expr(_call("mutates", line, ast.Constant(text))), stmt)
+                for text in _mutations(stmt)]
 
     def statement(self, stmt: ast.stmt, inside: bool) -> list[ast.stmt]:
         if isinstance(stmt, ast.If):
@@ -227,6 +275,12 @@ class _Rewriter:
         k = self.count
         state = [n for n in assigned_names([stmt]) if n not in self.globals]
         defs, call = make(stmt, k, state)
+        containers = _containers(stmt)
+        if call.func.attr != "for_":  # a for over a Python iterable is never a device loop
+            read = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))],
+                              ast.Load()) for n in containers]
+            call.keywords += [ast.keyword("containers", ast.Tuple(read, ast.Load())),
+                              ast.keyword("scope", ast.Name(_SCOPE, ast.Load()))]
         result = f"{_PREFIX}r"
         assign = ast.Assign([ast.Name(result, ast.Store())], call)
         passed = ast.Name(result, ast.Load()) if inside else ast.Subscript(
@@ -252,10 +306,13 @@ class _Rewriter:
         setter = _def(f"{_PREFIX}set_{k}", [values], sets, state)
         return [get, setter]
 
+    def line(self, stmt: ast.stmt) -> int:
+        """A statement's line counted from the function's first line."""
+        return stmt.lineno - self.line_shift
+
     def state_args(self, k: int, state: list[str], stmt: ast.stmt) -> list[ast.expr]:
         return [ast.Name(f"{_PREFIX}get_{k}", ast.Load()), ast.Name(f"{_PREFIX}set_{k}", ast.Load()),
-                ast.Tuple([ast.Constant(n) for n in state], ast.Load()),
-                ast.Constant(stmt.lineno - self.line_shift)]
+                ast.Tuple([ast.Constant(n) for n in state], ast.Load()), ast.Constant(self.line(stmt))]
 
     def arm(self, name: str, body: list[ast.stmt], state: list[str],
             params: tuple[str, ...] = ()) -> ast.FunctionDef:
@@ -264,13 +321,13 @@ class _Rewriter:
     def if_call(self, stmt: ast.If, k: int, state: list[str]) -> tuple[list[ast.stmt], ast.expr]:
         then = self.arm(f"{_PREFIX}then_{k}", stmt.body, state)
         orelse = self.arm(f"{_PREFIX}else_{k}", stmt.orelse, state)
-        call = _call("if_", _condition(stmt.test), ast.Name(then.name, ast.Load()),
+        call = _call("if_", _condition(stmt.test, self.line(stmt)), ast.Name(then.name, ast.Load()),
                      ast.Name(orelse.name, ast.Load()), *self.state_args(k, state, stmt))
         return [then, orelse], call
 
     def while_call(self, stmt: ast.While, k: int, state: list[str]) -> tuple[list[ast.stmt], ast.expr]:
         _no_else(stmt, "while")
-        test = _def(f"{_PREFIX}test_{k}", [], [ast.Return(_condition(stmt.test))], [])
+        test = _def(f"{_PREFIX}test_{k}", [], [ast.Return(_condition(stmt.test, self.line(stmt)))], [])
         body = self.arm(f"{_PREFIX}body_{k}", stmt.body, state, (f"{_PREFIX}item",))
         call = _call("while_", ast.Name(test.name, ast.Load()), ast.Name(body.name, ast.Load()),
                      *self.state_args(k, state, stmt))
@@ -287,7 +344,7 @@ class _Rewriter:
                   and not first.orelse and len(first.body) == 1 and isinstance(first.body[0], ast.Break)
                   and not targets & {n.id for n in ast.walk(first.test) if isinstance(n, ast.Name)})
         if capped:
-            stop = _def(f"{_PREFIX}stop_{k}", [], [ast.Return(_condition(first.test))], [])
+            stop = _def(f"{_PREFIX}stop_{k}", [], [ast.Return(_condition(first.test, self.line(first)))], [])
             body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body[1:]], state, (item,))
             call = _call("capped", range_args[0], ast.Name(stop.name, ast.Load()),
                          ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
@@ -319,6 +376,95 @@ class _Rewriter:
         return defs, call
 
 
+class _Truths(ast.NodeTransformer):
+    """Wraps the operands Python tests for truth in an expression in ``rt.truth_of``."""
+
+    def __init__(self, rewriter: _Rewriter) -> None:
+        self.rewriter = rewriter
+
+    def wrap(self, node: ast.expr, form: str) -> ast.expr:
+        line = ast.Constant(node.lineno - self.rewriter.line_shift)
+        return ast.copy_location(_call("truth_of", node, line, ast.Constant(form)), node)
+
+    def condition(self, test: ast.expr) -> ast.expr:
+        """An if/while test: its top ``not``/``and``/``or`` are the runtime's already."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test.operand = self.condition(test.operand)
+        elif isinstance(test, ast.BoolOp):
+            test.values = [self.condition(v) for v in test.values]
+        else:
+            test = self.visit(test)
+        return test
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        self.generic_visit(node)
+        node.test = self.wrap(node.test, "... if <condition> else ...")
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        self.generic_visit(node)
+        form = "and" if isinstance(node.op, ast.And) else "or"
+        node.values = [*(self.wrap(v, form) for v in node.values[:-1]), node.values[-1]]
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            node.operand = self.wrap(node.operand, "not")
+        return node
+
+    def visit_comprehension(self, node: ast.comprehension) -> ast.comprehension:
+        self.generic_visit(node)
+        node.ifs = [self.wrap(c, "a comprehension's if") for c in node.ifs]
+        return node
+
+
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
+                       "setdefault", "sort", "reverse"})
+
+
+def _carried(target: ast.expr) -> bool:
+    """``name[key] = ...``: an item of a dict or list that a device construct carries like a name."""
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+        and isinstance(target.ctx, ast.Store)
+
+
+def _containers(stmt: ast.stmt) -> list[str]:
+    """The names whose items a construct assigns (``name[key] = ...`` anywhere in it), in order."""
+    found: dict[str, None] = {}
+    for node in ast.walk(stmt):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AugAssign) else []
+        for target in [t for s in targets for t in ast.walk(s) if _carried(t)]:
+            found[target.value.id] = None
+    return list(found)
+
+
+def _mutations(stmt: ast.stmt) -> list[str]:
+    """What a simple statement changes in place: ``s['v'] = ...``, ``del s[k]``, ``o.a += ...``,
+    ``acc.append(...)`` (a compound statement's own statements are checked one by one)."""
+    if any(isinstance(getattr(stmt, f, None), list) for f in ("body", "cases")):
+        return []
+    found: list[str] = []
+    stores = [*stmt.targets] if isinstance(stmt, (ast.Assign, ast.Delete)) else \
+        [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+    for target in [t for s in stores for t in ast.walk(s) if isinstance(t, (ast.Subscript, ast.Attribute))
+                   and isinstance(t.ctx, (ast.Store, ast.Del))]:
+        if isinstance(stmt, (ast.Assign, ast.AugAssign)) and _carried(target):
+            continue  # the device construct around it carries the item
+        if isinstance(stmt, ast.Delete):
+            found.append(f"del {ast.unparse(target)}")
+        elif isinstance(stmt, ast.AugAssign):
+            found.append(ast.unparse(ast.AugAssign(target, stmt.op, ast.Name("..."))))
+        else:
+            found.append(f"{ast.unparse(target)} = ...")
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _MUTATORS:
+            found.append(f"{ast.unparse(node.func)}(...)")
+    return found
+
+
 def _no_else(stmt: ast.For | ast.While, what: str) -> None:
     if stmt.orelse:
         raise RewriteError(f"eagle.Graph.builder: line {stmt.lineno}: `{what} ... else:` is not supported "
@@ -332,15 +478,15 @@ def _targets(stmt: ast.For) -> ast.keyword:
     return ast.keyword("targets", ast.Tuple([ast.Constant(n) for n in names], ast.Load()))
 
 
-def _condition(test: ast.expr) -> ast.expr:
+def _condition(test: ast.expr, line: int) -> ast.expr:
     """A condition with ``not``, ``and`` and ``or`` at its top sent to the runtime, which knows
-    a one-cell device array from a Python value."""
+    a one-cell device array from a Python value (``line`` names the construct in its refusals)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return ast.copy_location(_call("not_", _condition(test.operand)), test)
+        return ast.copy_location(_call("not_", _condition(test.operand, line), ast.Constant(line)), test)
     if isinstance(test, ast.BoolOp):
-        thunks = [ast.Lambda(_plain_args([]), _condition(v)) for v in test.values]
+        thunks = [ast.Lambda(_plain_args([]), _condition(v, line)) for v in test.values]
         op = "and_" if isinstance(test.op, ast.And) else "or_"
-        return ast.copy_location(_call(op, *thunks), test)
+        return ast.copy_location(_call(op, ast.Constant(line), *thunks), test)
     return test
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eagle.builder import recorder
-from eagle.builder.recorder import BREAK, CONTINUE, RETURN, UNBOUND, NotCell, is_cell
+from eagle.builder.recorder import BREAK, CONTINUE, RETURN, UNBOUND, NotCell, is_array, is_cell
 
 
 class Runtime:
@@ -27,35 +27,50 @@ class Runtime:
         return recorder.current().named(name, value)
 
     @staticmethod
-    def not_(value: Any) -> Any:
+    def not_(value: Any, line: int) -> Any:
         if is_cell(value):
             return NotCell(value)
         if isinstance(value, NotCell):
             return value.cell
-        return not value
+        return not recorder.current().truth(value, line)
 
     @staticmethod
-    def and_(*operands: Callable[[], Any]) -> Any:
-        return _combine(operands, "and", lambda v: not v)
+    def truth_of(value: Any, line: int, form: str) -> Any:
+        """``value``, which Python is about to test for truth in ``form``: a device condition
+        there would be read once, while recording, so it is refused, and so is any array."""
+        if is_cell(value) or isinstance(value, NotCell):
+            current = recorder.current()
+            raise TypeError(f"eagle.Graph.builder: {current.where(line)}: a device condition in `{form}` "
+                            "would be decided once, while recording: test the cell in an if, while, "
+                            "for ... range or match statement, which records every arm")
+        if is_array(value):
+            recorder.current().truth(value, line)
+        return value
 
     @staticmethod
-    def or_(*operands: Callable[[], Any]) -> Any:
-        return _combine(operands, "or", bool)
+    def and_(line: int, *operands: Callable[[], Any]) -> Any:
+        return _combine(operands, "and", lambda v: not v, line)
+
+    @staticmethod
+    def or_(line: int, *operands: Callable[[], Any]) -> Any:
+        return _combine(operands, "or", bool, line)
 
     def __getattr__(self, construct: str) -> Any:
         # if_, while_, capped, for_range, for_, match_: the recorder's
         return getattr(recorder.current(), construct)
 
 
-def _combine(operands: tuple[Callable[[], Any], ...], op: str, stops: Callable[[Any], bool]) -> Any:
+def _combine(operands: tuple[Callable[[], Any], ...], op: str, stops: Callable[[Any], bool],
+             line: int) -> Any:
     """Python's short-circuit ``and``/``or``; device cells cannot be combined here."""
     value = None
     for operand in operands:
         value = operand()
         if is_cell(value) or isinstance(value, NotCell):
-            raise TypeError(f"eagle.Graph.builder: `{op}` of a device condition: combine cells in a kernel "
-                            "that writes one cell (e.g. flag = hm.uint32(a != 0 and b != 0)) and test that")
-        if stops(value):
+            raise TypeError(f"eagle.Graph.builder: {recorder.current().where(line)}: `{op}` of a device "
+                            "condition: combine cells in a kernel that writes one cell (e.g. flag = "
+                            "hm.uint32(a != 0 and b != 0)) and test that")
+        if stops(recorder.current().truth(value, line)):
             return value
     return value
 

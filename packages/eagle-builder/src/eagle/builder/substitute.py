@@ -139,6 +139,39 @@ def leaves(body: Body) -> Iterator[Node]:
             yield step
 
 
+def untouched_after(body: Body, producer: Node, array: Any) -> bool:
+    """Whether no node recorded after ``producer`` in ``body`` touches ``array``, and ``producer``
+    is in no device loop of ``body`` (whose next turn would run the nodes before it again)."""
+    order = [(n, looped) for step in leaves(body) for n, looped in _walk(step, False)]
+    at = next(k for k, (n, _) in enumerate(order) if n is producer)
+    return not order[at][1] and not any(_touches(n, array) for n, _ in order[at + 1:])
+
+
+def _walk(node: Node, looped: bool) -> Iterator[tuple[Node, bool]]:
+    """``node`` and the nodes inside it, in record order, each with whether a device loop holds it."""
+    yield node, looped
+    p = node.payload
+    if isinstance(p, SignalAfter):
+        yield from _walk(p.inner, looped)
+    elif isinstance(p, (DeviceIf, DeviceSwitch, DeviceLoop)):
+        bodies = [p.then, p.orelse] if isinstance(p, DeviceIf) else [*p.arms.values(), p.default] \
+            if isinstance(p, DeviceSwitch) else [p.body]
+        for inner in bodies:
+            for step in leaves(inner):
+                yield from _walk(step, looped or isinstance(p, DeviceLoop))
+
+
+def _touches(node: Node, array: Any) -> bool:
+    """A construct's own plane is its cell (the nodes inside are walked on their own)."""
+    p = node.payload
+    if isinstance(p, SignalAfter):
+        return False
+    construct = isinstance(p, (DeviceIf, DeviceSwitch, DeviceLoop))
+    planes = [p.cell] if construct else [a for _, a, _ in node.planes()]
+    return any(a is array or (isinstance(a, np.ndarray) and isinstance(array, np.ndarray)
+                              and np.may_share_memory(a, array)) for a in planes)
+
+
 def contains(body: Body, target: Node) -> bool:
     """Whether ``target`` was recorded in ``body`` (in a fork, a construct, or signalled)."""
     for node in leaves(body):
