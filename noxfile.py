@@ -31,7 +31,7 @@ TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100"]
 # (tests/ holds the differential fuzzer, tests/fuzz: its smoke set runs there too, FUZZ_SMOKE programs)
 SANITIZE_TESTS = ["packages/eagle-graph/tests", "packages/eagle-builder/tests",
                   "packages/eagle-diff/tests", "packages/hawk/tests", "tests"]
-#: Programs per fuzz test in the sanitizer session (the tests session runs the default, 60).
+#: Programs per fuzz test in the sanitizer session (the tests session runs the default, 200).
 FUZZ_SMOKE = "20"
 #: Programs per fuzz test in the fuzz session, and the kernel pools they are drawn over.
 FUZZ_PROGRAMS, FUZZ_POOLS = "10000", "16"

@@ -212,11 +212,14 @@ class Program:
     body: list[Any]
     result: Any  # a tree of names
     closure: float
-    values: dict[str, Any]  # the starting value of each builder argument
+    values: dict[str, Any]  # the starting value of each builder argument: starting_values(n, seed, cells)
+    seed: int
+    cells: dict[str, int]
     smooth: bool = False
+    rows: bool = True
     loops: int = 0
     names: int = 0
-    lines: list[str] = field(default_factory=list)
+    read: set[str] = field(default_factory=set)  # the names kernels read
 
     def builder_source(self) -> str:
         return render(self, "builder")
@@ -228,8 +231,7 @@ class Program:
         printer.text(repr(self))
 
     def __repr__(self) -> str:  # both renderings: a failing program can be read and run as it is
-        with np.printoptions(precision=17, threshold=10**6):
-            values = "\n".join(f"# {k} = np.{v!r}" for k, v in self.values.items())
+        values = f"# arguments: programs.starting_values({self.n}, {self.seed}, {self.cells})"
         return (f"Program(pool={self.pool.number}, n={self.n}, closure={self.closure})\n{values}\n"
                 f"# ---- builder\n{self.builder_source()}\n# ---- eager\n{self.eager_source()}")
 
@@ -257,8 +259,9 @@ def _kernels(program: Program) -> list[KernelSpec]:
 
 def _call(draw: Any, program: Program, scope: _Scope, target: str) -> Call:
     kernel = draw(st.sampled_from(_kernels(program)))
-    sources = scope.readable + ([] if program.smooth else list(ROWS))
+    sources = scope.readable + (list(ROWS) if program.rows else [])
     args = [draw(st.sampled_from(sources)) for _ in range(kernel.planes)]
+    program.read.update(args)
     param = None
     if kernel.param:
         param = draw(st.sampled_from(["scale", *CONSTANTS[:3]]))
@@ -308,6 +311,7 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         ones = [k for k in _kernels(program) if k.planes == 1 and not k.param]
         if not ones:
             return _call(draw, program, scope, target)
+        program.read.add(target)
         return PyFor(target, draw(st.lists(st.sampled_from(ones), min_size=1, max_size=3)))
     if kind == "if":
         arms = [(draw(st.sampled_from(CELLS)), _block(draw, program, inner.child(), depth - 1, True, 2))
@@ -367,22 +371,30 @@ def _cell(value: int) -> np.ndarray:
     return np.array([value], np.uint32)
 
 
-@st.composite
-def programs(draw: Any, pools: int = 2, smooth: bool = False) -> Program:
-    """A random program over one of the first ``pools`` kernel pools; ``smooth``: one whose result is
-    differentiable in x0 and x1 (for the gradient check)."""
-    pool = make_pool(draw(st.integers(0, pools - 1)))
-    n = draw(st.sampled_from([1, 3, 17, 1024, 1029] if not smooth else [1, 4, 9]))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+def starting_values(n: int, seed: int, cells: dict[str, int]) -> dict[str, Any]:
+    """The builder arguments a program starts from: planes from ``seed``, then the cells."""
+    rng = np.random.default_rng(seed)
     values: dict[str, Any] = {
         "x0": rng.uniform(-2, 2, n), "x1": rng.uniform(-2, 2, n), "xs": rng.uniform(-2, 2, (2, n)),
         "y": rng.uniform(-1, 1, n),
-        "c0": _cell(draw(st.integers(0, 1))), "c1": _cell(draw(st.integers(0, 1))),
-        "sel": _cell(draw(st.integers(0, 4))), "cnt": _cell(draw(st.integers(0, 3))),
     }
+    return values | {name: _cell(v) for name, v in cells.items()}
+
+
+@st.composite
+def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True) -> Program:
+    """A random program over one of the first ``pools`` kernel pools; ``smooth``: one whose result is
+    differentiable in x0 and x1 (for the gradient check); ``rows``: kernels may read rows of ``xs``."""
+    pool = make_pool(draw(st.integers(0, pools - 1)))
+    n = draw(st.sampled_from([1, 3, 17, 1024, 1029] if not smooth else [1, 4, 9]))
+    cells = {"c0": draw(st.integers(0, 1)), "c1": draw(st.integers(0, 1)), "sel": draw(st.integers(0, 4)),
+             "cnt": draw(st.integers(0, 3))}
     for k in range(LOOP_CELLS):
-        values[f"fl{k}"], values[f"dn{k}"] = _cell(1), _cell(0)
-    program = Program(pool, n, [], None, draw(st.sampled_from([0.5, -1.25, 2.0])), values, smooth=smooth)
+        cells[f"fl{k}"], cells[f"dn{k}"] = 1, 0
+    seed = draw(st.integers(0, 2**32 - 1))
+    values = starting_values(n, seed, cells)
+    program = Program(pool, n, [], None, draw(st.sampled_from([0.5, -1.25, 2.0])), values, seed, cells,
+                      smooth=smooth, rows=rows and not smooth)
     scope = _Scope(list(ARGS), list(ARGS))
     program.body = _block(draw, program, scope, 2, False, 6)
     if not smooth and draw(st.booleans()):  # a list built by appends, read back into the result
