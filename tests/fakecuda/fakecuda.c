@@ -580,8 +580,12 @@ static eg_CUresult fk_cuModuleGetFunction(eg_CUfunction *hfunc, eg_CUmodule hmod
 {
     if (!hmod || !name)
         return EG_CUDA_ERROR_INVALID_VALUE;
+    /* An entry "name@tag" is the function "name" of this module: the tag makes its registration
+     * its own (two modules' kernels of one name are two kernels, as on a GPU). */
+    size_t len = strlen(name);
     for (size_t i = 0; i < hmod->n; ++i)
-        if (!strcmp(hmod->functions[i].name, name)) {
+        if (!strncmp(hmod->functions[i].name, name, len)
+            && (hmod->functions[i].name[len] == '\0' || hmod->functions[i].name[len] == '@')) {
             *hfunc = &hmod->functions[i];
             return EG_CUDA_SUCCESS;
         }

@@ -187,13 +187,14 @@ static void fk_{k.name}(void **p, const unsigned *grid, const unsigned *block)
 """
 
 
-def _registration(kernels: list[Kernel]) -> str:
-    """``fk_register_all(register, set_conditional)``: hands every kernel and its parameter sizes over."""
+def _registration(kernels: list[Kernel], tag: str) -> str:
+    """``fk_register_all(register, set_conditional)``: hands every kernel (as ``name@tag``) and its
+    parameter sizes over."""
     lines = []
     for k in kernels:
         sizes = ", ".join(f"sizeof({t})" for t in k.types) or "0"
         lines.append(f"    {{ static const size_t s[] = {{{sizes}}};\n"
-                     f"      rc |= reg(\"{k.name}\", fk_{k.name}, {len(k.types)}, s); }}")
+                     f"      rc |= reg(\"{k.name}@{tag}\", fk_{k.name}, {len(k.types)}, s); }}")
     body = "\n".join(lines)
     return f"""
 typedef void (*fk_kernel)(void **, const unsigned *, const unsigned *);
@@ -253,8 +254,11 @@ class HostKernels:
         if not self.kernels:
             raise ValueError('fakecuda: no extern "C" __global__ kernel in the source')
         self.names = [k.name for k in self.kernels]
-        self.ptx = entry_text(self.names)
-        cpp = SHIM + source + "".join(_wrapper(k) for k in self.kernels) + _registration(self.kernels)
+        # Registered as name@tag: each source's kernels are its module's own, as on a GPU, so a later
+        # source with a kernel of the same name (another signature) does not replace this one.
+        tag = _digest(source)
+        self.ptx = entry_text([f"{n}@{tag}" for n in self.names])
+        cpp = SHIM + source + "".join(_wrapper(k) for k in self.kernels) + _registration(self.kernels, tag)
         cxx = shlex.split(os.environ.get("CXX", "c++"))
         out = cache_dir() / f"hostkernels-{_digest(cpp, *cxx)}.so"
         if not out.exists():

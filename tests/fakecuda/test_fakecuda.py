@@ -343,3 +343,22 @@ def test_capture_invalidated_by_forbidden_calls(drv):
     assert drv.begin(blocking, GLOBAL) == 0  # destroying a capturing stream drops the capture
     assert drv.stream_destroy(blocking) == 0 and drv.stream_destroy(s) == 0
     assert drv.log() == []
+
+
+def test_two_modules_with_a_kernel_of_one_name_keep_their_own(drv):
+    # Before, the registry was by name: loading the second source replaced the first's kernel for
+    # every module, so an earlier graph ran the later kernel with its own parameters (an overflow).
+    load = entry(drv.fake, "cuModuleLoadData", ctypes.POINTER(c_void_p), ctypes.c_char_p)
+    get_fn = entry(drv.fake, "cuModuleGetFunction", ctypes.POINTER(c_void_p), c_void_p, ctypes.c_char_p)
+    twice = APPEND_CU.replace("= value;", "= 2 * value;")
+    module, other_module, other = c_void_p(), c_void_p(), c_void_p()
+    assert load(ctypes.byref(other_module), drv.fake.kernels(twice).ptx.encode()) == 0
+    assert get_fn(ctypes.byref(other), other_module, b"fk_test_append") == 0
+    assert load(ctypes.byref(module), drv.fake.kernels(APPEND_CU).ptx.encode()) == 0
+    s = drv.stream()
+    assert drv.launch(s, 5) == 0  # the first module's kernel, loaded before the second
+    args = (c_u64(drv.log_ptr.value), c_uint(5))
+    params = (c_void_p * 2)(*(ctypes.addressof(a) for a in args))
+    assert drv.launch_kernel(other, 1, 1, 1, 1, 1, 1, 0, s, params, None) == 0
+    assert drv.log() == [5, 10]
+    assert drv.stream_destroy(s) == 0

@@ -193,6 +193,12 @@ class PyFor:
 
 
 @dataclass
+class Total:
+    target: str  # a one-cell plane: hawk.sum over the samples of src, read by later kernels
+    src: str
+
+
+@dataclass
 class Append:
     container: str
     kernel: KernelSpec
@@ -200,6 +206,7 @@ class Append:
 
 
 ARGS = ("x0", "x1")
+ITEMS = ("st['a']", "st['b']")  # items of a dict made from the arguments, rebound like names
 ROWS = ("xs[0]", "xs[1]")
 CELLS = ("c0", "c1")
 LOOP_CELLS = 4  # fl0..fl3 (guards, start at 1) and dn0..dn3 (exits, start at 0)
@@ -220,6 +227,7 @@ class Program:
     loops: int = 0
     names: int = 0
     read: set[str] = field(default_factory=set)  # the names kernels read
+    totals: list[str] = field(default_factory=list)  # the one-cell sums made so far
 
     def builder_source(self) -> str:
         return render(self, "builder")
@@ -260,7 +268,9 @@ def _kernels(program: Program) -> list[KernelSpec]:
 def _call(draw: Any, program: Program, scope: _Scope, target: str) -> Call:
     kernel = draw(st.sampled_from(_kernels(program)))
     sources = scope.readable + (list(ROWS) if program.rows else [])
-    args = [draw(st.sampled_from(sources)) for _ in range(kernel.planes)]
+    args = [draw(st.sampled_from(sources + program.totals)) for _ in range(kernel.planes)]
+    if all(a in program.totals for a in args):  # one plane of all the samples decides the length
+        args[0] = draw(st.sampled_from(sources))
     program.read.update(args)
     param = None
     if kernel.param:
@@ -291,6 +301,8 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         kinds += ["pyfor"]
     if not device and not program.smooth:
         kinds += ["accumulate"]
+    if not device:  # the top level (a fork's branches only assign)
+        kinds += ["total"]
     if depth > 0:
         kinds += ["if", "match", "counted"]
         if program.loops < LOOP_CELLS:
@@ -306,6 +318,9 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         return _assign(draw, program, scope, new_only=False)
     if kind == "accumulate":
         return Accumulate(draw(st.sampled_from(scope.readable)))
+    if kind == "total":
+        program.totals.append(f"t{len(program.totals)}")
+        return Total(program.totals[-1], draw(st.sampled_from(scope.readable)))
     if kind == "pyfor":
         target = draw(st.sampled_from(scope.rebindable))
         ones = [k for k in _kernels(program) if k.planes == 1 and not k.param]
@@ -386,7 +401,8 @@ def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True)
     """A random program over one of the first ``pools`` kernel pools; ``smooth``: one whose result is
     differentiable in x0 and x1 (for the gradient check); ``rows``: kernels may read rows of ``xs``."""
     pool = make_pool(draw(st.integers(0, pools - 1)))
-    n = draw(st.sampled_from([1, 3, 17, 1024, 1029] if not smooth else [1, 4, 9]))
+    # one block, a block and more, and past branch_tasks' limit (forks run work_share there)
+    n = draw(st.sampled_from([1, 3, 17, 1024, 1029, 4100] if not smooth else [1, 4, 9]))
     cells = {"c0": draw(st.integers(0, 1)), "c1": draw(st.integers(0, 1)), "sel": draw(st.integers(0, 4)),
              "cnt": draw(st.integers(0, 3))}
     for k in range(LOOP_CELLS):
@@ -395,7 +411,7 @@ def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True)
     values = starting_values(n, seed, cells)
     program = Program(pool, n, [], None, draw(st.sampled_from([0.5, -1.25, 2.0])), values, seed, cells,
                       smooth=smooth, rows=rows and not smooth)
-    scope = _Scope(list(ARGS), list(ARGS))
+    scope = _Scope([*ARGS, *ITEMS], [*ARGS, *ITEMS])
     program.body = _block(draw, program, scope, 2, False, 6)
     if not smooth and draw(st.booleans()):  # a list built by appends, read back into the result
         first = draw(st.sampled_from(scope.readable))
@@ -406,7 +422,7 @@ def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True)
             scope.readable.append("acc[-1]")
     picks = draw(st.lists(st.sampled_from(scope.readable), min_size=1, max_size=3))
     if smooth:
-        program.result = picks[-1] if picks[-1] not in ARGS else None
+        program.result = picks[-1] if picks[-1] not in (*ARGS, *ITEMS) else None
         if program.result is None:  # a result that is an argument itself is no kernel's output
             call = _call(draw, program, scope, _new_name(program))
             program.body.append(call)
@@ -426,11 +442,11 @@ def render(program: Program, face: str) -> str:
     params = ", ".join(program.values)
     if face == "builder":
         out += ["def make(scale):", "    @eagle.Graph.builder", f"    def prog({params}, record=False):",
-                "        g = eagle.Graph(record=record)"]
+                "        g = eagle.Graph(record=record)", "        st = {'a': x0, 'b': x1}"]
         _lines(program.body, face, 2, out)
         out += [f"        g.result = {_tree(program.result)}", "        return g", "    return prog"]
     else:
-        out += ["def make(scale):", f"    def prog({params}):"]
+        out += ["def make(scale):", f"    def prog({params}):", "        st = {'a': x0, 'b': x1}"]
         _lines(program.body, face, 2, out)
         out += [f"        return {_tree(program.result)}", "    return prog"]
     return "\n".join(out) + "\n"
@@ -468,6 +484,8 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
     for s in body:
         if isinstance(s, Call):
             out.append(f"{pad}{s.target} = {_call_text(s, face)}")
+        elif isinstance(s, Total):
+            out.append(f"{pad}{s.target} = {_kernel_call('total', [s.src], face)}")
         elif isinstance(s, Accumulate):
             out.append(f"{pad}{_kernel_call('accumulate', [s.src, 'y'], face)}")
         elif isinstance(s, Guard):
