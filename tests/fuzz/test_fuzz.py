@@ -43,6 +43,9 @@ EXAMPLES = int(os.environ.get("EAGLE_FUZZ_EXAMPLES", "200"))
 POOLS = int(os.environ.get("EAGLE_FUZZ_POOLS", "2"))
 #: rows of a device argument are CuPy views (eagle's own DeviceArray, the emulation's, has none)
 GPU_VIEWS = importlib.util.find_spec("cupy") is not None
+#: Recording, building and checking hundreds of programs (and shrinking a failing one) outlasts the
+#: suite's per-test timeout; the fuzz session runs with none.
+pytestmark = pytest.mark.timeout(1800)
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, print_blob=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])

@@ -18,6 +18,10 @@ SCRIPT = textwrap.dedent(r"""
     from eagle.native import Library, compile_library
     from eagle.plan import Plan
 
+    # Python's own Ctrl-C handler, as an interactive session has it (a child of a process started in
+    # the background inherits SIGINT ignored, and Python then installs none)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
     lib = Library(compile_library('''
     #include "eagle/eagle.h"
     void bump(int64_t b, int64_t e, const eagle_arg *a) { (void)b; (void)e; ((double *)a[0].ptr)[0] += 1.0; }

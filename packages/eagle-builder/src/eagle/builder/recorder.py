@@ -638,19 +638,25 @@ class Recorder:
                 entry[i] = self.copy_in(old, name)
         return tuple(entry)
 
-    def holders(self, i: int, names: tuple[str, ...], before: tuple, scope: dict[str, Any]) -> list[str]:
-        """The other names (of the function, or of the construct) that hold ``before[i]``."""
-        old = before[i]
-        return [n for n, v in scope.items() if n not in names and _holds(v, old)] + \
-            [m for j, m in enumerate(names) if j != i and _holds(before[j], old)]
+    def holders(self, i: int, names: tuple[str, ...], before: tuple, scope: dict[str, Any],
+                arms: list[tuple[Body, tuple]] = (), array: Any = None) -> list[str]:
+        """The other names (of the function, or of the construct, before it or after any of its
+        ``arms``) that hold ``array`` (by default ``before[i]``)."""
+        array = before[i] if array is None else array
+        states = [before, *(after for _, after in arms)]
+        return [n for n, v in scope.items() if n not in names and _holds(v, array)] + \
+            [m for j, m in enumerate(names) if j != i and any(_holds(state[j], array) for state in states)]
 
     def merge_target(self, i: int, names: tuple[str, ...], before: tuple, arms: list[tuple[Body, tuple]],
                      claimed: list[Any], scope: dict[str, Any], looped: bool) -> Any:
         """The array ``names[i]`` is merged into: the one it held before when nothing else holds it."""
         name, old = names[i], before[i]
-        holders = self.holders(i, names, before, scope)
+        holders = self.holders(i, names, before, scope, arms)
         own = self.own.get(id(old))
-        taken = any(c is old or (own is not None and c is own) for c in claimed)
+        # the argument's copy is taken when another name holds it (merged into it in an earlier or
+        # a nested construct): a second name merged there would share its value
+        own_held = own is not None and bool(self.holders(i, names, before, scope, arms, own))
+        taken = own_held or any(c is old or (own is not None and c is own) for c in claimed)
         argument, passed = self.is_argument(old), any(old is a for a in self.frames[-1][2])
         if argument and not taken:
             target = self.own_copy(old, name)  # refreshed from the argument by every launch
