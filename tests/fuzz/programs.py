@@ -207,6 +207,7 @@ class Append:
 
 ARGS = ("x0", "x1")
 ITEMS = ("st['a']", "st['b']")  # items of a dict made from the arguments, rebound like names
+ITEMS_OF = dict(zip(ITEMS, ("x0", "x1"), strict=True))  # the argument each item starts as
 ROWS = ("xs[0]", "xs[1]")
 CELLS = ("c0", "c1")
 LOOP_CELLS = 4  # fl0..fl3 (guards, start at 1) and dn0..dn3 (exits, start at 0)
@@ -226,7 +227,8 @@ class Program:
     rows: bool = True
     loops: int = 0
     names: int = 0
-    read: set[str] = field(default_factory=set)  # the names kernels read
+    read: set[str] = field(default_factory=set)  # the arguments kernels read (x0, x1)
+    rebound: set[str] = field(default_factory=set)  # the names assigned so far, in program order
     totals: list[str] = field(default_factory=list)  # the one-cell sums made so far
 
     def builder_source(self) -> str:
@@ -234,6 +236,13 @@ class Program:
 
     def eager_source(self) -> str:
         return render(self, "eager")
+
+    def reads(self, names: list[str]) -> None:
+        """Kernels read ``names``: an argument (or an item holding it) counts while not rebound."""
+        for name in names:
+            argument = ITEMS_OF.get(name, name)
+            if name not in self.rebound and argument in ARGS:
+                self.read.add(argument)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # what Hypothesis prints for a failure
         printer.text(repr(self))
@@ -271,7 +280,8 @@ def _call(draw: Any, program: Program, scope: _Scope, target: str) -> Call:
     args = [draw(st.sampled_from(sources + program.totals)) for _ in range(kernel.planes)]
     if all(a in program.totals for a in args):  # one plane of all the samples decides the length
         args[0] = draw(st.sampled_from(sources))
-    program.read.update(args)
+    program.reads(args)
+    program.rebound.add(target)
     param = None
     if kernel.param:
         param = draw(st.sampled_from(["scale", *CONSTANTS[:3]]))
@@ -320,13 +330,16 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         return Accumulate(draw(st.sampled_from(scope.readable)))
     if kind == "total":
         program.totals.append(f"t{len(program.totals)}")
-        return Total(program.totals[-1], draw(st.sampled_from(scope.readable)))
+        total = Total(program.totals[-1], draw(st.sampled_from(scope.readable)))
+        program.reads([total.src])
+        return total
     if kind == "pyfor":
         target = draw(st.sampled_from(scope.rebindable))
         ones = [k for k in _kernels(program) if k.planes == 1 and not k.param]
         if not ones:
             return _call(draw, program, scope, target)
-        program.read.add(target)
+        program.reads([target])
+        program.rebound.add(target)
         return PyFor(target, draw(st.lists(st.sampled_from(ones), min_size=1, max_size=3)))
     if kind == "if":
         arms = [(draw(st.sampled_from(CELLS)), _block(draw, program, inner.child(), depth - 1, True, 2))
