@@ -210,7 +210,7 @@ EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64
         free(partials);
         return EAGLE_ERR_NOMEM;
     }
-    it->u.reduce = (reduce_item){x, out, n, dtype, op, partials, 0};
+    it->u.reduce = (reduce_item){.x = x, .out = out, .n = n, .dtype = dtype, .op = op, .partials = partials};
     return EAGLE_OK;
 }
 
@@ -226,7 +226,8 @@ EAGLE_API int eagle_add_reduce_partials(eagle_program *p, void *partials, void *
     item *it = append(p, ITEM_REDUCE, "eagle_add_reduce_partials");
     if (!it)
         return EAGLE_ERR_NOMEM;
-    it->u.reduce = (reduce_item){partials, out, n, dtype, op, partials, 1};
+    it->u.reduce = (reduce_item){.x = partials, .out = out, .n = n, .dtype = dtype, .op = op,
+                                  .partials = partials, .given = 1};
     return EAGLE_OK;
 }
 
