@@ -63,3 +63,25 @@ def test_a_name_merged_in_a_nested_construct_keeps_the_arguments_copy() -> None:
         inner = x0 + 0.25 if c0 else x0
         np.testing.assert_array_equal(first, inner + 0.25 if sel == 1 else x1)
         np.testing.assert_array_equal(item, x0 + 0.5 if (sel, c0) == (1, 0) else x1)
+
+
+@eagle.Graph.builder
+def later(x0, sel):
+    g = eagle.Graph()
+    st = {"a": x0}
+    match sel:
+        case 0:
+            x0 = bump(x0)          # x0 merged into the graph's copy of the argument
+    x0 = bump(x0)
+    match sel:
+        case 1:
+            st["a"] = bump(x0)     # the argument again: its copy now holds what the first match wrote
+    g.result = st["a"]
+    return g
+
+
+def test_a_later_construct_merging_an_argument_gets_a_fresh_copy() -> None:
+    x0 = np.array([1.0])
+    for sel in (0, 1, 2):
+        g = later(x0, np.array([sel], np.uint32))
+        np.testing.assert_array_equal(g(), x0 + 0.5 if sel == 1 else x0)  # sel 1: bump(bump(x0))

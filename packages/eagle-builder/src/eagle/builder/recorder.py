@@ -652,11 +652,10 @@ class Recorder:
         """The array ``names[i]`` is merged into: the one it held before when nothing else holds it."""
         name, old = names[i], before[i]
         holders = self.holders(i, names, before, scope, arms)
-        own = self.own.get(id(old))
-        # the argument's copy is taken when another name holds it (merged into it in an earlier or
-        # a nested construct): a second name merged there would share its value
-        own_held = own is not None and bool(self.holders(i, names, before, scope, arms, own))
-        taken = own_held or any(c is old or (own is not None and c is own) for c in claimed)
+        # The graph's copy of an argument holds the argument's value only up to the construct it was
+        # made for, which writes it: any later merge of the argument (another name, a later or an
+        # enclosing construct) gets a copy of its own.
+        taken = id(old) in self.own or any(c is old for c in claimed)
         argument, passed = self.is_argument(old), any(old is a for a in self.frames[-1][2])
         if argument and not taken:
             target = self.own_copy(old, name)  # refreshed from the argument by every launch
