@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eagle._kinds import HostItems, Node, kind_of
+from eagle._program import Program
 
 if TYPE_CHECKING:
     from eagle._graph import Graph
@@ -112,8 +113,6 @@ class Interpreter:
         if not isinstance(lowering, HostItems):
             lowering()
             return
-        from eagle._program import Program
-
         program = Program().stage()
         lowering.emit(program)
         program = program.finalize()

@@ -694,12 +694,11 @@ class Recorder:
         return any(a is array for a in self.arguments.values())
 
     def own_copy(self, argument: np.ndarray, name: str) -> np.ndarray:
-        """The graph's copy of a builder argument that a device construct rebinds."""
-        if id(argument) not in self.own:
-            own = _like(argument)
-            self.own[id(argument)] = own
-            self.prologue.append((name, argument, own))
-        return self.own[id(argument)]
+        """The graph's copy of a builder argument that a device construct rebinds, made once (the
+        prologue refreshes it from the argument at every launch)."""
+        own = self.own[id(argument)] = _like(argument)
+        self.prologue.append((name, argument, own))
+        return own
 
     # ------------------------------------------------------------- finish
     def finish(self) -> None:
