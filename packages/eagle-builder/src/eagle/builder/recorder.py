@@ -760,7 +760,7 @@ class Recorder:
         graph = self.graph
         pairs = [(self.arguments[name], new) for name, new in arrays.items()]
         planes = [a for node in graph._nodes for _, a, _ in node.planes()]
-        mapping.update(substitute.views([*planes, *substitute.tree_leaves(graph.result)], pairs))
+        mapping.update(substitute.views([*planes, *_leaves(graph.result)], pairs))
 
         def swap() -> None:
             for node, label in zip(graph._nodes, graph._labels, strict=True):

@@ -108,18 +108,6 @@ def in_node(node: Node, mapping: Mapping, label: str) -> None:
                              "which the builder must replace, and the builder cannot re-point that kind")
 
 
-def tree_leaves(tree: Any) -> Iterator[Any]:
-    """The arrays of a result tree."""
-    if isinstance(tree, dict):
-        for v in tree.values():
-            yield from tree_leaves(v)
-    elif isinstance(tree, (tuple, list)):
-        for v in tree:
-            yield from tree_leaves(v)
-    elif tree is not None:
-        yield tree
-
-
 def in_tree(tree: Any, mapping: Mapping) -> Any:
     """A result tree (dicts, tuples, lists of arrays) with its arrays swapped."""
     if isinstance(tree, dict):
