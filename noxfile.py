@@ -70,10 +70,11 @@ def threads(session: nox.Session, threads: str) -> None:
 @nox.session(default=False)
 def fuzz(session: nox.Session) -> None:
     """The differential fuzzer at length: FUZZ_PROGRAMS random programs per test over FUZZ_POOLS
-    kernel pools (a failure prints the program and Hypothesis's reproduce blob)."""
+    kernel pools, fresh ones each run (a failure prints the program and Hypothesis's reproduce blob)."""
     install_all(session)
     session.run("pytest", "-q", "-p", "no:cacheprovider", "--timeout=0", "tests/fuzz", *session.posargs,
-                env={"EAGLE_FUZZ_EXAMPLES": FUZZ_PROGRAMS, "EAGLE_FUZZ_POOLS": FUZZ_POOLS})
+                env={"EAGLE_FUZZ_EXAMPLES": FUZZ_PROGRAMS, "EAGLE_FUZZ_POOLS": FUZZ_POOLS,
+                     "EAGLE_FUZZ_RANDOM": "1"})
 
 
 @nox.session

@@ -453,3 +453,62 @@ def test_float32_planes_get_float32_gradients():
         grads[dtype] = eagle.diff.reverse(g.record, {"result": np.ones(5, dtype)}, wrt=("x",))["x"]
     assert grads[np.float32].dtype == np.float32
     np.testing.assert_allclose(grads[np.float32], grads[np.float64], rtol=1e-4)
+
+
+@hawk.kernel
+def constant(x: Scalar) -> Scalar:
+    t = x  # read, but the value does not depend on it
+    return 0.25
+
+
+@hawk.kernel
+def cube(x: Scalar) -> Scalar:
+    return x * x * x
+
+
+@hawk.kernel
+def split_pair(x: Scalar, y: Scalar) -> tuple[Scalar, Scalar]:
+    return hm.floor(x) + 0.5, x * y
+
+
+def test_a_value_that_depends_on_no_input_cuts_the_path_without_nan():
+    """x**27 overflows to inf; a kernel whose value ignores it gives a zero gradient (as JAX's
+    symbolic zeros do), not the 0 * inf = NaN its vjp would make of a zero adjoint."""
+
+    @eagle.Graph.builder
+    def model(x, record=False):
+        g = eagle.Graph(record=record)
+        for _ in range(3):
+            x = cube(x)
+        g.result = constant(x)
+        return g
+
+    g = model(np.array([1e12, 0.5]), record=True)
+    np.testing.assert_array_equal(g(), [0.25, 0.25])
+    grads = eagle.diff.reverse(g.record, {"result": np.ones(2)}, wrt=("x",))
+    np.testing.assert_array_equal(grads["x"], [0.0, 0.0])
+
+
+def test_outputs_carry_only_the_inputs_they_depend_on():
+    """floor(x) + 0.5 carries no derivative of x or y; with y overflowed upstream, the gradient
+    through the first output alone is finite zeros, and through the second x's is y."""
+
+    def model(pick):
+        @eagle.Graph.builder
+        def build(x, y, record=False):
+            g = eagle.Graph(record=record)
+            y = cube(cube(y))
+            g.result = split_pair(x, y)[pick]
+            return g
+        return build
+
+    x, y = np.array([1.5, 2.5]), np.array([1e40, 2.0])
+    first = model(0)(x, y, record=True)
+    np.testing.assert_array_equal(first(), [1.5, 2.5])
+    grads = eagle.diff.reverse(first.record, {"result": np.ones(2)}, wrt=("x", "y"))
+    np.testing.assert_array_equal(grads["x"], [0.0, 0.0])
+    np.testing.assert_array_equal(grads["y"], [0.0, 0.0])
+    second = model(1)(x, y, record=True)
+    second()
+    grads = eagle.diff.reverse(second.record, {"result": np.ones(2)}, wrt=("x",))
+    np.testing.assert_array_equal(grads["x"], [np.inf, 2.0 ** 9])

@@ -179,3 +179,25 @@ def test_derivative_kernels_enter_a_graph_only_through_eagle_diff():
     with pytest.raises(TypeError, match=re.escape("'smooth_vjp' is a vjp (derivative) kernel; derivative "
                                                   "kernels enter a graph only through eagle.diff")):
         eagle.Graph().add(bound, name="smooth_vjp")
+
+
+@hawk.kernel
+def mixed(x: Scalar, y: Scalar, a: Param, s: Mutable) -> tuple[Scalar, Scalar, Scalar]:
+    t = x  # reassigned below: only the last value reaches the first output
+    t = hm.floor(y) + a
+    if x > y:
+        s = s * y
+    return t, hm.where(x > 0.0, y, a), 0.5
+
+
+def test_dependencies_follow_only_differentiable_operands():
+    from hawk import derive
+
+    ir = mixed.ir(np.ones(3), np.ones(3), 2.0, np.ones(3))
+    names = {ir.slots[out].name: {ir.slots[k].name for k in ins}
+             for out, ins in derive.dependencies(ir).items()}
+    out0, out1, out2 = (ir.slots[k].name for k in leaves(ir.result))
+    assert names[out0] == {"a"}  # floor carries none, and x's value was overwritten
+    assert names[out1] == {"y", "a"}  # a where's condition carries none
+    assert names[out2] == set()
+    assert names["s"] == {"s", "y"}

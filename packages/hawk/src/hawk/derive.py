@@ -274,6 +274,51 @@ class _Vjp:
         return value
 
 
+def dependencies(primal: KernelIR) -> dict[int, frozenset[int]]:
+    """Output slot -> the input slots (:func:`inputs`) its stored values carry a derivative of.
+
+    A value depends on an input when a chain of differentiable operands (those :func:`_partial`
+    gives a contribution for) joins them; a condition, a comparison, ``floor`` carry none.  A
+    reverse pass uses it to leave out of its path an input no seeded output depends on: sending
+    it a zero adjoint through the vjp could still make 0 * inf = NaN upstream.
+    """
+    sources = set(inputs(primal))
+    deps: dict[int, frozenset[int]] = {}
+    out: dict[int, frozenset[int]] = {}
+    changed = True
+    while changed:  # a fixed point, so a value used before a later assignment is still covered
+        changed = False
+        for s in walk(primal.body):
+            if isinstance(s, Load) and differentiable(s.dst) and s.slot in sources:
+                found = frozenset({s.slot})
+            elif isinstance(s, Op) and differentiable(s.dst):
+                found = frozenset().union(*(deps.get(id(a), frozenset()) for k, a in enumerate(s.args)
+                                            if differentiable(a) and _carries(s, k)))
+            elif isinstance(s, Store) and differentiable(s.value):
+                changed |= _join(out, s.slot, deps.get(id(s.value), frozenset()))
+                continue
+            else:
+                continue
+            changed |= _join(deps, id(s.dst), found)
+    stored = {s.slot for s in walk(primal.body) if isinstance(s, Store)}
+    return {slot: out.get(slot, frozenset()) for slot in sorted(stored)}
+
+
+def _join(table: dict[int, frozenset[int]], key: int, found: frozenset[int]) -> bool:
+    """Add ``found`` to ``table[key]``; whether that grew it."""
+    before = table.get(key, frozenset())
+    table[key] = before | found
+    return not found <= before
+
+
+def _carries(s: Op, k: int) -> bool:
+    """Whether operand ``k`` of ``s`` gets a derivative: the table :func:`_partial` (or, for a
+    reduction, :meth:`_Vjp.reduction`) uses, asked on a scratch builder."""
+    if s.op in REDUCTIONS:
+        return s.op in ("sum", "max", "min")
+    return _partial(_Builder(), s, k, Var(strong(s.dst.dtype), s.dst.uniform)) is not None
+
+
 def vjp(primal: KernelIR, ct_slots: list[Slot]) -> KernelIR:
     """The vjp kernel of ``primal`` given its cotangent slots (in the order of :func:`seeded`)."""
     return _Vjp(primal, seeded(primal), ct_slots).run()

@@ -9,6 +9,7 @@ eagle.native); later calls reuse it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -322,6 +323,14 @@ class KernelPlan(Plan):
                          derivative=kernel.derivative)
         self.compiled = compiled
         self.source = kernel  # the hawk Kernel (eagle.diff takes its vjp)
+
+    @functools.cached_property
+    def depends(self) -> dict[str, frozenset[str]]:
+        """Each output or Mutable written -> the float arguments its value carries a derivative
+        of (:func:`hawk.derive.dependencies`)."""
+        slots = self.compiled.ir.slots
+        return {slots[out].name: frozenset(slots[k].name for k in ins)
+                for out, ins in derive.dependencies(self.compiled.ir).items()}
 
 
 class KernelBound(BoundPlan):

@@ -250,7 +250,7 @@ class Pass:
         written = [p.place for p in leaf.planes if p.writes and p.place in self.active]
         if not written:
             return []
-        if not leaf.float_reads & self.reached:  # what it wrote depends on no wrt name
+        if not any(leaf.sources[p] & self.reached for p in written):  # it depends on no wrt name
             return [Zero(written)]
         label = self.record._label(leaf)
         fn = self.vjps.get(label)
@@ -328,19 +328,20 @@ def _arrays(t: Any) -> Iterator[np.ndarray]:
 def _reach(all_leaves: list[Leaf], wrt: set[Place], seeds: set[Place], pairs: list[tuple[Place, Place]]
            ) -> tuple[set[Place], set[Place]]:
     """Places the wrt names reach (forward) and places that reach a seed (backward), over every
-    leaf whatever the order (a loop feeds its own earlier steps), and across places that share
-    memory."""
+    leaf whatever the order (a loop feeds its own earlier steps), along what each written place
+    has a derivative of, and across places that share memory."""
     forward, backward = set(wrt), set(seeds)
     changed = True
     while changed:
         changed = False
         for leaf in all_leaves:
-            if leaf.float_reads & forward and not leaf.float_writes <= forward:
-                forward |= leaf.float_writes
-                changed = True
-            if leaf.float_writes & backward and not leaf.float_reads <= backward:
-                backward |= leaf.float_reads
-                changed = True
+            for written, sources in leaf.sources.items():
+                if written not in forward and sources & forward:
+                    forward.add(written)
+                    changed = True
+                if written in backward and not sources <= backward:
+                    backward |= sources
+                    changed = True
         for reach in (forward, backward):
             for p, q in pairs:
                 if (p in reach) != (q in reach):

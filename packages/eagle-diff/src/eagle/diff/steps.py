@@ -15,7 +15,7 @@ of its own.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +72,9 @@ class Leaf:
     planes: list[Plane]
     params: list[ParamSlot] = field(default_factory=list)
     lowering: Any = None  # at the top level: the graph's own lowering of the node
+    #: a hawk kernel's written plane -> the read planes and Params its value has a derivative of
+    #: (None: every float one it reads)
+    depends: Mapping[str, frozenset[str]] | None = None
 
     @functools.cached_property
     def reads(self) -> frozenset[Place]:
@@ -89,6 +92,20 @@ class Leaf:
     @functools.cached_property
     def float_writes(self) -> frozenset[Place]:
         return frozenset(p.place for p in self.planes if p.writes and is_float(p.array))
+
+    @functools.cached_property
+    def sources(self) -> dict[Place, frozenset[Place]]:
+        """Each float place written -> the float places its new value has a derivative of."""
+        if self.depends is None:
+            return {w: self.float_reads for w in self.float_writes}
+        by_name = {name: p for name, p, _ in self.planes_named()}
+        out: dict[Place, frozenset[Place]] = {}
+        for p in self.planes:
+            if p.writes and p.place in self.float_writes:
+                names = self.depends.get(p.name)  # a Mutable it never stores keeps its value
+                found = frozenset({p.place}) if names is None else frozenset(by_name[n] for n in names)
+                out[p.place] = out.get(p.place, frozenset()) | found
+        return out
 
     @functools.cached_property
     def defines(self) -> frozenset[Place]:
@@ -246,7 +263,7 @@ def leaf_of(node: Node, label: str) -> Leaf:
     if isinstance(p, Reduce):
         return Leaf(node, label, "reduce", planes)
     if isinstance(p, BoundPlan) and hasattr(getattr(p.plan, "source", None), "vjp"):
-        return Leaf(node, label, "kernel", planes, _params(node, p))
+        return Leaf(node, label, "kernel", planes, _params(node, p), depends=p.plan.depends)
     return Leaf(node, label, "other", planes)
 
 
