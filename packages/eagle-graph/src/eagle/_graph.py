@@ -6,18 +6,18 @@ import functools
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from eagle import _core
+from eagle import _core, _recording
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
 from eagle._cuda import on_device
 from eagle._edges import Edge, derive_edges, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
+from eagle._extension import record_hooks
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import lower, lowered
@@ -52,10 +52,6 @@ def _default_label(node: Node) -> str:
     return node.kind
 
 
-#: Called with each new Graph while a builder records (eagle-builder adopts the first).
-_on_new_graph: ContextVar[Callable[[Graph], None] | None] = ContextVar("eagle_on_new_graph", default=None)
-
-
 class Graph:
     """A step written once as nodes; eagle derives the edges and replays it.
 
@@ -87,8 +83,8 @@ class Graph:
         self._tape: Any = None  # eagle.diff's Record of a record=True graph, once built
         #: What ``g()`` returns: the arrays a builder declared with ``g.result = ...``.
         self.result: Any = None
-        self._recorder: Any = None  # the builder recording into this graph, while it does
-        self._binder: Callable[..., None] | None = None  # a builder graph's bind
+        #: The one slot for extension state (eagle.extend.state; its keys: eagle._extension).
+        self._extension: dict[str, Any] = {}
         self._labels: list[str] = []
         self._nodes: list[Node] = []
         self._stages: list[_Stage] = []
@@ -101,9 +97,14 @@ class Graph:
         self._retired_stats: dict[str, int] = {}  # GPU counters of the CUDA graphs bind replaced
         self.dispatch: str | None = None
         self._busy = _core.ffi.new("int32_t[1]")  # the non-blocking guard, a C atomic
-        hook = _on_new_graph.get()
-        if hook is not None:
-            hook(self)
+        recorder = _recording.active()
+        if recorder is not None:
+            recorder.adopt(self)
+
+    @property
+    def _recorder(self) -> _recording.Recording | None:
+        """The recording that writes into this graph now (a builder's), if any."""
+        return self._extension.get("recording")
 
     @staticmethod
     def builder(fn: Callable[..., Any]) -> Any:
@@ -131,11 +132,12 @@ class Graph:
         The new arrays pass every check ``add`` and ``build`` apply (layout, writability,
         partial overlaps, sibling races); a refused bind leaves the graph on its old arrays.
         """
-        if self._binder is None:
+        binder = self._extension.get("bind")
+        if binder is None:
             raise RuntimeError("eagle.Graph.bind: only a graph made by an @eagle.Graph.builder binds "
                                "arrays by parameter name")
         with self._guard("eagle.Graph.bind"):
-            self._binder(**arrays)
+            binder(**arrays)
         return self
 
     @property
@@ -455,14 +457,7 @@ class Graph:
         lowerings = [lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
         if not self._recording:
             return lowerings, None
-        try:
-            from eagle.diff.record import instrument
-        except ModuleNotFoundError as err:
-            if err.name not in ("eagle.diff", "eagle.diff.record"):
-                raise
-            raise ImportError("eagle.Graph.build: a record=True graph needs eagle-diff: pip install "
-                              "eagle-diff") from None
-        return instrument(self, lowerings)
+        return record_hooks("eagle.Graph.build").instrument(self, lowerings)
 
     def _choose_backend(self, backend: str | None) -> str:
         device = [(label, name) for node, label in zip(self._nodes, self._labels, strict=True)
@@ -532,7 +527,8 @@ class Graph:
             raise ValueError(f"{api}: n must be an int >= 0, got {n!r}")
         try:
             if self._tape is not None and n:
-                self._tape._run(self._program, int(n))  # the Record notes whether the run completed
+                # eagle.diff's replay: the Record notes whether the run completed
+                record_hooks(api).replay(self._tape, self._program, int(n))
             elif not wait and self._backend == "gpu":
                 self._program.enqueue(int(n))
             else:

@@ -11,9 +11,10 @@ time a kind is not found here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
+
+from eagle._recording import recorded
 
 if TYPE_CHECKING:
     from eagle._gpu_program import GpuProgram
@@ -198,20 +199,6 @@ def _check_native_call(call: object, kind: NodeKind, label: str) -> None:
 
 _REGISTRY: dict[str, NodeKind] = {}
 
-#: While a graph builder records, the node constructors that stand for a step
-#: (``eagle.copy``, ``eagle.reduce``) hand their node to it, so that writing
-#: ``eagle.copy(a, into=b)`` in a builder records the copy where it is written.
-node_recorder: ContextVar[Callable[[Node], None] | None] = ContextVar("eagle_node_recorder", default=None)
-
-
-def recorded(node: Node) -> Node:
-    """``node``, given to the builder recording now (if one is)."""
-    hook = node_recorder.get()
-    if hook is not None:
-        hook(node)
-    return node
-
-
 def add_kind(kind: NodeKind, table: dict[str, NodeKind], api: str) -> NodeKind:
     """Put ``kind`` in ``table``: the same kind again is fine, a different one under its name is refused."""
     if kind.lower_cpu is not None and kind.native is not None:
@@ -321,7 +308,7 @@ def node(kind: str, *args: Any, **kwargs: Any) -> Node:
     if found.make is None:
         raise TypeError(f"eagle.node: {found.describe()} has no make=; build its payload yourself: "
                         f"eagle.graph.Node({kind!r}, payload)")
-    return Node(kind, found.make(*args, **kwargs))
+    return recorded(Node(kind, found.make(*args, **kwargs)))
 
 
 class Node:

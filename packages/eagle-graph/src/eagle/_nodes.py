@@ -15,8 +15,9 @@ import numpy as np
 from eagle import _cuda, _gpu_kernels
 from eagle._edges import is_plane, is_value
 from eagle._gpu_program import GpuProgram
-from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, recorded, register_node_kind
+from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, register_node_kind
 from eagle._program import Program
+from eagle._recording import recorded, withdrawn
 from eagle._views import host_plane, plane_dtype
 from eagle.plan import BoundPlan
 
@@ -74,8 +75,8 @@ def opaque(fn: Callable[[], object], reads: Mapping[str, Any] | None = None,
     if not callable(fn):
         raise TypeError(f"eagle.graph.opaque: fn must be a zero-argument callable, got {type(fn).__name__}")
     tier = "eager" if eager else "stream" if stream is not None else "capture"
-    return Node("opaque", Opaque(fn, _named(reads or {}, "eagle.graph.opaque"),
-                                 _named(writes or {}, "eagle.graph.opaque"), tier, stream))
+    return recorded(Node("opaque", Opaque(fn, _named(reads or {}, "eagle.graph.opaque"),
+                                          _named(writes or {}, "eagle.graph.opaque"), tier, stream)))
 
 
 def _opaque_writes(o: Opaque) -> list[PlaneTuple]:
@@ -341,12 +342,12 @@ def _step_node(step: Any, api: str) -> Node:
         if step.kind in ("skippable", "repeat_while"):
             raise TypeError(f"{api}: a conditional nested in a conditional is refused for now; "
                             "put the inner guard's check inside the step")
-        return step
+        return withdrawn(step)  # made while recording, it runs as this conditional's step only
     bound = getattr(step, "__self__", None)
     if isinstance(bound, BoundPlan) and getattr(step, "__name__", "") == "launch":
         return Node("plan", bound)  # bound_plan.launch: its planes come from the plan
     if callable(step):
-        return opaque(step)  # no declared planes: only the guard orders it
+        return withdrawn(opaque(step))  # no declared planes: only the guard orders it
     raise TypeError(f"{api}: step must be a node, bound_plan.launch or a zero-argument callable, "
                     f"got {type(step).__name__}")
 

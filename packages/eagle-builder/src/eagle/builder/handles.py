@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from eagle._regions import Body, Fork
+from eagle.extend import Body, Fork
 
 if TYPE_CHECKING:
     from eagle.builder.recorder import Recorder

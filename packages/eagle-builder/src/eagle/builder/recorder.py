@@ -17,22 +17,34 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-import hawk
-from eagle import _graph
-from eagle._cuda import device_of, empty_like_device, on_device, zeros_like_device
-from eagle._errors import SiblingRace
-from eagle._kinds import Node, node_recorder
-from eagle._nodes import copy as copy_node
-from eagle._races import refuse_sibling_races
-from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, SignalAfter, Wait
+from eagle import extend
 from eagle.builder import cells, substitute
 from eagle.builder.handles import Branch, Parallel
+from eagle.extend import (
+    Body,
+    DeviceIf,
+    DeviceLoop,
+    DeviceSwitch,
+    Fork,
+    Graph,
+    Node,
+    SiblingRace,
+    SignalAfter,
+    Wait,
+    default_label,
+    device_of,
+    empty_like_device,
+    flatten,
+    on_device,
+    refuse_sibling_races,
+    zeros_like_device,
+)
+from eagle.graph import copy as copy_node
 
 
 class _Signal:
@@ -131,25 +143,23 @@ class _DeviceBody:
 Containers = Sequence[tuple[str, Callable[[], Any]]]  # (name, getter) of what a construct assigns items of
 Scope = Callable[[], dict[str, Any]]  # the running function's own names and their values
 
-_current: ContextVar[Recorder | None] = ContextVar("eagle_builder_recorder", default=None)
-
-
 def active() -> Recorder | None:
-    """The recorder of the builder running now, if any."""
-    return _current.get()
+    """The recorder of the builder running now, if any (eagle's one recording channel)."""
+    recorder = extend.active()
+    return recorder if isinstance(recorder, Recorder) else None
 
 
 def current() -> Recorder:
-    recorder = _current.get()
+    recorder = active()
     if recorder is None:
         raise RuntimeError("eagle.Graph.builder: a rewritten construct ran with no builder recording")
     return recorder
 
 
-class Recorder:
+class Recorder(extend.Recording):
     """Records one graph: its nodes, constructs and forks, then adds them to the Graph."""
 
-    def __init__(self, graph: _graph.Graph | None = None) -> None:
+    def __init__(self, graph: Graph | None = None) -> None:
         self.graph = graph
         self.top = Body()
         self.stack: list[Body] = [self.top]
@@ -175,22 +185,16 @@ class Recorder:
         """Record what ``name`` (a builder or block, which was ``passed`` these values) does inside
         the ``with``."""
         self.frames.append((name, first_line, tuple(passed)))
-        token = _current.set(self)
-        hook = _graph._on_new_graph.set(self.adopt)
-        nodes = node_recorder.set(lambda node: self.add_node(node, None))
         try:
-            with hawk.recording(self):
+            with extend.recording(self):  # new graphs, nodes and kernel calls come here
                 yield self
         finally:
-            node_recorder.reset(nodes)
-            _graph._on_new_graph.reset(hook)
-            _current.reset(token)
             self.frames.pop()
 
-    def adopt(self, graph: _graph.Graph) -> None:
+    def adopt(self, graph: Graph) -> None:
         if self.graph is None:
             self.graph = graph
-            graph._recorder = self
+            extend.record_into(graph, self)
 
     def where(self, line: int) -> str:
         """``function:line``, the line counted from the function's first (decorator) line."""
@@ -278,10 +282,19 @@ class Recorder:
         if id(node) in self.labels:
             self.labels[id(node)] = name or self.labels[id(node)]
             return
-        self.append(node, name or _graph._default_label(node))
+        self.append(node, name or default_label(node))
         for _, array, role in node.planes():
             if role != "read":
                 self.producer[id(array)] = node
+
+    def withdraw(self, node: Node) -> None:
+        """``node``, recorded where it was made, is another node's step now: it runs there only."""
+        if id(node) not in self.labels:
+            return
+        steps = self.stack[-1].steps
+        at = next((i for i in range(len(steps) - 1, -1, -1) if steps[i] is node), None)
+        if at is not None:
+            del steps[at], self.labels[id(node)]
 
     def named(self, name: str, value: Any) -> Any:
         """``name = <call>``: the node that computed ``value`` takes the name as its label."""
@@ -704,10 +717,10 @@ class Recorder:
     def finish(self) -> None:
         """Add what was recorded to the graph, in order (a failed check adds nothing)."""
         graph = self.graph
-        graph._recorder = None
+        extend.record_into(graph, None)
         written = {id(a) for node in substitute.leaves(self.top) for _, a, role in node.planes()
                    if role != "read"} | {id(a) for a in self.arguments.values()}
-        for array in _leaves(graph.result):
+        for array in flatten(graph.result):
             if isinstance(array, OneArm):
                 raise NameError(f"g.result: {array.message}")
             self.refuse_escaped(array, "g.result")
@@ -758,12 +771,13 @@ class Recorder:
                 raise ValueError(f"eagle.Graph.bind: {name!r} changed shape/dtype: call the builder again")
             mapping[id(old)] = new
         graph = self.graph
+        seen = extend.view(graph)
         pairs = [(self.arguments[name], new) for name, new in arrays.items()]
-        planes = [a for node in graph._nodes for _, a, _ in node.planes()]
-        mapping.update(substitute.views([*planes, *_leaves(graph.result)], pairs))
+        planes = [a for node in seen.nodes for _, a, _ in node.planes()]
+        mapping.update(substitute.views([*planes, *flatten(graph.result)], pairs))
 
         def swap() -> None:
-            for node, label in zip(graph._nodes, graph._labels, strict=True):
+            for node, label in zip(seen.nodes, seen.labels, strict=True):
                 substitute.in_node(node, mapping, label)
             graph.result = substitute.in_tree(graph.result, mapping)  # an argument may be a result
 
@@ -773,7 +787,7 @@ class Recorder:
 
         result = graph.result
         try:
-            graph._rebind(mapping, swap, check)
+            extend.rebind(graph, mapping, swap, check)
         except BaseException:
             graph.result = result  # a failed bind leaves the graph as it was
             raise
@@ -813,17 +827,6 @@ def _views(value: Any, array: Any) -> bool:
 
 def _keys(container: dict | list) -> list[Any]:
     return list(container.keys()) if isinstance(container, dict) else list(range(len(container)))
-
-
-def _leaves(tree: Any) -> Iterator[Any]:
-    """The values of a result tree (dicts, lists and tuples nested)."""
-    if isinstance(tree, dict):
-        tree = list(tree.values())
-    if isinstance(tree, (list, tuple)):
-        for item in tree:
-            yield from _leaves(item)
-    else:
-        yield tree
 
 
 def _side(array: Any) -> int | None:
