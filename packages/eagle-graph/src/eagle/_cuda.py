@@ -252,6 +252,16 @@ def zeros_like_device(reference: Any, shape: tuple[int, ...], dtype: Any) -> Any
     return DeviceArray.from_host(np.zeros(shape, dtype), device_of(reference))
 
 
+def device_copy_like(reference: Any, host: np.ndarray) -> Any:
+    """A device array holding ``host``'s values, on ``reference``'s GPU and of its library when
+    eagle knows it."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(reference, cupy.ndarray):
+        with cupy.cuda.Device(reference.device.id):
+            return cupy.asarray(host)
+    return DeviceArray.from_host(host, device_of(reference))
+
+
 def contiguous(array: Any) -> bool:
     """Whether a NumPy or device array is C-contiguous."""
     flags = getattr(array, "flags", None)

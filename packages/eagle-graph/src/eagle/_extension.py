@@ -35,7 +35,14 @@ _HOOKS: list[RecordHooks] = []
 
 
 def state(graph: Any) -> dict[str, Any]:
-    """The graph's extension slot (its documented keys: see this module)."""
+    """The graph's one slot for extension state, a dict (its documented keys: see this module).
+
+    >>> from eagle.extend import state
+    >>> g = eagle.Graph()
+    >>> state(g)["my-plugin"] = {"runs": 0}
+    >>> state(g)
+    {'my-plugin': {'runs': 0}}
+    """
     return graph._extension
 
 

@@ -20,7 +20,20 @@ if TYPE_CHECKING:
 
 
 class Recording:
-    """What a recorder implements; the defaults ignore what it does not take."""
+    """What a recorder implements; the defaults ignore what it does not take.
+
+    >>> from eagle.extend import Recording, recording
+    >>> class Kinds(Recording):
+    ...     def __init__(self):
+    ...         self.seen = []
+    ...     def add_node(self, node, name):
+    ...         self.seen.append(node.kind)
+    >>> with recording(Kinds()) as kinds:
+    ...     node = eagle.reduce(np.arange(3.0), np.zeros(1))
+    ...     step = eagle.opaque(lambda: None)
+    >>> kinds.seen
+    ['reduce', 'opaque']
+    """
 
     def call(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A kernel called while recording (hawk): return what the call stands for."""
@@ -53,7 +66,15 @@ def active() -> Recording | None:
 
 @contextlib.contextmanager
 def recording(recorder: R) -> Iterator[R]:
-    """Make ``recorder`` the active recording inside the ``with``."""
+    """Make ``recorder`` the active recording inside the ``with``.
+
+    >>> from eagle.extend import Recording, active, recording
+    >>> with recording(Recording()) as r:
+    ...     active() is r
+    True
+    >>> active() is None
+    True
+    """
     if not isinstance(recorder, Recording):
         raise TypeError("eagle.extend.recording: takes an eagle.extend.Recording (subclass it), got "
                         f"{type(recorder).__name__}")

@@ -7,7 +7,12 @@ from typing import Any
 
 
 def flatten(tree: Any) -> list[Any]:
-    """The leaves of ``tree``, in order (a dict's in its order)."""
+    """The leaves of ``tree``, in order (a dict's in its order).
+
+    >>> from eagle.extend import flatten
+    >>> flatten({"a": (1, [2, 3]), "b": 4})
+    [1, 2, 3, 4]
+    """
     if isinstance(tree, dict):
         return [x for v in tree.values() for x in flatten(v)]
     if isinstance(tree, (tuple, list)):
@@ -16,7 +21,12 @@ def flatten(tree: Any) -> list[Any]:
 
 
 def unflatten(tree: Any, values: Iterator[Any]) -> Any:
-    """``tree`` with its leaves replaced, in order, by the next of ``values``."""
+    """``tree`` with its leaves replaced, in order, by the next of ``values``.
+
+    >>> from eagle.extend import unflatten
+    >>> unflatten({"a": (1, [2, 3]), "b": 4}, iter("wxyz"))
+    {'a': ('w', ['x', 'y']), 'b': 'z'}
+    """
     if isinstance(tree, dict):
         return {k: unflatten(v, values) for k, v in tree.items()}
     if isinstance(tree, (tuple, list)):

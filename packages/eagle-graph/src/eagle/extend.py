@@ -41,13 +41,20 @@ changes or removes them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from eagle import _nvrtc as nvrtc
 from eagle._core import BLOCK, CoreError, ffi, lib, num_threads, set_num_threads
-from eagle._cuda import contiguous, device_of, empty_like_device, on_device, zeros_like_device
+from eagle._cuda import (
+    contiguous,
+    device_copy_like,
+    device_of,
+    empty_like_device,
+    on_device,
+    zeros_like_device,
+)
 from eagle._cuda import module as cuda_module
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import SiblingRace
@@ -83,6 +90,13 @@ class GraphView:
     """A read-only view of a graph: what extensions read, never write.
 
     The tuples are copies taken when read; the nodes are the graph's own.
+
+    >>> from eagle.extend import view
+    >>> a, b = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_group([eagle.copy(a, into=b), eagle.reduce(a, np.zeros(1))])
+    >>> v = view(g)
+    >>> [n.kind for n in v.nodes], v.stages, v.built
+    (['copy', 'reduce'], (Stage(branches=((0,), (1,)), group=True),), False)
     """
 
     __slots__ = ("_graph",)
@@ -130,7 +144,13 @@ class GraphView:
 
 
 def view(graph: Graph) -> GraphView:
-    """The read-only view of ``graph``."""
+    """The read-only view of ``graph``.
+
+    >>> from eagle.extend import view
+    >>> x = np.zeros(3)
+    >>> view(eagle.Graph().add_node(eagle.copy(x, into=x), name="nothing")).labels
+    ('nothing',)
+    """
     return GraphView(graph)
 
 
@@ -156,14 +176,14 @@ def rebind(graph: Graph, mapping: dict[int, Any], swap: Callable[[], None],
     graph._rebind(mapping, swap, check)
 
 
-__all__: Sequence[str] = [
+__all__ = [
     "API_VERSION", "BLOCK", "Body", "Conditional", "Copy", "CoreError", "DeviceIf", "DeviceLoop",
-    "DeviceSwitch", "Edge", "Fork", "GpuItems", "GpuProgram", "GraphView", "HostItems", "NativeCall",
-    "Node", "NodeKind", "Opaque", "PlaneTuple", "Program", "Recording", "Reduce", "SiblingRace",
-    "SignalAfter", "Stage", "Wait", "active", "candidate_pairs", "contiguous", "cuda_module",
-    "default_label", "device_of", "emit", "emit_node", "empty_like_device", "fail_together", "ffi",
-    "flatten", "is_plane", "is_value", "lib", "node_kind", "num_threads", "nvrtc", "on_device",
-    "overlap", "rebind", "record_into", "recorded", "recording", "recording_of", "refuse_sibling_races",
-    "register_node_kind", "register_record", "set_num_threads", "state", "unflatten", "view",
-    "view_of", "withdrawn", "zeros_like_device",
+    "DeviceSwitch", "Edge", "Fork", "GpuItems", "GpuProgram", "Graph", "GraphView", "HostItems",
+    "NativeCall", "Node", "NodeKind", "Opaque", "PlaneTuple", "Program", "Recording", "Reduce",
+    "SiblingRace", "SignalAfter", "Stage", "Wait", "active", "candidate_pairs", "contiguous",
+    "cuda_module", "default_label", "device_copy_like", "device_of", "emit", "emit_node",
+    "empty_like_device", "fail_together", "ffi", "flatten", "is_plane", "is_value", "lib", "node_kind",
+    "num_threads", "nvrtc", "on_device", "overlap", "rebind", "record_into", "recorded", "recording",
+    "recording_of", "refuse_sibling_races", "register_node_kind", "register_record", "set_num_threads",
+    "state", "unflatten", "view", "view_of", "withdrawn", "zeros_like_device",
 ]

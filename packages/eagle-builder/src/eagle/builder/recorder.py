@@ -23,10 +23,11 @@ from typing import Any
 import numpy as np
 
 from eagle import extend
-from eagle.builder import cells, substitute
+from eagle.builder import substitute
 from eagle.builder.handles import Branch, Parallel
 from eagle.extend import (
     Body,
+    Copy,
     DeviceIf,
     DeviceLoop,
     DeviceSwitch,
@@ -37,6 +38,7 @@ from eagle.extend import (
     SignalAfter,
     Wait,
     default_label,
+    device_copy_like,
     device_of,
     empty_like_device,
     flatten,
@@ -178,6 +180,7 @@ class Recorder(extend.Recording):
         self.device_bodies: dict[int, _DeviceBody] = {}  # id(body) -> the device body it is
         # id(array) -> (array, the device body whose node made it): only a merged name carries it out
         self.homes: dict[int, tuple[Any, _DeviceBody]] = {}
+        self.constants: dict[int, Any] = {}  # value -> a one-cell uint32 array holding it
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
@@ -531,14 +534,34 @@ class Recorder(extend.Recording):
     def new_cell(self) -> Any:
         """A zeroed one-cell uint32 array beside the builder's arguments: on their GPU when one of
         them is a device array (a conditional node reads its cell on the device)."""
-        device = next((a for a in self.arguments.values() if on_device(a)), None)
+        device = self.device_argument()
         return np.zeros(1, np.uint32) if device is None else zeros_like_device(device, (1,), np.uint32)
 
+    def device_argument(self) -> Any:
+        return next((a for a in self.arguments.values() if on_device(a)), None)
+
+    def constant(self, value: int) -> Any:
+        """A one-cell uint32 array holding ``value``, beside the builder's arguments (made once)."""
+        if value not in self.constants:
+            host, device = np.array([value], np.uint32), self.device_argument()
+            self.constants[value] = host if device is None else device_copy_like(device, host)
+        return self.constants[value]
+
     def set_cell(self, cell: np.ndarray, value: int) -> None:
-        self.append(Node("plan", cells.set_cell.plan(cell, np.uint32(value))), "set_cell")
+        """``cell = value`` at every replay: a copy of a constant cell (an eagle-graph node)."""
+        self.append(Node("copy", Copy(self.constant(value), cell)), "set_cell")
 
     def control(self, cond: np.ndarray, stop: np.ndarray, want: int, out: np.ndarray) -> None:
-        self.append(Node("plan", cells.control.plan(cond, stop, np.uint32(want), out)), "control")
+        """``out = (cond != 0) == want and stop == 0`` at every replay, in eagle-graph nodes: ``out``
+        cleared, then set under a device if on ``stop`` around one on ``cond``."""
+        self.set_cell(out, 0)
+        hit = Body()
+        self.stack.append(hit)
+        self.set_cell(out, 1)
+        self.stack.pop()
+        test = Node("device_if", DeviceIf(cond, hit, Body()) if want else DeviceIf(cond, Body(), hit))
+        self.labels[id(test)] = "control"
+        self.append(Node("device_if", DeviceIf(stop, Body(), Body([test]))), "control")
 
     def device_loop(self, cell: np.ndarray, want: int, kind: str, cap: int, body_fn: Callable[[Any], Any],
                     get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],

@@ -1,0 +1,105 @@
+"""One recording channel: every node function records where it is written, a node taken as another's
+step runs there only, and the builder, hawk and the core share one active recording."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import eagle
+import hawk
+from eagle import extend
+from hawk import Scalar
+
+
+@hawk.kernel
+def inc(x: Scalar) -> Scalar:
+    return x + 1.0
+
+
+def test_an_opaque_node_records_where_it_is_written_like_a_copy():
+    seen = []
+
+    @eagle.Graph.builder
+    def step(x):
+        g = eagle.Graph()
+        y = inc(x)
+        eagle.opaque(lambda: seen.append(float(y[0])), reads={"y": y})  # not added: recorded anyway
+        z = inc(y)
+        g.result = z
+        return g
+
+    g = step(np.zeros(2))
+    assert g.node_labels() == ["y", "opaque", "z"]
+    np.testing.assert_array_equal(g(), [2.0, 2.0])
+    assert seen == [1.0]
+
+
+def test_an_added_node_is_recorded_once_with_its_name():
+    @eagle.Graph.builder
+    def step(x):
+        g = eagle.Graph()
+        y = inc(x)
+        total = np.zeros(1)
+        g.add_node(eagle.reduce(y, total), name="total")
+        g.result = total
+        return g
+
+    g = step(np.arange(3.0))
+    assert g.node_labels() == ["y", "total"]
+    np.testing.assert_array_equal(g(), [6.0])
+
+
+def test_a_node_taken_as_a_conditional_step_runs_only_there():
+    count, skip = np.zeros(1), np.ones(1, np.uint32)
+
+    @eagle.Graph.builder
+    def step(x):
+        g = eagle.Graph()
+        bump = eagle.opaque(lambda: np.add(count, 1.0, out=count), writes={"count": count})
+        g.add_node(eagle.skippable(bump, eagle.SkipGuard.nonzero(skip)), name="bump")
+        g.result = inc(x)
+        return g
+
+    g = step(np.zeros(2))
+    assert [n.kind for n in extend.view(g).nodes] == ["skippable", "plan"]
+    g()
+    assert count[0] == 0.0  # skipped: the opaque node is not also a node of its own
+    skip[0] = 0
+    g()
+    assert count[0] == 1.0
+
+
+def test_the_builder_hawk_and_the_core_share_one_active_recording():
+    calls = []
+
+    class Log(extend.Recording):
+        def call(self, kernel, args, kwargs):
+            calls.append(kernel.__name__)
+            return "recorded"
+
+        def add_node(self, node, name):
+            calls.append(node.kind)
+
+        def adopt(self, graph):
+            calls.append("graph")
+
+    with extend.recording(Log()) as log:
+        assert extend.active() is log
+        assert inc(np.zeros(2)) == "recorded"
+        eagle.copy(np.zeros(2), into=np.zeros(2))
+        eagle.Graph()
+    assert calls == ["inc", "copy", "graph"] and extend.active() is None
+
+
+def test_a_builder_graph_keeps_its_extension_state_in_the_one_slot():
+    @eagle.Graph.builder
+    def step(x):
+        g = eagle.Graph()
+        g.result = inc(x)
+        return g
+
+    g = step(np.zeros(2))
+    assert set(extend.state(g)) == {"bind", "names"}  # the recording let go of the graph when it ended
+    assert extend.recording_of(g) is None
+    g.bind(x=np.ones(2))
+    np.testing.assert_array_equal(g(), [2.0, 2.0])
