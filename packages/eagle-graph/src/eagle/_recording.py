@@ -12,11 +12,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from eagle._graph import Graph
-    from eagle._kinds import Node
+# A leaf module (the graph and the node functions import it): graphs and nodes are typed Any here.
+Graph = Node = Any
 
 
 class Recording:
