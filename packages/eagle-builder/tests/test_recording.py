@@ -69,6 +69,27 @@ def test_a_node_taken_as_a_conditional_step_runs_only_there():
     assert count[0] == 1.0
 
 
+def test_a_node_written_into_a_body_runs_only_there():
+    a, b = np.full(2, 5.0), np.zeros(2)
+
+    @eagle.Graph.builder
+    def step(x, cell):
+        g = eagle.Graph()
+        then = eagle.Body([eagle.copy(a, into=b)])  # the copy is this arm's, not a node of its own
+        g.add_node(extend.Node("device_if", eagle.DeviceIf(cell, then, eagle.Body())), name="maybe")
+        g.result = inc(x)
+        return g
+
+    cell = np.zeros(1, np.uint32)
+    g = step(np.zeros(2), cell)
+    assert [n.kind for n in extend.view(g).nodes] == ["device_if", "plan"]
+    g()
+    np.testing.assert_array_equal(b, [0.0, 0.0])  # the arm did not run, and nothing else copied
+    cell[0] = 1
+    g()
+    np.testing.assert_array_equal(b, [5.0, 5.0])
+
+
 def test_the_builder_hawk_and_the_core_share_one_active_recording():
     calls = []
 

@@ -24,6 +24,7 @@ from eagle._gpu_program import GpuProgram
 from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, register_node_kind
 from eagle._lower_cpu import emit_node
 from eagle._program import Program
+from eagle._recording import withdrawn
 
 
 @dataclass
@@ -56,6 +57,11 @@ class Body:
     """
 
     steps: list[Node | Fork] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for step in self.steps:  # made while recording, a step runs in this body only
+            if isinstance(step, Node):
+                withdrawn(step)
 
     def nodes(self) -> Iterator[Node]:
         """The nodes of this body and of its forks (a construct's own bodies stay inside it)."""
