@@ -4,6 +4,7 @@ step runs there only, and the builder, hawk and the core share one active record
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import eagle
 import hawk
@@ -110,6 +111,16 @@ def test_the_builder_hawk_and_the_core_share_one_active_recording():
         eagle.copy(np.zeros(2), into=np.zeros(2))
         eagle.Graph()
     assert calls == ["inc", "copy", "graph"] and extend.active() is None
+
+
+def test_a_recording_that_takes_no_kernel_calls_says_so():
+    with extend.recording(extend.Recording()):
+        with pytest.raises(TypeError, match=r"^inc: the active recording \(Recording\) takes no kernel"):
+            inc(np.zeros(2))
+        with pytest.raises(RuntimeError, match=r"^eagle\.Graph\.parallel: Recording, recording this graph, "):
+            g = eagle.Graph()
+            extend.record_into(g, extend.active())
+            g.parallel()
 
 
 def test_a_builder_graph_keeps_its_extension_state_in_the_one_slot():

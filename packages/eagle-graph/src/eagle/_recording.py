@@ -36,7 +36,9 @@ class Recording:
 
     def call(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A kernel called while recording (hawk): return what the call stands for."""
-        raise TypeError(f"{type(self).__name__}: this recording takes no kernel calls")
+        name = getattr(kernel, "__name__", kernel)
+        raise TypeError(f"{name}: the active recording ({type(self).__name__}) takes no kernel calls: "
+                        "call the kernel outside it, or give the recording a call method")
 
     def adopt(self, graph: Graph) -> None:
         """A Graph made while recording."""
@@ -49,8 +51,8 @@ class Recording:
 
     def parallel(self) -> Any:
         """A fork opened on the recorded graph (``g.parallel()``)."""
-        raise RuntimeError("eagle.Graph.parallel: a fork is recorded by a builder: write it inside an "
-                           "@eagle.Graph.builder function (or add_group on a hand-made graph)")
+        raise RuntimeError(f"eagle.Graph.parallel: {type(self).__name__}, recording this graph, records no "
+                           "forks: use add_group, or record with @eagle.Graph.builder")
 
 
 _active: ContextVar[Recording | None] = ContextVar("eagle_recording", default=None)

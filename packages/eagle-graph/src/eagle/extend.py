@@ -35,8 +35,8 @@ changes or removes them.
 >>> v = ext.view(g)
 >>> v.labels, v.backend, [len(s.branches) for s in v.stages]
 (('save',), 'cpu', [1])
->>> ext.flatten({"a": (x, [y])}) == [x, y]
-[True, True]
+>>> [leaf is x for leaf in ext.flatten({"a": (x, [y])})]
+[True, False]
 """
 
 from __future__ import annotations
