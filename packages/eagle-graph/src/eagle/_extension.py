@@ -8,8 +8,8 @@ the graph's arrays, for eagle.diff).  Packages keep anything else under
 their own distribution's name.
 
 A ``record=True`` graph is instrumented and replayed by the hooks eagle.diff
-registers (:func:`register_record`); the core finds eagle.diff by importing
-the package, never its modules.
+registers (:func:`register_record`); the core imports the package eagle.diff
+to have them registered, never one of its modules.
 """
 
 from __future__ import annotations
@@ -52,14 +52,15 @@ def register_record(instrument: Instrument, replay: Replay) -> None:
 
 
 def record_hooks(api: str) -> RecordHooks:
-    """The registered hooks, eagle.diff imported first if none are."""
+    """The hooks eagle.diff registered: its package is imported (found in sys.modules after the
+    first time) to register them, and named when it is not installed."""
+    try:
+        importlib.import_module("eagle.diff")
+    except ModuleNotFoundError as err:
+        if err.name != "eagle.diff":
+            raise
+        raise ImportError(f"{api}: a record=True graph needs eagle-diff: pip install eagle-diff") from None
     if not _HOOKS:
-        try:
-            importlib.import_module("eagle.diff")
-        except ModuleNotFoundError as err:
-            if err.name != "eagle.diff":
-                raise
-        if not _HOOKS:
-            raise ImportError(f"{api}: a record=True graph needs eagle-diff: pip install "
-                              "eagle-diff") from None
+        raise ImportError(f"{api}: the installed eagle.diff registers no record hooks "
+                          "(eagle.extend.register_record): install eagle-diff from this release")
     return _HOOKS[0]
