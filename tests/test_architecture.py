@@ -73,6 +73,32 @@ def test_files_switched_at_merge(relative):
     assert not private_imports(ROOT / relative)
 
 
+def _private_writes(path: Path) -> list[str]:
+    """``line: owner.attribute`` of each assignment to a private attribute of an object other
+    than ``self`` or ``cls`` (``graph._binder = ...``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            for attr in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                if (isinstance(attr, ast.Attribute) and attr.attr.startswith("_") and not
+                        attr.attr.startswith("__") and ast.unparse(attr.value) not in ("self", "cls")):
+                    found.append(f"{node.lineno}: {ast.unparse(attr)}")
+    return found
+
+
+def test_the_check_sees_private_attribute_writes(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("graph._binder = f\ng._names, x = r, 1\nself._mine = 1\nrecord._passes[k] = v\n")
+    assert _private_writes(source) == ["1: graph._binder", "2: g._names"]
+
+
+def test_no_package_or_plugin_writes_private_attributes_of_others():
+    offenders = {_relative(p): found for p in _sources() if (found := _private_writes(p))}
+    assert not offenders, "attach extension state with eagle.extend.state(graph), not private attributes"
+
+
 def _top_level_imports(path: Path) -> list[str]:
     """The modules ``path`` imports when it is imported (not inside a function)."""
     names = []
