@@ -57,7 +57,7 @@ def test_a_node_taken_as_a_conditional_step_runs_only_there():
     def step(x):
         g = eagle.Graph()
         bump = eagle.opaque(lambda: np.add(count, 1.0, out=count), writes={"count": count})
-        g.add_node(eagle.skippable(bump, eagle.SkipGuard.nonzero(skip)), name="bump")
+        eagle.skippable(bump, eagle.SkipGuard.nonzero(skip))  # recorded where it is written
         g.result = inc(x)
         return g
 

@@ -366,7 +366,8 @@ def skippable(step: Any, guard: SkipGuard) -> Node:
     """
     if not isinstance(guard, SkipGuard):
         raise TypeError("eagle.skippable: guard must be an eagle.SkipGuard, e.g. SkipGuard.nonzero(flag)")
-    return Node("skippable", Conditional(_step_node(step, "eagle.skippable"), guard.cell, "skip if guard"))
+    return recorded(Node("skippable", Conditional(_step_node(step, "eagle.skippable"), guard.cell,
+                                                  "skip if guard")))
 
 
 def repeat_while(step: Any, guard: SkipGuard | np.ndarray, max_iters: int) -> Node:
@@ -381,8 +382,8 @@ def repeat_while(step: Any, guard: SkipGuard | np.ndarray, max_iters: int) -> No
     cell = guard.cell if isinstance(guard, SkipGuard) else _cell(guard, "eagle.repeat_while")
     if not isinstance(max_iters, int) or max_iters < 1:
         raise ValueError(f"eagle.repeat_while: max_iters must be a positive int, got {max_iters!r}")
-    return Node("repeat_while", Conditional(_step_node(step, "eagle.repeat_while"), cell,
-                                            f"repeat ≤ {max_iters}", max_iters))
+    return recorded(Node("repeat_while", Conditional(_step_node(step, "eagle.repeat_while"), cell,
+                                                     f"repeat ≤ {max_iters}", max_iters)))
 
 
 def _conditional_reads(c: Conditional) -> list[PlaneTuple]:
