@@ -66,12 +66,12 @@ static int collect_item(item *it, reduce_list *l, int forked)
 
 static int collect(eagle_program *p, reduce_list *l, int forked)
 {
-    for (int32_t s = 0; s < p->n; ++s) {
-        const stage *st = &p->stages[s];
+    for (int32_t s = 0; s < p->st.n; ++s) {
+        const stage *st = &p->st.v[s];
         int tasks = forked || (st->schedule == EAGLE_BRANCH_TASKS && st->n > 1);
         for (int32_t b = 0; b < st->n; ++b)
             for (int32_t i = 0; i < st->branches[b].n; ++i) {
-                int rc = collect_item(&st->branches[b].items[i], l, tasks);
+                int rc = collect_item(BRANCH_ITEM(item, &st->branches[b], i), l, tasks);
                 if (rc)
                     return rc;
             }

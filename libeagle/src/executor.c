@@ -271,7 +271,7 @@ static void run_wait(run_ctx *c, eagle_program *p, int32_t event, int mode)
 static void run_branch(run_ctx *c, eagle_program *p, const branch *br, int mode)
 {
     for (int32_t i = 0; i < br->n && !failed(c);) {
-        const item *it = &br->items[i];
+        const item *it = BRANCH_ITEM(const item, br, i);
         switch (it->kind) {
         case ITEM_KERNEL:
             run_kernels(c, it, mode);
@@ -323,8 +323,8 @@ static void tasks_job_fn(void *ctx)
 
 static void run_program(run_ctx *c, eagle_program *p, int mode)
 {
-    for (int32_t s = 0; s < p->n && !failed(c); ++s) {
-        const stage *st = &p->stages[s];
+    for (int32_t s = 0; s < p->st.n && !failed(c); ++s) {
+        const stage *st = &p->st.v[s];
         if (st->schedule == EAGLE_BRANCH_TASKS && st->n > 1 && use_team(c, mode)) {
             p->generation++;
             tasks_job job = {c, p, st, 0};

@@ -379,8 +379,7 @@ static int add_item(const build *b, eg_CUgraph cg, const deps *d, gitem *it, eg_
  * node, which an earlier branch built. */
 static int add_wait(const build *b, const eagle_gpu_graph *g, const gitem *it, deps *d)
 {
-    node_ref r = g->nodes[it->u.wait];
-    eg_CUgraphNode waited = g->stages[r.stage].branches[r.branch].items[r.item].node;
+    eg_CUgraphNode waited = gpu_item(g, it->u.wait)->node;
     if (!waited)
         return eagle_fail(EAGLE_ERR_ARG, "%s: a branch waits for item %d, which is not built before "
                           "it: wait only for items of earlier branches or stages", b->api,
@@ -390,7 +389,7 @@ static int add_wait(const build *b, const eagle_gpu_graph *g, const gitem *it, d
 
 /* Add g's stages to cg after the nodes in *cur; on return *cur holds the
  * last node of every branch of the last non-empty stage. */
-static int build_branch(const build *b, const eagle_gpu_graph *g, const gbranch *br, eg_CUgraph cg,
+static int build_branch(const build *b, const eagle_gpu_graph *g, const branch *br, eg_CUgraph cg,
                         const deps *start, deps *sinks)
 {
     deps d = {0};
@@ -399,7 +398,7 @@ static int build_branch(const build *b, const eagle_gpu_graph *g, const gbranch 
     for (size_t i = 0; !rc && i < start->n; ++i)
         rc = deps_push(&d, start->v[i], b->api);
     for (int32_t i = 0; !rc && i < br->n; ++i) {
-        gitem *it = &br->items[i];
+        gitem *it = BRANCH_ITEM(gitem, br, i);
         if (it->kind == GI_WAIT) {
             rc = add_wait(b, g, it, &d);
             continue;
@@ -419,10 +418,10 @@ static int build_graph(const build *b, const eagle_gpu_graph *g, eg_CUgraph cg, 
 {
     deps sinks = {0};
     int rc = EAGLE_OK;
-    for (int32_t s = 0; !rc && s < g->n; ++s) {
+    for (int32_t s = 0; !rc && s < g->st.n; ++s) {
         sinks.n = 0;
-        for (int32_t i = 0; !rc && i < g->stages[s].n; ++i)
-            rc = build_branch(b, g, &g->stages[s].branches[i], cg, cur, &sinks);
+        for (int32_t i = 0; !rc && i < g->st.v[s].n; ++i)
+            rc = build_branch(b, g, &g->st.v[s].branches[i], cg, cur, &sinks);
         if (!rc && sinks.n) { /* an empty stage leaves *cur as it was */
             deps t = *cur;
             *cur = sinks;
@@ -433,21 +432,23 @@ static int build_graph(const build *b, const eagle_gpu_graph *g, eg_CUgraph cg, 
     return rc;
 }
 
+/* stages_each's test: is the item a conditional? */
+static int is_conditional(void *p, void *ctx)
+{
+    (void)ctx;
+    gitem_kind kind = ((const gitem *)p)->kind;
+    return kind == GI_IF || kind == GI_SWITCH || kind == GI_LOOP;
+}
+
 static int uses_conditionals(const eagle_gpu_graph *g)
 {
-    for (int32_t s = 0; s < g->n; ++s)
-        for (int32_t i = 0; i < g->stages[s].n; ++i)
-            for (int32_t k = 0; k < g->stages[s].branches[i].n; ++k) {
-                gitem_kind kind = g->stages[s].branches[i].items[k].kind;
-                if (kind == GI_IF || kind == GI_SWITCH || kind == GI_LOOP)
-                    return 1;
-            }
-    return 0;
+    return stages_each(&g->st, sizeof(gitem), is_conditional, NULL);
 }
 
 /* ---------------------------------------------------------- the public API */
 
-void gpu_release_cuda(eagle_gpu_graph *g)
+/* Wait for a top graph's replays and destroy its CUDA objects. */
+static void release_cuda(eagle_gpu_graph *g)
 {
     cuda_device *d;
     if (!g->exec && !g->graph && !g->stream)
@@ -465,6 +466,19 @@ void gpu_release_cuda(eagle_gpu_graph *g)
     g->exec = NULL;
     g->graph = NULL;
     g->stream = NULL;
+}
+
+/* Here rather than in gpu_graph.c, which never talks to the driver: only a
+ * top graph holds CUDA objects (a sub-graph is never instantiated). */
+EAGLE_API void eagle_gpu_graph_free(eagle_gpu_graph *g)
+{
+    if (g && g->owner) {
+        eagle_fail(EAGLE_ERR_STATE, "eagle_gpu_graph_free: a sub-graph is freed with its graph");
+        return;
+    }
+    if (g)
+        release_cuda(g);
+    gpu_graph_free(g);
 }
 
 static int prepare(build *b, const eagle_gpu_graph *g, int device, int32_t flags)
@@ -502,7 +516,7 @@ static int instantiate(const build *b, eagle_gpu_graph *g)
     if (!rc)
         rc = cu_check(drv.cuGraphUpload(g->exec, g->stream), b->api, "cuGraphUpload");
     if (rc)
-        gpu_release_cuda(g);
+        release_cuda(g);
     else
         g->stats[EAGLE_GPU_STAT_GRAPH_BUILDS]++;
     return rc;
@@ -601,8 +615,7 @@ static int exec_item(const eagle_gpu_graph *g, int32_t node, gitem_kind kind, co
     if (node < 0 || node >= g->nnodes)
         return eagle_fail(EAGLE_ERR_ARG, "%s: no node %d in this graph (it has %d)", api, node,
                           g->nnodes);
-    node_ref r = g->nodes[node];
-    *out = &g->stages[r.stage].branches[r.branch].items[r.item];
+    *out = gpu_item(g, node);
     if ((*out)->kind != kind)
         return eagle_fail(EAGLE_ERR_ARG, "%s: node %d is not a %s node", api, node,
                           kind == GI_KERNEL ? "kernel" : "copy");
