@@ -29,16 +29,23 @@
 
 /* How the items of one walk may run: in place only, and whether they are a
  * branch task of the stage being run (where signal and wait are live). */
-enum { MODE_TEAM = 0, MODE_SERIAL = 1, MODE_TASK = 2 };
+enum {
+    MODE_TEAM = 0,
+    MODE_SERIAL = 1,
+    MODE_TASK = 2
+};
 
 typedef struct run_ctx {
     eagle_program *root;
     int64_t logical;
-    int team;         /* threads held from the team: 0 not asked yet, 1 none */
+    int team;          /* threads held from the team: 0 not asked yet, 1 none */
     atomic_int status; /* the first error; every walk stops when it is set */
 } run_ctx;
 
-static int failed(run_ctx *c) { return atomic_load_explicit(&c->status, memory_order_relaxed) != 0; }
+static int failed(run_ctx *c)
+{
+    return atomic_load_explicit(&c->status, memory_order_relaxed) != 0;
+}
 
 static void fail(run_ctx *c, int status)
 {

@@ -234,8 +234,10 @@ EAGLE_API int eagle_gpu_add_host(eagle_gpu_graph *g, eagle_callback_fn fn, void 
     if (!fn)
         return eagle_fail(EAGLE_ERR_ARG, "%s: fn is NULL", api);
     if (g->owner)
-        return eagle_fail(EAGLE_ERR_STATE, "%s: host nodes cannot run inside a conditional's "
-                          "sub-graph (CUDA allows none in conditional bodies)", api);
+        return eagle_fail(EAGLE_ERR_STATE,
+                          "%s: host nodes cannot run inside a conditional's "
+                          "sub-graph (CUDA allows none in conditional bodies)",
+                          api);
     host_desc *h = malloc(sizeof *h);
     int32_t id;
     gitem *it = h ? append(g, GI_HOST, api, &id) : NULL;
@@ -277,15 +279,18 @@ static int adoptable(const eagle_gpu_graph *g, const eagle_gpu_graph *sub, const
     if (!sub)
         return EAGLE_OK;
     if (sub->owner)
-        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph already belongs to another graph", api);
+        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph already belongs to another graph",
+                          api);
     if (sub->exec)
         return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph is instantiated", api);
     for (const eagle_gpu_graph *q = g; q; q = q->owner)
         if (q == sub)
             return eagle_fail(EAGLE_ERR_STATE, "%s: a graph cannot hold itself", api);
     if (has_host_item(sub))
-        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph holds a host node; CUDA allows none "
-                          "in conditional bodies", api);
+        return eagle_fail(EAGLE_ERR_STATE,
+                          "%s: the sub-graph holds a host node; CUDA allows none "
+                          "in conditional bodies",
+                          api);
     return EAGLE_OK;
 }
 
@@ -349,8 +354,10 @@ EAGLE_API int eagle_gpu_add_loop(eagle_gpu_graph *g, uint64_t cell, int32_t kind
 {
     const char *api = "eagle_gpu_add_loop";
     if (kind == EAGLE_LOOP_COUNT)
-        return eagle_fail(EAGLE_ERR_ARG, "%s: EAGLE_LOOP_COUNT is not available on the GPU (it "
-                          "needs a device-side counter); lower it as a WHILE over a counter cell", api);
+        return eagle_fail(EAGLE_ERR_ARG,
+                          "%s: EAGLE_LOOP_COUNT is not available on the GPU (it "
+                          "needs a device-side counter); lower it as a WHILE over a counter cell",
+                          api);
     if (kind != EAGLE_LOOP_WHILE && kind != EAGLE_LOOP_DO)
         return eagle_fail(EAGLE_ERR_ARG, "%s: unknown loop kind %d", api, kind);
     if (!body)

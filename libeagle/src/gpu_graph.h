@@ -10,7 +10,15 @@
 #include "stages.h"
 
 typedef enum gitem_kind {
-    GI_KERNEL, GI_COPY, GI_HOST, GI_IF, GI_SWITCH, GI_LOOP, GI_WAIT, GI_CAPTURE, GI_CHILD
+    GI_KERNEL,
+    GI_COPY,
+    GI_HOST,
+    GI_IF,
+    GI_SWITCH,
+    GI_LOOP,
+    GI_WAIT,
+    GI_CAPTURE,
+    GI_CHILD
 } gitem_kind;
 
 typedef struct kernel_desc {

@@ -121,8 +121,7 @@ EAGLE_API int eagle_add_kernel(eagle_program *p, eagle_kernel_fn fn, const eagle
     int rc = check_open(p, "eagle_add_kernel");
     if (rc)
         return rc;
-    if (!fn || n < 0 || nargs < 0 || naccesses < 0 || (nargs && !args)
-        || (naccesses && !accesses))
+    if (!fn || n < 0 || nargs < 0 || naccesses < 0 || (nargs && !args) || (naccesses && !accesses))
         return eagle_fail(EAGLE_ERR_ARG, "eagle_add_kernel: bad arguments");
     for (int32_t a = 0; a < naccesses; ++a)
         if (eagle_view_problem(&accesses[a].view) || accesses[a].role < EAGLE_READ
@@ -159,8 +158,8 @@ EAGLE_API int eagle_add_callback(eagle_program *p, eagle_callback_fn fn, void *c
     return EAGLE_OK;
 }
 
-EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64_t n,
-                               int32_t dtype, int32_t op)
+EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64_t n, int32_t dtype,
+                               int32_t op)
 {
     int rc = check_open(p, "eagle_add_reduce");
     if (rc)
@@ -179,7 +178,8 @@ EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64
         free(partials);
         return EAGLE_ERR_NOMEM;
     }
-    it->u.reduce = (reduce_item){.x = x, .out = out, .n = n, .dtype = dtype, .op = op, .partials = partials};
+    it->u.reduce = (reduce_item){
+        .x = x, .out = out, .n = n, .dtype = dtype, .op = op, .partials = partials};
     return EAGLE_OK;
 }
 
@@ -189,14 +189,21 @@ EAGLE_API int eagle_add_reduce_partials(eagle_program *p, void *partials, void *
     int rc = check_open(p, "eagle_add_reduce_partials");
     if (rc)
         return rc;
-    if (!partials || !out || n < 0 || reduce_itemsize(dtype) == 0 || op < EAGLE_SUM || op > EAGLE_ANY)
-        return eagle_fail(EAGLE_ERR_ARG, "eagle_add_reduce_partials: bad arguments (n=%lld dtype=%d op=%d)",
+    if (!partials || !out || n < 0 || reduce_itemsize(dtype) == 0 || op < EAGLE_SUM
+        || op > EAGLE_ANY)
+        return eagle_fail(EAGLE_ERR_ARG,
+                          "eagle_add_reduce_partials: bad arguments (n=%lld dtype=%d op=%d)",
                           (long long)n, dtype, op);
     item *it = append(p, ITEM_REDUCE, "eagle_add_reduce_partials");
     if (!it)
         return EAGLE_ERR_NOMEM;
-    it->u.reduce = (reduce_item){.x = partials, .out = out, .n = n, .dtype = dtype, .op = op,
-                                  .partials = partials, .given = 1};
+    it->u.reduce = (reduce_item){.x = partials,
+                                 .out = out,
+                                 .n = n,
+                                 .dtype = dtype,
+                                 .op = op,
+                                 .partials = partials,
+                                 .given = 1};
     return EAGLE_OK;
 }
 
@@ -216,8 +223,9 @@ EAGLE_API int eagle_add_copy(eagle_program *p, const eagle_view *src, const eagl
     if (rc)
         return rc;
     if (!src || !dst || eagle_view_problem(src) || eagle_view_problem(dst) || !same_shape(src, dst))
-        return eagle_fail(EAGLE_ERR_ARG,
-                          "eagle_add_copy: src and dst must be valid views of one shape and item size");
+        return eagle_fail(
+            EAGLE_ERR_ARG,
+            "eagle_add_copy: src and dst must be valid views of one shape and item size");
     eagle_view *s = malloc(sizeof *s), *d = malloc(sizeof *d);
     item *it = (s && d) ? append(p, ITEM_COPY, "eagle_add_copy") : NULL;
     if (!it) {
@@ -238,16 +246,16 @@ static int adoptable(eagle_program *p, eagle_program *sub, const char *api)
     if (!sub)
         return EAGLE_OK;
     if (sub->owner)
-        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-program already belongs to another program", api);
+        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-program already belongs to another program",
+                          api);
     for (eagle_program *q = p; q; q = q->owner)
         if (q == sub)
             return eagle_fail(EAGLE_ERR_STATE, "%s: a program cannot hold itself", api);
     return EAGLE_OK;
 }
 
-static int add_switch(eagle_program *p, const uint32_t *cell, int32_t narms,
-                      const uint32_t *values, eagle_program **arms, eagle_program *dflt,
-                      int is_if, const char *api)
+static int add_switch(eagle_program *p, const uint32_t *cell, int32_t narms, const uint32_t *values,
+                      eagle_program **arms, eagle_program *dflt, int is_if, const char *api)
 {
     int rc = check_open(p, api);
     if (rc)
@@ -423,7 +431,8 @@ static int check_events(const stage *st)
             if (!found)
                 return eagle_fail(EAGLE_ERR_WAIT,
                                   "eagle_program_finalize: a wait on event %d in branch %d has no "
-                                  "signal in an earlier branch of its stage", w->u.event, b);
+                                  "signal in an earlier branch of its stage",
+                                  w->u.event, b);
         }
     return EAGLE_OK;
 }
@@ -442,7 +451,7 @@ static int finalize_item(void *p, void *ctx)
                     return rc;
             }
         return it->u.sw.dflt && !it->u.sw.dflt->finalized ? eagle_program_finalize(it->u.sw.dflt)
-                                                           : EAGLE_OK;
+                                                          : EAGLE_OK;
     case ITEM_LOOP:
         return it->u.loop.body->finalized ? EAGLE_OK : eagle_program_finalize(it->u.loop.body);
     default:
@@ -477,8 +486,9 @@ EAGLE_API int eagle_program_set_logical_size(eagle_program *p, int64_t n)
     if (!p || n < 0)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_program_set_logical_size: n must be >= 0");
     if (p->coll.size)
-        return eagle_fail(EAGLE_ERR_STATE, "eagle_program_set_logical_size: the program has collectives: "
-                                           "each rank's sample count is fixed by its shard");
+        return eagle_fail(EAGLE_ERR_STATE,
+                          "eagle_program_set_logical_size: the program has collectives: "
+                          "each rank's sample count is fixed by its shard");
     p->logical = n;
     return EAGLE_OK;
 }
