@@ -7,7 +7,7 @@ the constructors here build the Node.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -330,7 +330,6 @@ class Conditional:
     cell: np.ndarray
     label: str  # "skip if guard" or "repeat ≤ N"
     max_iters: int | None = None  # None: skippable (skip while the cell is non-zero); else repeat_while
-    owner: object | None = field(default=None, compare=False)  # the graph that holds it
 
 
 def _step_node(step: Any, api: str) -> Node:
