@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from eagle import _cuda, _gpu_kernels
+from eagle._arrays import is_guard_cell
 from eagle._edges import is_plane, is_value
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, recorded, register_node_kind
@@ -316,7 +317,7 @@ class SkipGuard:
 
 
 def _cell(flag: Any, api: str) -> Any:
-    if getattr(flag, "dtype", None) != np.uint32 or np.size(flag) != 1:
+    if not is_guard_cell(flag):
         raise TypeError(f"{api}: a guard is a one-cell uint32 array, e.g. np.zeros(1, np.uint32); "
                         f"got {getattr(flag, 'dtype', type(flag).__name__)} of shape {np.shape(flag)}")
     return flag
