@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from eagle import _nvrtc
+from eagle._arrays import on_device as on_device  # re-exported: where the device layers look for it
 from eagle._core import check, ffi, lib
 
 MEMORY = {int(lib.EAGLE_MEMORY_PAGEABLE): "pageable", int(lib.EAGLE_MEMORY_PINNED): "pinned",
@@ -77,12 +78,6 @@ def device_arch(device: int = 0) -> str:
     major, minor = ffi.new("int *"), ffi.new("int *")
     check(lib.eagle_cuda_device_arch(device, major, minor), "eagle.Graph.build")
     return f"sm_{major[0]}{minor[0]}"
-
-
-def on_device(array: Any) -> bool:
-    """Whether ``array`` is a device array (``__cuda_array_interface__``: CuPy, a CUDA torch tensor,
-    eagle's DeviceArray)."""
-    return hasattr(array, "__cuda_array_interface__")
 
 
 def has_driver() -> bool:

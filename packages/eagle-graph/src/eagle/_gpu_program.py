@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from eagle import _cuda, _gpu_kernels
+from eagle._arrays import is_array
 from eagle._core import BLOCK, CoreError, check, ffi, lib
 from eagle._program import LOOPS, CallbackErrors, ErrorBox, _trampoline
 from eagle._views import plane_dtype
@@ -67,7 +68,7 @@ def _fill(slot: Any, arg: Arg) -> None:
     """Write one kernel parameter: the driver reads the parameter's size from the start of the
     slot, so an integer of any width goes in as 64 bits (little-endian: the low bytes are its
     own), a float as its own type (a Python float is a double)."""
-    if hasattr(arg, "__cuda_array_interface__") or isinstance(arg, np.ndarray):
+    if is_array(arg):
         slot.u64 = _cuda.address(arg)
     elif isinstance(arg, np.floating):
         setattr(slot, "f32" if arg.dtype == np.float32 else "f64", arg)

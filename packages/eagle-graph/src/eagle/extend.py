@@ -19,7 +19,7 @@ What it holds, by use:
 - **Lowering targets**: :class:`Program` (host), :class:`GpuProgram`,
   :class:`HostItems`, :class:`GpuItems`, :class:`NativeCall`, and
   :func:`emit` / :func:`emit_node` that append a lowering to a program.
-- **Planes**: :func:`is_plane`, :func:`view_of`, :func:`overlap`,
+- **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`, :func:`overlap`,
   :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, and the
   device-array helpers hawk allocates with.
 - **Native**: the cffi ``ffi`` and ``lib`` of libeagle, ``BLOCK``, the team
@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eagle import _nvrtc as nvrtc
+from eagle._arrays import is_array, is_guard_cell
 from eagle._core import BLOCK, CoreError, ffi, lib, num_threads, set_num_threads
 from eagle._cuda import (
     contiguous,
@@ -182,7 +183,8 @@ __all__ = [
     "NativeCall", "Node", "NodeKind", "Opaque", "PlaneTuple", "Program", "Recording", "Reduce",
     "SiblingRace", "SignalAfter", "Stage", "Wait", "active", "candidate_pairs", "contiguous",
     "cuda_module", "default_label", "device_copy_like", "device_of", "emit", "emit_node",
-    "empty_like_device", "fail_together", "ffi", "flatten", "is_plane", "is_value", "lib", "node_kind",
+    "empty_like_device", "fail_together", "ffi", "flatten", "is_array", "is_guard_cell", "is_plane",
+    "is_value", "lib", "node_kind",
     "num_threads", "nvrtc", "on_device", "overlap", "rebind", "record_into", "recorded", "recording",
     "recording_of", "refuse_sibling_races", "register_node_kind", "register_record", "set_num_threads",
     "state", "unflatten", "view", "view_of", "withdrawn", "zeros_like_device",

@@ -42,10 +42,12 @@ from eagle.extend import (
     device_of,
     empty_like_device,
     flatten,
+    is_array,
     on_device,
     refuse_sibling_races,
     zeros_like_device,
 )
+from eagle.extend import is_guard_cell as is_cell
 from eagle.graph import copy as copy_node
 
 
@@ -98,16 +100,6 @@ class NoItem(OneArm):
 
 RACE = ("eagle.Graph.build: two branches of one parallel region touch one plane and one writes it: put them "
         "in one branch, or order them with <branch>.wait(plane)")
-
-
-def is_array(value: Any) -> bool:
-    """A NumPy array or a device array (``__cuda_array_interface__``): what nodes read and write."""
-    return isinstance(value, np.ndarray) or on_device(value)
-
-
-def is_cell(value: Any) -> bool:
-    """A one-cell uint32 array: a device condition."""
-    return is_array(value) and value.dtype == np.uint32 and tuple(value.shape) == (1,)
 
 
 @dataclass(frozen=True)
