@@ -36,17 +36,17 @@ def test_an_opaque_node_records_where_it_is_written_like_a_copy():
 
 
 def test_an_added_node_is_recorded_once_with_its_name():
+    total = np.zeros(1)
+
     @eagle.Graph.builder
     def step(x):
         g = eagle.Graph()
-        y = inc(x)
-        total = np.zeros(1)
-        g.add_node(eagle.reduce(y, total), name="total")
+        g.add_node(eagle.reduce(inc(x), total), name="total")  # recorded when made, named when added
         g.result = total
         return g
 
     g = step(np.arange(3.0))
-    assert g.node_labels() == ["y", "total"]
+    assert g.node_labels() == ["inc", "total"]
     np.testing.assert_array_equal(g(), [6.0])
 
 
