@@ -17,7 +17,10 @@ from typing import Any
 import numpy as np
 
 from eagle._core import BLOCK, check, ffi, lib
-from eagle._cuda import no_cuda_calls
+from eagle._driver_thread import no_cuda_calls
+from eagle._kinds import Node
+from eagle._lower_cpu import emit_node
+from eagle._slots import slots
 from eagle._views import view_of
 
 SCHEDULES = {"work_share": lib.EAGLE_WORK_SHARE, "branch_tasks": lib.EAGLE_BRANCH_TASKS}
@@ -109,7 +112,11 @@ class CallbackErrors:
 
 
 class Program(CallbackErrors):
-    """A libeagle program under construction, then finalized and runnable."""
+    """A libeagle program under construction, then finalized and runnable: the host's
+    lowering target (:class:`eagle._target.Target`)."""
+
+    #: A host program holds raw pointers: binding new arrays lowers the graph again.
+    patches = False
 
     def __init__(self) -> None:
         self._ptr = ffi.gc(lib.eagle_program_new(), lib.eagle_program_free)
@@ -139,6 +146,15 @@ class Program(CallbackErrors):
         check(lib.eagle_branch(self._ptr), "Program.branch")
         return self
 
+    def body(self) -> Program:
+        """A new program with one stage open, for the body or arm of a conditional of this one."""
+        return Program().stage()
+
+    def node(self, node: Node, label: str = "step") -> Program:
+        """Append the host items of ``node``."""
+        emit_node(node, self, label)
+        return self
+
     # --- items -------------------------------------------------------------
     def kernel(self, fn: Any, args: Sequence[Any], n: int, *, per_sample: bool = True,
                accesses: Sequence[tuple[Any, str]] = (), empty_call: bool = False) -> Program:
@@ -152,30 +168,22 @@ class Program(CallbackErrors):
         (a kernel writing one-cell results writes them then too).
         """
         self._batch = None
-        slots = ffi.new("eagle_arg[]", max(len(args), 1))
-        for i, a in enumerate(args):
-            if isinstance(a, np.ndarray):
-                slots[i].ptr = ffi.cast("void *", a.ctypes.data)
-                self._keep.append(a)
-            elif isinstance(a, ffi.CData):  # a filled 'eagle_arg *'
-                slots[i] = a[0]
-            elif isinstance(a, (bool, int, np.integer)):
-                slots[i].i64 = int(a)
-            else:
-                slots[i].f64 = float(a)
+        filled = slots(args, device=False, api="Program.kernel")
+        self._keep += [a for a in args if isinstance(a, np.ndarray)]
         acc = ffi.new("eagle_access[]", max(len(accesses), 1))
         for i, (array, role) in enumerate(accesses):
             acc[i].view = view_of(array)[0]
             acc[i].role = ROLES[role]
             self._keep.append(array)
         flags = (lib.EAGLE_PER_SAMPLE if per_sample else 0) | (lib.EAGLE_EMPTY_CALL if empty_call else 0)
-        check(lib.eagle_add_kernel(self._ptr, fn, slots, len(args), n, flags, acc, len(accesses)),
+        check(lib.eagle_add_kernel(self._ptr, fn, filled, len(args), n, flags, acc, len(accesses)),
               "Program.kernel")
         self._keep.append(fn)
         return self
 
-    def callback(self, fn: Callable[[], object]) -> Program:
-        """Append a Python callable; an exception it raises stops the run and is re-raised."""
+    def callback(self, fn: Callable[[], object], touches: Sequence[Any] = ()) -> Program:
+        """Append a Python callable; an exception it raises stops the run and is re-raised.
+        ``touches`` (what it reads or writes) orders nothing here: items run in order."""
         if self._batch is not None:
             self._batch.append(fn)
             return self
@@ -244,19 +252,26 @@ class Program(CallbackErrors):
         self._adopt(cell, body)
         return self
 
-    def event_id(self, key: object) -> int:
+    def _event(self, key: object) -> int:
         """The event number of ``key`` in this program: one per key, numbered from 0."""
         self._keep.append(key)  # its id stays its own while the program lives
         return self._events.setdefault(id(key), len(self._events))
 
-    def signal(self, event: int) -> Program:
-        self._batch = None
-        check(lib.eagle_add_signal(self._ptr, event), "Program.signal")
+    def signal(self, key: object) -> Program:
+        """Let a later branch wait for the last item appended (what ``key`` stands for).  Only
+        a branch_tasks stage runs its branches side by side: elsewhere they run in order, and
+        there is nothing to signal."""
+        if self.schedule == "branch_tasks":
+            self._batch = None
+            check(lib.eagle_add_signal(self._ptr, self._event(key)), "Program.signal")
         return self
 
-    def wait(self, event: int) -> Program:
-        self._batch = None
-        check(lib.eagle_add_wait(self._ptr, event), "Program.wait")
+    def wait(self, key: object) -> Program:
+        """The next item of this branch waits for the item signalled for ``key`` (under
+        branch_tasks; elsewhere the branches run in order)."""
+        if self.schedule == "branch_tasks":
+            self._batch = None
+            check(lib.eagle_add_wait(self._ptr, self._event(key)), "Program.wait")
         return self
 
     def _adopt(self, cell: np.ndarray, *subs: Program | None) -> None:
@@ -288,6 +303,18 @@ class Program(CallbackErrors):
     def set_logical_size(self, n: int) -> Program:
         check(lib.eagle_program_set_logical_size(self._ptr, n), "Program.set_logical_size")
         return self
+
+    def enqueue(self, replays: int = 1) -> Program:
+        """:meth:`run`: a host run is done when it returns."""
+        return self.run(replays)
+
+    def synchronize(self) -> Program:
+        """Nothing to wait for: every host run waited."""
+        return self
+
+    def rebind(self, mapping: dict[int, Any]) -> bool:
+        """False: libeagle's items hold the old arrays' addresses; the graph is lowered again."""
+        return False
 
     def run(self, replays: int = 1) -> Program:
         """Run ``replays`` times in one native call with the GIL released.
