@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from eagle import _cuda, _gpu_kernels, _lower_gpu
+from eagle import _cuda, _gpu_kernels
 from eagle._core import BLOCK, CoreError, check, ffi, lib
 from eagle._driver_thread import no_cuda_calls, release, release_pending
-from eagle._kinds import Node
-from eagle._program import LOOPS, CallbackErrors, ErrorBox, _trampoline
+from eagle._kinds import HostItems, Node
+from eagle._lower_cpu import emit
+from eagle._lower_gpu import gpu_lowered
+from eagle._program import LOOPS, CallbackErrors, ErrorBox, Program, _trampoline
 from eagle._slots import slots
 from eagle._views import plane_dtype
 
@@ -136,7 +138,13 @@ class GpuProgram(CallbackErrors):
 
     def node(self, node: Node, label: str = "step") -> GpuProgram:
         """Append the work of ``node`` inside a construct (where the graph cannot be cut)."""
-        _lower_gpu.emit_node(node, self, label)
+        items = gpu_lowered(node, label)
+        if items.emit is None:
+            raise ValueError(f"eagle.Graph.build: node {label!r} runs eagerly (opaque(..., eager=True)) "
+                             "inside a device if or loop body; the graph is cut around an eager node, which "
+                             "a body cannot be: move it out of the body")
+        self.label = label
+        items.emit(self)
         return self
 
     # --- items ---------------------------------------------------------------
@@ -214,8 +222,18 @@ class GpuProgram(CallbackErrors):
         self._keep.append(handle)
         return self
 
-    def host_program(self, program: Any, touches: Sequence[Any] = ()) -> GpuProgram:
-        """A host node running a finalized host Program (a node's CPU lowering) at every replay."""
+    def host_node(self, lowering: HostItems | Callable[[], object], label: str, touches: Sequence[Any] = ()
+                  ) -> GpuProgram:
+        """A host node running a node's CPU lowering (as a host program) at every replay: the node
+        ``label``, whose planes live on the host."""
+        if self.in_body:
+            raise ValueError(f"eagle.Graph.build: node {label!r} is a host node (its planes live on the "
+                             "host) inside a device if or loop body: CUDA does not allow host functions "
+                             "in a conditional body; move it out of the body (a copy there is fine, from "
+                             "pinned memory)")
+        program = Program().stage()
+        emit(lowering, program)
+        program.finalize()
         self.callback(program.run, touches)
         self._hosts.append(program)
         self.reductions += program.reductions

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from eagle._gpu_program import GpuProgram
-    from eagle._program import Program
+    from eagle._target import Target
 
 PlaneTuple = tuple[str, Any, str]  # (plane name, array, role)
 
@@ -43,7 +42,7 @@ class HostItems:
     array([-0., -1., -2.])
     """
 
-    emit: Callable[[Program], object]
+    emit: Callable[[Target], object]
     native: bool = True
 
 
@@ -106,7 +105,7 @@ class GpuItems:
     between two CUDA graphs
     """
 
-    emit: Callable[[GpuProgram], object] | None = None
+    emit: Callable[[Target], object] | None = None
     eager: Callable[[], object] | None = None
 
 
@@ -173,7 +172,7 @@ class NodeKind:
         for call in calls:
             _check_native_call(call, self, label)
 
-        def emit(program: Program) -> None:
+        def emit(program: Target) -> None:
             for call in calls:
                 program.kernel(call.kernel, call.args, call.n, per_sample=call.per_sample,
                                accesses=call.accesses)

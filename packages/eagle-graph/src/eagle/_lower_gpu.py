@@ -2,23 +2,17 @@
 
 A node runs where its planes live (seed 003, "The one rule"): device planes
 make GPU work (its kind's ``lower_gpu``), host planes make a host node that
-runs the node's CPU lowering on the driver's thread.  A node may not mix
+runs the node's CPU lowering on the driver's thread (``GpuProgram.host_node``).  A node may not mix
 the two unless its kind says so (``both_sides``: ``eagle.copy``, and the
 constructs that hold other nodes, each placed on its own).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from eagle._cuda import device_of, on_device
 from eagle._edges import is_plane
 from eagle._kinds import GpuItems, Node, kind_of
-from eagle._lower_cpu import emit, lowered
-from eagle._program import Program
-
-if TYPE_CHECKING:
-    from eagle._gpu_program import GpuProgram
+from eagle._lower_cpu import lowered
 
 
 def _sides(node: Node) -> tuple[list[str], list[str]]:
@@ -45,33 +39,8 @@ def gpu_lowered(node: Node, label: str) -> GpuItems:
             raise TypeError(f"eagle.Graph.build: lower_gpu of {kind.describe()} returned "
                             f"{items!r}; return eagle.graph.GpuItems with emit= or eager=")
         return items
-    return _host_node(lowered(node, label), label, [a for _, a, _ in node.planes() if is_plane(a)])
-
-
-def _host_node(host_lowering: Any, label: str, planes: list[Any]) -> GpuItems:
-    """The node's CPU lowering as a host program run by a host node at every replay."""
-    def emit_host(gpu: GpuProgram) -> None:
-        if gpu.in_body:
-            raise ValueError(f"eagle.Graph.build: node {label!r} is a host node (its planes live on the "
-                             "host) inside a device if or loop body: CUDA does not allow host functions "
-                             "in a conditional body; move it out of the body (a copy there is fine, from "
-                             "pinned memory)")
-        program = Program().stage()
-        emit(host_lowering, program)
-        gpu.host_program(program.finalize(), touches=planes)
-
-    return GpuItems(emit_host)
-
-
-def emit_node(node: Node, gpu: GpuProgram, label: str = "step") -> None:
-    """Append a node's work inside a construct (where the graph cannot be cut)."""
-    items = gpu_lowered(node, label)
-    if items.emit is None:
-        raise ValueError(f"eagle.Graph.build: node {label!r} runs eagerly (opaque(..., eager=True)) inside a "
-                         "device if or loop body; the graph is cut around an eager node, which a body "
-                         "cannot be: move it out of the body")
-    gpu.label = label
-    items.emit(gpu)
+    host_lowering, planes = lowered(node, label), [a for _, a, _ in node.planes() if is_plane(a)]
+    return GpuItems(lambda gpu: gpu.host_node(host_lowering, label, planes))
 
 
 def device_of_graph(nodes: list[Node]) -> int:

@@ -12,10 +12,7 @@ sample ranges, a CUDA kernel over a grid): a kind's own kernels are what ``lower
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from eagle._kinds import Node
+from typing import Any, Protocol
 
 
 class Target(Protocol):
@@ -39,8 +36,9 @@ class Target(Protocol):
         """A new sub-target with one stage open: the body or arm of a conditional of this one."""
 
     # --- items
-    def node(self, node: Node, label: str = "step") -> Target:
-        """Append the work of ``node`` (its kind's lowering for this target)."""
+    def node(self, node: Any, label: str = "step") -> Target:
+        """Append the work of ``node`` (an ``eagle.graph.Node``: its kind's lowering for this
+        target; the protocol names no node type, so the kinds can name the target)."""
 
     def callback(self, fn: Callable[[], object], touches: Sequence[Any] = ()) -> Target:
         """Append a Python call; an exception it raises is raised by the call that waits.
