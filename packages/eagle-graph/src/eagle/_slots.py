@@ -44,3 +44,11 @@ def slots(args: Sequence[Any], *, device: bool, api: str = "eagle.Graph.build") 
         else:
             raise TypeError(f"{api}: a kernel argument is an array or a number, got {type(arg).__name__}")
     return filled
+
+
+def typed_slot(member: str, value: Any) -> Any:
+    """One filled ``eagle_arg *`` holding ``value`` as ``member`` (``"f32"``, ``"i32"``, ...): the
+    slot is a union, so a plan's value parameter is written as the member its kernel reads."""
+    slot = ffi.new("eagle_arg *")
+    setattr(slot, member, float(value) if member.startswith("f") else int(value))
+    return slot
