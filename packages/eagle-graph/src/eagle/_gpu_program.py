@@ -119,7 +119,7 @@ class GpuProgram(CallbackErrors):
         return self._last < 0
 
     # --- structure -----------------------------------------------------------
-    def stage(self, schedule: str = "cuda_graph") -> GpuProgram:
+    def stage(self, schedule: str = "work_share") -> GpuProgram:
         """Open the next stage; its branches are branches of the CUDA graph, whatever
         ``schedule`` a host would give them."""
         check(lib.eagle_gpu_stage(self._ptr), "GpuProgram.stage")
@@ -380,10 +380,10 @@ class GpuProgram(CallbackErrors):
                 self.reductions += sub.reductions
 
     # --- running -------------------------------------------------------------
-    def finalize(self, flags: int = 0) -> GpuProgram:
+    def finalize(self) -> GpuProgram:
         """Build the CUDA graph and instantiate it (once); a captured function's exception is
         raised here."""
-        status = lib.eagle_gpu_instantiate(self._ptr, self.device, flags)
+        status = lib.eagle_gpu_instantiate(self._ptr, self.device, 0)
         if status == lib.EAGLE_ERR_CUDA and self._box.capture is not None and self._box.error is None:
             detail = ffi.string(lib.eagle_last_error()).decode()
             if "Capture" in detail or "ChildGraph" in detail:

@@ -29,12 +29,12 @@ def gpu_lowered(node: Node, label: str) -> GpuItems:
         raise ValueError(f"eagle.Graph.build: node {label!r} has planes on both sides: host "
                          f"{', '.join(host)}, device {', '.join(device)}; add eagle.copy({host[0]}, "
                          "into=<a device array>) before it, so the node's planes live on one side")
-    if device or (not host and kind.lower_gpu is not None):  # a node without planes goes by its kind
-        if kind.lower_gpu is None:
+    if device or (not host and kind.lowers_on_device):  # a node without planes goes by its kind
+        if not kind.lowers_on_device:
             raise ValueError(f"eagle.Graph.build: node {label!r} of {kind.describe()} has device planes "
                              f"({', '.join(device)}) but no GPU lowering; register the kind with "
                              "lower_gpu=..., or pass NumPy arrays for a CPU build")
-        items = kind.lower_gpu(node.payload)
+        items = kind.device_lowering(node.payload)
         if not isinstance(items, GpuItems) or (items.emit is None) == (items.eager is None):
             raise TypeError(f"eagle.Graph.build: lower_gpu of {kind.describe()} returned "
                             f"{items!r}; return eagle.graph.GpuItems with emit= or eager=")

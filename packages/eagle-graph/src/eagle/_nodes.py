@@ -14,7 +14,7 @@ import numpy as np
 
 from eagle import _cuda, _gpu_kernels
 from eagle._edges import is_plane, is_value
-from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, recorded, register_node_kind
+from eagle._kinds import GpuItems, Node, PlaneTuple, recorded, register_node_kind
 from eagle._views import host_plane, plane_dtype
 from eagle.plan import BoundPlan
 
@@ -201,9 +201,7 @@ def _reference_reduce(r: Reduce, interpreter: Any) -> None:
 
 
 register_node_kind("reduce", reads=lambda r: [("x", r.x, "read")], writes=lambda r: [("out", r.out, "write")],
-                   lower_cpu=lambda r: HostItems(lambda p: _emit_reduce(r, p), native=False),
-                   reference=_reference_reduce,
-                   lower_gpu=lambda r: GpuItems(lambda gpu: _emit_reduce(r, gpu)))
+                   lower=_emit_reduce, reference=_reference_reduce)
 
 # ----------------------------------------------------------------------- copy
 
@@ -245,9 +243,9 @@ def _emit_copy(c: Copy, target: Target) -> None:
 
 
 register_node_kind("copy", reads=lambda c: _copy_planes(c, True), writes=lambda c: _copy_planes(c, False),
-                   lower_cpu=lambda c: HostItems(lambda p: _emit_copy(c, p), native=False),
+                   lower=_emit_copy,
                    reference=lambda c, interpreter: None if c.src is c.dst else np.copyto(c.dst, c.src),
-                   lower_gpu=lambda c: GpuItems(lambda gpu: _emit_copy(c, gpu)), both_sides=True)
+                   both_sides=True)
 
 
 def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
@@ -386,6 +384,5 @@ def _reference_conditional(c: Conditional, interpreter: Any) -> None:
 for _name in ("skippable", "repeat_while"):
     register_node_kind(_name, reads=_conditional_reads, writes=_conditional_writes,
                        reference=_reference_conditional,
-                       lower_cpu=lambda c: HostItems(lambda p, c=c: _emit_conditional(c, p), native=False),
-                       lower_gpu=lambda c: GpuItems(lambda gpu, c=c: _emit_conditional(c, gpu)),
+                       lower=_emit_conditional,
                        both_sides=True, inner=lambda c: [c.step])

@@ -201,8 +201,7 @@ def _reference(payload: Any, interpreter: Any) -> None:
 
 for _name in ("device_if", "device_switch", "device_loop"):
     register_node_kind(_name, reads=_reads, writes=_writes, reference=_reference,
-                       lower_cpu=lambda p: HostItems(lambda program, p=p: _emit(p, program), native=False),
-                       lower_gpu=lambda p: GpuItems(lambda gpu, p=p: _emit(p, gpu)), both_sides=True,
+                       lower=_emit, both_sides=True,
                        inner=lambda p: [node for body in _bodies(p) for node in body.nodes()])
 
 # --------------------------------------------------------------- waits
