@@ -113,12 +113,17 @@ class CallbackErrors:
 
 class Program(CallbackErrors):
     """A libeagle program under construction, then finalized and runnable: the host's
-    lowering target (:class:`eagle._target.Target`)."""
+    lowering target (:class:`eagle._target.Target`).
+
+    :param views: ``id(array) -> (array, eagle_view *)``: the views of arrays described
+        before (a build's analysis), which the items use instead of describing them again;
+        the program adds the ones it makes, and hands the table to its bodies.
+    """
 
     #: A host program holds raw pointers: binding new arrays lowers the graph again.
     patches = False
 
-    def __init__(self) -> None:
+    def __init__(self, views: dict[int, tuple[Any, Any]] | None = None) -> None:
         self._ptr = ffi.gc(lib.eagle_program_new(), lib.eagle_program_free)
         if self._ptr == ffi.NULL:
             raise MemoryError("eagle.Program: out of memory")
@@ -133,6 +138,7 @@ class Program(CallbackErrors):
         #: Cross-sample reductions in the program, sub-programs included: the items a
         #: communicator makes global.
         self.reductions = 0
+        self._views = {} if views is None else views
 
     # --- structure ---------------------------------------------------------
     def stage(self, schedule: str = "work_share") -> Program:
@@ -148,7 +154,7 @@ class Program(CallbackErrors):
 
     def body(self) -> Program:
         """A new program with one stage open, for the body or arm of a conditional of this one."""
-        return Program().stage()
+        return Program(self._views).stage()
 
     def node(self, node: Node, label: str = "step") -> Program:
         """Append the host items of ``node``."""
@@ -172,7 +178,7 @@ class Program(CallbackErrors):
         self._keep += [a for a in args if isinstance(a, np.ndarray)]
         acc = ffi.new("eagle_access[]", max(len(accesses), 1))
         for i, (array, role) in enumerate(accesses):
-            acc[i].view = view_of(array)[0]
+            acc[i].view = self._view(array)[0]
             acc[i].role = ROLES[role]
             self._keep.append(array)
         flags = (lib.EAGLE_PER_SAMPLE if per_sample else 0) | (lib.EAGLE_EMPTY_CALL if empty_call else 0)
@@ -222,7 +228,7 @@ class Program(CallbackErrors):
 
     def copy(self, src: np.ndarray, dst: np.ndarray) -> Program:
         self._batch = None
-        check(lib.eagle_add_copy(self._ptr, view_of(src), view_of(dst)), "Program.copy")
+        check(lib.eagle_add_copy(self._ptr, self._view(src), self._view(dst)), "Program.copy")
         self._keep += [src, dst]
         return self
 
@@ -273,6 +279,15 @@ class Program(CallbackErrors):
             self._batch = None
             check(lib.eagle_add_wait(self._ptr, self._event(key)), "Program.wait")
         return self
+
+    def _view(self, array: Any) -> Any:
+        """The ``eagle_view *`` of ``array``, described once per lowering: an array is a plane of
+        several items (libeagle copies what it reads).  The entry holds the array, so its id
+        stays its own."""
+        found = self._views.get(id(array))
+        if found is None or found[0] is not array:
+            found = self._views[id(array)] = (array, view_of(array))
+        return found[1]
 
     def _adopt(self, cell: np.ndarray, *subs: Program | None) -> None:
         # libeagle owns a sub-program once it is added (it refused any that
