@@ -21,7 +21,7 @@ from eagle._errors import Busy, RebuildWarning
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import lowered
 from eagle._lower_gpu import device_of_graph, gpu_lowered
-from eagle._lowering import lower_device, lower_host
+from eagle._lower_stages import lower_device, lower_host
 from eagle._nodes import Conditional, Opaque
 from eagle._races import refuse_sibling_races
 from eagle._sharded import agree, refuse_forked

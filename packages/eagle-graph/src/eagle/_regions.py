@@ -101,6 +101,10 @@ class DeviceIf:
     then: Body
     orelse: Body
 
+    def lower(self, target: Target) -> None:
+        """Append the if to ``target`` (a lowering target), its arms as bodies of it."""
+        target.if_(self.cell, self.then.lower(target), self.orelse.lower(target))
+
 
 @dataclass
 class DeviceSwitch:
@@ -118,6 +122,11 @@ class DeviceSwitch:
     cell: np.ndarray
     arms: dict[int, Body]
     default: Body
+
+    def lower(self, target: Target) -> None:
+        """Append the switch to ``target`` (a lowering target), its arms as bodies of it."""
+        arms = {key: body.lower(target) for key, body in self.arms.items()}
+        target.switch(self.cell, arms, self.default.lower(target))
 
 
 @dataclass
@@ -138,6 +147,11 @@ class DeviceLoop:
     kind: str
     max_iters: int
     body: Body
+
+    def lower(self, target: Target) -> None:
+        """Append the loop to ``target`` (a lowering target); an empty body still runs its turns,
+        which read the cell."""
+        target.loop(self.cell, self.body.lower(target) or target.body(), self.kind, self.max_iters)
 
     @property
     def label(self) -> str:
@@ -161,17 +175,6 @@ def _reads(payload: Any) -> list[PlaneTuple]:
 
 def _writes(payload: Any) -> list[PlaneTuple]:
     return [t for body in _bodies(payload) for t in body.planes() if t[2] != "read"]
-
-
-def _emit(payload: Any, target: Target) -> None:
-    if isinstance(payload, DeviceIf):
-        target.if_(payload.cell, payload.then.lower(target), payload.orelse.lower(target))
-    elif isinstance(payload, DeviceSwitch):
-        target.switch(payload.cell, {k: b.lower(target) for k, b in payload.arms.items()},
-                      payload.default.lower(target))
-    else:  # a loop runs its body even when empty: the turns still count, and read the cell
-        body = payload.body.lower(target) or target.body()
-        target.loop(payload.cell, body, payload.kind, payload.max_iters)
 
 
 def _cell_value(cell: Any) -> int:
@@ -201,7 +204,7 @@ def _reference(payload: Any, interpreter: Any) -> None:
 
 for _name in ("device_if", "device_switch", "device_loop"):
     register_node_kind(_name, reads=_reads, writes=_writes, reference=_reference,
-                       lower=_emit, both_sides=True,
+                       lower=lambda p, target: p.lower(target), both_sides=True,
                        inner=lambda p: [node for body in _bodies(p) for node in body.nodes()])
 
 # --------------------------------------------------------------- waits
