@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from eagle import _nvrtc
+from eagle._arrays import on_device as on_device  # re-exported: where the device layers look for it
 from eagle._core import check, ffi, lib
 from eagle._driver_thread import pending as _pending  # noqa: F401 -- where the GPU tests watch deferred frees
 from eagle._driver_thread import release
@@ -41,12 +42,6 @@ def device_arch(device: int = 0) -> str:
     major, minor = ffi.new("int *"), ffi.new("int *")
     check(lib.eagle_cuda_device_arch(device, major, minor), "eagle.Graph.build")
     return f"sm_{major[0]}{minor[0]}"
-
-
-def on_device(array: Any) -> bool:
-    """Whether ``array`` is a device array (``__cuda_array_interface__``: CuPy, a CUDA torch tensor,
-    eagle's DeviceArray)."""
-    return hasattr(array, "__cuda_array_interface__")
 
 
 def has_driver() -> bool:

@@ -7,12 +7,13 @@ the constructors here build the Node.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from eagle import _cuda, _gpu_kernels
+from eagle._arrays import is_guard_cell
 from eagle._edges import is_plane, is_value
 from eagle._kinds import GpuItems, Node, PlaneTuple, recorded, register_node_kind
 from eagle._views import host_plane, plane_dtype
@@ -286,7 +287,7 @@ class SkipGuard:
 
 
 def _cell(flag: Any, api: str) -> Any:
-    if getattr(flag, "dtype", None) != np.uint32 or np.size(flag) != 1:
+    if not is_guard_cell(flag):
         raise TypeError(f"{api}: a guard is a one-cell uint32 array, e.g. np.zeros(1, np.uint32); "
                         f"got {getattr(flag, 'dtype', type(flag).__name__)} of shape {np.shape(flag)}")
     return flag
@@ -300,7 +301,6 @@ class Conditional:
     cell: np.ndarray
     label: str  # "skip if guard" or "repeat ≤ N"
     max_iters: int | None = None  # None: skippable (skip while the cell is non-zero); else repeat_while
-    owner: object | None = field(default=None, compare=False)  # the graph that holds it
 
 
 def _step_node(step: Any, api: str) -> Node:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from eagle._arrays import is_guard_cell
 from eagle._core import BLOCK, check, ffi, lib
 from eagle._driver_thread import no_cuda_calls
 from eagle._kinds import Node
@@ -87,7 +88,7 @@ def _trampoline(ctx: Any) -> int:
 
 
 def _cell(array: np.ndarray, api: str) -> Any:
-    if not (isinstance(array, np.ndarray) and array.dtype == np.uint32 and array.size == 1):
+    if not (isinstance(array, np.ndarray) and is_guard_cell(array)):  # the host reads it
         raise TypeError(f"{api}: a guard is a one-cell uint32 NumPy array")
     return ffi.cast("const uint32_t *", array.ctypes.data)
 

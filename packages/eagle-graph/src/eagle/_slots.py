@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from eagle._arrays import is_array
 from eagle._core import ffi
 
 
@@ -30,7 +31,7 @@ def slots(args: Sequence[Any], *, device: bool, api: str = "eagle.Graph.build") 
     filled = ffi.new("eagle_arg[]", max(len(args), 1))
     for i, arg in enumerate(args):
         slot = filled[i]
-        if hasattr(arg, "__cuda_array_interface__") or isinstance(arg, np.ndarray):
+        if is_array(arg):
             slot.u64 = address(arg)
         elif isinstance(arg, ffi.CData):  # a filled 'eagle_arg *'
             filled[i] = arg[0]

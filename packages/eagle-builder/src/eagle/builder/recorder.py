@@ -25,6 +25,8 @@ import numpy as np
 
 import hawk
 from eagle import _graph
+from eagle._arrays import is_array
+from eagle._arrays import is_guard_cell as is_cell
 from eagle._cuda import device_of, empty_like_device, on_device, zeros_like_device
 from eagle._errors import SiblingRace
 from eagle._kinds import Node, node_recorder
@@ -84,16 +86,6 @@ class NoItem(OneArm):
 
 RACE = ("eagle.Graph.build: two branches of one parallel region touch one plane and one writes it: put them "
         "in one branch, or order them with <branch>.wait(plane)")
-
-
-def is_array(value: Any) -> bool:
-    """A NumPy array or a device array (``__cuda_array_interface__``): what nodes read and write."""
-    return isinstance(value, np.ndarray) or on_device(value)
-
-
-def is_cell(value: Any) -> bool:
-    """A one-cell uint32 array: a device condition."""
-    return is_array(value) and value.dtype == np.uint32 and tuple(value.shape) == (1,)
 
 
 @dataclass(frozen=True)
