@@ -29,19 +29,20 @@ def slots(args: Sequence[Any], *, device: bool, api: str = "eagle.Graph.build") 
     integer as i64 (u64 from 2**63), a float as f64; for a ``device`` kernel a NumPy float32 as
     f32 and a NumPy bool as an integer (the parameter's own size)."""
     filled = ffi.new("eagle_arg[]", max(len(args), 1))
-    for i, arg in enumerate(args):
-        slot = filled[i]
-        if is_array(arg):
-            slot.u64 = address(arg)
+    for i, arg in enumerate(args):  # the common cases first: this runs for every kernel item
+        if isinstance(arg, np.ndarray):
+            filled[i].u64 = arg.ctypes.data
         elif isinstance(arg, ffi.CData):  # a filled 'eagle_arg *'
             filled[i] = arg[0]
+        elif is_array(arg):
+            filled[i].u64 = address(arg)
         elif isinstance(arg, (bool, int, np.integer)) or (device and isinstance(arg, np.bool_)):
             value = int(arg)
-            setattr(slot, "u64" if value >= 1 << 63 else "i64", value)
+            setattr(filled[i], "u64" if value >= 1 << 63 else "i64", value)
         elif device and isinstance(arg, np.float32):
-            slot.f32 = arg
+            filled[i].f32 = arg
         elif isinstance(arg, (float, np.floating)) or (not device and hasattr(arg, "__float__")):
-            slot.f64 = float(arg)
+            filled[i].f64 = float(arg)
         else:
             raise TypeError(f"{api}: a kernel argument is an array or a number, got {type(arg).__name__}")
     return filled
