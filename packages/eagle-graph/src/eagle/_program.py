@@ -167,9 +167,9 @@ class Program(CallbackErrors):
                accesses: Sequence[tuple[Any, str]] = (), empty_call: bool = False) -> Program:
         """Append native kernel ``fn`` over ``n`` samples.
 
-        ``args`` fill the argument slots in order: an array is passed by
-        pointer, a Python float as f64, an int as i64, an ``eagle_arg *``
-        as it is.  ``accesses`` are
+        ``args`` fill the argument slots in order (``eagle._slots``): an array
+        is passed by pointer, a float as f64, an int as i64 (u64 from 2**63),
+        an ``eagle_arg *`` as it is.  ``accesses`` are
         (array, role) pairs: what the kernel touches, which decides fusion.
         ``empty_call``: over no samples, still call ``fn(0, 0, args)`` once
         (a kernel writing one-cell results writes them then too).
