@@ -18,15 +18,14 @@ from eagle._cuda import on_device
 from eagle._edges import Edge, derive_edges, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._extension import record_hooks
-from eagle._gpu_program import GpuProgram
 from eagle._kinds import HostItems, Node
-from eagle._lower_cpu import lower, lowered
-from eagle._lower_gpu import GpuSegments, device_of_graph, gpu_lowered
-from eagle._lower_gpu import lower as lower_gpu
+from eagle._lower_cpu import lowered
+from eagle._lower_gpu import device_of_graph, gpu_lowered
+from eagle._lower_stages import lower_device, lower_host
 from eagle._nodes import Conditional, Opaque
-from eagle._program import Program
 from eagle._races import refuse_sibling_races
 from eagle._sharded import agree, refuse_forked
+from eagle._target import Target
 from eagle.plan import BoundPlan
 
 BACKENDS = (None, "cpu", "gpu")
@@ -90,7 +89,7 @@ class Graph:
         self._stages: list[_Stage] = []
         self._backend: str | None = None
         self._schedule: list[str] | None = None
-        self._program: Program | GpuProgram | GpuSegments | None = None
+        self._program: Target | None = None  # the lowering target, once built
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._logical: int | None = None
         self._warned_rebuild = False
@@ -271,17 +270,18 @@ class Graph:
     @property
     def captures(self) -> int | None:
         """How many times the CUDA graph was built from the nodes (None off the GPU)."""
-        return self._gpu_stat("captures")
+        return self._target_stat("captures")
 
     @property
     def graph_builds(self) -> int | None:
         """How many times the CUDA graph was instantiated (None off the GPU)."""
-        return self._gpu_stat("graph_builds")
+        return self._target_stat("graph_builds")
 
-    def _gpu_stat(self, name: str) -> int | None:
-        if self._backend != "gpu":
-            return None
-        return self._program.stats()[name] + self._retired_stats.get(name, 0)
+    def _target_stat(self, name: str) -> int | None:
+        """A counter of the target, with those of the targets bind replaced (None where the
+        target does not keep it: a host program makes no CUDA graphs)."""
+        count = None if self._program is None else self._program.stats().get(name)
+        return None if count is None else count + self._retired_stats.get(name, 0)
 
     def node_labels(self) -> list[str]:
         """The labels of the nodes, in order: what Edge indices point into."""
@@ -364,23 +364,30 @@ class Graph:
         """What build does on this rank alone: refuse, choose, schedule and lower."""
         chosen = self._choose_backend(backend)
         self._refuse_races("eagle.Graph.build")
-        if chosen == "gpu":
-            return chosen, ["cuda_graph"] * len(self._stages), self._lower_gpu(), None
-        lowerings, tape = self._lowerings()
-        schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
-        lowered_ = self._lower(lowerings, schedule)
+        target, schedule, reducing, tape = self._lower(chosen, None)
         if self._comm is not None:
-            refuse_forked(self, lowered_[1])
-        return chosen, schedule, lowered_, tape
+            refuse_forked(self, reducing)
+        return chosen, schedule, (target, reducing), tape
 
-    def _lower(self, lowerings: list[Any], schedule: list[str]) -> tuple[Program, list[int]]:
-        stages = list(zip(schedule, (stage.branches for stage in self._stages), strict=True))
-        program, reducing = lower(stages, lowerings)
+    def _lower(self, backend: str, schedule: list[str] | None) -> tuple[Target, list[str], list[int], Any]:
+        """The graph lowered onto the target of ``backend``, ready to run at the logical size:
+        the target, each stage's schedule (``schedule``, when given, is kept: a bind lowers
+        again as the build did), the nodes that reduce across samples, and eagle.diff's Record."""
+        lower = self._lower_host if backend == "cpu" else self._lower_device
+        target, schedule, reducing, tape = lower(schedule)
         if self._logical is not None:
-            program.set_logical_size(self._logical)
-        return program, reducing
+            target.set_logical_size(self._logical)
+        return target, schedule, reducing, tape
 
-    def _lower_gpu(self) -> tuple[GpuProgram | GpuSegments, list[int]]:
+    def _lower_host(self, schedule: list[str] | None) -> tuple[Target, list[str], list[int], Any]:
+        lowerings, tape = self._lowerings()
+        if schedule is None:
+            schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
+        stages = list(zip(schedule, (stage.branches for stage in self._stages), strict=True))
+        program, reducing = lower_host(stages, lowerings)
+        return program, schedule, reducing, tape
+
+    def _lower_device(self, schedule: list[str] | None) -> tuple[Target, list[str], list[int], Any]:
         """One CUDA graph of the whole step, instantiated once."""
         if self._recording:
             raise ValueError("eagle.Graph.build: a record=True graph (eagle.diff) runs on the CPU only for "
@@ -389,12 +396,9 @@ class Graph:
             raise ValueError("eagle.Graph.build: a graph over a communicator runs on the CPU only for now; "
                              "pass NumPy arrays")
         lowerings = [gpu_lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
-        program, reducing = lower_gpu([stage.branches for stage in self._stages], lowerings, self._labels,
-                                      device_of_graph(self._nodes))
-        program.finalize()
-        if self._logical is not None:
-            program.set_logical_size(self._logical)
-        return program, reducing
+        program, reducing = lower_device([stage.branches for stage in self._stages], lowerings, self._labels,
+                                         device_of_graph(self._nodes))
+        return program.finalize(), schedule or ["cuda_graph"] * len(self._stages), reducing, None
 
     def _refuse_races(self, api: str) -> None:
         refuse_sibling_races(self._nodes, self._labels,
@@ -423,23 +427,20 @@ class Graph:
 
     def _relower(self, mapping: dict[int, Any]) -> None:
         """Lower again after the arrays of built nodes were swapped (a builder's bind; ``mapping``:
-        id of each old array -> its new one): same nodes, same schedule, new pointers.  On the
-        GPU the instantiated graph is patched where it can be, else built again with one warning."""
-        if self._backend == "gpu":
-            self._program.synchronize()  # replays in flight read the old arrays, which bind lets go
-            if not self._rebound(mapping):
-                if not self._warned_rebuild:
-                    warnings.warn("eagle.Graph.bind: a host node or a device condition holds a swapped "
-                                  "array and cannot be patched; the CUDA graph is built again (this "
-                                  "warning is given once per graph)", RebuildWarning, stacklevel=3)
-                    self._warned_rebuild = True
-                self._program.synchronize()  # the old graph's replays touch the same arrays
-                for name, count in self._program.stats().items():
-                    self._retired_stats[name] = self._retired_stats.get(name, 0) + count
-                self._program = self._lower_gpu()[0]
+        id of each old array -> its new one): same nodes, same schedule, new pointers.  A target
+        that patches in place (a CUDA graph) is patched where it can be, else built again with
+        one warning."""
+        self._program.synchronize()  # runs in flight read the old arrays, which bind lets go
+        if self._rebound(mapping):
             return
-        lowerings, tape = self._lowerings()
-        program, _ = self._lower(lowerings, self._schedule)
+        if self._program.patches and not self._warned_rebuild:
+            warnings.warn("eagle.Graph.bind: a host node or a device condition holds a swapped "
+                          "array and cannot be patched; the CUDA graph is built again (this "
+                          "warning is given once per graph)", RebuildWarning, stacklevel=3)
+            self._warned_rebuild = True
+        for name, count in self._program.stats().items():
+            self._retired_stats[name] = self._retired_stats.get(name, 0) + count
+        program, _, _, tape = self._lower(self._backend, self._schedule)
         if self._comm is not None:
             program.set_collective(self._comm)  # a collective call: every rank binds
         self._program, self._tape = program, tape
@@ -502,7 +503,7 @@ class Graph:
     def synchronize(self) -> Graph:
         """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception
         is raised here."""
-        if self._backend == "gpu":
+        if self._program is not None:
             with self._guard("eagle.Graph.synchronize"):
                 self._program.synchronize()
         return self
@@ -529,10 +530,10 @@ class Graph:
             if self._tape is not None and n:
                 # eagle.diff's replay: the Record notes whether the run completed
                 record_hooks(api).replay(self._tape, self._program, int(n))
-            elif not wait and self._backend == "gpu":
-                self._program.enqueue(int(n))
-            else:
+            elif wait:
                 self._program.run(int(n))
+            else:
+                self._program.enqueue(int(n))
         except Exception as exc:
             if self._comm is None:
                 raise

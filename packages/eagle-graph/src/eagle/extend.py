@@ -16,8 +16,9 @@ What it holds, by use:
   kernel calls all report to :func:`active`.
 - **Extension state**: :func:`state` is a graph's one slot for it; a
   ``record=True`` graph runs through the hooks of :func:`register_record`.
-- **Lowering targets**: :class:`Program` (host), :class:`GpuProgram`,
-  :class:`HostItems`, :class:`GpuItems`, :class:`NativeCall`, and
+- **Lowering targets**: the protocol :class:`Target` that :class:`Program`
+  (host) and :class:`GpuProgram` both implement (a kind's ``lower=`` writes
+  against it once), :class:`HostItems`, :class:`GpuItems`, :class:`NativeCall`, and
   :func:`emit` / :func:`emit_node` that append a lowering to a program.
 - **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`, :func:`overlap`,
   :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, and the
@@ -72,6 +73,7 @@ from eagle._races import refuse_sibling_races
 from eagle._recording import Recording, active, recorded, recording, withdrawn
 from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, SignalAfter, Wait
 from eagle._sharded import fail_together
+from eagle._target import Target
 from eagle._trees import flatten, unflatten
 from eagle._views import candidate_pairs, overlap, view_of
 
@@ -181,7 +183,7 @@ __all__ = [
     "API_VERSION", "BLOCK", "Body", "Conditional", "Copy", "CoreError", "DeviceIf", "DeviceLoop",
     "DeviceSwitch", "Edge", "Fork", "GpuItems", "GpuProgram", "Graph", "GraphView", "HostItems",
     "NativeCall", "Node", "NodeKind", "Opaque", "PlaneTuple", "Program", "Recording", "Reduce",
-    "SiblingRace", "SignalAfter", "Stage", "Wait", "active", "candidate_pairs", "contiguous",
+    "SiblingRace", "SignalAfter", "Stage", "Target", "Wait", "active", "candidate_pairs", "contiguous",
     "cuda_module", "default_label", "device_copy_like", "device_of", "emit", "emit_node",
     "empty_like_device", "fail_together", "ffi", "flatten", "is_array", "is_guard_cell", "is_plane",
     "is_value", "lib", "node_kind",
