@@ -6,6 +6,8 @@ the constructors here build the Node.
 
 from __future__ import annotations
 
+import dataclasses
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,9 +16,12 @@ import numpy as np
 
 from eagle import _cuda, _gpu_kernels
 from eagle._edges import is_plane, is_value
+from eagle._flows import ChoiceFlow, CopyFlow, LoopFlow, ReduceFlow
 from eagle._gpu_program import GpuProgram
-from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, recorded, register_node_kind
+from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, Swap, recorded, register_node_kind
+from eagle._pictures import BoxPicture, FramePicture
 from eagle._program import Program
+from eagle._regions import Body
 from eagle._views import host_plane, plane_dtype
 from eagle.plan import BoundPlan
 
@@ -98,9 +103,22 @@ def _opaque_gpu(o: Opaque) -> GpuItems:
     return GpuItems(lambda gpu: gpu.captured(o.fn, stream, touches=planes))
 
 
+def _opaque_label(o: Opaque) -> str:
+    name = getattr(o.fn, "__name__", "opaque")
+    return "opaque" if name == "<lambda>" else name
+
+
+def _opaque_picture(o: Opaque) -> BoxPicture:
+    # your own function is drawn by its name in a solid box; an op eagle cannot look into (a
+    # ufunc partial, a cupy kernel) with a dashed border
+    role = "python" if isinstance(o.fn, (types.FunctionType, types.MethodType)) else "opaque"
+    return BoxPicture(role, {"stream": "stream", "eager": "host"}.get(o.tier, ""))
+
+
+# no rebuild: the function holds its own references, which no swap reaches
 register_node_kind("opaque", reads=_opaque_reads, writes=_opaque_writes, lower_cpu=lambda o: o.fn,
                    reference=lambda o, interpreter: o.fn(),
-                   lower_gpu=_opaque_gpu)
+                   lower_gpu=_opaque_gpu, label=_opaque_label, picture=_opaque_picture)
 
 
 def capture_stream() -> int | None:
@@ -202,7 +220,9 @@ def _reference_reduce(r: Reduce, interpreter: Any) -> None:
 register_node_kind("reduce", reads=lambda r: [("x", r.x, "read")], writes=lambda r: [("out", r.out, "write")],
                    lower_cpu=lambda r: HostItems(lambda p: _emit_reduce(r, p), native=False),
                    reference=_reference_reduce,
-                   lower_gpu=lambda r: GpuItems(lambda gpu: gpu.reduce(r.x, r.out, r.op)))
+                   lower_gpu=lambda r: GpuItems(lambda gpu: gpu.reduce(r.x, r.out, r.op)),
+                   rebuild=lambda r, swap: Reduce(swap(r.x), swap(r.out), r.op),
+                   flow=lambda r: ReduceFlow(r.x, r.out, r.op))
 
 # ----------------------------------------------------------------------- copy
 
@@ -275,7 +295,9 @@ def _emit_gpu_copy(c: Copy, gpu: GpuProgram) -> None:
 register_node_kind("copy", reads=lambda c: _copy_planes(c, True), writes=lambda c: _copy_planes(c, False),
                    lower_cpu=lambda c: HostItems(lambda p: p.copy(c.src, c.dst), native=False),
                    reference=lambda c, interpreter: None if c.src is c.dst else np.copyto(c.dst, c.src),
-                   lower_gpu=lambda c: GpuItems(lambda gpu: _emit_gpu_copy(c, gpu)), both_sides=True)
+                   lower_gpu=lambda c: GpuItems(lambda gpu: _emit_gpu_copy(c, gpu)), both_sides=True,
+                   rebuild=lambda c, swap: Copy(swap(c.src), swap(c.dst)),
+                   flow=lambda c: CopyFlow(c.src, c.dst))
 
 
 def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
@@ -425,9 +447,28 @@ def _reference_conditional(c: Conditional, interpreter: Any) -> None:
         turns += 1
 
 
+def _conditional_picture(c: Conditional) -> FramePicture:
+    """A frame around the step's own box (the step is not numbered apart from the conditional)."""
+    step = c.step.picture()
+    return FramePicture(c.label, "skip" if c.max_iters is None else "repeat",
+                        around=step if isinstance(step, BoxPicture) else BoxPicture())
+
+
+def _conditional_flow(c: Conditional) -> ChoiceFlow | LoopFlow:
+    if c.max_iters is None:  # skipped while the cell is non-zero: the step is the else arm
+        return ChoiceFlow(c.cell, None, (Body([]), Body([c.step])), lends_label=True)
+    return LoopFlow(c.cell, "while", c.max_iters, Body([c.step]), lends_label=True)
+
+
+def _rebuild_conditional(c: Conditional, swap: Swap) -> Conditional:
+    return dataclasses.replace(c, step=swap.node(c.step), cell=swap(c.cell))
+
+
 for _name in ("skippable", "repeat_while"):
     register_node_kind(_name, reads=_conditional_reads, writes=_conditional_writes,
                        reference=_reference_conditional,
                        lower_cpu=lambda c: HostItems(lambda p, c=c: _emit_conditional(c, p), native=False),
                        lower_gpu=lambda c: GpuItems(lambda gpu, c=c: _emit_gpu_conditional(c, gpu)),
-                       both_sides=True, inner=lambda c: [c.step])
+                       both_sides=True, bodies=lambda c: [Body([c.step])],
+                       label=lambda c: c.step.default_label(), picture=_conditional_picture,
+                       flow=_conditional_flow, rebuild=_rebuild_conditional)

@@ -8,8 +8,9 @@ which ``Graph.add`` records as a node.
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,9 @@ import numpy as np
 
 from eagle._core import ffi
 from eagle._edges import same_view
+from eagle._flows import KernelFlow
 from eagle._kinds import GpuItems, HostItems, PlaneTuple, register_node_kind
+from eagle._pictures import BoxPicture
 from eagle._program import Program
 from eagle._views import host_plane, overlap
 from eagle.native import Library
@@ -221,6 +224,12 @@ class BoundPlan:
                                  "values other samples already wrote, which depends on the thread count; "
                                  "pass a copy of the one it reads (e.g. x[1:].copy())")
 
+    def rebuilt(self, swap: Callable[[Any], Any]) -> BoundPlan:
+        """This launch over swapped arrays (``swap(a)``: what replaces ``a``), all else shared."""
+        new = copy.copy(self)
+        new.args = [swap(a) for a in self.args]
+        return new
+
     def launch(self) -> None:
         """Run the kernel now, over all samples (a one-item libeagle program)."""
         self.refuse(f"eagle.plan.BoundPlan.launch: {self.plan.name}")
@@ -252,4 +261,9 @@ register_node_kind(
     lower_gpu=lambda b: b.gpu_items(),
     reference=lambda b, interpreter: b.reference(interpreter),
     refuse=lambda b, api, label: b.refuse(f"{api}: plan {label or b.plan.name!r}"),
+    label=lambda b: b.plan.name,
+    picture=lambda b: BoxPicture("kernel"),
+    rebuild=lambda b, swap: b.rebuilt(swap),
+    flow=KernelFlow,
+    samples=lambda b: b.samples,
 )

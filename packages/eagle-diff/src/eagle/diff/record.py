@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from eagle._kinds import HostItems
+from eagle._kinds import HostItems, Node
 from eagle._program import Program
 from eagle.diff.forward import Emitter, Snap
 from eagle.diff.memory import aliases
@@ -57,7 +57,7 @@ class Forward:
 
 def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
     """The lowerings of a record=True graph, with what a reverse pass needs kept; and its Record."""
-    steps = [step_of(node, label, _default_label) for node, label in zip(graph._nodes, graph._labels,
+    steps = [step_of(node, label, Node.default_label) for node, label in zip(graph._nodes, graph._labels,
                                                                           strict=True)]
     for step, lowering in zip(steps, lowerings, strict=True):
         if isinstance(step, Leaf):
@@ -83,12 +83,6 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
 def _emit(items: list[Any], program: Program) -> None:
     for item in items:
         item.emit(program)
-
-
-def _default_label(node: Any) -> str:
-    from eagle._graph import _default_label as label
-
-    return label(node)
 
 
 class Record:
