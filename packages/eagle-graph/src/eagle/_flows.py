@@ -39,17 +39,46 @@ class LeafFlow:
 
 @dataclass(frozen=True)
 class KernelFlow:
+    """A kernel launch: ``bound``, a BoundPlan (what a plan node is).
+
+    >>> from eagle.graph import Node
+    >>> from eagle.native import Library, compile_library
+    >>> from eagle.plan import Plan
+    >>> lib = Library(compile_library('''
+    ... #include "eagle/eagle.h"
+    ... void fill1(int64_t b, int64_t e, const eagle_arg *a)
+    ... { double *x = a[0].ptr; for (int64_t i = b; i < e; ++i) x[i] = 1.0; }
+    ... ''', name="doc_flow_fill"))
+    >>> bound = Plan(lib.kernel("fill1"), [("x", "write")], name="fill1").bind(np.zeros(3))
+    >>> Node("plan", bound).flow().bound is bound
+    True
+    """
+
     bound: Any
 
 
 @dataclass(frozen=True)
 class CopyFlow:
+    """``dst[...] = src``.
+
+    >>> x, y = np.zeros(2), np.ones(2)
+    >>> flow = eagle.copy(x, into=y).flow()
+    >>> flow.src is x, flow.dst is y
+    (True, True)
+    """
+
     src: Any
     dst: Any
 
 
 @dataclass(frozen=True)
 class ReduceFlow:
+    """``out[0] = op(x)``.
+
+    >>> eagle.reduce(np.arange(3.0), np.zeros(1), op="max").flow().op
+    'max'
+    """
+
     x: Any
     out: Any
     op: str
@@ -57,6 +86,14 @@ class ReduceFlow:
 
 @dataclass(frozen=True)
 class ChoiceFlow:
+    """Run one of ``arms`` by ``cell[0]``: an if (``keys`` None: then, else) or a switch.
+
+    >>> cell = np.array([1], np.uint32)
+    >>> flow = eagle.skippable(lambda: None, eagle.SkipGuard.nonzero(cell)).flow()
+    >>> flow.keys, [len(arm.steps) for arm in flow.arms], flow.lends_label   # the step: the else arm
+    (None, [0, 1], True)
+    """
+
     cell: Any
     keys: tuple[int, ...] | None
     arms: tuple[Body, ...]
@@ -65,6 +102,14 @@ class ChoiceFlow:
 
 @dataclass(frozen=True)
 class LoopFlow:
+    """Repeat ``body`` (``kind`` "while", "do" or "count"), at most ``cap`` turns (-1: no cap).
+
+    >>> left = np.array([2], np.uint32)
+    >>> flow = eagle.repeat_while(lambda: None, left, max_iters=5).flow()
+    >>> flow.kind, flow.cap
+    ('while', 5)
+    """
+
     cell: Any
     kind: str
     cap: int
@@ -74,12 +119,25 @@ class LoopFlow:
 
 @dataclass(frozen=True)
 class InnerFlow:
+    """Does what ``node`` does: a node another branch waits for is the node it signals after.
+
+    >>> from eagle.graph import Node
+    >>> from eagle._regions import SignalAfter
+    >>> step = eagle.reduce(np.arange(3.0), np.zeros(1))
+    >>> Node("signal_after", SignalAfter(step)).flow().node is step
+    True
+    """
+
     node: Node
 
 
 @dataclass(frozen=True)
 class NoFlow:
-    pass
+    """Moves no data: a wait, which only orders its branch.
+
+    >>> eagle.graph.node_kind("wait").flow_of(None)
+    NoFlow()
+    """
 
 
 Flow = LeafFlow | KernelFlow | CopyFlow | ReduceFlow | ChoiceFlow | LoopFlow | InnerFlow | NoFlow

@@ -37,7 +37,13 @@ class FramePicture:
     """A frame titled ``title`` of kind ``frame`` (``"skip"``, ``"repeat"``, ``"if"``, ``"switch"``,
     ``"loop"``, or a plugin's own word) around ``bodies`` — side by side when ``side_by_side``
     (the arms of a choice), else the one body in order — or, with no bodies, around ``around``:
-    the node's own box.  The nodes of the bodies are drawn as boxes of their own."""
+    the node's own box.  The nodes of the bodies are drawn as boxes of their own.
+
+    >>> left = np.array([2], np.uint32)
+    >>> picture = eagle.repeat_while(lambda: None, left, max_iters=5).picture()
+    >>> picture.title, picture.frame, picture.around
+    ('repeat ≤ 5', 'repeat', BoxPicture(role='python', tag=''))
+    """
 
     title: str
     frame: str
@@ -48,7 +54,11 @@ class FramePicture:
 
 @dataclass(frozen=True)
 class NoPicture:
-    """Nothing drawn."""
+    """Nothing drawn: a wait, whose data edge is drawn instead.
+
+    >>> eagle.graph.node_kind("wait").picture_of(None)
+    NoPicture()
+    """
 
 
 Picture = BoxPicture | FramePicture | NoPicture
