@@ -221,12 +221,6 @@ class Graph:
                                  "make a new eagle.skippable / eagle.repeat_while for this graph")
         _refuse_non_planes(node, label, api)
         node.refuse(api, label)  # its kind's checks, on the nodes it holds too
-        step = node.payload.step if isinstance(node.payload, Conditional) else node
-        if isinstance(step.payload, BoundPlan):
-            if step.payload.plan.derivative:
-                raise TypeError(f"{api}: {label!r} is a {step.payload.plan.derivative} (derivative) kernel; "
-                                "derivative kernels enter a graph only through eagle.diff: record the "
-                                "forward graph with record=True and call eagle.diff.reverse")
         node._graph = weakref.ref(self)  # no cycle: a graph goes with its last reference
         self._nodes.append(node)
         self._labels.append(label)

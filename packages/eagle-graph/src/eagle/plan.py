@@ -253,6 +253,15 @@ def _value(param: Param, arg: Any) -> Any:
     return slot
 
 
+def _refuse_node(bound: BoundPlan, api: str, label: str | None) -> None:
+    label = label or bound.plan.name
+    if bound.plan.derivative:
+        raise TypeError(f"{api}: {label!r} is a {bound.plan.derivative} (derivative) kernel; derivative "
+                        "kernels enter a graph only through eagle.diff: record the forward graph with "
+                        "record=True and call eagle.diff.reverse")
+    bound.refuse(f"{api}: plan {label!r}")
+
+
 register_node_kind(
     "plan",
     reads=lambda b: [t for t in b.planes() if t[2] in ("read", "readwrite")],
@@ -260,7 +269,7 @@ register_node_kind(
     lower_cpu=lambda b: HostItems(b.emit, native=True),
     lower_gpu=lambda b: b.gpu_items(),
     reference=lambda b, interpreter: b.reference(interpreter),
-    refuse=lambda b, api, label: b.refuse(f"{api}: plan {label or b.plan.name!r}"),
+    refuse=_refuse_node,
     label=lambda b: b.plan.name,
     picture=lambda b: BoxPicture("kernel"),
     rebuild=lambda b, swap: b.rebuilt(swap),
