@@ -1,5 +1,5 @@
-"""A plugin kind that holds a body works with bind, eagle.diff and every picture through its
-NodeKind hooks alone: nothing outside this file knows it.
+"""A plugin kind that holds a body works with bind, the builder's merges, eagle.diff and every
+picture through its NodeKind hooks alone: nothing outside this file knows it.
 
 The kind repeats its body ``count[0]`` times (a libeagle count loop); it says which body it
 holds, how it is rebuilt over swapped arrays, how it is drawn and that it is a count loop.
@@ -108,3 +108,29 @@ def test_every_picture_draws_its_frame_around_its_body():
     from matplotlib.figure import Figure
 
     assert isinstance(g.plot(), Figure)
+
+
+@hawk.kernel
+def dbl(x: Scalar) -> Scalar:
+    return 2.0 * x
+
+
+@eagle.Graph.builder
+def merged(x, y, count, flag, record=False):
+    g = eagle.Graph(record=record)
+    z = dbl(x)
+    if flag:
+        g.add_node(repeat(count, Node("plan", blend.plan(z, y))), name="repeat")
+        z = dbl(z)  # merged in place: the arm's nodes, the kind's too, are re-pointed through its hook
+    g.result = (z, y)
+    return g
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_the_builder_merges_through_it_and_reverses_it_inside_a_device_if(flag, gradcheck):
+    cells = {"count": np.array([2], np.uint32), "flag": np.array([flag], np.uint32)}
+    z, y = merged(X.copy(), Y.copy(), **cells)()
+    np.testing.assert_allclose(z, 4 * X if flag else 2 * X)
+    np.testing.assert_allclose(y, expected(2 * X, Y, 2) if flag else Y)
+    seeds = {"result": (np.linspace(1.0, 2.0, 6), np.linspace(-1.0, 0.5, 6))}
+    gradcheck(merged, {"x": X, "y": Y, **cells}, seeds, wrt=("x", "y"))
