@@ -168,7 +168,8 @@ def _switch_picture(p: DeviceSwitch) -> FramePicture:
 
 
 def _register_construct(name: str, bodies: Callable[[Any], list[Body]], rebuild: Callable[[Any, Swap], Any],
-                        picture: Callable[[Any], Picture], flow: Callable[[Any], Flow]) -> None:
+                        picture: Callable[[Any], Picture], flow: Callable[[Any], Flow],
+                        reference: Callable[[Any, Any], None]) -> None:
     """A device construct's kind: its planes are its guard cell and everything its bodies touch."""
 
     def reads(p: Any) -> list[PlaneTuple]:
@@ -178,7 +179,7 @@ def _register_construct(name: str, bodies: Callable[[Any], list[Body]], rebuild:
     def writes(p: Any) -> list[PlaneTuple]:
         return [t for body in bodies(p) for t in body.planes() if t[2] != "read"]
 
-    register_node_kind(name, reads=reads, writes=writes, reference=_reference,
+    register_node_kind(name, reads=reads, writes=writes, reference=reference,
                        lower_cpu=lambda p: HostItems(lambda program: _emit(p, program), native=False),
                        lower_gpu=lambda p: GpuItems(lambda gpu: _emit_gpu(p, gpu)), both_sides=True,
                        bodies=bodies, rebuild=rebuild, picture=picture, flow=flow)
@@ -207,15 +208,18 @@ def _cell_value(cell: Any) -> int:
     return int(np.asarray(cell).reshape(-1)[0])
 
 
-def _reference(payload: Any, interpreter: Any) -> None:
-    """What a device construct means: its cell read when the construct is reached (and, for a
-    loop, before or after each turn), the chosen body run node by node."""
-    if isinstance(payload, DeviceIf):
-        interpreter.body(payload.then if _cell_value(payload.cell) else payload.orelse)
-        return
-    if isinstance(payload, DeviceSwitch):
-        interpreter.body(payload.arms.get(_cell_value(payload.cell), payload.default))
-        return
+# What a device construct means, for the reference interpreter: its cell read when the construct
+# is reached (and, for a loop, before or after each turn), the chosen body run node by node.
+
+def _reference_if(payload: DeviceIf, interpreter: Any) -> None:
+    interpreter.body(payload.then if _cell_value(payload.cell) else payload.orelse)
+
+
+def _reference_switch(payload: DeviceSwitch, interpreter: Any) -> None:
+    interpreter.body(payload.arms.get(_cell_value(payload.cell), payload.default))
+
+
+def _reference_loop(payload: DeviceLoop, interpreter: Any) -> None:
     cap = payload.max_iters if payload.max_iters >= 0 else float("inf")
     turns = _cell_value(payload.cell) if payload.kind == "count" else None
     done = 0
@@ -230,16 +234,18 @@ def _reference(payload: Any, interpreter: Any) -> None:
 
 _register_construct("device_if", bodies=lambda p: [p.then, p.orelse],
                     rebuild=lambda p, swap: DeviceIf(swap(p.cell), swap.body(p.then), swap.body(p.orelse)),
-                    picture=_if_picture, flow=lambda p: ChoiceFlow(p.cell, None, (p.then, p.orelse)))
+                    picture=_if_picture, flow=lambda p: ChoiceFlow(p.cell, None, (p.then, p.orelse)),
+                    reference=_reference_if)
 _register_construct("device_switch", bodies=lambda p: [*p.arms.values(), p.default],
                     rebuild=lambda p, swap: DeviceSwitch(
                         swap(p.cell), {k: swap.body(b) for k, b in p.arms.items()}, swap.body(p.default)),
                     picture=_switch_picture,
-                    flow=lambda p: ChoiceFlow(p.cell, tuple(map(int, p.arms)), (*p.arms.values(), p.default)))
+                    flow=lambda p: ChoiceFlow(p.cell, tuple(map(int, p.arms)), (*p.arms.values(), p.default)),
+                    reference=_reference_switch)
 _register_construct("device_loop", bodies=lambda p: [p.body],
                     rebuild=lambda p, swap: DeviceLoop(swap(p.cell), p.kind, p.max_iters, swap.body(p.body)),
                     picture=lambda p: FramePicture(p.label, "loop", (p.body,)),
-                    flow=lambda p: LoopFlow(p.cell, p.kind, p.max_iters, p.body))
+                    flow=lambda p: LoopFlow(p.cell, p.kind, p.max_iters, p.body), reference=_reference_loop)
 
 # --------------------------------------------------------------- waits
 
