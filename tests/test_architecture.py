@@ -6,22 +6,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 import eagle.extend
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "packages" / "eagle-graph" / "src"
-
-# Owned by other parts of issue 18 while it is worked; switched to eagle.extend at merge.  Each is
-# expected to still fail the check (strict): once switched, its xfail passes and it leaves this list.
-SWITCHED_AT_MERGE = (
-    "packages/eagle-builder/src/eagle/builder/substitute.py",
-    "packages/eagle-diff/src/eagle/diff/reverse.py",
-    "packages/eagle-diff/src/eagle/diff/steps.py",
-    "packages/eagle-viz/src/eagle/viz/_model.py",
-)
-
 
 def _sources() -> list[Path]:
     """Every shipped Python file of a package or plugin other than eagle-graph."""
@@ -60,17 +48,11 @@ def test_the_check_sees_each_form_of_private_import(tmp_path):
 
 
 def test_no_private_imports_of_eagle_outside_eagle_graph():
-    sources = [p for p in _sources() if _relative(p) not in SWITCHED_AT_MERGE]
+    sources = _sources()
     assert len(sources) > 40  # the packages and plugins were found
     offenders = {_relative(p): found for p in sources if (found := private_imports(p))}
     assert not offenders, ("import these through eagle.extend (or a public eagle module), not eagle's "
                            f"private modules: {offenders}")
-
-
-@pytest.mark.xfail(strict=True, reason="switched to eagle.extend at merge")
-@pytest.mark.parametrize("relative", SWITCHED_AT_MERGE)
-def test_files_switched_at_merge(relative):
-    assert not private_imports(ROOT / relative)
 
 
 def _private_writes(path: Path) -> list[str]:

@@ -22,7 +22,8 @@ from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import lowered
 from eagle._lower_gpu import device_of_graph, gpu_lowered
 from eagle._lower_stages import lower_device, lower_host
-from eagle._nodes import Conditional, Opaque
+from eagle._nodes import Conditional
+from eagle._pictures import BoxPicture
 from eagle._races import refuse_sibling_races
 from eagle._sharded import agree, refuse_forked
 from eagle._target import Target
@@ -39,16 +40,6 @@ class _Stage:
     group: bool
 
 
-def _default_label(node: Node) -> str:
-    payload = node.payload
-    if isinstance(payload, BoundPlan):
-        return payload.plan.name
-    if isinstance(payload, Opaque):
-        name = getattr(payload.fn, "__name__", "opaque")
-        return "opaque" if name == "<lambda>" else name
-    if isinstance(payload, Conditional):
-        return _default_label(payload.step)
-    return node.kind
 
 
 class Graph:
@@ -226,19 +217,13 @@ class Graph:
         if not isinstance(node, Node):
             raise TypeError(f"{api}: expected a node (eagle.graph.opaque(...), eagle.reduce(...), ...) "
                             f"or a BoundPlan, got {type(node).__name__}")
-        label = name or _default_label(node)
+        label = name or node.default_label()
         if isinstance(node.payload, Conditional):
             if node._graph is not None:
                 raise ValueError(f"{api}: the conditional {label!r} is already another graph's; "
                                  "make a new eagle.skippable / eagle.repeat_while for this graph")
         _refuse_non_planes(node, label, api)
         node.refuse(api, label)  # its kind's checks, on the nodes it holds too
-        step = node.payload.step if isinstance(node.payload, Conditional) else node
-        if isinstance(step.payload, BoundPlan):
-            if step.payload.plan.derivative:
-                raise TypeError(f"{api}: {label!r} is a {step.payload.plan.derivative} (derivative) kernel; "
-                                "derivative kernels enter a graph only through eagle.diff: record the "
-                                "forward graph with record=True and call eagle.diff.reverse")
         node._graph = weakref.ref(self)  # no cycle: a graph goes with its last reference
         self._nodes.append(node)
         self._labels.append(label)
@@ -332,8 +317,8 @@ class Graph:
         return "\n".join(lines)
 
     def _listed(self, index: int) -> str:
-        payload = self._nodes[index].payload
-        eager = isinstance(payload, Opaque) and payload.tier == "stream"
+        picture = self._nodes[index].picture()
+        eager = isinstance(picture, BoxPicture) and picture.tag == "stream"
         return self._labels[index] + (" [stream: cpu runs eagerly]" if eager else "")
 
     # -------------------------------------------------------------- build
@@ -477,7 +462,7 @@ class Graph:
         # The fixed rule of seed 001 ("CPU schedules"), with the team size of this moment.
         nodes = [i for branch in stage.branches for i in branch]
         # A native kind that does not say how many samples it covers work-shares.
-        samples = [getattr(self._nodes[i].payload, "samples", None) for i in nodes]
+        samples = [self._nodes[i].samples() for i in nodes]
         if (stage.group and len(stage.branches) >= 2 and _core.num_threads() >= 2
                 and all(isinstance(lowerings[i], HostItems) and lowerings[i].native for i in nodes)
                 and None not in samples and max(samples) <= _core.BRANCH_TASKS_MAX_SAMPLES):

@@ -1,12 +1,16 @@
 """Node kinds: the registry, Node, and how a kind lowers to the host.
 
 A kind supplies ``reads`` and ``writes`` (payload -> ``(plane name, array,
-role)`` tuples, which is all the edge derivation sees), and its lowering:
-``lower`` (written once against the lowering target, ``eagle._target``), or
-``lower_cpu`` and ``lower_gpu``.  The core never special-cases a kind outside its own
-definition: the built-in kinds are registered through the same call, and so
-are the kinds of plugins (``eagle._plugins``), which load lazily the first
-time a kind is not found here.
+role)`` tuples, which is all the edge derivation sees), its lowering (``lower``,
+written once against the lowering target, ``eagle._target``, or ``lower_cpu``
+and ``lower_gpu``), and says what else anyone needs to know about its nodes:
+the bodies it holds, its label, its picture (``eagle._pictures``), how it is
+rebuilt over swapped arrays (:class:`Swap`), what it does to the data
+(``eagle._flows``, which the reverse pass reverses) and how many samples it
+spans.  The core, the builder, eagle-diff and eagle-viz never special-case a
+kind outside its own definition: the built-in kinds are registered through
+the same call, and so are the kinds of plugins (``eagle._plugins``), which
+load lazily the first time a kind is not found here.
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from eagle._flows import Flow, LeafFlow
+from eagle._pictures import BoxPicture, Picture
 from eagle._recording import recorded
 
 if TYPE_CHECKING:
+    from eagle._regions import Body
     from eagle._target import Target
 
 PlaneTuple = tuple[str, Any, str]  # (plane name, array, role)
@@ -148,9 +155,9 @@ class NodeKind:
     #: its nodes may have planes on both sides: they move data between host and device
     #: (eagle.copy), or hold other nodes, each placed on its own side.
     both_sides: bool = False
-    #: payload -> the nodes it holds (a construct's bodies, a conditional's step), which the
-    #: graph checks like its own.
-    inner: Callable[[Any], Iterable[Node]] | None = None
+    #: payload -> the bodies it holds (a construct's arms, a guarded step as a one-node body),
+    #: whose nodes the graph checks like its own (:meth:`Node.walk`); None: it holds none.
+    bodies: Callable[[Any], Sequence[Body]] | None = None
     #: ``refuse(payload, api, label)`` raises for a payload the graph cannot run right, its
     #: message starting with ``api`` and naming the node by ``label`` (None: its default name);
     #: called at add and at bind.
@@ -161,6 +168,20 @@ class NodeKind:
     #: program and a CUDA graph alike (:class:`eagle._target.Target`), instead of ``lower_cpu``
     #: and ``lower_gpu``; on the host it is no native work (it never runs as branch tasks).
     lower: Lower | None = None
+    #: payload -> its label when the graph gives it no name; None: the kind's name.
+    label: Callable[[Any], str] | None = None
+    #: payload -> how eagle-viz draws it (eagle._pictures: a box, a frame, nothing); None: a box.
+    picture: Callable[[Any], Picture] | None = None
+    #: ``rebuild(payload, swap)`` -> the payload over swapped arrays (:class:`Swap`), its bodies
+    #: rebuilt through ``swap.body``: what bind, the builder's merge and the reverse pass use;
+    #: None: a node of the kind cannot be re-pointed (a function holding its own references).
+    rebuild: Callable[[Any, Swap], Any] | None = None
+    #: payload -> what it does to the data (eagle._flows: a leaf, a copy, a choice, a loop, ...),
+    #: which eagle-diff reverses form by form; None: a leaf, reversed by ``vjp``.
+    flow: Callable[[Any], Flow] | None = None
+    #: payload -> how many samples it spans (None: unknown, so its stage work-shares); no hook:
+    #: the payload's own ``samples`` attribute where it has one, as plugins written before it say.
+    samples: Callable[[Any], int | None] | None = None
 
     def same_as(self, other: NodeKind) -> bool:
         return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.compare)
@@ -170,6 +191,23 @@ class NodeKind:
         if self.plugin:
             return f"kind {self.name!r} of plugin {self.plugin}"
         return f"kind {self.name!r} registered in code by {_module_of(self.reads)}"
+
+    def bodies_of(self, payload: Any) -> Sequence[Body]:
+        return () if self.bodies is None else self.bodies(payload)
+
+    def label_of(self, payload: Any) -> str:
+        return self.name if self.label is None else self.label(payload)
+
+    def picture_of(self, payload: Any) -> Picture:
+        return BoxPicture() if self.picture is None else self.picture(payload)
+
+    def flow_of(self, payload: Any) -> Flow:
+        return LeafFlow() if self.flow is None else self.flow(payload)
+
+    def samples_of(self, payload: Any) -> int | None:
+        if self.samples is None:
+            return getattr(payload, "samples", None)
+        return self.samples(payload)
 
     def host_lowering(self, payload: Any, label: str) -> Callable[[], object] | HostItems | None:
         """What the host runs for a node of this kind: ``lower_cpu``'s answer, or its ``lower``
@@ -218,7 +256,68 @@ def _check_native_call(call: object, kind: NodeKind, label: str) -> None:
                         "eagle.native.Library(path).kernel(symbol)")
 
 
+class Swap:
+    """What a kind's ``rebuild`` is given: ``swap(a)`` is the array that replaces ``a`` (``a`` itself
+    when none does), ``swap.body(b)`` and ``swap.node(n)`` rebuild what a payload holds through
+    the held nodes' own kinds.
+
+    ``in_place``: a held node keeps its identity and gets the new payload (the builder's merge and
+    bind, where waits and the recorder hold nodes); else held nodes and bodies are new ones.
+    ``refuse(node, names)`` raises for a node whose kind has no ``rebuild`` but which holds the
+    swapped planes ``names``.
+
+    >>> x, y = np.zeros(3), np.ones(3)
+    >>> swap = eagle.graph.Swap(lambda a: y if a is x else a)
+    >>> node = swap.node(eagle.copy(np.arange(3.0), into=x))
+    >>> node.payload.dst is y
+    True
+    """
+
+    def __init__(self, replace: Callable[[Any], Any], *, in_place: bool = False,
+                 refuse: Callable[[Node, list[str]], None] | None = None) -> None:
+        self._replace = replace
+        self.in_place = in_place
+        self._refuse = refuse or _cannot_rebuild
+
+    def __call__(self, array: Any) -> Any:
+        return self._replace(array)
+
+    def node(self, node: Node) -> Node:
+        kind = kind_of(node.kind)
+        if kind.rebuild is None:
+            swapped = [name for name, a, _ in node.planes() if self(a) is not a]
+            if swapped:
+                self._refuse(node, swapped)
+            return node
+        payload = kind.rebuild(node.payload, self)
+        if self.in_place:
+            node.payload = payload
+            return node
+        return Node(node.kind, payload)
+
+    def body(self, body: Body) -> Body:
+        steps = [self.node(step) if isinstance(step, Node) else self._fork(step)
+                 for step in body.steps]
+        if self.in_place:
+            return body  # its nodes (and those of its forks) have their new payloads
+        return type(body)(steps)
+
+
+    def _fork(self, fork: Any) -> Any:
+        return type(fork)([self.body(b) for b in fork.branches])
+
+
+def _cannot_rebuild(node: Node, swapped: list[str]) -> None:
+    raise ValueError(f"eagle.graph.Swap: node {node.default_label()!r} of {kind_of(node.kind).describe()} "
+                     f"holds {', '.join(swapped)}, which are swapped, and the kind has no rebuild=; "
+                     "register it with rebuild=")
+
+
 _REGISTRY: dict[str, NodeKind] = {}
+
+#: The descriptive hooks a plugin's registry passes through by name.
+HOOKS = frozenset({"bodies", "refuse", "label", "picture", "rebuild", "flow", "samples"})
+
 
 def add_kind(kind: NodeKind, table: dict[str, NodeKind], api: str) -> NodeKind:
     """Put ``kind`` in ``table``: the same kind again is fine, a different one under its name is refused."""
@@ -242,9 +341,14 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
                        lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
                        native: Callable[[Any], Sequence[NativeCall]] | None = None,
                        vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
-                       both_sides: bool = False, inner: Callable[[Any], Iterable[Node]] | None = None,
+                       both_sides: bool = False, bodies: Callable[[Any], Sequence[Body]] | None = None,
                        refuse: Callable[[Any, str, str | None], None] | None = None,
-                       reference: Reference | None = None, lower: Lower | None = None) -> NodeKind:
+                       reference: Reference | None = None, lower: Lower | None = None,
+                       label: Callable[[Any], str] | None = None,
+                       picture: Callable[[Any], Picture] | None = None,
+                       rebuild: Callable[[Any, Swap], Any] | None = None,
+                       flow: Callable[[Any], Flow] | None = None,
+                       samples: Callable[[Any], int | None] | None = None) -> NodeKind:
     """Register a kind of node under ``name``: what a plugin's ``register_node_kinds`` hook does, in code.
 
     :param reads: payload -> ``(plane name, array, role)`` tuples it reads.
@@ -259,7 +363,8 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     :param make: builds the payload for ``eagle.node(name, ...)``.
     :param both_sides: one node may have planes on the host and on the device: it moves data
         between them (like ``eagle.copy``), or holds other nodes, each placed on its own.
-    :param inner: payload -> the nodes it holds, which the graph checks like its own.
+    :param bodies: payload -> the :class:`eagle.Body` items it holds, whose nodes the graph
+        checks like its own and the builder, eagle-diff and eagle-viz walk into.
     :param refuse: ``refuse(payload, api, label)`` raises for a payload the graph cannot run
         right; its message starts with ``api`` and names the node by ``label`` (None for a
         node held inside another: its default name).
@@ -269,6 +374,19 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     :param lower: ``lower(payload, target)`` appends the node's work to a lowering target through
         its protocol (``stage``, ``callback``, ``copy``, ``reduce``, ``if_``, ...), the host
         program and a CUDA graph alike: written once, instead of ``lower_cpu`` and ``lower_gpu``.
+    :param label: payload -> the node's label when it is added without a name (default: ``name``).
+    :param picture: payload -> how eagle-viz draws it: ``BoxPicture(role, tag)``, a
+        ``FramePicture`` around its bodies (or its own box), or ``NoPicture()`` (default: a box).
+    :param rebuild: ``rebuild(payload, swap)`` -> the payload over swapped arrays: ``swap(a)`` is
+        what replaces array ``a``, ``swap.body(b)`` rebuilds a body it holds.  ``Graph.bind`` (the
+        builder) and eagle.diff use it; without it a node touching a swapped array is refused.
+    :param flow: payload -> what it does to the data: ``LeafFlow()`` (the default: reversed by
+        ``vjp``), ``CopyFlow``, ``ReduceFlow``, ``ChoiceFlow(cell, keys, arms)``,
+        ``LoopFlow(cell, kind, cap, body)``, ``InnerFlow(node)``, ``NoFlow()``: eagle.diff
+        reverses each form, so a kind holding bodies is differentiated through them.
+    :param samples: payload -> how many samples a node spans (default: the payload's
+        ``samples`` attribute, else unknown); a stage of native nodes that all say so runs as
+        branch tasks when they are few.
 
     Registering the same kind twice is fine; a different kind under a taken
     name is refused with both named.
@@ -283,9 +401,32 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     >>> g = eagle.Graph().add_node(Node("doc_clip", {"x": x, "lo": -1.0, "hi": 1.0})).build().launch()
     >>> x
     array([-1., -1.,  0.,  1.,  1.])
+
+    A kind holding a body says so, and how it rebuilds, draws and reverses; bind, eagle.diff and
+    eagle.viz work with it through these hooks alone (here: repeat the body ``count[0]`` times):
+
+    >>> from eagle.graph import FramePicture, LoopFlow
+    >>> def planes(p, reading):    # the count cell, and what the body touches
+    ...     count, body = p
+    ...     inner = [t for t in body.planes() if (t[2] == "read") == reading]
+    ...     return [("count", count, "read"), *inner] if reading else inner
+    >>> def lower(p, target):      # a loop item around the body, on the host or a GPU alike
+    ...     target.loop(p[0], p[1].lower(target) or target.body(), "count", -1)
+    >>> kind = register_node_kind(
+    ...     "doc_repeat", reads=lambda p: planes(p, True), writes=lambda p: planes(p, False),
+    ...     lower=lower, bodies=lambda p: [p[1]], rebuild=lambda p, swap: (swap(p[0]), swap.body(p[1])),
+    ...     picture=lambda p: FramePicture("repeat count times", "loop", (p[1],)),
+    ...     flow=lambda p: LoopFlow(p[0], "count", -1, p[1]))
+    >>> y, count = np.zeros(1), np.array([3], np.uint32)
+    >>> body = eagle.Body([eagle.opaque(lambda: np.add(y, 1.0, out=y), reads={"y": y}, writes={"y": y})])
+    >>> node = Node("doc_repeat", (count, body))
+    >>> g = eagle.Graph().add_node(node).build().launch()
+    >>> y, [n.kind for n in node.walk()]
+    (array([3.]), ['doc_repeat', 'opaque'])
     """
     kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, both_sides=both_sides,
-                    inner=inner, refuse=refuse, reference=reference, lower=lower)
+                    bodies=bodies, refuse=refuse, reference=reference, lower=lower, label=label,
+                    picture=picture, rebuild=rebuild, flow=flow, samples=samples)
     return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
 
 
@@ -363,11 +504,35 @@ class Node:
         return [*k.reads(self.payload), *k.writes(self.payload)]
 
     def walk(self) -> Iterator[Node]:
-        """This node, then every node it holds (its kind's ``inner``), depth first."""
+        """This node, then every node of the bodies it holds (its kind's ``bodies``), depth first."""
         yield self
-        inner = kind_of(self.kind).inner
-        for node in (() if inner is None else inner(self.payload)):
-            yield from node.walk()
+        for body in self.bodies():
+            for node in body.nodes():
+                yield from node.walk()
+
+    def bodies(self) -> Sequence[Body]:
+        """The bodies this node holds (its kind's ``bodies``)."""
+        return kind_of(self.kind).bodies_of(self.payload)
+
+    def default_label(self) -> str:
+        """Its label when added without a name: its kind's ``label``, else the kind's name.
+
+        >>> eagle.reduce(np.arange(3.0), np.zeros(1)).default_label()
+        'reduce'
+        """
+        return kind_of(self.kind).label_of(self.payload)
+
+    def picture(self) -> Picture:
+        """How eagle-viz draws it (its kind's ``picture``)."""
+        return kind_of(self.kind).picture_of(self.payload)
+
+    def flow(self) -> Flow:
+        """What it does to the data (its kind's ``flow``)."""
+        return kind_of(self.kind).flow_of(self.payload)
+
+    def samples(self) -> int | None:
+        """How many samples it spans (its kind's ``samples``); None: unknown."""
+        return kind_of(self.kind).samples_of(self.payload)
 
     def refuse(self, api: str, label: str | None = None) -> None:
         """Raise, through its kind's ``refuse``, where this node or one it holds cannot run right."""

@@ -6,6 +6,8 @@ the constructors here build the Node.
 
 from __future__ import annotations
 
+import dataclasses
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -15,8 +17,11 @@ import numpy as np
 from eagle import _cuda, _gpu_kernels
 from eagle._arrays import is_guard_cell
 from eagle._edges import is_plane, is_value
-from eagle._kinds import GpuItems, Node, PlaneTuple, register_node_kind
+from eagle._flows import ChoiceFlow, CopyFlow, LoopFlow, ReduceFlow
+from eagle._kinds import GpuItems, Node, PlaneTuple, Swap, register_node_kind
+from eagle._pictures import BoxPicture, FramePicture
 from eagle._recording import recorded, withdrawn
+from eagle._regions import Body
 from eagle._views import host_plane, plane_dtype
 from eagle.plan import BoundPlan
 
@@ -101,9 +106,22 @@ def _opaque_gpu(o: Opaque) -> GpuItems:
     return GpuItems(lambda gpu: gpu.captured(o.fn, stream, touches=planes))
 
 
+def _opaque_label(o: Opaque) -> str:
+    name = getattr(o.fn, "__name__", "opaque")
+    return "opaque" if name == "<lambda>" else name
+
+
+def _opaque_picture(o: Opaque) -> BoxPicture:
+    # your own function is drawn by its name in a solid box; an op eagle cannot look into (a
+    # ufunc partial, a cupy kernel) with a dashed border
+    role = "python" if isinstance(o.fn, (types.FunctionType, types.MethodType)) else "opaque"
+    return BoxPicture(role, {"stream": "stream", "eager": "host"}.get(o.tier, ""))
+
+
+# no rebuild: the function holds its own references, which no swap reaches
 register_node_kind("opaque", reads=_opaque_reads, writes=_opaque_writes, lower_cpu=lambda o: o.fn,
                    reference=lambda o, interpreter: o.fn(),
-                   lower_gpu=_opaque_gpu)
+                   lower_gpu=_opaque_gpu, label=_opaque_label, picture=_opaque_picture)
 
 
 def capture_stream() -> int | None:
@@ -203,7 +221,9 @@ def _reference_reduce(r: Reduce, interpreter: Any) -> None:
 
 
 register_node_kind("reduce", reads=lambda r: [("x", r.x, "read")], writes=lambda r: [("out", r.out, "write")],
-                   lower=_emit_reduce, reference=_reference_reduce)
+                   lower=_emit_reduce, reference=_reference_reduce,
+                   rebuild=lambda r, swap: Reduce(swap(r.x), swap(r.out), r.op),
+                   flow=lambda r: ReduceFlow(r.x, r.out, r.op))
 
 # ----------------------------------------------------------------------- copy
 
@@ -247,7 +267,8 @@ def _emit_copy(c: Copy, target: Target) -> None:
 register_node_kind("copy", reads=lambda c: _copy_planes(c, True), writes=lambda c: _copy_planes(c, False),
                    lower=_emit_copy,
                    reference=lambda c, interpreter: None if c.src is c.dst else np.copyto(c.dst, c.src),
-                   both_sides=True)
+                   both_sides=True, rebuild=lambda c, swap: Copy(swap(c.src), swap(c.dst)),
+                   flow=lambda c: CopyFlow(c.src, c.dst))
 
 
 def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
@@ -383,8 +404,27 @@ def _reference_conditional(c: Conditional, interpreter: Any) -> None:
         turns += 1
 
 
+def _conditional_picture(c: Conditional) -> FramePicture:
+    """A frame around the step's own box (the step is not numbered apart from the conditional)."""
+    step = c.step.picture()
+    return FramePicture(c.label, "skip" if c.max_iters is None else "repeat",
+                        around=step if isinstance(step, BoxPicture) else BoxPicture())
+
+
+def _conditional_flow(c: Conditional) -> ChoiceFlow | LoopFlow:
+    if c.max_iters is None:  # skipped while the cell is non-zero: the step is the else arm
+        return ChoiceFlow(c.cell, None, (Body([]), Body([c.step])), lends_label=True)
+    return LoopFlow(c.cell, "while", c.max_iters, Body([c.step]), lends_label=True)
+
+
+def _rebuild_conditional(c: Conditional, swap: Swap) -> Conditional:
+    return dataclasses.replace(c, step=swap.node(c.step), cell=swap(c.cell))
+
+
 for _name in ("skippable", "repeat_while"):
     register_node_kind(_name, reads=_conditional_reads, writes=_conditional_writes,
                        reference=_reference_conditional,
                        lower=_emit_conditional,
-                       both_sides=True, inner=lambda c: [c.step])
+                       both_sides=True, bodies=lambda c: [Body([c.step])],
+                       label=lambda c: c.step.default_label(), picture=_conditional_picture,
+                       flow=_conditional_flow, rebuild=_rebuild_conditional)

@@ -28,6 +28,7 @@ from typing import Any
 
 from eagle._kinds import (
     _REGISTRY,
+    HOOKS,
     GpuItems,
     HostItems,
     Lower,
@@ -114,10 +115,15 @@ class KindRegistry:
                            native: Callable[[Any], Sequence[NativeCall]] | None = None,
                            vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
                            both_sides: bool = False, reference: Reference | None = None,
-                           lower: Lower | None = None) -> NodeKind:
-        """Register a kind: the parameters of :func:`eagle.graph.register_node_kind`."""
+                           lower: Lower | None = None, **hooks: Any) -> NodeKind:
+        """Register a kind: the parameters of :func:`eagle.graph.register_node_kind` (``hooks``:
+        its ``bodies``, ``refuse``, ``label``, ``picture``, ``rebuild``, ``flow``, ``samples``)."""
+        unknown = sorted(set(hooks) - HOOKS)
+        if unknown:
+            raise TypeError(f"eagle.plugins: plugin {self.plugin}: register_node_kind({name!r}) got "
+                            f"{', '.join(unknown)}; the hooks are {', '.join(sorted(HOOKS))}")
         kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, plugin=self.plugin,
-                        both_sides=both_sides, reference=reference, lower=lower)
+                        both_sides=both_sides, reference=reference, lower=lower, **hooks)
         view = {**self._table, **self._pending}
         added = add_kind(kind, view, f"eagle.plugins: plugin {self.plugin}")
         self._pending[name] = added

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from eagle._edges import derive_edges, is_plane
 from eagle._errors import SiblingRace
 from eagle._kinds import Node
-from eagle._regions import Wait
 from eagle._views import overlap
 
 
@@ -48,7 +47,7 @@ def _waits(nodes: Sequence[Node], forks: Sequence[Sequence[Sequence[int]]],
     for f, branches in enumerate(forks):
         for branch in branches:
             for position, i in enumerate(branch):
-                if not isinstance(nodes[i].payload, Wait):
+                if nodes[i].kind != "wait":
                     continue
                 writer = index.get(id(nodes[i].payload.writer))
                 if writer is None or place[writer][0] != f:

@@ -13,14 +13,16 @@ another (nested runs are serial), so their waits have nothing to do.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, register_node_kind
+from eagle._flows import ChoiceFlow, Flow, InnerFlow, LoopFlow, NoFlow
+from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, Swap, register_node_kind
 from eagle._lower_cpu import lowered
+from eagle._pictures import FramePicture, NoPicture, Picture
 from eagle._recording import withdrawn
 
 if TYPE_CHECKING:
@@ -166,36 +168,51 @@ class DeviceLoop:
         return f"repeat ≤ {self.max_iters}" if self.max_iters >= 0 else "repeat while guard"
 
 
-def _bodies(payload: Any) -> list[Body]:
-    if isinstance(payload, DeviceIf):
-        return [payload.then, payload.orelse]
-    if isinstance(payload, DeviceSwitch):
-        return [*payload.arms.values(), payload.default]
-    return [payload.body]
+def _if_picture(p: DeviceIf) -> FramePicture:
+    arms = (p.then, *([p.orelse] if p.orelse.steps else []))
+    return FramePicture("if guard" + " · else" * (len(arms) > 1), "if", arms, side_by_side=True)
 
 
-def _reads(payload: Any) -> list[PlaneTuple]:
-    inner = [t for body in _bodies(payload) for t in body.planes() if t[2] == "read"]
-    return [("guard", payload.cell, "read"), *inner]
+def _switch_picture(p: DeviceSwitch) -> FramePicture:
+    """The arms that do something, side by side, named by their keys (``_``: the default)."""
+    shown = [(str(k), a) for k, a in [*p.arms.items(), ("_", p.default)] if a.steps]
+    return FramePicture("match guard: " + " | ".join(k for k, _ in shown), "switch",
+                        tuple(a for _, a in shown), side_by_side=True)
 
 
-def _writes(payload: Any) -> list[PlaneTuple]:
-    return [t for body in _bodies(payload) for t in body.planes() if t[2] != "read"]
+def _register_construct(name: str, bodies: Callable[[Any], list[Body]], rebuild: Callable[[Any, Swap], Any],
+                        picture: Callable[[Any], Picture], flow: Callable[[Any], Flow],
+                        reference: Callable[[Any, Any], None]) -> None:
+    """A device construct's kind: its planes are its guard cell and everything its bodies touch."""
+
+    def reads(p: Any) -> list[PlaneTuple]:
+        inner = [t for body in bodies(p) for t in body.planes() if t[2] == "read"]
+        return [("guard", p.cell, "read"), *inner]
+
+    def writes(p: Any) -> list[PlaneTuple]:
+        return [t for body in bodies(p) for t in body.planes() if t[2] != "read"]
+
+    register_node_kind(name, reads=reads, writes=writes, reference=reference,
+                       lower=lambda p, target: p.lower(target), both_sides=True,
+                       bodies=bodies, rebuild=rebuild, picture=picture, flow=flow)
 
 
 def _cell_value(cell: Any) -> int:
     return int(np.asarray(cell).reshape(-1)[0])
 
 
-def _reference(payload: Any, interpreter: Any) -> None:
-    """What a device construct means: its cell read when the construct is reached (and, for a
-    loop, before or after each turn), the chosen body run node by node."""
-    if isinstance(payload, DeviceIf):
-        interpreter.body(payload.then if _cell_value(payload.cell) else payload.orelse)
-        return
-    if isinstance(payload, DeviceSwitch):
-        interpreter.body(payload.arms.get(_cell_value(payload.cell), payload.default))
-        return
+# What a device construct means, for the reference interpreter: its cell read when the construct
+# is reached (and, for a loop, before or after each turn), the chosen body run node by node.
+
+def _reference_if(payload: DeviceIf, interpreter: Any) -> None:
+    interpreter.body(payload.then if _cell_value(payload.cell) else payload.orelse)
+
+
+def _reference_switch(payload: DeviceSwitch, interpreter: Any) -> None:
+    interpreter.body(payload.arms.get(_cell_value(payload.cell), payload.default))
+
+
+def _reference_loop(payload: DeviceLoop, interpreter: Any) -> None:
     cap = payload.max_iters if payload.max_iters >= 0 else float("inf")
     turns = _cell_value(payload.cell) if payload.kind == "count" else None
     done = 0
@@ -208,10 +225,21 @@ def _reference(payload: Any, interpreter: Any) -> None:
             break
 
 
-for _name in ("device_if", "device_switch", "device_loop"):
-    register_node_kind(_name, reads=_reads, writes=_writes, reference=_reference,
-                       lower=lambda p, target: p.lower(target), both_sides=True,
-                       inner=lambda p: [node for body in _bodies(p) for node in body.nodes()])
+_register_construct("device_if", bodies=lambda p: [p.then, p.orelse],
+                    rebuild=lambda p, swap: DeviceIf(swap(p.cell), swap.body(p.then), swap.body(p.orelse)),
+                    picture=_if_picture, flow=lambda p: ChoiceFlow(p.cell, None, (p.then, p.orelse)),
+                    reference=_reference_if)
+_register_construct("device_switch", bodies=lambda p: [*p.arms.values(), p.default],
+                    rebuild=lambda p, swap: DeviceSwitch(
+                        swap(p.cell), {k: swap.body(b) for k, b in p.arms.items()}, swap.body(p.default)),
+                    picture=_switch_picture,
+                    flow=lambda p: ChoiceFlow(p.cell, tuple(map(int, p.arms)), (*p.arms.values(), p.default)),
+                    reference=_reference_switch)
+_register_construct("device_loop", bodies=lambda p: [p.body],
+                    rebuild=lambda p, swap: DeviceLoop(swap(p.cell), p.kind, p.max_iters, swap.body(p.body)),
+                    picture=lambda p: FramePicture(p.label, "loop", (p.body,)),
+                    flow=lambda p: LoopFlow(p.cell, p.kind, p.max_iters, p.body), reference=_reference_loop)
+
 
 # --------------------------------------------------------------- waits
 
@@ -222,10 +250,6 @@ class SignalAfter:
 
     inner: Node
 
-    @property
-    def samples(self) -> int | None:
-        return getattr(self.inner.payload, "samples", None)
-
 
 @dataclass(eq=False)
 class Wait:
@@ -233,7 +257,6 @@ class Wait:
 
     writer: Node
     plane: str  # what the wait is for, in messages and pictures
-    samples: int = 0  # no samples of its own: it does not stop a stage running as branch tasks
 
 
 def _emit_signal(s: SignalAfter, target: Target) -> None:
@@ -256,8 +279,14 @@ register_node_kind("signal_after", reads=lambda s: [t for t in s.inner.planes() 
                    lower_cpu=_signal_lowering,
                    reference=lambda s, interpreter: interpreter.node(s.inner),
                    lower_gpu=lambda s: GpuItems(lambda gpu: _emit_signal(s, gpu)), both_sides=True,
-                   inner=lambda s: [s.inner])
+                   bodies=lambda s: [Body([s.inner])],
+                   rebuild=lambda s, swap: SignalAfter(swap.node(s.inner)),
+                   picture=lambda s: s.inner.picture(), flow=lambda s: InnerFlow(s.inner),
+                   samples=lambda s: s.inner.samples())
+# A wait has no samples of its own: it does not stop a stage running as branch tasks.
 register_node_kind("wait", reads=lambda w: [], writes=lambda w: [],
                    lower_cpu=lambda w: HostItems(lambda program: _emit_wait(w, program), native=True),
                    reference=lambda w, interpreter: None,
-                   lower_gpu=lambda w: GpuItems(lambda gpu: _emit_wait(w, gpu)))
+                   lower_gpu=lambda w: GpuItems(lambda gpu: _emit_wait(w, gpu)),
+                   rebuild=lambda w, swap: w, picture=lambda w: NoPicture(), flow=lambda w: NoFlow(),
+                   samples=lambda w: 0)

@@ -61,13 +61,24 @@ from eagle._cuda import module as cuda_module
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import SiblingRace
 from eagle._extension import register_record, state
+from eagle._flows import (
+    ChoiceFlow,
+    CopyFlow,
+    Flow,
+    InnerFlow,
+    KernelFlow,
+    LeafFlow,
+    LoopFlow,
+    NoFlow,
+    ReduceFlow,
+)
 from eagle._gpu_program import GpuProgram
 from eagle._graph import Graph
-from eagle._graph import _default_label as default_label
-from eagle._kinds import GpuItems, HostItems, NativeCall, Node, NodeKind, PlaneTuple, register_node_kind
+from eagle._kinds import GpuItems, HostItems, NativeCall, Node, NodeKind, PlaneTuple, Swap, register_node_kind
 from eagle._kinds import kind_of as node_kind
 from eagle._lower_cpu import emit, emit_node
 from eagle._nodes import Conditional, Copy, Opaque, Reduce
+from eagle._pictures import ROLES, BoxPicture, FramePicture, NoPicture, Picture
 from eagle._program import Program
 from eagle._races import refuse_sibling_races
 from eagle._recording import Recording, active, recorded, recording, withdrawn
@@ -179,15 +190,91 @@ def rebind(graph: Graph, mapping: dict[int, Any], swap: Callable[[], None],
     graph._rebind(mapping, swap, check)
 
 
+#: a node's label when the graph gives it none: its kind's ``label`` hook, else the kind's name
+default_label = Node.default_label
+
+
 __all__ = [
-    "API_VERSION", "BLOCK", "Body", "Conditional", "Copy", "CoreError", "DeviceIf", "DeviceLoop",
-    "DeviceSwitch", "Edge", "Fork", "GpuItems", "GpuProgram", "Graph", "GraphView", "HostItems",
-    "NativeCall", "Node", "NodeKind", "Opaque", "PlaneTuple", "Program", "Recording", "Reduce",
-    "SiblingRace", "SignalAfter", "Stage", "Target", "Wait", "active", "candidate_pairs", "contiguous",
-    "cuda_module", "default_label", "device_copy_like", "device_of", "emit", "emit_node",
-    "empty_like_device", "fail_together", "ffi", "flatten", "is_array", "is_guard_cell", "is_plane",
-    "is_value", "lib", "node_kind",
-    "num_threads", "nvrtc", "on_device", "overlap", "rebind", "record_into", "recorded", "recording",
-    "recording_of", "refuse_sibling_races", "register_node_kind", "register_record", "set_num_threads",
-    "state", "unflatten", "view", "view_of", "withdrawn", "zeros_like_device",
+    "API_VERSION",
+    "BLOCK",
+    "ROLES",
+    "Body",
+    "BoxPicture",
+    "ChoiceFlow",
+    "Conditional",
+    "Copy",
+    "CopyFlow",
+    "CoreError",
+    "DeviceIf",
+    "DeviceLoop",
+    "DeviceSwitch",
+    "Edge",
+    "Flow",
+    "Fork",
+    "FramePicture",
+    "GpuItems",
+    "GpuProgram",
+    "Graph",
+    "GraphView",
+    "HostItems",
+    "InnerFlow",
+    "KernelFlow",
+    "LeafFlow",
+    "LoopFlow",
+    "NativeCall",
+    "NoFlow",
+    "NoPicture",
+    "Node",
+    "NodeKind",
+    "Opaque",
+    "Picture",
+    "PlaneTuple",
+    "Program",
+    "Recording",
+    "Reduce",
+    "ReduceFlow",
+    "SiblingRace",
+    "SignalAfter",
+    "Stage",
+    "Swap",
+    "Target",
+    "Wait",
+    "active",
+    "candidate_pairs",
+    "contiguous",
+    "cuda_module",
+    "default_label",
+    "device_copy_like",
+    "device_of",
+    "emit",
+    "emit_node",
+    "empty_like_device",
+    "fail_together",
+    "ffi",
+    "flatten",
+    "is_array",
+    "is_guard_cell",
+    "is_plane",
+    "is_value",
+    "lib",
+    "node_kind",
+    "num_threads",
+    "nvrtc",
+    "on_device",
+    "overlap",
+    "rebind",
+    "record_into",
+    "recorded",
+    "recording",
+    "recording_of",
+    "refuse_sibling_races",
+    "register_node_kind",
+    "register_record",
+    "set_num_threads",
+    "state",
+    "unflatten",
+    "view",
+    "view_of",
+    "withdrawn",
+    "zeros_like_device",
 ]

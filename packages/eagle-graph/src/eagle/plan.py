@@ -8,15 +8,18 @@ which ``Graph.add`` records as a node.
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from eagle._edges import same_view
+from eagle._flows import KernelFlow
 from eagle._kinds import GpuItems, HostItems, PlaneTuple, register_node_kind
+from eagle._pictures import BoxPicture
 from eagle._program import Program
 from eagle._slots import typed_slot
 from eagle._views import host_plane, overlap
@@ -221,6 +224,12 @@ class BoundPlan:
                                  "values other samples already wrote, which depends on the thread count; "
                                  "pass a copy of the one it reads (e.g. x[1:].copy())")
 
+    def rebuilt(self, swap: Callable[[Any], Any]) -> BoundPlan:
+        """This launch over swapped arrays (``swap(a)``: what replaces ``a``), all else shared."""
+        new = copy.copy(self)
+        new.args = [swap(a) for a in self.args]
+        return new
+
     def launch(self) -> None:
         """Run the kernel now, over all samples (a one-item libeagle program)."""
         self.refuse(f"eagle.plan.BoundPlan.launch: {self.plan.name}")
@@ -237,6 +246,15 @@ class BoundPlan:
         return f"<eagle.plan.BoundPlan {self.plan.name} over {self.samples} samples>"
 
 
+def _refuse_node(bound: BoundPlan, api: str, label: str | None) -> None:
+    label = label or bound.plan.name
+    if bound.plan.derivative:
+        raise TypeError(f"{api}: {label!r} is a {bound.plan.derivative} (derivative) kernel; derivative "
+                        "kernels enter a graph only through eagle.diff: record the forward graph with "
+                        "record=True and call eagle.diff.reverse")
+    bound.refuse(f"{api}: plan {label!r}")
+
+
 register_node_kind(
     "plan",
     reads=lambda b: [t for t in b.planes() if t[2] in ("read", "readwrite")],
@@ -244,5 +262,10 @@ register_node_kind(
     lower_cpu=lambda b: HostItems(b.emit, native=True),
     lower_gpu=lambda b: b.gpu_items(),
     reference=lambda b, interpreter: b.reference(interpreter),
-    refuse=lambda b, api, label: b.refuse(f"{api}: plan {label or b.plan.name!r}"),
+    refuse=_refuse_node,
+    label=lambda b: b.plan.name,
+    picture=lambda b: BoxPicture("kernel"),
+    rebuild=lambda b, swap: b.rebuilt(swap),
+    flow=KernelFlow,
+    samples=lambda b: b.samples,
 )

@@ -371,6 +371,11 @@ class KernelBound(BoundPlan):
     def _samples(self) -> int:
         return int(self.args[-1])
 
+    def rebuilt(self, swap: Any) -> KernelBound:
+        new = super().rebuilt(swap)
+        new.outputs = [swap(a) for a in self.outputs]  # what the call returned, re-pointed alike
+        return new
+
     def emit(self, program: Any) -> None:
         phased, functions = self.plan.compiled.phased, self.plan.compiled.functions
         slots = self.slots()

@@ -37,7 +37,6 @@ from eagle.extend import (
     SiblingRace,
     SignalAfter,
     Wait,
-    default_label,
     device_copy_like,
     device_of,
     empty_like_device,
@@ -277,7 +276,7 @@ class Recorder(extend.Recording):
         if id(node) in self.labels:
             self.labels[id(node)] = name or self.labels[id(node)]
             return
-        self.append(node, name or default_label(node))
+        self.append(node, name or node.default_label())
         for _, array, role in node.planes():
             if role != "read":
                 self.producer[id(array)] = node
@@ -312,8 +311,8 @@ class Recorder(extend.Recording):
                              "for an array a node of another branch computes")
         for body in branch.owner.fork.branches:
             for i, step in enumerate(body.steps):
-                if step is writer or (isinstance(step, Node) and substitute.contains(Body([step]), writer)):
-                    if not isinstance(step.payload, SignalAfter):
+                if step is writer or (isinstance(step, Node) and any(n is writer for n in step.walk())):
+                    if step.kind != "signal_after":
                         wrapped = Node("signal_after", SignalAfter(step))
                         self.labels[id(wrapped)] = self.labels[id(step)]
                         body.steps[i] = step = wrapped
@@ -733,7 +732,7 @@ class Recorder(extend.Recording):
         """Add what was recorded to the graph, in order (a failed check adds nothing)."""
         graph = self.graph
         extend.record_into(graph, None)
-        written = {id(a) for node in substitute.leaves(self.top) for _, a, role in node.planes()
+        written = {id(a) for node in self.top.nodes() for _, a, role in node.planes()
                    if role != "read"} | {id(a) for a in self.arguments.values()}
         for array in flatten(graph.result):
             if isinstance(array, OneArm):
@@ -751,7 +750,7 @@ class Recorder(extend.Recording):
         self.prologue.clear()  # the copy nodes hold the arguments now (a bind re-points them)
         for step in self.top.steps:
             if isinstance(step, Fork):
-                branches = [list(substitute.leaves(b)) for b in step.branches]
+                branches = [list(b.nodes()) for b in step.branches]
                 branches = [b for b in branches if b]
                 graph.add_group(branches, names=[[self.labels[id(n)] for n in b] for b in branches])
             else:
@@ -759,7 +758,7 @@ class Recorder(extend.Recording):
 
     def check_fork(self, fork: Fork) -> None:
         """Siblings of a fork inside a branch or a construct (the graph checks the top-level ones)."""
-        branches = [list(substitute.leaves(b)) for b in fork.branches]
+        branches = [list(b.nodes()) for b in fork.branches]
         nodes = [n for b in branches for n in b]
         offsets = np.cumsum([0] + [len(b) for b in branches])
         try:

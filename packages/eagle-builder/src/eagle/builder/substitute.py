@@ -8,11 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle._edges import is_plane
-from eagle._kinds import Node
-from eagle._nodes import Copy, Opaque
-from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, SignalAfter, Wait
-from eagle.plan import BoundPlan
+from eagle.extend import Body, ChoiceFlow, InnerFlow, LoopFlow, Node, Swap, is_plane
 
 Mapping = dict[int, np.ndarray]  # id(old array) -> new array
 
@@ -73,39 +69,24 @@ def _same_view(view: np.ndarray, old: np.ndarray, new: Any) -> np.ndarray:
 
 
 def in_body(body: Body, mapping: Mapping, label: str) -> None:
-    for node in leaves(body):
-        in_node(node, mapping, label)
+    """Swap arrays in the nodes of ``body`` (in place: the nodes keep their identity)."""
+    _swapper(mapping, label).body(body)
 
 
 def in_node(node: Node, mapping: Mapping, label: str) -> None:
-    """Swap arrays in one node (in place; a construct's bodies too)."""
-    p = node.payload
-    if isinstance(p, BoundPlan):
-        p.args = [swap(a, mapping) for a in p.args]
-        if hasattr(p, "outputs"):
-            p.outputs = [swap(a, mapping) for a in p.outputs]
-    elif isinstance(p, Copy):
-        node.payload = Copy(swap(p.src, mapping), swap(p.dst, mapping))
-    elif isinstance(p, (DeviceIf, DeviceSwitch, DeviceLoop)):
-        p.cell = swap(p.cell, mapping)
-        bodies = [p.then, p.orelse] if isinstance(p, DeviceIf) else [*p.arms.values(), p.default] \
-            if isinstance(p, DeviceSwitch) else [p.body]
-        for body in bodies:
-            in_body(body, mapping, label)
-    elif isinstance(p, SignalAfter):
-        in_node(p.inner, mapping, label)
-    elif isinstance(p, Opaque):
-        touched = [n for n, a in [*p.reads.items(), *p.writes.items()] if id(a) in mapping]
-        if touched:
-            raise ValueError(f"eagle.Graph.builder: the opaque node {label!r} declares {', '.join(touched)}, "
-                             "an array the builder must replace (a name rebound inside a device construct, "
-                             "or a bound argument); an opaque function keeps its own reference: pass it "
-                             "arrays the builder does not rebind")
-    elif not isinstance(p, Wait):
-        planes = [n for n, a, _ in node.planes() if id(a) in mapping]
-        if planes:
-            raise ValueError(f"eagle.Graph.builder: node {label!r} of kind {node.kind!r} holds {planes}, "
-                             "which the builder must replace, and the builder cannot re-point that kind")
+    """Swap arrays in one node (in place; a construct's bodies too), through its kind's ``rebuild``."""
+    _swapper(mapping, label).node(node)
+
+
+def _swapper(mapping: Mapping, label: str) -> Swap:
+    def refuse(node: Node, planes: list[str]) -> None:
+        raise ValueError(f"eagle.Graph.builder: node {label!r} of kind {node.kind!r} holds "
+                         f"{', '.join(planes)}, an array the builder must replace (a name rebound inside a "
+                         "device construct, or a bound argument), and its kind cannot be re-pointed (an "
+                         "opaque function keeps its own references): pass it arrays the builder does not "
+                         "rebind, or register the kind with rebuild=")
+
+    return Swap(lambda a: swap(a, mapping), in_place=True, refuse=refuse)
 
 
 def in_tree(tree: Any, mapping: Mapping) -> Any:
@@ -117,65 +98,33 @@ def in_tree(tree: Any, mapping: Mapping) -> Any:
     return swap(tree, mapping)
 
 
-def leaves(body: Body) -> Iterator[Node]:
-    """The nodes of a body and of its forks, in order."""
-    for step in body.steps:
-        if isinstance(step, Fork):
-            for branch in step.branches:
-                yield from leaves(branch)
-        else:
-            yield step
-
-
 def untouched_after(body: Body, producer: Node, array: Any) -> bool:
     """Whether no node recorded after ``producer`` in ``body`` touches ``array``, and ``producer``
-    is in no device loop of ``body`` (whose next turn would run the nodes before it again)."""
-    order = [(n, looped) for step in leaves(body) for n, looped in _walk(step, False)]
+    is in no loop of ``body`` (whose next turn would run the nodes before it again)."""
+    order = [(n, looped) for step in body.nodes() for n, looped in _walk(step, False)]
     at = next(k for k, (n, _) in enumerate(order) if n is producer)
     return not order[at][1] and not any(_touches(n, array) for n, _ in order[at + 1:])
 
 
 def _walk(node: Node, looped: bool) -> Iterator[tuple[Node, bool]]:
-    """``node`` and the nodes inside it, in record order, each with whether a device loop holds it."""
+    """``node`` and the nodes inside it, in record order, each with whether a loop holds it."""
     yield node, looped
-    p = node.payload
-    if isinstance(p, SignalAfter):
-        yield from _walk(p.inner, looped)
-    elif isinstance(p, (DeviceIf, DeviceSwitch, DeviceLoop)):
-        bodies = [p.then, p.orelse] if isinstance(p, DeviceIf) else [*p.arms.values(), p.default] \
-            if isinstance(p, DeviceSwitch) else [p.body]
-        for inner in bodies:
-            for step in leaves(inner):
-                yield from _walk(step, looped or isinstance(p, DeviceLoop))
+    looped = looped or isinstance(node.flow(), LoopFlow)
+    for body in node.bodies():
+        for step in body.nodes():
+            yield from _walk(step, looped)
 
 
 def _touches(node: Node, array: Any) -> bool:
     """A construct's own plane is its cell (the nodes inside are walked on their own)."""
-    p = node.payload
-    if isinstance(p, SignalAfter):
+    flow = node.flow()
+    if isinstance(flow, InnerFlow):
         return False
-    construct = isinstance(p, (DeviceIf, DeviceSwitch, DeviceLoop))
-    planes = [p.cell] if construct else [a for _, a, _ in node.planes()]
+    planes = [flow.cell] if isinstance(flow, (ChoiceFlow, LoopFlow)) else [a for _, a, _ in node.planes()]
     return any(a is array or (isinstance(a, np.ndarray) and isinstance(array, np.ndarray)
                               and np.may_share_memory(a, array)) for a in planes)
 
 
 def contains(body: Body, target: Node) -> bool:
     """Whether ``target`` was recorded in ``body`` (in a fork, a construct, or signalled)."""
-    for node in leaves(body):
-        if node is target or _inside(node, target):
-            return True
-    return False
-
-
-def _inside(node: Node, target: Node) -> bool:
-    p = node.payload
-    if isinstance(p, SignalAfter):
-        return p.inner is target or _inside(p.inner, target)
-    if isinstance(p, DeviceIf):
-        return contains(p.then, target) or contains(p.orelse, target)
-    if isinstance(p, DeviceSwitch):
-        return any(contains(b, target) for b in [*p.arms.values(), p.default])
-    if isinstance(p, DeviceLoop):
-        return contains(p.body, target)
-    return False
+    return any(n is target for node in body.nodes() for n in node.walk())

@@ -59,7 +59,8 @@ class Forward:
 def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
     """The lowerings of a record=True graph, with what a reverse pass needs kept; and its Record."""
     seen = extend.view(graph)
-    steps = [step_of(node, label, default_label) for node, label in zip(seen.nodes, seen.labels, strict=True)]
+    steps = [step_of(node, label, default_label) for node, label in zip(seen.nodes, seen.labels,
+                                                                              strict=True)]
     for step, lowering in zip(steps, lowerings, strict=True):
         if isinstance(step, Leaf):
             step.lowering = lowering  # a signal_after's lowering signals too

@@ -25,8 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from eagle._kinds import kind_of
-from eagle._program import Program
 from eagle.diff import memory
 from eagle.diff.forward import Chose, Emitter, Kept, Looped, Snap, unbound
 from eagle.diff.loops import needed_again
@@ -45,6 +43,8 @@ from eagle.diff.ops import (
 from eagle.diff.record import Names, Record, flatten, unflatten
 from eagle.diff.steps import Leaf, Place, place, write_planes
 from eagle.diff.views import Link, gather, scatter
+from eagle.extend import CopyFlow, Program, ReduceFlow
+from eagle.extend import node_kind as kind_of
 
 
 def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None = None,
@@ -258,15 +258,16 @@ class Pass:
             return [CallBack(leaf, label, kept.values, fn, self.active)]
         if leaf.kind == "kernel":
             return [KernelBack(leaf, kept.values, self.active)]
-        payload = leaf.node.payload
-        if leaf.kind == "copy":
-            return [CopyBack(place(payload.src), place(payload.dst), self.active)]
-        if leaf.kind == "reduce":
-            x = place(payload.x)
-            return [ReduceBack(x, place(payload.out), payload.op, kept.values.get(x), self.active)]
-        rule = getattr(kind_of(leaf.node.kind), "vjp", None)  # a plugin kind's own derivative
+        flow = leaf.flow
+        if isinstance(flow, CopyFlow):
+            return [CopyBack(place(flow.src), place(flow.dst), self.active)]
+        if isinstance(flow, ReduceFlow):
+            x = place(flow.x)
+            return [ReduceBack(x, place(flow.out), flow.op, kept.values.get(x), self.active)]
+        rule = kind_of(leaf.node.kind).vjp  # the kind's own derivative
         if rule is not None:
-            return [CallBack(leaf, label, kept.values, functools.partial(rule, payload), self.active)]
+            rule = functools.partial(rule, leaf.node.payload)
+            return [CallBack(leaf, label, kept.values, rule, self.active)]
         raise TypeError(f"eagle.diff.reverse: node {label!r} ({leaf.node.kind}) is on the reverse path and "
                         f"has no derivative: pass vjps={{{label!r}: fn}}, fn(primals, cotangents) -> "
                         "{read name: gradient}")

@@ -21,9 +21,20 @@ from typing import Any
 
 import numpy as np
 
-from eagle._kinds import Node
-from eagle._nodes import Conditional, Copy, Opaque, Reduce
-from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, SignalAfter
+from eagle.extend import (
+    Body,
+    ChoiceFlow,
+    CopyFlow,
+    InnerFlow,
+    KernelFlow,
+    LeafFlow,
+    LoopFlow,
+    Node,
+    NoFlow,
+    ReduceFlow,
+    Swap,
+)
+from eagle.extend import node_kind as kind_of
 from eagle.plan import BoundPlan
 
 Place = tuple[Any, ...]
@@ -71,6 +82,7 @@ class Leaf:
     kind: str  # "kernel" (hawk), "copy", "reduce", or "other" (opaque, plugin, plain plan)
     planes: list[Plane]
     params: list[ParamSlot] = field(default_factory=list)
+    flow: Any = None  # what its kind says it does (eagle._flows): a copy's and a reduce's arrays
     lowering: Any = None  # at the top level: the graph's own lowering of the node
     #: a hawk kernel's written plane -> the read planes and Params its value has a derivative of
     #: (None: every float one it reads)
@@ -122,7 +134,7 @@ class Leaf:
         if self.kind == "copy":
             return False
         if self.kind == "reduce":
-            return self.node.payload.op != "sum"
+            return self.flow.op != "sum"
         return True
 
     def planes_named(self) -> Iterator[tuple[str, Place, Any]]:
@@ -222,27 +234,13 @@ def write_planes(steps: list[Step]) -> Iterator[Plane]:
 
 
 def step_of(node: Node, label: str, labels: Callable[[Node], str]) -> Step | None:
-    """The step a graph node is; None for a wait."""
-    p = node.payload
-    if node.kind == "wait":
-        return None
-    if node.kind == "signal_after" and isinstance(p, SignalAfter):
-        return step_of(p.inner, label, labels)
-    if isinstance(p, DeviceIf):
-        return Choice(node, label, _cell(p.cell), "if", [],
-                      [body_of(p.then, labels), body_of(p.orelse, labels)])
-    if isinstance(p, DeviceSwitch):
-        return Choice(node, label, _cell(p.cell), "switch", [int(k) for k in p.arms],
-                      [*(body_of(b, labels) for b in p.arms.values()), body_of(p.default, labels)])
-    if isinstance(p, DeviceLoop):
-        return Loop(node, label, _cell(p.cell), p.kind, p.max_iters, body_of(p.body, labels))
-    if isinstance(p, Conditional):
-        inner = step_of(p.step, label, labels)  # the step goes by the conditional's name
-        steps = [] if inner is None else [inner]
-        if p.max_iters is None:  # skipped while the cell is non-zero: the step is the else arm
-            return Choice(node, label, _cell(p.cell), "if", [], [[], steps])
-        return Loop(node, label, _cell(p.cell), "while", p.max_iters, steps)
-    return leaf_of(node, label)
+    """The step a graph node is, by what its kind says it does (its flow); None for a wait."""
+    flow = node.flow()
+    make = _FROM_FLOW.get(type(flow))
+    if make is None:
+        raise TypeError(f"eagle.diff: node {label!r} of {kind_of(node.kind).describe()} says it does "
+                        f"{flow!r}, which is no form of eagle._flows: return one of them from its flow=")
+    return make(node, flow, label, labels)
 
 
 def body_of(body: Body, labels: Callable[[Node], str]) -> list[Step]:
@@ -250,21 +248,51 @@ def body_of(body: Body, labels: Callable[[Node], str]) -> list[Step]:
     return [s for s in steps if s is not None]
 
 
+def _inside(flow: ChoiceFlow | LoopFlow, label: str, labels: Callable[[Node], str]) -> Callable[[Node], str]:
+    """How the nodes of a construct's bodies are named: a guarded step by the guard's label."""
+    return (lambda n: label) if flow.lends_label else labels
+
+
+def _choice(node: Node, flow: ChoiceFlow, label: str, labels: Callable[[Node], str]) -> Choice:
+    arms = [body_of(arm, _inside(flow, label, labels)) for arm in flow.arms]
+    if flow.keys is None:
+        return Choice(node, label, _cell(flow.cell), "if", [], arms)
+    return Choice(node, label, _cell(flow.cell), "switch", list(flow.keys), arms)
+
+
+def _loop(node: Node, flow: LoopFlow, label: str, labels: Callable[[Node], str]) -> Loop:
+    body = body_of(flow.body, _inside(flow, label, labels))
+    return Loop(node, label, _cell(flow.cell), flow.kind, flow.cap, body)
+
+
+_FROM_FLOW: dict[type, Callable[[Node, Any, str, Callable[[Node], str]], Step | None]] = {
+    LeafFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
+    KernelFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
+    CopyFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
+    ReduceFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
+    ChoiceFlow: _choice,
+    LoopFlow: _loop,
+    InnerFlow: lambda node, flow, label, labels: step_of(flow.node, label, labels),
+    NoFlow: lambda node, flow, label, labels: None,
+}
+
+
 def _cell(cell: np.ndarray) -> Plane:
     return Plane("guard", cell, "read", place(cell))
 
 
-def leaf_of(node: Node, label: str) -> Leaf:
-    p = node.payload
+def leaf_of(node: Node, label: str, flow: LeafFlow | KernelFlow | CopyFlow | ReduceFlow) -> Leaf:
+    """The leaf a node is; a kernel launch is a "kernel" leaf when its kernel language derives
+    kernels (a hawk kernel's plan has a ``vjp``), else a leaf like an opaque step."""
     viewed = ((name, host_view(array), role) for name, array, role in node.planes())
     planes = [Plane(name, array, role, place(array)) for name, array, role in viewed if array is not None]
-    if isinstance(p, Copy):
-        return Leaf(node, label, "copy", planes)
-    if isinstance(p, Reduce):
-        return Leaf(node, label, "reduce", planes)
-    if isinstance(p, BoundPlan) and hasattr(getattr(p.plan, "source", None), "vjp"):
-        return Leaf(node, label, "kernel", planes, _params(node, p), depends=p.plan.depends)
-    return Leaf(node, label, "other", planes)
+    if isinstance(flow, KernelFlow) and hasattr(getattr(flow.bound.plan, "source", None), "vjp"):
+        return Leaf(node, label, "kernel", planes, _params(node, flow.bound), depends=flow.bound.plan.depends,
+                    flow=flow)
+    return Leaf(node, label, _LEAF_KINDS.get(type(flow), "other"), planes, flow=flow)
+
+
+_LEAF_KINDS = {CopyFlow: "copy", ReduceFlow: "reduce"}
 
 
 def host_view(plane: Any) -> np.ndarray | None:
@@ -295,22 +323,8 @@ def _params(node: Node, bound: BoundPlan) -> list[ParamSlot]:
 
 
 def rebind(leaf: Leaf, arrays: dict[Place, np.ndarray]) -> Node | None:
-    """The leaf's node over other arrays (by place); None for a node that cannot be re-pointed
-    (an opaque step keeps its own references)."""
-    p = leaf.node.payload
-
-    def swap(a: Any) -> Any:
-        return arrays.get(place(a), a) if isinstance(a, np.ndarray) else a
-
-    if isinstance(p, BoundPlan):
-        bound = type(p)(p.plan, [swap(a) for a in p.args])
-        if hasattr(p, "outputs"):
-            bound.outputs = [swap(a) for a in p.outputs]
-        return Node(leaf.node.kind, bound)
-    if isinstance(p, Copy):
-        return Node("copy", Copy(swap(p.src), swap(p.dst)))
-    if isinstance(p, Reduce):
-        return Node("reduce", Reduce(swap(p.x), swap(p.out), p.op))
-    if isinstance(p, Opaque) or leaf.planes:
-        return None
-    return leaf.node  # touches no plane: nothing to re-point
+    """The leaf's node over other arrays (by place), rebuilt through its kind; None for a node
+    whose kind cannot be re-pointed (an opaque step keeps its own references)."""
+    if kind_of(leaf.node.kind).rebuild is None:
+        return None if leaf.planes else leaf.node  # touching no plane, it has nothing to re-point
+    return Swap(lambda a: arrays.get(place(a), a) if isinstance(a, np.ndarray) else a).node(leaf.node)

@@ -6,30 +6,26 @@ source of graphs (the builder's recorder, a C++ graph) needs only a new adapter.
 
 The model is a tree of blocks per stage: :class:`Box` (one node), :class:`Seq`
 (blocks run in order), :class:`Fork` (branches that may run at once, joined
-after) and :class:`Frame` (a conditional around a block). The builder's device
-``if``/``else`` and ``match`` are a Frame around a Fork of their arms, its loops
-a Frame around a Seq; the nodes inside them are boxes of their own, which share
-the edges of the construct they are in. A wait draws no box: the data edge it
-waits for is drawn.
+after) and :class:`Frame` (a conditional around a block).  Each node says how
+it is drawn through its kind's ``picture`` (eagle._pictures), and this adapter
+knows no kind: a box is a Box; a frame around bodies side by side (the arms of
+a device ``if``/``match``) is a Frame around a Fork of them, around one body (a
+loop) a Frame around a Seq, around the node's own box (a guarded step) a Frame
+around its Box; the nodes inside bodies are boxes of their own, which share the
+edges of the construct they are in.  What draws nothing (a wait) has no box:
+the data edge it waits for is drawn.
 """
 
 from __future__ import annotations
 
-import types
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import eagle
-from eagle._graph import _default_label
-from eagle._nodes import Conditional, Opaque
-from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, SignalAfter, Wait
-from eagle._regions import Fork as BodyFork
+from eagle.extend import ROLES as ROLES
+from eagle.extend import Body, BoxPicture, FramePicture, Node, NoPicture, Picture
 from eagle.graph import Edge
-
-#: How each node kind is drawn: a plan launch is a kernel; your Python function,
-#: an opaque op (a callable eagle cannot look into) and every other kind differ.
-ROLES: Final = ("kernel", "python", "opaque", "builtin")
 
 
 @dataclass(frozen=True)
@@ -67,7 +63,8 @@ class Fork:
 class Frame:
     #: What the frame says: ``"skip if guard"``, ``"repeat ≤ N"``.
     label: str
-    #: ``"skip"`` or ``"repeat"`` (the builder adds ``"if"``, ``"switch"``, ``"loop"``).
+    #: ``"skip"`` or ``"repeat"`` (the builder adds ``"if"``, ``"switch"``, ``"loop"``; a
+    #: plugin kind its own word).
     kind: str
     body: Block
 
@@ -148,46 +145,39 @@ class _Adapter:
         self.backend = backend
         self.nodes: list[NodeInfo] = []
 
-    def info(self, node: Any, label: str, owner: int) -> int:
+    def info(self, node: Node, label: str, owner: int) -> int:
         """Number ``node`` (the next index) and describe it; its index."""
         index = len(self.nodes)
-        self.nodes.append(_node_info(index, node, label, owner, self.backend))
+        self.nodes.append(_node_info(index, node.picture(), label, owner, self.backend))
         return index
 
-    def stage(self, stage: Any, nodes: list[Any]) -> Block:
-        branches = [[self.block(i, nodes[i]) for i in branch if not isinstance(nodes[i].payload, Wait)]
+    def stage(self, stage: Any, nodes: list[Node]) -> Block:
+        branches = [[block for i in branch if (block := self.block(i, nodes[i])) is not None]
                     for branch in stage.branches]
         return _fork(branches)
 
-    def block(self, index: int, node: Any) -> Block:
-        payload = node.payload
-        if isinstance(payload, Conditional):
-            return Frame(payload.label, "skip" if payload.max_iters is None else "repeat", Box(index))
-        if isinstance(payload, DeviceLoop):
-            return Frame(payload.label, "loop", self.body(payload.body, index))
-        if isinstance(payload, DeviceIf):
-            arms = [payload.then, *([payload.orelse] if payload.orelse.steps else [])]
-            return Frame("if guard" + " · else" * (len(arms) > 1), "if", self.arms(arms, index))
-        if isinstance(payload, DeviceSwitch):
-            keys = [*map(str, payload.arms), "_"]
-            arms = [*payload.arms.values(), payload.default]
-            shown = [(k, a) for k, a in zip(keys, arms, strict=True) if a.steps]
-            return Frame("match guard: " + " | ".join(k for k, _ in shown), "switch",
-                         self.arms([a for _, a in shown], index))
-        return Box(index)
-
-    def arms(self, bodies: list[Body], owner: int) -> Block:
-        """The arms of an if or a match side by side (an arm that does nothing is left out)."""
-        return _fork([[self.body(b, owner)] for b in bodies if b.steps])
+    def block(self, index: int, node: Node) -> Block | None:
+        """How node ``index`` is drawn; None for a node that draws nothing."""
+        picture = node.picture()
+        if isinstance(picture, NoPicture):
+            return None
+        if not isinstance(picture, FramePicture):
+            return Box(index)
+        if not picture.bodies:
+            return Frame(picture.title, picture.frame, Box(index))
+        if picture.side_by_side:  # an arm that does nothing is left out
+            return Frame(picture.title, picture.frame,
+                         _fork([[self.body(b, index)] for b in picture.bodies if b.steps]))
+        return Frame(picture.title, picture.frame, _seq([self.body(b, index) for b in picture.bodies]))
 
     def body(self, body: Body, owner: int) -> Block:
         """A construct's body: its nodes numbered after the graph's, sharing the construct's edges."""
         items: list[Block] = []
         for step in body.steps:
-            if isinstance(step, BodyFork):
+            if not isinstance(step, Node):  # a fork of branches
                 items.append(_fork([[self.body(b, owner)] for b in step.branches if b.steps]))
-            elif not isinstance(step.payload, Wait):
-                items.append(self.block(self.info(step, _default_label(step), owner), step))
+            elif not isinstance(step.picture(), NoPicture):
+                items.append(self.block(self.info(step, step.default_label(), owner), step))
         return _seq(items)
 
 
@@ -203,25 +193,13 @@ def _fork(branches: list[list[Block]]) -> Block:
     return Fork(tuple(b[0] if isinstance(b[0], Seq) and len(b) == 1 else Seq(tuple(b)) for b in branches))
 
 
-def _node_info(index: int, node: Any, label: str, owner: int, backend: str | None) -> NodeInfo:
-    step = node.payload.step if isinstance(node.payload, Conditional) else node
-    if isinstance(step.payload, SignalAfter):  # a node another branch waits for: drawn as itself
-        step = step.payload.inner
-    payload = step.payload
-    if step.kind == "plan":
-        role = "kernel"
-    elif isinstance(payload, Opaque):
-        # Seed 002 draws opaque(your_function) as <name> in a solid box; seed 001
-        # draws an opaque op (a ufunc partial, a cupy kernel) with a dashed border.
-        role = "python" if isinstance(payload.fn, (types.FunctionType, types.MethodType)) else "opaque"
-    else:
-        role = "builtin"
-    tag = ""
-    if isinstance(payload, Opaque) and payload.tier == "stream":
-        tag = "stream: cpu runs eagerly" if backend == "cpu" else "stream"  # seed 001, the tiers
-    elif isinstance(payload, Opaque) and payload.tier == "eager":
-        tag = "host"
-    return NodeInfo(index, label, role, tag, owner)
+def _node_info(index: int, picture: Picture, label: str, owner: int, backend: str | None) -> NodeInfo:
+    box = picture.around if isinstance(picture, FramePicture) else picture
+    if not isinstance(box, BoxPicture):
+        box = BoxPicture()
+    tag = {"stream": "stream: cpu runs eagerly" if backend == "cpu" else "stream",  # seed 001, the tiers
+           "host": "host"}.get(box.tag, box.tag)
+    return NodeInfo(index, label, box.role, tag, owner)
 
 
 def walk(block: Block) -> Iterator[tuple[str, Box | Frame]]:

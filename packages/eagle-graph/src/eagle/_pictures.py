@@ -1,0 +1,64 @@
+"""How a node is drawn: the closed vocabulary a kind's ``picture`` hook answers in.
+
+eagle-viz turns each form into its blocks and knows no kind: a box (one node),
+a frame around bodies (a construct) or around the node's own box (a guarded
+step), or nothing (a wait, whose data edge is drawn instead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from eagle._regions import Body
+
+#: What a box holds: a plan launch (a kernel), your Python function, an opaque op (a
+#: callable eagle cannot look into), anything else.
+ROLES: Final = ("kernel", "python", "opaque", "builtin")
+#: A box's tier tag: none, "stream" (captured from its own stream), "host" (run between graphs).
+TAGS: Final = ("", "stream", "host")
+
+
+@dataclass(frozen=True)
+class BoxPicture:
+    """One box.
+
+    >>> eagle.graph.node_kind("reduce").picture_of(None)
+    BoxPicture(role='builtin', tag='')
+    """
+
+    role: str = "builtin"
+    tag: str = ""
+
+
+@dataclass(frozen=True)
+class FramePicture:
+    """A frame titled ``title`` of kind ``frame`` (``"skip"``, ``"repeat"``, ``"if"``, ``"switch"``,
+    ``"loop"``, or a plugin's own word) around ``bodies`` — side by side when ``side_by_side``
+    (the arms of a choice), else the one body in order — or, with no bodies, around ``around``:
+    the node's own box.  The nodes of the bodies are drawn as boxes of their own.
+
+    >>> left = np.array([2], np.uint32)
+    >>> picture = eagle.repeat_while(lambda: None, left, max_iters=5).picture()
+    >>> picture.title, picture.frame, picture.around
+    ('repeat ≤ 5', 'repeat', BoxPicture(role='python', tag=''))
+    """
+
+    title: str
+    frame: str
+    bodies: tuple[Body, ...] = ()
+    side_by_side: bool = False
+    around: BoxPicture | None = None
+
+
+@dataclass(frozen=True)
+class NoPicture:
+    """Nothing drawn: a wait, whose data edge is drawn instead.
+
+    >>> eagle.graph.node_kind("wait").picture_of(None)
+    NoPicture()
+    """
+
+
+Picture = BoxPicture | FramePicture | NoPicture
