@@ -17,6 +17,7 @@ The edge set only grows under the conservative overlap answer, never misses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -88,8 +89,8 @@ def is_plane(obj: Any) -> bool:
     return True
 
 
-def _view_key(array: Any) -> tuple[Any, ...]:
-    v = view_of(array)
+def _view_key(array: Any, view: Callable[[Any], Any] = view_of) -> tuple[Any, ...]:
+    v = view(array)
     n = v.ndim
     return (v.device, v.data, v.itemsize, tuple(v.shape[0:n]), tuple(v.strides[0:n]))
 
@@ -127,8 +128,10 @@ def _walk(accesses: list[Access], edges: set[Edge], between: tuple[int, int] | N
             readers.append(acc)
 
 
-def derive_edges(node_planes: list[list[tuple[str, Any, str]]]) -> list[Edge]:
-    """The edges among nodes given, in node order, each node's (name, array, role) planes."""
+def derive_edges(node_planes: list[list[tuple[str, Any, str]]],
+                 view: Callable[[Any], Any] = view_of) -> list[Edge]:
+    """The edges among nodes given, in node order, each node's (name, array, role) planes;
+    ``view`` gives an array's ``eagle_view`` (a build passes its analysis's, made once)."""
     groups: dict[tuple[Any, ...], list[Access]] = {}
     for node, planes in enumerate(node_planes):
         for name, array, role in planes:
@@ -137,7 +140,7 @@ def derive_edges(node_planes: list[list[tuple[str, Any, str]]]) -> list[Edge]:
             if np.size(array) == 0:
                 continue
             acc = Access(node, name, array, role in ("read", "readwrite"), role in ("write", "readwrite"))
-            groups.setdefault(_view_key(array), []).append(acc)
+            groups.setdefault(_view_key(array, view), []).append(acc)
     ordered = list(groups.values())
     group_of = {id(a): g for g, accs in enumerate(ordered) for a in accs}
     edges: set[Edge] = set()
@@ -145,7 +148,7 @@ def derive_edges(node_planes: list[list[tuple[str, Any, str]]]) -> list[Edge]:
         _walk(accs, edges, None, group_of)
     if len(ordered) > 1:
         writes = [any(a.writes for a in accs) for accs in ordered]
-        pairs = candidate_pairs([accs[0].array for accs in ordered], writes, exact=True)
+        pairs = candidate_pairs([view(accs[0].array) for accs in ordered], writes, exact=True)
         for g1, g2 in pairs.tolist():
             merged = sorted(ordered[g1] + ordered[g2], key=lambda a: a.node)  # stable: in-node order kept
             _walk(merged, edges, (g1, g2), group_of)

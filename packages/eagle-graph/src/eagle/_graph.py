@@ -15,17 +15,18 @@ import numpy as np
 from eagle import _core
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
-from eagle._cuda import on_device
-from eagle._edges import Edge, derive_edges, is_plane, is_value
+from eagle._analysis import Analysis
+from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._gpu_program import GpuProgram
-from eagle._kinds import HostItems, Node
+from eagle._kinds import Node
 from eagle._lower_cpu import lower, lowered
-from eagle._lower_gpu import GpuSegments, device_of_graph, gpu_lowered
+from eagle._lower_gpu import GpuSegments, gpu_lowered
 from eagle._lower_gpu import lower as lower_gpu
 from eagle._nodes import Conditional, Opaque
 from eagle._program import Program
-from eagle._races import refuse_sibling_races
+from eagle._races import refuse_races
+from eagle._schedule import stage_schedule
 from eagle._sharded import agree, refuse_forked
 from eagle.plan import BoundPlan
 
@@ -96,6 +97,7 @@ class Graph:
         self._schedule: list[str] | None = None
         self._program: Program | GpuProgram | GpuSegments | None = None
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
+        self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
         self._logical: int | None = None
         self._warned_rebuild = False
         self._retired_stats: dict[str, int] = {}  # GPU counters of the CUDA graphs bind replaced
@@ -286,8 +288,17 @@ class Graph:
         return list(self._labels)
 
     def edges(self) -> list[Edge]:
-        """The derived edges, ``Edge(src, dst, plane, kind)``; before or after build."""
-        return derive_edges([node.planes() for node in self._nodes])
+        """The derived edges, ``Edge(src, dst, plane, kind)``; before or after build (then the
+        build's analysis derives them, once)."""
+        return list(self._analyzed().edges())
+
+    def _analyzed(self) -> Analysis:
+        """The build's analysis; before build, one of the graph as it is now (not kept: nodes may
+        still be added)."""
+        return self._analysis if self._analysis is not None else self._analyze()
+
+    def _analyze(self) -> Analysis:
+        return Analysis(self._nodes, [stage.branches for stage in self._stages if stage.group])
 
     def __repr__(self) -> str:
         return (f"<eagle.Graph {len(self._nodes)} nodes, {len(self._stages)} stages, "
@@ -348,37 +359,41 @@ class Graph:
             if dispatch not in DISPATCH and not isinstance(dispatch, dict):
                 raise ValueError(f"eagle.Graph.build: a built graph takes dispatch='switch' or "
                                  f"'predicated' (or a dict of them), got {dispatch!r}")
-            local = functools.partial(self._build_local, backend)
+            analysis = self._analyze()
+            local = functools.partial(self._build_local, backend, analysis)
             chosen, schedule, (program, reducing), tape = (
                 local() if self._comm is None else agree(self._comm, self, local))
             if self._comm is not None:
                 program.set_collective(self._comm)  # the ranks check their reductions' sizes together
             # Only now does the graph change: a failed build left it as it was.
             self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, dispatch
-            self._tape, self._reducing = tape, reducing
+            self._tape, self._reducing, self._analysis = tape, reducing, analysis
         return self
 
-    def _build_local(self, backend: str | None) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
+    def _build_local(self, backend: str | None, analysis: Analysis
+                     ) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
         """What build does on this rank alone: refuse, choose, schedule and lower."""
-        chosen = self._choose_backend(backend)
-        self._refuse_races("eagle.Graph.build")
+        chosen = self._choose_backend(backend, analysis)
+        refuse_races(analysis, self._nodes, self._labels, "eagle.Graph.build")
         if chosen == "gpu":
-            return chosen, ["cuda_graph"] * len(self._stages), self._lower_gpu(), None
+            return chosen, ["cuda_graph"] * len(self._stages), self._lower_gpu(analysis), None
         lowerings, tape = self._lowerings()
-        schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
-        lowered_ = self._lower(lowerings, schedule)
+        schedule = [stage_schedule(stage.branches, stage.group, self._nodes, lowerings)
+                    for stage in self._stages]
+        lowered_ = self._lower(lowerings, schedule, analysis)
         if self._comm is not None:
             refuse_forked(self, lowered_[1])
         return chosen, schedule, lowered_, tape
 
-    def _lower(self, lowerings: list[Any], schedule: list[str]) -> tuple[Program, list[int]]:
+    def _lower(self, lowerings: list[Any], schedule: list[str], analysis: Analysis
+               ) -> tuple[Program, list[int]]:
         stages = list(zip(schedule, (stage.branches for stage in self._stages), strict=True))
-        program, reducing = lower(stages, lowerings)
+        program, reducing = lower(stages, lowerings, views=analysis.view)
         if self._logical is not None:
             program.set_logical_size(self._logical)
         return program, reducing
 
-    def _lower_gpu(self) -> tuple[GpuProgram | GpuSegments, list[int]]:
+    def _lower_gpu(self, analysis: Analysis) -> tuple[GpuProgram | GpuSegments, list[int]]:
         """One CUDA graph of the whole step, instantiated once."""
         if self._recording:
             raise ValueError("eagle.Graph.build: a record=True graph (eagle.diff) runs on the CPU only for "
@@ -388,15 +403,12 @@ class Graph:
                              "pass NumPy arrays")
         lowerings = [gpu_lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
         program, reducing = lower_gpu([stage.branches for stage in self._stages], lowerings, self._labels,
-                                      device_of_graph(self._nodes))
+                                      analysis.device())
         program.finalize()
         if self._logical is not None:
             program.set_logical_size(self._logical)
         return program, reducing
 
-    def _refuse_races(self, api: str) -> None:
-        refuse_sibling_races(self._nodes, self._labels,
-                             [stage.branches for stage in self._stages if stage.group], api)
 
     def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:
         """Put new arrays in built nodes (a builder's bind; ``mapping``: id of each old array -> its
@@ -405,14 +417,17 @@ class Graph:
         node back as it was: the graph still runs on the old arrays."""
         saved = [(node, node.payload, dict(vars(node.payload)) if hasattr(node.payload, "__dict__") else None)
                  for top in self._nodes for node in top.walk()]
+        kept = self._analysis
         try:
             swap()
             for node, label in zip(self._nodes, self._labels, strict=True):
                 node.refuse("eagle.Graph.bind", label)
-            self._refuse_races("eagle.Graph.bind")
+            self._analysis = self._analyze()  # of the new arrays: the lowering reads it
+            refuse_races(self._analysis, self._nodes, self._labels, "eagle.Graph.bind")
             check()
             self._relower(mapping)
         except BaseException:
+            self._analysis = kept
             for node, payload, attrs in saved:
                 node.payload = payload
                 if attrs is not None:
@@ -434,10 +449,10 @@ class Graph:
                 self._program.synchronize()  # the old graph's replays touch the same arrays
                 for name, count in self._program.stats().items():
                     self._retired_stats[name] = self._retired_stats.get(name, 0) + count
-                self._program = self._lower_gpu()[0]
+                self._program = self._lower_gpu(self._analysis)[0]
             return
         lowerings, tape = self._lowerings()
-        program, _ = self._lower(lowerings, self._schedule)
+        program, _ = self._lower(lowerings, self._schedule, self._analysis)
         if self._comm is not None:
             program.set_collective(self._comm)  # a collective call: every rank binds
         self._program, self._tape = program, tape
@@ -464,9 +479,8 @@ class Graph:
                               "eagle-diff") from None
         return instrument(self, lowerings)
 
-    def _choose_backend(self, backend: str | None) -> str:
-        device = [(label, name) for node, label in zip(self._nodes, self._labels, strict=True)
-                  for name, array, _ in node.planes() if on_device(array)]
+    def _choose_backend(self, backend: str | None, analysis: Analysis) -> str:
+        device = [(self._labels[i], name) for i, name, _ in analysis.device_planes]
         if not device:
             if backend == "gpu":
                 raise ValueError("eagle.Graph.build: backend='gpu' but every plane is a host (NumPy) "
@@ -476,17 +490,6 @@ class Graph:
             raise ValueError(f"eagle.Graph.build: backend='cpu' but the planes {_names(device)} are device "
                              "(CuPy) arrays: pass NumPy arrays, or build with backend='gpu'")
         return "gpu"
-
-    def _stage_schedule(self, stage: _Stage, lowerings: list[Any]) -> str:
-        # The fixed rule of seed 001 ("CPU schedules"), with the team size of this moment.
-        nodes = [i for branch in stage.branches for i in branch]
-        # A native kind that does not say how many samples it covers work-shares.
-        samples = [getattr(self._nodes[i].payload, "samples", None) for i in nodes]
-        if (stage.group and len(stage.branches) >= 2 and _core.num_threads() >= 2
-                and all(isinstance(lowerings[i], HostItems) and lowerings[i].native for i in nodes)
-                and None not in samples and max(samples) <= _core.BRANCH_TASKS_MAX_SAMPLES):
-            return "branch_tasks"
-        return "work_share"
 
     # ---------------------------------------------------------------- run
     def launch(self, n: int = 1) -> Graph:

@@ -7,6 +7,7 @@ from typing import Any
 
 from eagle._kinds import HostItems, Node, kind_of
 from eagle._program import Program
+from eagle._views import view_of
 
 
 def lowered(node: Node, label: str) -> HostItems | Callable[[], object]:
@@ -34,16 +35,18 @@ def emit_node(node: Node, program: Program, label: str = "step") -> None:
     emit(lowered(node, label), program)
 
 
-def lower(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any]) -> tuple[Program, list[int]]:
+def lower(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any],
+          views: Callable[[Any], Any] = view_of) -> tuple[Program, list[int]]:
     """A finalized program from (schedule, branches of node indices) per stage, and the indices
-    of the nodes that reduce across samples.
+    of the nodes that reduce across samples; ``views``: an array's ``eagle_view *`` (the build
+    analysis's, so the program passes libeagle the views it made).
 
     work_share stages run their branches one after another, so consecutive
     ones become one list of items: libeagle then block-fuses kernel chains
     across them, and consecutive Python steps share one GIL acquisition.
     Only a branch_tasks stage keeps its branches apart.
     """
-    program = Program()
+    program = Program(views)
     reducing: list[int] = []
 
     def emit_counted(index: int) -> None:

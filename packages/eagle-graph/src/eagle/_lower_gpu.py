@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eagle._core import check, lib
-from eagle._cuda import device_of, on_device
+from eagle._cuda import on_device
 from eagle._edges import is_plane
 from eagle._gpu_program import GpuProgram
 from eagle._kinds import GpuItems, Node, kind_of
@@ -158,12 +158,3 @@ class GpuSegments:
             for name, count in program.stats().items():
                 totals[name] = totals.get(name, 0) + count
         return totals
-
-
-def device_of_graph(nodes: list[Node]) -> int:
-    """The one GPU every device plane of the graph lives on."""
-    devices = {device_of(array) for node in nodes for _, array, _ in node.planes() if on_device(array)}
-    if len(devices) > 1:
-        raise ValueError(f"eagle.Graph.build: the graph's device planes live on GPUs {sorted(devices)}; "
-                         "one graph runs on one GPU: copy them to one device")
-    return devices.pop()

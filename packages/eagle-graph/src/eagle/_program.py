@@ -111,7 +111,9 @@ class CallbackErrors:
 class Program(CallbackErrors):
     """A libeagle program under construction, then finalized and runnable."""
 
-    def __init__(self) -> None:
+    def __init__(self, views: Callable[[Any], Any] = view_of) -> None:
+        #: An array's ``eagle_view *``: a build passes its analysis's, so each array is viewed once.
+        self._view = views
         self._ptr = ffi.gc(lib.eagle_program_new(), lib.eagle_program_free)
         if self._ptr == ffi.NULL:
             raise MemoryError("eagle.Program: out of memory")
@@ -165,7 +167,7 @@ class Program(CallbackErrors):
                 slots[i].f64 = float(a)
         acc = ffi.new("eagle_access[]", max(len(accesses), 1))
         for i, (array, role) in enumerate(accesses):
-            acc[i].view = view_of(array)[0]
+            acc[i].view = self._view(array)[0]
             acc[i].role = ROLES[role]
             self._keep.append(array)
         flags = (lib.EAGLE_PER_SAMPLE if per_sample else 0) | (lib.EAGLE_EMPTY_CALL if empty_call else 0)
@@ -214,7 +216,7 @@ class Program(CallbackErrors):
 
     def copy(self, src: np.ndarray, dst: np.ndarray) -> Program:
         self._batch = None
-        check(lib.eagle_add_copy(self._ptr, view_of(src), view_of(dst)), "Program.copy")
+        check(lib.eagle_add_copy(self._ptr, self._view(src), self._view(dst)), "Program.copy")
         self._keep += [src, dst]
         return self
 
