@@ -78,6 +78,8 @@ def is_value(obj: Any) -> bool:
 def is_plane(obj: Any) -> bool:
     """Whether a declared plane is memory (edges): an array, or any object with the buffer
     protocol (bytearray, memoryview, a ctypes array)."""
+    if type(obj) is np.ndarray:  # the common case, asked of every plane at add and build
+        return True
     if is_value(obj):
         return False
     if any(hasattr(obj, attr) for attr in _ARRAY_PROTOCOLS):
