@@ -55,7 +55,7 @@ class Edge(NamedTuple):
         return MEANINGS[self.kind]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Access:
     node: int
     name: str
@@ -139,7 +139,7 @@ def derive_edges(node_planes: list[list[tuple[str, Any, str]]],
         for name, array, role in planes:
             if not is_plane(array):
                 continue  # a value: no edges
-            if np.size(array) == 0:
+            if (array.size if type(array) is np.ndarray else np.size(array)) == 0:
                 continue
             acc = Access(node, name, array, role in ("read", "readwrite"), role in ("write", "readwrite"))
             groups.setdefault(_view_key(array, view), []).append(acc)

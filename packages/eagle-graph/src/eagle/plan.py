@@ -142,8 +142,9 @@ class BoundPlan:
             if param.role == "value" and not isinstance(arg, (int, float, np.number)):
                 raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a value; "
                                 f"got {type(arg).__name__}")
-        # A host plane is passed by pointer: as an ndarray over its memory (a kernel slot takes those).
-        self.args = [arg if p.role == "value" else
+        # A host plane is passed by pointer: as an ndarray over its memory (a kernel slot takes those);
+        # an ndarray already is one (the common case, not worth the message's formatting).
+        self.args = [arg if p.role == "value" or type(arg) is np.ndarray else
                      host_plane(arg, "eagle.plan.Plan.bind", f"{plan.name} parameter {p.name!r} ({p.role})")
                      for p, arg in zip(plan.params, args, strict=True)]
         self.samples = self._samples()
