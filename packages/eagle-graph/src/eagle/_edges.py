@@ -130,19 +130,32 @@ def _walk(accesses: list[Access], edges: set[Edge], between: tuple[int, int] | N
             readers.append(acc)
 
 
+_UNSEEN: Any = object()
+
+
+def _group_key(array: Any, view: Callable[[Any], Any]) -> tuple[Any, ...] | None:
+    """The key of the accesses to the very view ``array`` is; None for what carries no edges
+    (a value, an empty array)."""
+    if not is_plane(array) or (array.size if type(array) is np.ndarray else np.size(array)) == 0:
+        return None
+    return _view_key(array, view)
+
+
 def derive_edges(node_planes: list[list[tuple[str, Any, str]]],
                  view: Callable[[Any], Any] = view_of) -> list[Edge]:
     """The edges among nodes given, in node order, each node's (name, array, role) planes;
     ``view`` gives an array's ``eagle_view`` (a build passes its analysis's, made once)."""
     groups: dict[tuple[Any, ...], list[Access]] = {}
+    keys: dict[int, tuple[Any, ...] | None] = {}  # id(array) -> its group's key; the planes hold them
     for node, planes in enumerate(node_planes):
         for name, array, role in planes:
-            if not is_plane(array):
-                continue  # a value: no edges
-            if (array.size if type(array) is np.ndarray else np.size(array)) == 0:
+            key = keys.get(id(array), _UNSEEN)
+            if key is _UNSEEN:
+                key = keys[id(array)] = _group_key(array, view)
+            if key is None:
                 continue
             acc = Access(node, name, array, role in ("read", "readwrite"), role in ("write", "readwrite"))
-            groups.setdefault(_view_key(array, view), []).append(acc)
+            groups.setdefault(key, []).append(acc)
     ordered = list(groups.values())
     group_of = {id(a): g for g, accs in enumerate(ordered) for a in accs}
     edges: set[Edge] = set()
