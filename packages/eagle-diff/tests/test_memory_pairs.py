@@ -11,7 +11,8 @@ from eagle.diff.views import extent
 def _sweep(arrays):
     """The pairs by extent order and np.shares_memory: what pairs() answered before libeagle's index."""
     spans = sorted(((extent(a), p, a) for p, a in arrays.items() if a.size), key=lambda span: span[0])
-    return [(p, q) for k, (_, p, a) in enumerate(spans) for _, q, b in spans[k + 1:] if np.shares_memory(a, b)]
+    return [(p, q) for k, (_, p, a) in enumerate(spans) for _, q, b in spans[k + 1:]
+            if np.shares_memory(a, b)]
 
 
 def test_pairs_match_shares_memory_in_the_same_order():

@@ -45,11 +45,12 @@ def test_fork_edges_are_the_edges_within_each_fork():
         g = _random_graph(rng)
         analysis = g._analyze()
         fork_of = {i: f for f, fork in enumerate(analysis.forks) for branch in fork for i in branch}
+        full = Analysis(g._nodes).edges()
+        assert _within(analysis.fork_edges(), fork_of) == _within(full, fork_of)
 
-        def within(edges):
-            return {e for e in edges if e.src in fork_of and fork_of[e.src] == fork_of.get(e.dst)}
 
-        assert within(analysis.fork_edges()) == within(Analysis(g._nodes).edges())
+def _within(edges, fork_of):
+    return {e for e in edges if e.src in fork_of and fork_of[e.src] == fork_of.get(e.dst)}
 
 
 def test_a_graph_without_forks_derives_no_edges_at_build():
@@ -117,8 +118,8 @@ def test_the_device_planes_must_live_on_one_gpu():
     class OnDevice:
         def __init__(self, device):
             self.device = device
-            self.__cuda_array_interface__ = {"shape": (4,), "typestr": "<f8", "data": (4096 * (device + 1), False),
-                                             "version": 3, "strides": None}
+            self.__cuda_array_interface__ = {"shape": (4,), "typestr": "<f8", "version": 3,
+                                             "data": (4096 * (device + 1), False), "strides": None}
 
     analysis = Analysis([_node({"a": OnDevice(0)}, {"b": OnDevice(1)})])
     with pytest.raises(ValueError, match="one graph runs on one GPU"):

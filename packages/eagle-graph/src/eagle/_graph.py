@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from eagle import _core
+from eagle._analysis import Analysis
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
-from eagle._analysis import Analysis
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._gpu_program import GpuProgram

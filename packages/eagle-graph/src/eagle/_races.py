@@ -48,7 +48,8 @@ def refuse_races(analysis: Analysis, nodes: Sequence[Node], labels: Sequence[str
             f"{pb!r} share memory; give each branch its own plane or put them in one branch")
 
 
-def _waits(nodes: Sequence[Node], forks: Forks, place: dict[int, tuple[int, int, int]]) -> set[tuple[int, int]]:
+def _waits(nodes: Sequence[Node], forks: Forks,
+           place: dict[int, tuple[int, int, int]]) -> set[tuple[int, int]]:
     """(earlier, later) pairs of node indices that a wait orders."""
     index = {id(node): i for i, node in enumerate(nodes)}
     ordered = set()
