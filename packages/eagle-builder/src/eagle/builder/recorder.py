@@ -223,6 +223,8 @@ class Recorder:
         return array
 
     def innermost_device_body(self) -> _DeviceBody | None:
+        if not self.device_bodies:  # asked at every kernel call: most graphs have no device body
+            return None
         return next((self.device_bodies[id(b)] for b in reversed(self.stack) if id(b) in self.device_bodies),
                     None)
 
