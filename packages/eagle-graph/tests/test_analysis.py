@@ -38,19 +38,22 @@ def _random_graph(rng: np.random.Generator) -> eagle.Graph:
     return g
 
 
-def test_fork_edges_are_the_edges_within_each_fork():
-    """Deriving over the forks' nodes only finds every edge whose ends lie in one fork."""
+def test_fork_edges_are_the_edges_between_siblings():
+    """Deriving over the nodes of the forks whose branches share memory finds every edge
+    between two branches of one fork."""
     rng = np.random.default_rng(18)
-    for _ in range(300):
+    for _ in range(400):
         g = _random_graph(rng)
         analysis = g._analyze()
-        fork_of = {i: f for f, fork in enumerate(analysis.forks) for branch in fork for i in branch}
+        place = {i: (f, b) for f, fork in enumerate(analysis.forks) for b, branch in enumerate(fork)
+                 for i in branch}
         full = Analysis(g._nodes).edges()
-        assert _within(analysis.fork_edges(), fork_of) == _within(full, fork_of)
+        assert _siblings(analysis.fork_edges(), place) == _siblings(full, place)
 
 
-def _within(edges, fork_of):
-    return {e for e in edges if e.src in fork_of and fork_of[e.src] == fork_of.get(e.dst)}
+def _siblings(edges, place):
+    return {e for e in edges if e.src in place and e.dst in place
+            and place[e.src][0] == place[e.dst][0] and place[e.src][1] != place[e.dst][1]}
 
 
 def test_a_graph_without_forks_derives_no_edges_at_build():

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from eagle._cuda import device_of, on_device
-from eagle._edges import Edge, derive_edges, is_plane
+from eagle._edges import Edge, derive_edges, group_key, is_plane
 from eagle._kinds import Node, PlaneTuple
-from eagle._views import overlap, view_of
+from eagle._views import candidate_pairs, overlap, view_of
 
 #: Per fork, its branches as lists of node indices.
 Forks = Sequence[Sequence[Sequence[int]]]
@@ -61,19 +61,50 @@ class Analysis:
         return self._edges
 
     def fork_edges(self) -> list[Edge]:
-        """The edges whose two ends lie in one fork (others may be left out): what the race check
-        reads.  None without a fork; with forks that each hold a run of consecutive nodes, those
-        of the forks only: an edge into a fork's node comes from the last writer or the readers
-        since it, and when those are in the fork, every access between them is too."""
+        """Every edge that joins two branches of one fork (others may be there too): what the
+        race check reads.  With forks that each hold a run of consecutive nodes, derived over
+        the nodes of the forks whose branches share memory only: an edge into a fork's node
+        comes from the last writer or the readers since it, and when those are in the fork,
+        every access between them is too."""
         if self._fork_edges is None:
             members = [sorted(i for branch in fork for i in branch) for fork in self.forks]
             if self._edges is not None or not all(m[-1] - m[0] + 1 == len(m) for m in members if m):
                 self._fork_edges = self.edges()
             else:
-                inside = sorted({i for m in members for i in m})
+                inside = sorted({i for f in self._contended() for i in members[f]})
                 local = derive_edges([self.planes[i] for i in inside], self.view)
                 self._fork_edges = [Edge(inside[e.src], inside[e.dst], e.plane, e.kind) for e in local]
         return self._fork_edges
+
+    def _contended(self) -> list[int]:
+        """The forks where two branches touch memory in common, one of them writing it: only
+        there can an edge join siblings (every edge joins two accesses of one memory, one a
+        write).  Exact where it matters: the overlap test keeps a pair it cannot rule out."""
+        touched: list[dict[tuple[Any, ...], tuple[set[int], bool]]] = []  # per fork: key -> branches, writes
+        first: dict[tuple[Any, ...], Any] = {}  # key -> an array of that view
+        written: dict[tuple[Any, ...], bool] = {}
+        for fork in self.forks:
+            keys: dict[tuple[Any, ...], tuple[set[int], bool]] = {}
+            for b, branch in enumerate(fork):
+                for i in branch:
+                    for _, array, role in self.planes[i]:
+                        key = group_key(array, self.view)
+                        if key is None:
+                            continue
+                        branches, writes = keys.get(key, (set(), False))
+                        branches.add(b)
+                        keys[key] = (branches, writes or role != "read")
+                        first.setdefault(key, array)
+                        written[key] = written.get(key, False) or role != "read"
+            touched.append(keys)
+        order = list(first)
+        partners: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+        if len(order) > 1:
+            pairs = candidate_pairs([self.view(first[key]) for key in order], [written[key] for key in order])
+            for i, j in pairs.tolist():
+                partners.setdefault(order[i], []).append(order[j])
+                partners.setdefault(order[j], []).append(order[i])
+        return [f for f, keys in enumerate(touched) if _siblings_share(keys, partners)]
 
     def racing_planes(self, a: int, b: int, fallback: str) -> tuple[str, str]:
         """The names of a written plane of node ``a`` or ``b`` and a plane of the other sharing
@@ -95,3 +126,16 @@ class Analysis:
             raise ValueError(f"eagle.Graph.build: the graph's device planes live on GPUs {sorted(devices)}; "
                              "one graph runs on one GPU: copy them to one device")
         return devices.pop()
+
+
+def _siblings_share(keys: dict[tuple[Any, ...], tuple[set[int], bool]],
+                    partners: dict[tuple[Any, ...], list[tuple[Any, ...]]]) -> bool:
+    """Whether two branches of one fork touch one view (one writing it) or two views that may
+    overlap (the candidate pairs, which hold a write)."""
+    for key, (branches, writes) in keys.items():
+        if writes and len(branches) > 1:
+            return True
+        for other in partners.get(key, ()):
+            if other in keys and (len(branches | keys[other][0]) > 1):
+                return True
+    return False

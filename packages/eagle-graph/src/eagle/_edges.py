@@ -133,9 +133,9 @@ def _walk(accesses: list[Access], edges: set[Edge], between: tuple[int, int] | N
 _UNSEEN: Any = object()
 
 
-def _group_key(array: Any, view: Callable[[Any], Any]) -> tuple[Any, ...] | None:
-    """The key of the accesses to the very view ``array`` is; None for what carries no edges
-    (a value, an empty array)."""
+def group_key(array: Any, view: Callable[[Any], Any]) -> tuple[Any, ...] | None:
+    """The key shared by the accesses to the very view ``array`` is (device, address, item size,
+    shape, strides); None for what carries no edges (a value, an empty array)."""
     if not is_plane(array) or (array.size if type(array) is np.ndarray else np.size(array)) == 0:
         return None
     return _view_key(array, view)
@@ -151,7 +151,7 @@ def derive_edges(node_planes: list[list[tuple[str, Any, str]]],
         for name, array, role in planes:
             key = keys.get(id(array), _UNSEEN)
             if key is _UNSEEN:
-                key = keys[id(array)] = _group_key(array, view)
+                key = keys[id(array)] = group_key(array, view)
             if key is None:
                 continue
             acc = Access(node, name, array, role in ("read", "readwrite"), role in ("write", "readwrite"))
