@@ -43,6 +43,7 @@ class Analysis:
         # id(array) -> (array, its view): holding the array keeps its id from being reused by
         # another (a lowering may view a temporary of its own).
         self._views: dict[int, tuple[Any, Any]] = {}
+        self._keys: dict[int, tuple[Any, tuple[Any, ...] | None]] = {}  # id(array) -> (it, its group key)
         self._edges: list[Edge] | None = None
         self._fork_edges: list[Edge] | None = None
 
@@ -52,6 +53,13 @@ class Analysis:
         held = self._views.get(id(array))
         if held is None:
             held = self._views[id(array)] = (array, view_of(array))
+        return held[1]
+
+    def key(self, array: Any) -> tuple[Any, ...] | None:
+        """The group key of ``array``'s view (``eagle._edges.group_key``), worked out once."""
+        held = self._keys.get(id(array))
+        if held is None:
+            held = self._keys[id(array)] = (array, group_key(array, self.view))
         return held[1]
 
     def edges(self) -> list[Edge]:
@@ -67,7 +75,7 @@ class Analysis:
         comes from the last writer or the readers since it, and when those are in the fork,
         every access between them is too."""
         if self._fork_edges is None:
-            members = [sorted(i for branch in fork for i in branch) for fork in self.forks]
+            members = [sorted([i for branch in fork for i in branch]) for fork in self.forks]
             if self._edges is not None or not all(m[-1] - m[0] + 1 == len(m) for m in members if m):
                 self._fork_edges = self.edges()
             else:
@@ -88,7 +96,7 @@ class Analysis:
             for b, branch in enumerate(fork):
                 for i in branch:
                     for _, array, role in self.planes[i]:
-                        key = group_key(array, self.view)
+                        key = self.key(array)
                         if key is None:
                             continue
                         branches, writes = keys.get(key, (set(), False))
