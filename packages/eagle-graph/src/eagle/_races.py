@@ -29,12 +29,13 @@ def refuse_races(analysis: Analysis, nodes: Sequence[Node], labels: Sequence[str
                  api: str = "eagle.Graph.build") -> None:
     """:func:`refuse_sibling_races` over the nodes and forks of a build's analysis."""
     forks = analysis.forks
-    if not forks:
+    edges = analysis.fork_edges() if forks else []
+    if not edges:
         return
     place = {i: (f, b, position) for f, branches in enumerate(forks)
              for b, branch in enumerate(branches) for position, i in enumerate(branch)}
     ordered = _waits(nodes, forks, place)
-    for edge in analysis.fork_edges():
+    for edge in edges:
         a, b = place.get(edge.src), place.get(edge.dst)
         if not (a and b and a[0] == b[0] and a[1] != b[1]):
             continue
