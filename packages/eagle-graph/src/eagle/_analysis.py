@@ -3,13 +3,15 @@
 A build asks the same questions of its nodes several times: which planes each
 touches, what libeagle view each array is, which planes live on a device,
 which nodes conflict.  :class:`Analysis` answers each once and keeps the
-answer: the race check, the backend choice, ``Graph.edges()`` (and the
-pictures through it) and the lowerings read it, and the views it made are the
-ones the lowering passes to libeagle.  Later passes (fusion, the buffer plan)
-hang their results on it the same way.
+answer on the built graph: the race check, the backend choice, the GPU
+lowering's device, ``Graph.edges()`` (and the pictures through it) read it,
+and the views it made are the ones the host lowering passes to libeagle.  It
+is the place for what later passes work out per build (fusion, the buffer
+plan).
 
 Edges are derived only when asked for.  The race check asks only for the edges
-among the nodes of forks, so a graph without a fork derives none at build.
+between the branches of a fork, so a graph without a fork, or whose forks' branches
+share no memory, derives none at build; ``Graph.edges()`` derives all of them, once.
 """
 
 from __future__ import annotations

@@ -347,7 +347,8 @@ class Graph:
 
     # -------------------------------------------------------------- build
     def build(self, backend: str | None = None, dispatch: str | None = None) -> Graph:
-        """Derive the edges, refuse what could race, and lower the graph once."""
+        """Analyze the nodes once (planes, views, devices, forks; the edges where a fork needs
+        them), refuse what could race, and lower the graph once; the analysis is kept."""
         with self._guard("eagle.Graph.build"):
             if self._program is not None:
                 raise RuntimeError("eagle.Graph.build: the graph is already built; a second build is "
