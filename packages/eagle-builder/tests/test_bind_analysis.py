@@ -41,7 +41,7 @@ def test_bind_reads_the_new_arrays_and_a_refused_bind_the_old():
     g.launch()
     assert c.tolist() == [1.0] * 4 and a.tolist() == [0.0] * 4
     bound = _planes(g)
-    with pytest.raises(eagle.SiblingRace, match="eagle.Graph.bind: .* are siblings"):
+    with pytest.raises(eagle.SiblingRace, match=r"eagle\.Graph\.bind: .* are siblings"):
         g.bind(a=b)  # both branches would write b
     assert _planes(g) == bound != before
     g.launch()
