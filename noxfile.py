@@ -35,6 +35,9 @@ SANITIZE_TESTS = ["packages/eagle-graph/tests", "packages/eagle-builder/tests",
 FUZZ_SMOKE = "20"
 #: Programs per fuzz test in the fuzz session, and the kernel pools they are drawn over.
 FUZZ_PROGRAMS, FUZZ_POOLS = "10000", "16"
+#: The clang-format that holds libeagle's C to libeagle/.clang-format: pinned, because another
+#: version may lay out the same code differently.
+CLANG_FORMAT = "clang-format==23.1.5"
 
 
 def install_all(session: nox.Session) -> None:
@@ -125,11 +128,24 @@ def viz(session: nox.Session) -> None:
     session.run("pytest", "-q", "packages/eagle-viz/tests", *session.posargs, env=env)
 
 
+def c_sources() -> list[str]:
+    """libeagle's C files, the ones libeagle/.clang-format governs."""
+    return sorted(str(p) for p in (ROOT / "libeagle").rglob("*.[ch]"))
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff over everything."""
-    session.install("ruff>=0.6")
+    """ruff over everything, and clang-format over libeagle's C (`nox -s c_format` fixes it)."""
+    session.install("ruff>=0.6", CLANG_FORMAT)
     session.run("ruff", "check", ".")
+    session.run("clang-format", "--dry-run", "--Werror", *c_sources())
+
+
+@nox.session(default=False)
+def c_format(session: nox.Session) -> None:
+    """Lay libeagle's C out in place with libeagle/.clang-format, as the lint session checks it."""
+    session.install(CLANG_FORMAT)
+    session.run("clang-format", "-i", *c_sources())
 
 
 @nox.session

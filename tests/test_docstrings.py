@@ -27,6 +27,7 @@ PUBLIC: dict[str, list[str] | None] = {
     "eagle.native": ["compile_library", "Library", "CompileError", "CacheWarning", "cache_dir", "cached",
                      "lookup", "include_dir"],
     "eagle.demo": ["main", "whole", "numpy_whole"],
+    "eagle.extend": ["view", "GraphView", "state", "Recording", "recording", "flatten", "unflatten"],
     "eagle.builder": None,
     "eagle.viz": None,
     "eagle.diff": None,

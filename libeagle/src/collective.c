@@ -48,8 +48,9 @@ static int collect_item(item *it, reduce_list *l, int forked)
     switch (it->kind) {
     case ITEM_REDUCE:
         if (forked)
-            return eagle_fail(EAGLE_ERR_ARG, "eagle_program_set_collective: a reduce item in a "
-                                             "branch_tasks stage: ranks would run it out of order");
+            return eagle_fail(EAGLE_ERR_ARG,
+                              "eagle_program_set_collective: a reduce item in a "
+                              "branch_tasks stage: ranks would run it out of order");
         return push(l, &it->u.reduce);
     case ITEM_IF:
     case ITEM_SWITCH:
@@ -66,12 +67,12 @@ static int collect_item(item *it, reduce_list *l, int forked)
 
 static int collect(eagle_program *p, reduce_list *l, int forked)
 {
-    for (int32_t s = 0; s < p->n; ++s) {
-        const stage *st = &p->stages[s];
+    for (int32_t s = 0; s < p->st.n; ++s) {
+        const stage *st = &p->st.v[s];
         int tasks = forked || (st->schedule == EAGLE_BRANCH_TASKS && st->n > 1);
         for (int32_t b = 0; b < st->n; ++b)
             for (int32_t i = 0; i < st->branches[b].n; ++i) {
-                int rc = collect_item(&st->branches[b].items[i], l, tasks);
+                int rc = collect_item(BRANCH_ITEM(item, &st->branches[b], i), l, tasks);
                 if (rc)
                     return rc;
             }
@@ -89,12 +90,14 @@ static int gather_i64(const eagle_collective *c, const int64_t *mine, int64_t k,
         counts[r] = k;
     int failed = c->allgather(c->ctx, mine, out, counts, EAGLE_I64);
     free(counts);
-    return failed ? eagle_fail(EAGLE_ERR_COLLECTIVE, "eagle_program_set_collective: the allgather failed")
-                  : EAGLE_OK;
+    return failed
+        ? eagle_fail(EAGLE_ERR_COLLECTIVE, "eagle_program_set_collective: the allgather failed")
+        : EAGLE_OK;
 }
 
 /* Give reduce item j its ranks' block counts; ns holds every rank's k sizes. */
-static int place_item(const eagle_collective *c, reduce_item *r, const int64_t *ns, int64_t k, int64_t j)
+static int place_item(const eagle_collective *c, reduce_item *r, const int64_t *ns, int64_t k,
+                      int64_t j)
 {
     r->rank_blocks = calloc((size_t)c->size, sizeof *r->rank_blocks);
     if (!r->rank_blocks)
@@ -107,16 +110,19 @@ static int place_item(const eagle_collective *c, reduce_item *r, const int64_t *
         /* A kernel writes its cells (loop guards) per sample: a rank with no
          * samples would keep stale ones and leave the others' loops. */
         if (n == 0)
-            return eagle_fail(EAGLE_ERR_COLLECTIVE,
-                              "eagle_program_set_collective: reduction %lld: rank %d holds no samples; "
-                              "every rank needs at least one: run on at most as many ranks as there are "
-                              "blocks of %d samples", (long long)j, q, EAGLE_BLOCK);
+            return eagle_fail(
+                EAGLE_ERR_COLLECTIVE,
+                "eagle_program_set_collective: reduction %lld: rank %d holds no samples; "
+                "every rank needs at least one: run on at most as many ranks as there are "
+                "blocks of %d samples",
+                (long long)j, q, EAGLE_BLOCK);
         if (ragged >= 0)
-            return eagle_fail(EAGLE_ERR_COLLECTIVE,
-                              "eagle_program_set_collective: reduction %lld: rank %d holds %lld samples, "
-                              "not whole blocks of %d, yet rank %d after it holds samples: cut the batch "
-                              "with eagle.shard", (long long)j, ragged, (long long)ns[ragged * k + j],
-                              EAGLE_BLOCK, q);
+            return eagle_fail(
+                EAGLE_ERR_COLLECTIVE,
+                "eagle_program_set_collective: reduction %lld: rank %d holds %lld samples, "
+                "not whole blocks of %d, yet rank %d after it holds samples: cut the batch "
+                "with eagle.shard",
+                (long long)j, ragged, (long long)ns[ragged * k + j], EAGLE_BLOCK, q);
         if (n % EAGLE_BLOCK)
             ragged = q;
         r->rank_blocks[q] = (n + EAGLE_BLOCK - 1) / EAGLE_BLOCK;
@@ -136,14 +142,16 @@ static int exchange(const eagle_collective *c, reduce_list *l)
     int64_t *all = malloc((size_t)c->size * sizeof *all);
     int64_t *mine = malloc((size_t)(k ? k : 1) * sizeof *mine);
     int64_t *ns = malloc((size_t)(c->size * (k ? k : 1)) * sizeof *ns);
-    int rc = all && mine && ns ? gather_i64(c, &k, 1, all)
-                               : eagle_fail(EAGLE_ERR_NOMEM, "eagle_program_set_collective: out of memory");
+    int rc = all && mine && ns
+        ? gather_i64(c, &k, 1, all)
+        : eagle_fail(EAGLE_ERR_NOMEM, "eagle_program_set_collective: out of memory");
     for (int32_t q = 0; q < c->size && !rc; ++q)
         if (all[q] != k)
-            rc = eagle_fail(EAGLE_ERR_COLLECTIVE,
-                            "eagle_program_set_collective: rank %d's program has %lld reductions, rank %d's "
-                            "has %lld: every rank must run the same program", c->rank, (long long)k, q,
-                            (long long)all[q]);
+            rc = eagle_fail(
+                EAGLE_ERR_COLLECTIVE,
+                "eagle_program_set_collective: rank %d's program has %lld reductions, rank %d's "
+                "has %lld: every rank must run the same program",
+                c->rank, (long long)k, q, (long long)all[q]);
     for (int64_t j = 0; j < k && !rc; ++j)
         mine[j] = l->items[j]->n;
     if (!rc && k)
@@ -156,14 +164,17 @@ static int exchange(const eagle_collective *c, reduce_list *l)
 
 EAGLE_API int eagle_program_set_collective(eagle_program *p, const eagle_collective *c)
 {
-    if (!p || !c || !c->allreduce || !c->allgather || c->size < 1 || c->rank < 0 || c->rank >= c->size)
+    if (!p || !c || !c->allreduce || !c->allgather || c->size < 1 || c->rank < 0
+        || c->rank >= c->size)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_program_set_collective: bad arguments");
     if (!p->finalized || p->owner || p->coll.size)
-        return eagle_fail(EAGLE_ERR_STATE, "eagle_program_set_collective: once, on a finalized "
-                                           "top-level program");
+        return eagle_fail(EAGLE_ERR_STATE,
+                          "eagle_program_set_collective: once, on a finalized "
+                          "top-level program");
     if (p->logical != INT64_MAX)
-        return eagle_fail(EAGLE_ERR_STATE, "eagle_program_set_collective: the program has a logical "
-                                           "size: each rank's sample count is fixed by its shard");
+        return eagle_fail(EAGLE_ERR_STATE,
+                          "eagle_program_set_collective: the program has a logical "
+                          "size: each rank's sample count is fixed by its shard");
     reduce_list l = {0};
     int rc = collect(p, &l, 0);
     if (!rc)
@@ -203,7 +214,9 @@ int collective_finish(const eagle_collective *c, const reduce_item *r, int64_t n
      * wraps only in the unsigned type of its width. */
     int32_t op = r->op == EAGLE_ALL ? EAGLE_MIN : r->op == EAGLE_ANY ? EAGLE_MAX : r->op;
     int32_t dtype = op != EAGLE_SUM ? r->dtype
-                    : r->dtype == EAGLE_I64 ? EAGLE_U64 : r->dtype == EAGLE_I32 ? EAGLE_U32 : r->dtype;
+        : r->dtype == EAGLE_I64     ? EAGLE_U64
+        : r->dtype == EAGLE_I32     ? EAGLE_U32
+                                    : r->dtype;
     if (c->allreduce(c->ctx, value, dtype, op))
         return EAGLE_ERR_COLLECTIVE;
     memcpy(r->out, value, (size_t)reduce_itemsize(r->dtype));

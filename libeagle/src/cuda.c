@@ -45,7 +45,8 @@ static const char *error_hint(eg_CUresult r)
     case EG_CUDA_ERROR_OUT_OF_MEMORY:
         return "free device memory or use smaller arrays";
     case EG_CUDA_ERROR_NO_BINARY_FOR_GPU:
-        return "the image has no code for this GPU: load PTX, or a cubin built for its architecture";
+        return "the image has no code for this GPU: load PTX, or a cubin built for its "
+               "architecture";
     case EG_CUDA_ERROR_INVALID_PTX:
         return "the PTX text does not compile for this GPU";
     case EG_CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
@@ -69,7 +70,8 @@ int cu_check(eg_CUresult r, const char *api, const char *call)
         return EAGLE_OK;
     const char *hint = error_hint(r);
     return eagle_fail(EAGLE_ERR_CUDA, "%s: %s failed with %s (%d); %s%s", api, call, error_name(r),
-                      (int)r, hint ? hint : "see the CUDA driver API documentation of ", hint ? "" : call);
+                      (int)r, hint ? hint : "see the CUDA driver API documentation of ",
+                      hint ? "" : call);
 }
 
 static void load_failed(int status, const char *fmt, ...)
@@ -102,11 +104,12 @@ static int resolve_entry_points(void)
         eg_CUresult r = drv.cuGetProcAddress(e->name, &fn, e->version,
                                              EG_CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found);
         if (r != EG_CUDA_SUCCESS || !fn) {
-            load_failed(EAGLE_ERR_NO_DRIVER,
-                        "the CUDA driver (%d.%d) has no %s of CUDA %d.%d (cuGetProcAddress: result %d, "
-                        "status %d); update the NVIDIA driver",
-                        drv.version / 1000, drv.version % 1000 / 10, e->name, e->version / 1000,
-                        e->version % 1000 / 10, (int)r, (int)found);
+            load_failed(
+                EAGLE_ERR_NO_DRIVER,
+                "the CUDA driver (%d.%d) has no %s of CUDA %d.%d (cuGetProcAddress: result %d, "
+                "status %d); update the NVIDIA driver",
+                drv.version / 1000, drv.version % 1000 / 10, e->name, e->version / 1000,
+                e->version % 1000 / 10, (int)r, (int)found);
             return -1;
         }
         memcpy((char *)&drv + e->offset, &fn, sizeof fn);
@@ -238,8 +241,9 @@ EAGLE_API int eagle_cuda_host_alloc(int device, size_t bytes, void **host)
     *host = NULL;
     int rc = cuda_enter(device, "eagle_cuda_host_alloc", &d);
     unsigned flags = EG_CU_MEMHOSTALLOC_PORTABLE | EG_CU_MEMHOSTALLOC_DEVICEMAP;
-    return rc ? rc : cu_check(drv.cuMemHostAlloc(host, bytes, flags), "eagle_cuda_host_alloc",
-                              "cuMemHostAlloc");
+    return rc ? rc
+              : cu_check(drv.cuMemHostAlloc(host, bytes, flags), "eagle_cuda_host_alloc",
+                         "cuMemHostAlloc");
 }
 
 EAGLE_API int eagle_cuda_host_free(int device, void *host)
@@ -265,7 +269,8 @@ EAGLE_API int eagle_cuda_module_load(int device, const void *image, void **modul
     int rc = cuda_enter(device, "eagle_cuda_module_load", &d);
     eg_CUmodule m = NULL;
     if (!rc)
-        rc = cu_check(drv.cuModuleLoadData(&m, image), "eagle_cuda_module_load", "cuModuleLoadData");
+        rc = cu_check(drv.cuModuleLoadData(&m, image), "eagle_cuda_module_load",
+                      "cuModuleLoadData");
     *module = m;
     return rc;
 }
@@ -290,8 +295,9 @@ EAGLE_API int eagle_cuda_module_unload(int device, void *module)
 {
     cuda_device *d;
     int rc = cuda_enter(device, "eagle_cuda_module_unload", &d);
-    return rc ? rc : cu_check(drv.cuModuleUnload((eg_CUmodule)module), "eagle_cuda_module_unload",
-                              "cuModuleUnload");
+    return rc ? rc
+              : cu_check(drv.cuModuleUnload((eg_CUmodule)module), "eagle_cuda_module_unload",
+                         "cuModuleUnload");
 }
 
 EAGLE_API int eagle_cuda_memory_type(int device, uint64_t address, int32_t *type)
@@ -304,7 +310,8 @@ EAGLE_API int eagle_cuda_memory_type(int device, uint64_t address, int32_t *type
     if (rc)
         return rc;
     int memory = 0;
-    eg_CUresult r = drv.cuPointerGetAttribute(&memory, EG_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+    eg_CUresult r = drv.cuPointerGetAttribute(&memory, EG_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                              address);
     if (r == EG_CUDA_ERROR_INVALID_VALUE) { /* memory the driver does not know: plain host memory */
         *type = EAGLE_MEMORY_PAGEABLE;
         return EAGLE_OK;
@@ -314,15 +321,17 @@ EAGLE_API int eagle_cuda_memory_type(int device, uint64_t address, int32_t *type
     return rc;
 }
 
-EAGLE_API int eagle_cuda_launch(int device, void *function, const uint32_t *grid, const uint32_t *block,
-                                uint32_t shared_bytes, uint64_t stream, const eagle_arg *args,
-                                int32_t nargs)
+EAGLE_API int eagle_cuda_launch(int device, void *function, const uint32_t *grid,
+                                const uint32_t *block, uint32_t shared_bytes, uint64_t stream,
+                                const eagle_arg *args, int32_t nargs)
 {
     cuda_device *d;
     const char *api = "eagle_cuda_launch";
     if (!function || !grid || !block || nargs < 0 || (nargs && !args))
-        return eagle_fail(EAGLE_ERR_ARG, "%s: a NULL function, grid or block, or args that do not "
-                          "match nargs", api);
+        return eagle_fail(EAGLE_ERR_ARG,
+                          "%s: a NULL function, grid or block, or args that do not "
+                          "match nargs",
+                          api);
     int rc = cuda_enter(device, api, &d);
     void **params = rc ? NULL : malloc((size_t)(nargs ? nargs : 1) * sizeof *params);
     if (!rc && !params)
@@ -330,8 +339,8 @@ EAGLE_API int eagle_cuda_launch(int device, void *function, const uint32_t *grid
     for (int32_t i = 0; !rc && i < nargs; ++i)
         params[i] = (void *)&args[i]; /* the driver reads each parameter's size from the slot */
     if (!rc)
-        rc = cu_check(drv.cuLaunchKernel((eg_CUfunction)function, grid[0], grid[1], grid[2], block[0],
-                                         block[1], block[2], shared_bytes,
+        rc = cu_check(drv.cuLaunchKernel((eg_CUfunction)function, grid[0], grid[1], grid[2],
+                                         block[0], block[1], block[2], shared_bytes,
                                          (eg_CUstream)(uintptr_t)stream, params, NULL),
                       api, "cuLaunchKernel");
     free(params);
@@ -349,11 +358,13 @@ EAGLE_API int eagle_cuda_device_arch(int device, int *major, int *minor)
     if (!rc)
         rc = cu_check(drv.cuDeviceGet(&dev, device), api, "cuDeviceGet");
     if (!rc)
-        rc = cu_check(drv.cuDeviceGetAttribute(major, EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                                               dev), api, "cuDeviceGetAttribute");
+        rc = cu_check(
+            drv.cuDeviceGetAttribute(major, EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+            api, "cuDeviceGetAttribute");
     if (!rc)
-        rc = cu_check(drv.cuDeviceGetAttribute(minor, EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                                               dev), api, "cuDeviceGetAttribute");
+        rc = cu_check(
+            drv.cuDeviceGetAttribute(minor, EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+            api, "cuDeviceGetAttribute");
     return rc;
 }
 

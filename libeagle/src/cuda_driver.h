@@ -16,50 +16,50 @@
 
 /* The two found with dlsym: cuDriverGetVersion under its own name (one ABI
  * only), cuGetProcAddress as the exported "cuGetProcAddress_v2" (12.0). */
-#define EG_DRIVER_BOOTSTRAP(X) \
+#define EG_DRIVER_BOOTSTRAP(X)  \
     X(cuDriverGetVersion, 2020) \
     X(cuGetProcAddress, 12000)
 
 /* Entry points with a version above the driver's stay NULL; the features
  * that need them check the driver version first. */
-#define EG_DRIVER_ENTRY_POINTS(X)               \
-    X(cuInit, 2000)                             \
-    X(cuGetErrorName, 6000)                     \
-    X(cuDeviceGetCount, 2000)                   \
-    X(cuDeviceGet, 2000)                        \
-    X(cuDevicePrimaryCtxRetain, 7000)           \
-    X(cuCtxSetCurrent, 4000)                    \
-    X(cuStreamCreate, 2000)                     \
-    X(cuStreamSynchronize, 2000)                \
-    X(cuStreamDestroy, 4000)                    \
-    X(cuMemAlloc, 3020)                         \
-    X(cuMemFree, 3020)                          \
-    X(cuMemcpy, 4000)                           \
-    X(cuMemHostAlloc, 2020)                     \
-    X(cuMemFreeHost, 2000)                      \
-    X(cuPointerGetAttribute, 4000)              \
-    X(cuModuleLoadData, 2000)                   \
-    X(cuModuleGetFunction, 2000)                \
-    X(cuModuleUnload, 2000)                     \
-    X(cuGraphCreate, 10000)                     \
-    X(cuGraphDestroy, 10000)                    \
-    X(cuGraphAddKernelNode, 12000)              \
-    X(cuGraphAddMemcpyNode, 10000)              \
-    X(cuGraphAddHostNode, 10000)                \
-    X(cuGraphAddEmptyNode, 10000)               \
-    X(cuGraphAddNode, 12030)                    \
-    X(cuGraphConditionalHandleCreate, 12030)    \
-    X(cuGraphInstantiateWithFlags, 11040)       \
-    X(cuGraphUpload, 11010)                     \
-    X(cuGraphLaunch, 10000)                     \
-    X(cuGraphExecDestroy, 10000)                \
-    X(cuGraphExecKernelNodeSetParams, 12000)    \
-    X(cuGraphExecMemcpyNodeSetParams, 10020)    \
-    X(cuLaunchKernel, 4000)                     \
-    X(cuStreamBeginCapture, 10010)              \
-    X(cuStreamEndCapture, 10000)                \
-    X(cuGraphAddChildGraphNode, 10000)          \
-    X(cuDeviceGetAttribute, 2000)               \
+#define EG_DRIVER_ENTRY_POINTS(X)            \
+    X(cuInit, 2000)                          \
+    X(cuGetErrorName, 6000)                  \
+    X(cuDeviceGetCount, 2000)                \
+    X(cuDeviceGet, 2000)                     \
+    X(cuDevicePrimaryCtxRetain, 7000)        \
+    X(cuCtxSetCurrent, 4000)                 \
+    X(cuStreamCreate, 2000)                  \
+    X(cuStreamSynchronize, 2000)             \
+    X(cuStreamDestroy, 4000)                 \
+    X(cuMemAlloc, 3020)                      \
+    X(cuMemFree, 3020)                       \
+    X(cuMemcpy, 4000)                        \
+    X(cuMemHostAlloc, 2020)                  \
+    X(cuMemFreeHost, 2000)                   \
+    X(cuPointerGetAttribute, 4000)           \
+    X(cuModuleLoadData, 2000)                \
+    X(cuModuleGetFunction, 2000)             \
+    X(cuModuleUnload, 2000)                  \
+    X(cuGraphCreate, 10000)                  \
+    X(cuGraphDestroy, 10000)                 \
+    X(cuGraphAddKernelNode, 12000)           \
+    X(cuGraphAddMemcpyNode, 10000)           \
+    X(cuGraphAddHostNode, 10000)             \
+    X(cuGraphAddEmptyNode, 10000)            \
+    X(cuGraphAddNode, 12030)                 \
+    X(cuGraphConditionalHandleCreate, 12030) \
+    X(cuGraphInstantiateWithFlags, 11040)    \
+    X(cuGraphUpload, 11010)                  \
+    X(cuGraphLaunch, 10000)                  \
+    X(cuGraphExecDestroy, 10000)             \
+    X(cuGraphExecKernelNodeSetParams, 12000) \
+    X(cuGraphExecMemcpyNodeSetParams, 10020) \
+    X(cuLaunchKernel, 4000)                  \
+    X(cuStreamBeginCapture, 10010)           \
+    X(cuStreamEndCapture, 10000)             \
+    X(cuGraphAddChildGraphNode, 10000)       \
+    X(cuDeviceGetAttribute, 2000)            \
     X(cuCtxSynchronize, 2000)
 
 typedef eg_CUresult (*eg_PFN_cuDriverGetVersion)(int *driverVersion);
@@ -110,10 +110,9 @@ typedef eg_CUresult (*eg_PFN_cuGraphAddNode)(eg_CUgraphNode *phGraphNode, eg_CUg
                                              const eg_CUgraphEdgeData *dependencyData,
                                              size_t numDependencies,
                                              eg_CUgraphNodeParams *nodeParams);
-typedef eg_CUresult (*eg_PFN_cuGraphConditionalHandleCreate)(eg_CUgraphConditionalHandle *pHandle_out,
-                                                             eg_CUgraph hGraph, eg_CUcontext ctx,
-                                                             unsigned int defaultLaunchValue,
-                                                             unsigned int flags);
+typedef eg_CUresult (*eg_PFN_cuGraphConditionalHandleCreate)(
+    eg_CUgraphConditionalHandle *pHandle_out, eg_CUgraph hGraph, eg_CUcontext ctx,
+    unsigned int defaultLaunchValue, unsigned int flags);
 typedef eg_CUresult (*eg_PFN_cuGraphInstantiateWithFlags)(eg_CUgraphExec *phGraphExec,
                                                           eg_CUgraph hGraph,
                                                           unsigned long long flags);
@@ -124,20 +123,24 @@ typedef eg_CUresult (*eg_PFN_cuGraphExecKernelNodeSetParams)(
     eg_CUgraphExec hGraphExec, eg_CUgraphNode hNode, const eg_CUDA_KERNEL_NODE_PARAMS *nodeParams);
 
 typedef eg_CUresult (*eg_PFN_cuGraphExecMemcpyNodeSetParams)(eg_CUgraphExec hGraphExec,
-                                                            eg_CUgraphNode hNode,
-                                                            const eg_CUDA_MEMCPY3D *copyParams,
-                                                            eg_CUcontext ctx);
+                                                             eg_CUgraphNode hNode,
+                                                             const eg_CUDA_MEMCPY3D *copyParams,
+                                                             eg_CUcontext ctx);
 
 typedef eg_CUresult (*eg_PFN_cuLaunchKernel)(eg_CUfunction f, unsigned int gridDimX,
                                              unsigned int gridDimY, unsigned int gridDimZ,
                                              unsigned int blockDimX, unsigned int blockDimY,
                                              unsigned int blockDimZ, unsigned int sharedMemBytes,
-                                             eg_CUstream hStream, void **kernelParams, void **extra);
-typedef eg_CUresult (*eg_PFN_cuStreamBeginCapture)(eg_CUstream hStream, eg_CUstreamCaptureMode mode);
+                                             eg_CUstream hStream, void **kernelParams,
+                                             void **extra);
+typedef eg_CUresult (*eg_PFN_cuStreamBeginCapture)(eg_CUstream hStream,
+                                                   eg_CUstreamCaptureMode mode);
 typedef eg_CUresult (*eg_PFN_cuStreamEndCapture)(eg_CUstream hStream, eg_CUgraph *phGraph);
-typedef eg_CUresult (*eg_PFN_cuGraphAddChildGraphNode)(eg_CUgraphNode *phGraphNode, eg_CUgraph hGraph,
+typedef eg_CUresult (*eg_PFN_cuGraphAddChildGraphNode)(eg_CUgraphNode *phGraphNode,
+                                                       eg_CUgraph hGraph,
                                                        const eg_CUgraphNode *dependencies,
-                                                       size_t numDependencies, eg_CUgraph childGraph);
+                                                       size_t numDependencies,
+                                                       eg_CUgraph childGraph);
 
 typedef eg_CUresult (*eg_PFN_cuDeviceGetAttribute)(int *pi, eg_CUdevice_attribute attrib,
                                                    eg_CUdevice dev);

@@ -122,9 +122,9 @@ typedef struct eg_CUDA_HOST_NODE_PARAMS { /* CUDA_HOST_NODE_PARAMS_v1 */
 
 typedef struct eg_CUDA_CONDITIONAL_NODE_PARAMS { /* 12.3 */
     eg_CUgraphConditionalHandle handle;
-    int type;                 /* EG_CU_GRAPH_COND_TYPE_* */
-    unsigned int size;        /* number of bodies */
-    eg_CUgraph *phGraph_out;  /* out: the driver-owned body graphs */
+    int type;                /* EG_CU_GRAPH_COND_TYPE_* */
+    unsigned int size;       /* number of bodies */
+    eg_CUgraph *phGraph_out; /* out: the driver-owned body graphs */
     eg_CUcontext ctx;
 } eg_CUDA_CONDITIONAL_NODE_PARAMS;
 

@@ -16,8 +16,6 @@ int eagle_fail(int status, const char *fmt, ...)
     return status;
 }
 
-void eagle_clear_error(void) { last_error[0] = '\0'; }
-
 EAGLE_API const char *eagle_last_error(void) { return last_error; }
 
 EAGLE_API int eagle_abi_version(void) { return EAGLE_ABI_VERSION; }

@@ -29,16 +29,23 @@
 
 /* How the items of one walk may run: in place only, and whether they are a
  * branch task of the stage being run (where signal and wait are live). */
-enum { MODE_TEAM = 0, MODE_SERIAL = 1, MODE_TASK = 2 };
+enum {
+    MODE_TEAM = 0,
+    MODE_SERIAL = 1,
+    MODE_TASK = 2
+};
 
 typedef struct run_ctx {
     eagle_program *root;
     int64_t logical;
-    int team;         /* threads held from the team: 0 not asked yet, 1 none */
+    int team;          /* threads held from the team: 0 not asked yet, 1 none */
     atomic_int status; /* the first error; every walk stops when it is set */
 } run_ctx;
 
-static int failed(run_ctx *c) { return atomic_load_explicit(&c->status, memory_order_relaxed) != 0; }
+static int failed(run_ctx *c)
+{
+    return atomic_load_explicit(&c->status, memory_order_relaxed) != 0;
+}
 
 static void fail(run_ctx *c, int status)
 {
@@ -271,7 +278,7 @@ static void run_wait(run_ctx *c, eagle_program *p, int32_t event, int mode)
 static void run_branch(run_ctx *c, eagle_program *p, const branch *br, int mode)
 {
     for (int32_t i = 0; i < br->n && !failed(c);) {
-        const item *it = &br->items[i];
+        const item *it = BRANCH_ITEM(const item, br, i);
         switch (it->kind) {
         case ITEM_KERNEL:
             run_kernels(c, it, mode);
@@ -323,8 +330,8 @@ static void tasks_job_fn(void *ctx)
 
 static void run_program(run_ctx *c, eagle_program *p, int mode)
 {
-    for (int32_t s = 0; s < p->n && !failed(c); ++s) {
-        const stage *st = &p->stages[s];
+    for (int32_t s = 0; s < p->st.n && !failed(c); ++s) {
+        const stage *st = &p->st.v[s];
         if (st->schedule == EAGLE_BRANCH_TASKS && st->n > 1 && use_team(c, mode)) {
             p->generation++;
             tasks_job job = {c, p, st, 0};

@@ -62,8 +62,12 @@ static eg_CUDA_KERNEL_NODE_PARAMS kernel_params(const kernel_desc *k, void **slo
         slots[i] = &k->args[i];
     return (eg_CUDA_KERNEL_NODE_PARAMS){
         .func = k->fn,
-        .gridDimX = k->grid[0], .gridDimY = k->grid[1], .gridDimZ = k->grid[2],
-        .blockDimX = k->block[0], .blockDimY = k->block[1], .blockDimZ = k->block[2],
+        .gridDimX = k->grid[0],
+        .gridDimY = k->grid[1],
+        .gridDimZ = k->grid[2],
+        .blockDimX = k->block[0],
+        .blockDimY = k->block[1],
+        .blockDimZ = k->block[2],
         .sharedMemBytes = k->shared,
         .kernelParams = k->nargs ? slots : NULL,
     };
@@ -94,23 +98,30 @@ static int check_copy_side(const char *api, uint64_t address, const char *side)
     int type = 0;
     eg_CUresult r = drv.cuPointerGetAttribute(&type, EG_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
     if (r == EG_CUDA_ERROR_INVALID_VALUE)
-        return eagle_fail(EAGLE_ERR_ARG, "%s: the %s of a copy (0x%llx) is pageable host memory; "
+        return eagle_fail(EAGLE_ERR_ARG,
+                          "%s: the %s of a copy (0x%llx) is pageable host memory; "
                           "a graph copies only device or pinned memory: allocate it with "
-                          "eagle_cuda_host_alloc", api, side, (unsigned long long)address);
+                          "eagle_cuda_host_alloc",
+                          api, side, (unsigned long long)address);
     return cu_check(r, api, "cuPointerGetAttribute");
 }
 
 /* The parameters of a copy of `bytes` from src to dst, after checking both sides. */
-static int copy_params(const char *api, uint64_t dst, uint64_t src, size_t bytes, eg_CUDA_MEMCPY3D *p)
+static int copy_params(const char *api, uint64_t dst, uint64_t src, size_t bytes,
+                       eg_CUDA_MEMCPY3D *p)
 {
     int rc = check_copy_side(api, src, "source");
     if (!rc)
         rc = check_copy_side(api, dst, "destination");
     /* UNIFIED on both sides: the driver works out the direction. */
     *p = (eg_CUDA_MEMCPY3D){
-        .srcMemoryType = EG_CU_MEMORYTYPE_UNIFIED, .srcDevice = src,
-        .dstMemoryType = EG_CU_MEMORYTYPE_UNIFIED, .dstDevice = dst,
-        .WidthInBytes = bytes, .Height = 1, .Depth = 1,
+        .srcMemoryType = EG_CU_MEMORYTYPE_UNIFIED,
+        .srcDevice = src,
+        .dstMemoryType = EG_CU_MEMORYTYPE_UNIFIED,
+        .dstDevice = dst,
+        .WidthInBytes = bytes,
+        .Height = 1,
+        .Depth = 1,
     };
     return rc;
 }
@@ -120,8 +131,9 @@ static int add_copy_node(const build *b, eg_CUgraph cg, const deps *d, const git
 {
     eg_CUDA_MEMCPY3D p;
     int rc = copy_params(b->api, it->u.copy.dst, it->u.copy.src, it->u.copy.bytes, &p);
-    return rc ? rc : cu_check(drv.cuGraphAddMemcpyNode(out, cg, d->v, d->n, &p, b->dev->ctx), b->api,
-                              "cuGraphAddMemcpyNode");
+    return rc ? rc
+              : cu_check(drv.cuGraphAddMemcpyNode(out, cg, d->v, d->n, &p, b->dev->ctx), b->api,
+                         "cuGraphAddMemcpyNode");
 }
 
 /* Capture the work fn enqueues on its stream, once, into a child graph node. */
@@ -129,8 +141,9 @@ static int add_captured(const build *b, eg_CUgraph cg, const deps *d, const capt
                         eg_CUgraphNode *out)
 {
     eg_CUstream s = c->stream ? (eg_CUstream)(uintptr_t)c->stream : NULL;
-    int rc = s ? EAGLE_OK : cu_check(drv.cuStreamCreate(&s, EG_CU_STREAM_NON_BLOCKING), b->api,
-                                     "cuStreamCreate");
+    int rc = s
+        ? EAGLE_OK
+        : cu_check(drv.cuStreamCreate(&s, EG_CU_STREAM_NON_BLOCKING), b->api, "cuStreamCreate");
     /* Relaxed: what fn's library does beside its launches (an allocation) is not refused, and a
      * non-blocking stream of its own: other work on the legacy stream does not break the capture. */
     if (!rc)
@@ -143,9 +156,11 @@ static int add_captured(const build *b, eg_CUgraph cg, const deps *d, const capt
     }
     int status = c->fn(c->ctx, (uint64_t)(uintptr_t)s);
     eg_CUgraph captured = NULL;
-    eg_CUresult r = drv.cuStreamEndCapture(s, &captured); /* ends the capture even after a failure */
+    eg_CUresult r = drv.cuStreamEndCapture(s,
+                                           &captured); /* ends the capture even after a failure */
     if (status)
-        rc = eagle_fail(EAGLE_ERR_CALLBACK, "%s: the captured function failed (%d)", b->api, status);
+        rc = eagle_fail(EAGLE_ERR_CALLBACK, "%s: the captured function failed (%d)", b->api,
+                        status);
     else
         rc = cu_check(r, b->api, "cuStreamEndCapture");
     if (!rc)
@@ -189,8 +204,8 @@ static int add_set_condition(const build *b, eg_CUgraph cg, const deps *d,
                              uint32_t k, eg_CUgraphNode *out)
 {
     eagle_arg args[4] = {{.u64 = handle}, {.u64 = cell}, {.u32 = op}, {.u32 = k}};
-    kernel_desc kd = {.fn = b->set_condition, .grid = {1, 1, 1}, .block = {1, 1, 1},
-                      .args = args, .nargs = 4};
+    kernel_desc kd = {
+        .fn = b->set_condition, .grid = {1, 1, 1}, .block = {1, 1, 1}, .args = args, .nargs = 4};
     return add_kernel_node(b, cg, d, &kd, out);
 }
 
@@ -310,7 +325,8 @@ static int add_switch(const build *b, eg_CUgraph cg, const deps *d, const cond_d
     eagle_gpu_graph **subs = calloc((size_t)narms + 1, sizeof *subs);
     uint32_t *ops = calloc((size_t)narms + 1, sizeof *ops);
     uint32_t *ks = calloc((size_t)narms + 1, sizeof *ks);
-    int rc = (subs && ops && ks) ? EAGLE_OK : eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", b->api);
+    int rc = (subs && ops && ks) ? EAGLE_OK
+                                 : eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", b->api);
     if (!rc && b->native_switch && narms + (c->dflt != NULL) > 0) {
         /* value min(*cell, narms) picks body narms, the default, past the arms. */
         memcpy(subs, c->arms, (size_t)narms * sizeof *subs);
@@ -368,9 +384,9 @@ static int add_item(const build *b, eg_CUgraph cg, const deps *d, gitem *it, eg_
     case GI_CAPTURE:
         return add_captured(b, cg, d, &it->u.capture, out);
     case GI_CHILD:
-        return cu_check(drv.cuGraphAddChildGraphNode(out, cg, d->v, d->n,
-                                                     (eg_CUgraph)(uintptr_t)it->u.child),
-                        b->api, "cuGraphAddChildGraphNode");
+        return cu_check(
+            drv.cuGraphAddChildGraphNode(out, cg, d->v, d->n, (eg_CUgraph)(uintptr_t)it->u.child),
+            b->api, "cuGraphAddChildGraphNode");
     }
     return eagle_fail(EAGLE_ERR_ARG, "%s: unknown item kind %d", b->api, (int)it->kind);
 }
@@ -379,18 +395,18 @@ static int add_item(const build *b, eg_CUgraph cg, const deps *d, gitem *it, eg_
  * node, which an earlier branch built. */
 static int add_wait(const build *b, const eagle_gpu_graph *g, const gitem *it, deps *d)
 {
-    node_ref r = g->nodes[it->u.wait];
-    eg_CUgraphNode waited = g->stages[r.stage].branches[r.branch].items[r.item].node;
+    eg_CUgraphNode waited = gpu_item(g, it->u.wait)->node;
     if (!waited)
-        return eagle_fail(EAGLE_ERR_ARG, "%s: a branch waits for item %d, which is not built before "
-                          "it: wait only for items of earlier branches or stages", b->api,
-                          (int)it->u.wait);
+        return eagle_fail(EAGLE_ERR_ARG,
+                          "%s: a branch waits for item %d, which is not built before "
+                          "it: wait only for items of earlier branches or stages",
+                          b->api, (int)it->u.wait);
     return deps_push(d, waited, b->api);
 }
 
 /* Add g's stages to cg after the nodes in *cur; on return *cur holds the
  * last node of every branch of the last non-empty stage. */
-static int build_branch(const build *b, const eagle_gpu_graph *g, const gbranch *br, eg_CUgraph cg,
+static int build_branch(const build *b, const eagle_gpu_graph *g, const branch *br, eg_CUgraph cg,
                         const deps *start, deps *sinks)
 {
     deps d = {0};
@@ -399,7 +415,7 @@ static int build_branch(const build *b, const eagle_gpu_graph *g, const gbranch 
     for (size_t i = 0; !rc && i < start->n; ++i)
         rc = deps_push(&d, start->v[i], b->api);
     for (int32_t i = 0; !rc && i < br->n; ++i) {
-        gitem *it = &br->items[i];
+        gitem *it = BRANCH_ITEM(gitem, br, i);
         if (it->kind == GI_WAIT) {
             rc = add_wait(b, g, it, &d);
             continue;
@@ -419,10 +435,10 @@ static int build_graph(const build *b, const eagle_gpu_graph *g, eg_CUgraph cg, 
 {
     deps sinks = {0};
     int rc = EAGLE_OK;
-    for (int32_t s = 0; !rc && s < g->n; ++s) {
+    for (int32_t s = 0; !rc && s < g->st.n; ++s) {
         sinks.n = 0;
-        for (int32_t i = 0; !rc && i < g->stages[s].n; ++i)
-            rc = build_branch(b, g, &g->stages[s].branches[i], cg, cur, &sinks);
+        for (int32_t i = 0; !rc && i < g->st.v[s].n; ++i)
+            rc = build_branch(b, g, &g->st.v[s].branches[i], cg, cur, &sinks);
         if (!rc && sinks.n) { /* an empty stage leaves *cur as it was */
             deps t = *cur;
             *cur = sinks;
@@ -433,21 +449,23 @@ static int build_graph(const build *b, const eagle_gpu_graph *g, eg_CUgraph cg, 
     return rc;
 }
 
+/* stages_each's test: is the item a conditional? */
+static int is_conditional(void *p, void *ctx)
+{
+    (void)ctx;
+    gitem_kind kind = ((const gitem *)p)->kind;
+    return kind == GI_IF || kind == GI_SWITCH || kind == GI_LOOP;
+}
+
 static int uses_conditionals(const eagle_gpu_graph *g)
 {
-    for (int32_t s = 0; s < g->n; ++s)
-        for (int32_t i = 0; i < g->stages[s].n; ++i)
-            for (int32_t k = 0; k < g->stages[s].branches[i].n; ++k) {
-                gitem_kind kind = g->stages[s].branches[i].items[k].kind;
-                if (kind == GI_IF || kind == GI_SWITCH || kind == GI_LOOP)
-                    return 1;
-            }
-    return 0;
+    return stages_each(&g->st, sizeof(gitem), is_conditional, NULL);
 }
 
 /* ---------------------------------------------------------- the public API */
 
-void gpu_release_cuda(eagle_gpu_graph *g)
+/* Wait for a top graph's replays and destroy its CUDA objects. */
+static void release_cuda(eagle_gpu_graph *g)
 {
     cuda_device *d;
     if (!g->exec && !g->graph && !g->stream)
@@ -467,15 +485,30 @@ void gpu_release_cuda(eagle_gpu_graph *g)
     g->stream = NULL;
 }
 
+/* Here rather than in gpu_graph.c, which never talks to the driver: only a
+ * top graph holds CUDA objects (a sub-graph is never instantiated). */
+EAGLE_API void eagle_gpu_graph_free(eagle_gpu_graph *g)
+{
+    if (g && g->owner) {
+        eagle_fail(EAGLE_ERR_STATE, "eagle_gpu_graph_free: a sub-graph is freed with its graph");
+        return;
+    }
+    if (g)
+        release_cuda(g);
+    gpu_graph_free(g);
+}
+
 static int prepare(build *b, const eagle_gpu_graph *g, int device, int32_t flags)
 {
     int rc = cuda_enter(device, b->api, &b->dev);
     if (rc || !uses_conditionals(g))
         return rc;
     if (drv.version < CONDITIONAL_DRIVER)
-        return eagle_fail(EAGLE_ERR_DRIVER_TOO_OLD, "%s: the graph has conditional nodes, which "
+        return eagle_fail(EAGLE_ERR_DRIVER_TOO_OLD,
+                          "%s: the graph has conditional nodes, which "
                           "need a CUDA 12.3 driver or newer; this driver is CUDA %d.%d: update the "
-                          "NVIDIA driver", b->api, drv.version / 1000, drv.version % 1000 / 10);
+                          "NVIDIA driver",
+                          b->api, drv.version / 1000, drv.version % 1000 / 10);
     b->native_if_else = !(flags & EAGLE_GPU_PLAIN_IF) && drv.version >= IF_ELSE_DRIVER;
     b->native_switch = !(flags & EAGLE_GPU_PLAIN_IF) && drv.version >= SWITCH_DRIVER;
     return cuda_condition_kernel(b->dev, b->api, &b->set_condition);
@@ -502,7 +535,7 @@ static int instantiate(const build *b, eagle_gpu_graph *g)
     if (!rc)
         rc = cu_check(drv.cuGraphUpload(g->exec, g->stream), b->api, "cuGraphUpload");
     if (rc)
-        gpu_release_cuda(g);
+        release_cuda(g);
     else
         g->stats[EAGLE_GPU_STAT_GRAPH_BUILDS]++;
     return rc;
@@ -514,7 +547,8 @@ EAGLE_API int eagle_gpu_instantiate(eagle_gpu_graph *g, int device, int32_t flag
     if (!g)
         return eagle_fail(EAGLE_ERR_ARG, "%s: graph is NULL", b.api);
     if (g->owner)
-        return eagle_fail(EAGLE_ERR_STATE, "%s: a sub-graph is instantiated with its top graph", b.api);
+        return eagle_fail(EAGLE_ERR_STATE, "%s: a sub-graph is instantiated with its top graph",
+                          b.api);
     if (g->exec)
         return eagle_fail(EAGLE_ERR_STATE, "%s: the graph is instantiated already", b.api);
     if (flags & ~EAGLE_GPU_PLAIN_IF)
@@ -534,8 +568,8 @@ static int enter_exec(const eagle_gpu_graph *g, const char *api, eagle_gpu_graph
         return eagle_fail(EAGLE_ERR_ARG, "%s: graph is NULL", api);
     *top = gpu_top(g);
     if (!(*top)->exec)
-        return eagle_fail(EAGLE_ERR_STATE, "%s: the graph is not instantiated (eagle_gpu_instantiate)",
-                          api);
+        return eagle_fail(EAGLE_ERR_STATE,
+                          "%s: the graph is not instantiated (eagle_gpu_instantiate)", api);
     return cuda_enter((*top)->device, api, d);
 }
 
@@ -568,8 +602,10 @@ static int synchronize(eagle_gpu_graph *g, const char *api)
     rc = cu_check(drv.cuStreamSynchronize(top->stream), api, "cuStreamSynchronize");
     int status = atomic_exchange(&top->callback_status, 0);
     if (!rc && status)
-        rc = eagle_fail(EAGLE_ERR_CALLBACK, "%s: a host node's callback returned %d during a "
-                        "replay (the replays ran to their end)", api, status);
+        rc = eagle_fail(EAGLE_ERR_CALLBACK,
+                        "%s: a host node's callback returned %d during a "
+                        "replay (the replays ran to their end)",
+                        api, status);
     return rc;
 }
 
@@ -601,8 +637,7 @@ static int exec_item(const eagle_gpu_graph *g, int32_t node, gitem_kind kind, co
     if (node < 0 || node >= g->nnodes)
         return eagle_fail(EAGLE_ERR_ARG, "%s: no node %d in this graph (it has %d)", api, node,
                           g->nnodes);
-    node_ref r = g->nodes[node];
-    *out = &g->stages[r.stage].branches[r.branch].items[r.item];
+    *out = gpu_item(g, node);
     if ((*out)->kind != kind)
         return eagle_fail(EAGLE_ERR_ARG, "%s: node %d is not a %s node", api, node,
                           kind == GI_KERNEL ? "kernel" : "copy");

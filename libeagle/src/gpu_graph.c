@@ -17,6 +17,12 @@ eagle_gpu_graph *gpu_top(const eagle_gpu_graph *g)
     return (eagle_gpu_graph *)g;
 }
 
+gitem *gpu_item(const eagle_gpu_graph *g, int32_t node)
+{
+    node_ref r = g->nodes[node];
+    return BRANCH_ITEM(gitem, &g->st.v[r.stage].branches[r.branch], r.item);
+}
+
 /* ------------------------------------------------------------ describing */
 
 EAGLE_API eagle_gpu_graph *eagle_gpu_graph_new(void)
@@ -27,10 +33,9 @@ EAGLE_API eagle_gpu_graph *eagle_gpu_graph_new(void)
     return g;
 }
 
-static void free_graph(eagle_gpu_graph *g);
-
-static void free_item(gitem *it)
+static void free_item(void *p)
 {
+    gitem *it = p;
     switch (it->kind) {
     case GI_KERNEL:
         free(it->u.kernel.args);
@@ -42,8 +47,8 @@ static void free_item(gitem *it)
     case GI_SWITCH:
     case GI_LOOP:
         for (int32_t i = 0; i < it->u.cond.narms; ++i)
-            free_graph(it->u.cond.arms[i]);
-        free_graph(it->u.cond.dflt);
+            gpu_graph_free(it->u.cond.arms[i]);
+        gpu_graph_free(it->u.cond.dflt);
         free(it->u.cond.arms);
         break;
     case GI_COPY:
@@ -54,32 +59,13 @@ static void free_item(gitem *it)
     }
 }
 
-static void free_graph(eagle_gpu_graph *g)
+void gpu_graph_free(eagle_gpu_graph *g)
 {
     if (!g)
         return;
-    gpu_release_cuda(g);
-    for (int32_t s = 0; s < g->n; ++s) {
-        gstage *st = &g->stages[s];
-        for (int32_t b = 0; b < st->n; ++b) {
-            for (int32_t i = 0; i < st->branches[b].n; ++i)
-                free_item(&st->branches[b].items[i]);
-            free(st->branches[b].items);
-        }
-        free(st->branches);
-    }
-    free(g->stages);
+    stages_free(&g->st, sizeof(gitem), free_item);
     free(g->nodes);
     free(g);
-}
-
-EAGLE_API void eagle_gpu_graph_free(eagle_gpu_graph *g)
-{
-    if (g && g->owner) {
-        eagle_fail(EAGLE_ERR_STATE, "eagle_gpu_graph_free: a sub-graph is freed with its graph");
-        return;
-    }
-    free_graph(g);
 }
 
 static int check_open(const eagle_gpu_graph *g, const char *api)
@@ -96,12 +82,10 @@ EAGLE_API int eagle_gpu_branch(eagle_gpu_graph *g)
     int rc = check_open(g, "eagle_gpu_branch");
     if (rc)
         return rc;
-    if (g->n == 0)
+    if (g->st.n == 0)
         return eagle_fail(EAGLE_ERR_STATE, "eagle_gpu_branch: open a stage first");
-    gstage *st = &g->stages[g->n - 1];
-    if (GROW(st->branches, st->n, st->cap))
+    if (stages_branch(&g->st))
         return eagle_fail(EAGLE_ERR_NOMEM, "eagle_gpu_branch: out of memory");
-    memset(&st->branches[st->n++], 0, sizeof(gbranch));
     return EAGLE_OK;
 }
 
@@ -110,27 +94,24 @@ EAGLE_API int eagle_gpu_stage(eagle_gpu_graph *g)
     int rc = check_open(g, "eagle_gpu_stage");
     if (rc)
         return rc;
-    if (GROW(g->stages, g->n, g->cap))
+    if (stages_open(&g->st, EAGLE_WORK_SHARE))
         return eagle_fail(EAGLE_ERR_NOMEM, "eagle_gpu_stage: out of memory");
-    memset(&g->stages[g->n++], 0, sizeof(gstage));
-    return eagle_gpu_branch(g);
+    return EAGLE_OK;
 }
 
 /* A new item at the end of the current branch, and its node id in *id. */
 static gitem *append(eagle_gpu_graph *g, gitem_kind kind, const char *api, int32_t *id)
 {
-    if (g->n == 0 && eagle_gpu_stage(g))
+    if (g->st.n == 0 && eagle_gpu_stage(g))
         return NULL;
-    gstage *st = &g->stages[g->n - 1];
-    gbranch *br = &st->branches[st->n - 1];
-    if (GROW(br->items, br->n, br->cap) || GROW(g->nodes, g->nnodes, g->nodes_cap)) {
+    gitem *it = GROW(g->nodes, g->nnodes, g->nodes_cap) ? NULL : stages_append(&g->st, sizeof *it);
+    if (!it) {
         eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
         return NULL;
     }
-    g->nodes[g->nnodes] = (node_ref){g->n - 1, st->n - 1, br->n};
+    const stage *st = &g->st.v[g->st.n - 1];
+    g->nodes[g->nnodes] = (node_ref){g->st.n - 1, st->n - 1, st->branches[st->n - 1].n - 1};
     *id = g->nnodes++;
-    gitem *it = &br->items[br->n++];
-    memset(it, 0, sizeof *it);
     it->kind = kind;
     return it;
 }
@@ -253,8 +234,10 @@ EAGLE_API int eagle_gpu_add_host(eagle_gpu_graph *g, eagle_callback_fn fn, void 
     if (!fn)
         return eagle_fail(EAGLE_ERR_ARG, "%s: fn is NULL", api);
     if (g->owner)
-        return eagle_fail(EAGLE_ERR_STATE, "%s: host nodes cannot run inside a conditional's "
-                          "sub-graph (CUDA allows none in conditional bodies)", api);
+        return eagle_fail(EAGLE_ERR_STATE,
+                          "%s: host nodes cannot run inside a conditional's "
+                          "sub-graph (CUDA allows none in conditional bodies)",
+                          api);
     host_desc *h = malloc(sizeof *h);
     int32_t id;
     gitem *it = h ? append(g, GI_HOST, api, &id) : NULL;
@@ -269,8 +252,11 @@ EAGLE_API int eagle_gpu_add_host(eagle_gpu_graph *g, eagle_callback_fn fn, void 
 
 static int has_host_item(const eagle_gpu_graph *g);
 
-static int item_has_host(const gitem *it)
+/* stages_each's test: is the item a host node, or does one of its sub-graphs hold one? */
+static int item_has_host(void *p, void *ctx)
 {
+    (void)ctx;
+    const gitem *it = p;
     if (it->kind == GI_HOST)
         return 1;
     if (it->kind != GI_IF && it->kind != GI_SWITCH && it->kind != GI_LOOP)
@@ -283,12 +269,7 @@ static int item_has_host(const gitem *it)
 
 static int has_host_item(const eagle_gpu_graph *g)
 {
-    for (int32_t s = 0; g && s < g->n; ++s)
-        for (int32_t b = 0; b < g->stages[s].n; ++b)
-            for (int32_t i = 0; i < g->stages[s].branches[b].n; ++i)
-                if (item_has_host(&g->stages[s].branches[b].items[i]))
-                    return 1;
-    return 0;
+    return g && stages_each(&g->st, sizeof(gitem), item_has_host, NULL);
 }
 
 /* May sub become a sub-graph of g?  Not if owned, instantiated, holding g,
@@ -298,15 +279,18 @@ static int adoptable(const eagle_gpu_graph *g, const eagle_gpu_graph *sub, const
     if (!sub)
         return EAGLE_OK;
     if (sub->owner)
-        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph already belongs to another graph", api);
+        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph already belongs to another graph",
+                          api);
     if (sub->exec)
         return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph is instantiated", api);
     for (const eagle_gpu_graph *q = g; q; q = q->owner)
         if (q == sub)
             return eagle_fail(EAGLE_ERR_STATE, "%s: a graph cannot hold itself", api);
     if (has_host_item(sub))
-        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-graph holds a host node; CUDA allows none "
-                          "in conditional bodies", api);
+        return eagle_fail(EAGLE_ERR_STATE,
+                          "%s: the sub-graph holds a host node; CUDA allows none "
+                          "in conditional bodies",
+                          api);
     return EAGLE_OK;
 }
 
@@ -370,8 +354,10 @@ EAGLE_API int eagle_gpu_add_loop(eagle_gpu_graph *g, uint64_t cell, int32_t kind
 {
     const char *api = "eagle_gpu_add_loop";
     if (kind == EAGLE_LOOP_COUNT)
-        return eagle_fail(EAGLE_ERR_ARG, "%s: EAGLE_LOOP_COUNT is not available on the GPU (it "
-                          "needs a device-side counter); lower it as a WHILE over a counter cell", api);
+        return eagle_fail(EAGLE_ERR_ARG,
+                          "%s: EAGLE_LOOP_COUNT is not available on the GPU (it "
+                          "needs a device-side counter); lower it as a WHILE over a counter cell",
+                          api);
     if (kind != EAGLE_LOOP_WHILE && kind != EAGLE_LOOP_DO)
         return eagle_fail(EAGLE_ERR_ARG, "%s: unknown loop kind %d", api, kind);
     if (!body)

@@ -1,14 +1,24 @@
-/* The in-memory form of a GPU graph, shared by gpu_graph.c (describing)
- * and gpu_build.c (building, launching, patching).  Not part of the ABI. */
+/* The in-memory form of a GPU graph, made by gpu_graph.c (describing) and
+ * read by gpu_build.c (building, launching, patching, freeing), which alone
+ * talks to the driver: gpu_graph.c needs nothing of it.  Not part of the ABI. */
 #ifndef EAGLE_GPU_GRAPH_H
 #define EAGLE_GPU_GRAPH_H
 
 #include <stdatomic.h>
 
 #include "cuda_internal.h"
+#include "stages.h"
 
 typedef enum gitem_kind {
-    GI_KERNEL, GI_COPY, GI_HOST, GI_IF, GI_SWITCH, GI_LOOP, GI_WAIT, GI_CAPTURE, GI_CHILD
+    GI_KERNEL,
+    GI_COPY,
+    GI_HOST,
+    GI_IF,
+    GI_SWITCH,
+    GI_LOOP,
+    GI_WAIT,
+    GI_CAPTURE,
+    GI_CHILD
 } gitem_kind;
 
 typedef struct kernel_desc {
@@ -58,23 +68,13 @@ typedef struct gitem {
     } u;
 } gitem;
 
-typedef struct gbranch {
-    gitem *items;
-    int32_t n, cap;
-} gbranch;
-
-typedef struct gstage {
-    gbranch *branches;
-    int32_t n, cap;
-} gstage;
-
 typedef struct node_ref {
     int32_t stage, branch, item;
 } node_ref;
 
+/* The stages (their schedule unused: the graph's edges order the work). */
 struct eagle_gpu_graph {
-    gstage *stages;
-    int32_t n, cap;
+    stages st;
     node_ref *nodes; /* node id -> item */
     int32_t nnodes, nodes_cap;
     eagle_gpu_graph *owner; /* the graph whose item holds this one, or NULL */
@@ -90,10 +90,14 @@ struct eagle_gpu_graph {
 /* The top graph of g (g itself when no graph holds it). */
 eagle_gpu_graph *gpu_top(const eagle_gpu_graph *g);
 
+/* The item of node id `node` (0 <= node < g->nnodes). */
+gitem *gpu_item(const eagle_gpu_graph *g, int32_t node);
+
 /* EAGLE_OK when dims (grid or block, named `what`) has 3 dimensions >= 1. */
 int gpu_check_dims(const uint32_t *dims, const char *what, const char *api);
 
-/* Wait for a top graph's replays and destroy its CUDA objects. */
-void gpu_release_cuda(eagle_gpu_graph *g);
+/* Free g's description and its sub-graphs'; g holds no CUDA objects
+ * (gpu_build.c releases a top graph's before). */
+void gpu_graph_free(eagle_gpu_graph *g);
 
 #endif /* EAGLE_GPU_GRAPH_H */

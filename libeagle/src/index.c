@@ -26,8 +26,7 @@ typedef struct sweep_entry_t {
 
 /* Sweep order: device, then extent start; the index makes the order total,
  * so the output never depends on qsort's handling of ties. */
-static int
-compare_sweep_entries(const void *xp, const void *yp)
+static int compare_sweep_entries(const void *xp, const void *yp)
 {
     const sweep_entry_t *x = xp, *y = yp;
 
@@ -40,8 +39,7 @@ compare_sweep_entries(const void *xp, const void *yp)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-static int
-compare_pairs(const void *xp, const void *yp)
+static int compare_pairs(const void *xp, const void *yp)
 {
     const int64_t *x = xp, *y = yp;
 
@@ -57,8 +55,7 @@ typedef struct pair_list_t {
     int64_t n, cap;
 } pair_list_t;
 
-static int
-push_pair(pair_list_t *list, int64_t i, int64_t j)
+static int push_pair(pair_list_t *list, int64_t i, int64_t j)
 {
     if (list->n == list->cap) {
         int64_t cap = list->cap ? 2 * list->cap : 256;
@@ -103,8 +100,7 @@ typedef struct sweep_t {
 } sweep_t;
 
 /* Pair entry `s` with every live member of `list`, dropping the expired. */
-static int
-scan_active(sweep_t *sw, active_list_t *list, int64_t s)
+static int scan_active(sweep_t *sw, active_list_t *list, int64_t s)
 {
     const sweep_entry_t *e = &sw->entries[s];
     int64_t k = 0;
@@ -128,9 +124,8 @@ scan_active(sweep_t *sw, active_list_t *list, int64_t s)
     return 0;
 }
 
-EAGLE_API int
-eagle_candidate_pairs(const eagle_view *views, const uint8_t *writes, int64_t n, int exact,
-                      int64_t max_work, int64_t **pairs, int64_t *npairs)
+EAGLE_API int eagle_candidate_pairs(const eagle_view *views, const uint8_t *writes, int64_t n,
+                                    int exact, int64_t max_work, int64_t **pairs, int64_t *npairs)
 {
     const char *problem;
     sweep_entry_t *entries = NULL;
@@ -155,8 +150,8 @@ eagle_candidate_pairs(const eagle_view *views, const uint8_t *writes, int64_t n,
     }
     for (int64_t k = 0; k < n; ++k) {
         if ((problem = eagle_view_problem(&views[k])) != NULL) {
-            return eagle_fail(EAGLE_ERR_ARG, "eagle_candidate_pairs: views[%lld]: %s",
-                              (long long)k, problem);
+            return eagle_fail(EAGLE_ERR_ARG, "eagle_candidate_pairs: views[%lld]: %s", (long long)k,
+                              problem);
         }
     }
     if ((uint64_t)n > SIZE_MAX / sizeof(sweep_entry_t)) {
@@ -168,8 +163,10 @@ eagle_candidate_pairs(const eagle_view *views, const uint8_t *writes, int64_t n,
     writers.pos = malloc((size_t)n * sizeof *writers.pos);
     readers.pos = malloc((size_t)n * sizeof *readers.pos);
     if (entries == NULL || writers.pos == NULL || readers.pos == NULL) {
-        status = eagle_fail(EAGLE_ERR_NOMEM, "eagle_candidate_pairs: out of memory for %lld "
-                            "accesses", (long long)n);
+        status = eagle_fail(EAGLE_ERR_NOMEM,
+                            "eagle_candidate_pairs: out of memory for %lld "
+                            "accesses",
+                            (long long)n);
         goto done;
     }
 
@@ -195,8 +192,10 @@ eagle_candidate_pairs(const eagle_view *views, const uint8_t *writes, int64_t n,
         }
         if (scan_active(&sw, &writers, s) != 0
             || (entries[s].writes && scan_active(&sw, &readers, s) != 0)) {
-            status = eagle_fail(EAGLE_ERR_NOMEM, "eagle_candidate_pairs: out of memory after "
-                                "%lld pairs", (long long)sw.out.n);
+            status = eagle_fail(EAGLE_ERR_NOMEM,
+                                "eagle_candidate_pairs: out of memory after "
+                                "%lld pairs",
+                                (long long)sw.out.n);
             goto done;
         }
         active_list_t *own = entries[s].writes ? &writers : &readers;

@@ -11,11 +11,8 @@ int eagle_fail(int status, const char *fmt, ...)
 #endif
     ;
 
-/* Clear this thread's last error. */
-void eagle_clear_error(void);
-
 /* Make room for one more element of an array (n used, *cap allocated): 0, or
- * -1 when out of memory (the array is left as it was).  Defined in program.c. */
+ * -1 when out of memory (the array is left as it was).  Defined in stages.c. */
 int eagle_grow(void *arr, int32_t n, int32_t *cap, size_t elem);
 #define GROW(arr, n, cap) eagle_grow(&(arr), (n), &(cap), sizeof *(arr))
 

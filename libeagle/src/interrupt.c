@@ -53,4 +53,7 @@ EAGLE_API int eagle_interrupt_catch(int on)
     return EAGLE_OK;
 }
 
-int eagle_interrupt_pending(void) { return atomic_load_explicit(&interrupted, memory_order_relaxed); }
+int eagle_interrupt_pending(void)
+{
+    return atomic_load_explicit(&interrupted, memory_order_relaxed);
+}

@@ -179,41 +179,26 @@ typedef struct diophantine_term_t {
 /* Every axis of both views plus one item-size term each. */
 #define MAX_TERMS (2 * EAGLE_MAX_DIMS + 2)
 
-static int64_t
-min_i64(int64_t x, int64_t y)
-{
-    return x < y ? x : y;
-}
+static int64_t min_i64(int64_t x, int64_t y) { return x < y ? x : y; }
 
-static int128
-max_128(int128 x, int128 y)
-{
-    return x > y ? x : y;
-}
+static int128 max_128(int128 x, int128 y) { return x > y ? x : y; }
 
-static int128
-min_128(int128 x, int128 y)
-{
-    return x < y ? x : y;
-}
+static int128 min_128(int128 x, int128 y) { return x < y ? x : y; }
 
 /* floor(num / den) and ceil(num / den) for den > 0 (C division truncates). */
-static int128
-floordiv_128(int128 num, int64_t den)
+static int128 floordiv_128(int128 num, int64_t den)
 {
     int128 q = num / den;
     return (num % den < 0) ? q - 1 : q;
 }
 
-static int128
-ceildiv_128(int128 num, int64_t den)
+static int128 ceildiv_128(int128 num, int64_t den)
 {
     int128 q = num / den;
     return (num % den > 0) ? q + 1 : q;
 }
 
-const char *
-eagle_view_problem(const eagle_view *v)
+const char *eagle_view_problem(const eagle_view *v)
 {
     if (v == NULL) {
         return "null view";
@@ -244,8 +229,7 @@ typedef enum extent_t {
  * (negative stride) by stride * (length - 1), and the last item adds its
  * size.
  */
-static extent_t
-offset_bounds_from_strides(const eagle_view *v, int64_t *lower, int64_t *upper)
+static extent_t offset_bounds_from_strides(const eagle_view *v, int64_t *lower, int64_t *upper)
 {
     int64_t lo = 0, hi = 0, max_axis_offset;
     bool overflow = false;
@@ -259,8 +243,7 @@ offset_bounds_from_strides(const eagle_view *v, int64_t *lower, int64_t *upper)
         overflow |= __builtin_mul_overflow(v->strides[k], v->shape[k] - 1, &max_axis_offset);
         if (max_axis_offset > 0) {
             overflow |= __builtin_add_overflow(hi, max_axis_offset, &hi);
-        }
-        else {
+        } else {
             overflow |= __builtin_add_overflow(lo, max_axis_offset, &lo);
         }
     }
@@ -274,8 +257,7 @@ offset_bounds_from_strides(const eagle_view *v, int64_t *lower, int64_t *upper)
 }
 
 /* The absolute half-open byte range [*start, *end) of a valid view v. */
-static extent_t
-get_view_extent(const eagle_view *v, uintptr_t *start, uintptr_t *end)
+static extent_t get_view_extent(const eagle_view *v, uintptr_t *start, uintptr_t *end)
 {
     int64_t lo = 0, hi = 0;
     extent_t res = offset_bounds_from_strides(v, &lo, &hi);
@@ -297,8 +279,7 @@ get_view_extent(const eagle_view *v, uintptr_t *start, uintptr_t *end)
  * An invalid or overflowing view reports all of memory, [0, UINTPTR_MAX), so
  * an index built on extents stays conservative; an empty one reports [0, 0).
  */
-EAGLE_API void
-eagle_view_extent(const eagle_view *v, uintptr_t *lo, uintptr_t *hi)
+EAGLE_API void eagle_view_extent(const eagle_view *v, uintptr_t *lo, uintptr_t *hi)
 {
     uintptr_t start = 0, end = UINTPTR_MAX;
 
@@ -328,8 +309,7 @@ eagle_view_extent(const eagle_view *v, uintptr_t *lo, uintptr_t *hi)
  * |epsilon| < a1 / a_gcd, for a1, a2 > 0.  All values stay within
  * [-max(a1, a2), max(a1, a2)]: no overflow.
  */
-static void
-euclid(int64_t a1, int64_t a2, int64_t *a_gcd, int64_t *gamma, int64_t *epsilon)
+static void euclid(int64_t a1, int64_t a2, int64_t *a_gcd, int64_t *gamma, int64_t *epsilon)
 {
     int64_t gamma1 = 1, gamma2 = 0, epsilon1 = 0, epsilon2 = 1, r;
 
@@ -365,9 +345,8 @@ euclid(int64_t a1, int64_t a2, int64_t *a_gcd, int64_t *gamma, int64_t *epsilon)
  * Ep[j-1].ub = c1 * ub_prev + c2 * E[j].ub (the last one is never read).
  * Returns false on int64 overflow.
  */
-static bool
-diophantine_precompute(unsigned n, const diophantine_term_t *E, diophantine_term_t *Ep,
-                       int64_t *Gamma, int64_t *Epsilon)
+static bool diophantine_precompute(unsigned n, const diophantine_term_t *E, diophantine_term_t *Ep,
+                                   int64_t *Gamma, int64_t *Epsilon)
 {
     int64_t a_gcd, gamma, epsilon, c1, c2, ub1, ub2;
     bool overflow = false;
@@ -408,10 +387,9 @@ diophantine_precompute(unsigned n, const diophantine_term_t *E, diophantine_term
  * down to v == 1, to a solution of the whole equation?  *count is the work
  * done so far.  Returns EAGLE_OVERLAP_NO, _YES, _TOO_HARD or _OVERFLOW.
  */
-static int
-diophantine_dfs(unsigned v, const diophantine_term_t *E, const diophantine_term_t *Ep,
-                const int64_t *Gamma, const int64_t *Epsilon, int64_t b, int64_t max_work,
-                int64_t *count)
+static int diophantine_dfs(unsigned v, const diophantine_term_t *E, const diophantine_term_t *Ep,
+                           const int64_t *Gamma, const int64_t *Epsilon, int64_t b,
+                           int64_t max_work, int64_t *count)
 {
     int64_t a1, u1, a2, u2, a_gcd, gamma, epsilon, c, c1, c2, x2, t_span, b2, a2x2;
     int128 x10, x20, t_l, t_u;
@@ -424,8 +402,7 @@ diophantine_dfs(unsigned v, const diophantine_term_t *E, const diophantine_term_
     if (v == 1) {
         a1 = E[0].a;
         u1 = E[0].ub;
-    }
-    else {
+    } else {
         a1 = Ep[v - 2].a;
         u1 = Ep[v - 2].ub;
     }
@@ -489,8 +466,7 @@ diophantine_dfs(unsigned v, const diophantine_term_t *E, const diophantine_term_
  * Is there z with sum(E[k].a z_k) == b and 0 <= z_k <= E[k].ub, for
  * E[k].a > 0?  max_work as for eagle_overlap.
  */
-static int
-solve_diophantine(unsigned n, const diophantine_term_t *E, int64_t b, int64_t max_work)
+static int solve_diophantine(unsigned n, const diophantine_term_t *E, int64_t b, int64_t max_work)
 {
     diophantine_term_t Ep[MAX_TERMS];
     int64_t Gamma[MAX_TERMS], Epsilon[MAX_TERMS];
@@ -508,8 +484,7 @@ solve_diophantine(unsigned n, const diophantine_term_t *E, int64_t b, int64_t ma
         return b == 0 ? EAGLE_OVERLAP_YES : EAGLE_OVERLAP_NO;
     }
     if (n == 1) {
-        return (b % E[0].a == 0 && b / E[0].a <= E[0].ub) ? EAGLE_OVERLAP_YES
-                                                          : EAGLE_OVERLAP_NO;
+        return (b % E[0].a == 0 && b / E[0].a <= E[0].ub) ? EAGLE_OVERLAP_YES : EAGLE_OVERLAP_NO;
     }
     if (!diophantine_precompute(n, E, Ep, Gamma, Epsilon)) {
         return EAGLE_OVERLAP_OVERFLOW;
@@ -523,8 +498,7 @@ solve_diophantine(unsigned n, const diophantine_term_t *E, int64_t b, int64_t ma
  * sliced views); merge equal coefficients; trim each bound to b / a and drop
  * the terms trimmed to 0.  Returns false on int64 overflow.
  */
-static bool
-diophantine_simplify(unsigned *n, diophantine_term_t *E, int64_t b)
+static bool diophantine_simplify(unsigned *n, diophantine_term_t *E, int64_t b)
 {
     unsigned i, j, m;
     bool overflow = false;
@@ -552,8 +526,7 @@ diophantine_simplify(unsigned *n, diophantine_term_t *E, int64_t b)
     for (j = 1; j < m; ++j) {
         if (E[i].a == E[j].a) {
             overflow |= __builtin_add_overflow(E[i].ub, E[j].ub, &E[i].ub);
-        }
-        else {
+        } else {
             E[++i] = E[j];
         }
     }
@@ -575,8 +548,7 @@ diophantine_simplify(unsigned *n, diophantine_term_t *E, int64_t b)
  * that moves (stride != 0, length > 1).  Returns false when |stride| does
  * not fit in int64.
  */
-static bool
-strides_to_terms(const eagle_view *v, diophantine_term_t *terms, unsigned *nterms)
+static bool strides_to_terms(const eagle_view *v, diophantine_term_t *terms, unsigned *nterms)
 {
     for (int32_t k = 0; k < v->ndim; ++k) {
         if (v->shape[k] <= 1 || v->strides[k] == 0) {
@@ -593,8 +565,7 @@ strides_to_terms(const eagle_view *v, diophantine_term_t *terms, unsigned *nterm
 }
 
 /* eagle_overlap for two valid views on the same device. */
-static int
-solve_may_share_memory(const eagle_view *a, const eagle_view *b, int64_t max_work)
+static int solve_may_share_memory(const eagle_view *a, const eagle_view *b, int64_t max_work)
 {
     diophantine_term_t terms[MAX_TERMS];
     unsigned nterms = 0;
@@ -645,8 +616,7 @@ solve_may_share_memory(const eagle_view *a, const eagle_view *b, int64_t max_wor
     return solve_diophantine(nterms, terms, rhs, max_work);
 }
 
-EAGLE_API int
-eagle_overlap(const eagle_view *a, const eagle_view *b, int64_t max_work)
+EAGLE_API int eagle_overlap(const eagle_view *a, const eagle_view *b, int64_t max_work)
 {
     const char *problem;
 

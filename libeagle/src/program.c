@@ -13,22 +13,6 @@
 /* Work cap of the overlap test when deciding fusion; a cap hit only splits a run. */
 #define FUSE_MAX_WORK 4096
 
-/* Make room for one more element of *arr (n used, *cap allocated). */
-int eagle_grow(void *arr, int32_t n, int32_t *cap, size_t elem)
-{
-    void **p = (void **)arr;
-    if (n < *cap)
-        return 0;
-    int32_t new_cap = *cap ? 2 * *cap : 4;
-    void *q = realloc(*p, (size_t)new_cap * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = new_cap;
-    return 0;
-}
-
-
 EAGLE_API eagle_program *eagle_program_new(void)
 {
     eagle_program *p = calloc(1, sizeof *p);
@@ -40,8 +24,9 @@ EAGLE_API eagle_program *eagle_program_new(void)
     return p;
 }
 
-static void free_item(item *it)
+static void free_item(void *p)
 {
+    item *it = p;
     switch (it->kind) {
     case ITEM_KERNEL:
         free(it->u.kernel.args);
@@ -76,16 +61,7 @@ EAGLE_API void eagle_program_free(eagle_program *p)
 {
     if (!p)
         return;
-    for (int32_t s = 0; s < p->n; ++s) {
-        stage *st = &p->stages[s];
-        for (int32_t b = 0; b < st->n; ++b) {
-            for (int32_t i = 0; i < st->branches[b].n; ++i)
-                free_item(&st->branches[b].items[i]);
-            free(st->branches[b].items);
-        }
-        free(st->branches);
-    }
-    free(p->stages);
+    stages_free(&p->st, sizeof(item), free_item);
     free((void *)p->events);
     free(p);
 }
@@ -106,12 +82,9 @@ EAGLE_API int eagle_stage(eagle_program *p, int schedule)
         return rc;
     if (schedule != EAGLE_WORK_SHARE && schedule != EAGLE_BRANCH_TASKS)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_stage: unknown schedule %d", schedule);
-    if (GROW(p->stages, p->n, p->cap))
+    if (stages_open(&p->st, schedule))
         return eagle_fail(EAGLE_ERR_NOMEM, "eagle_stage: out of memory");
-    stage *st = &p->stages[p->n++];
-    memset(st, 0, sizeof *st);
-    st->schedule = schedule;
-    return eagle_branch(p);
+    return EAGLE_OK;
 }
 
 EAGLE_API int eagle_branch(eagle_program *p)
@@ -119,12 +92,10 @@ EAGLE_API int eagle_branch(eagle_program *p)
     int rc = check_open(p, "eagle_branch");
     if (rc)
         return rc;
-    if (p->n == 0)
+    if (p->st.n == 0)
         return eagle_fail(EAGLE_ERR_STATE, "eagle_branch: open a stage first");
-    stage *st = &p->stages[p->n - 1];
-    if (GROW(st->branches, st->n, st->cap))
+    if (stages_branch(&p->st))
         return eagle_fail(EAGLE_ERR_NOMEM, "eagle_branch: out of memory");
-    memset(&st->branches[st->n++], 0, sizeof(branch));
     return EAGLE_OK;
 }
 
@@ -132,15 +103,13 @@ EAGLE_API int eagle_branch(eagle_program *p)
  * is); NULL only when out of memory.  Callers check_open first. */
 static item *append(eagle_program *p, item_kind kind, const char *api)
 {
-    if (p->n == 0 && eagle_stage(p, EAGLE_WORK_SHARE))
+    if (p->st.n == 0 && eagle_stage(p, EAGLE_WORK_SHARE))
         return NULL;
-    branch *br = &p->stages[p->n - 1].branches[p->stages[p->n - 1].n - 1];
-    if (GROW(br->items, br->n, br->cap)) {
+    item *it = stages_append(&p->st, sizeof *it);
+    if (!it) {
         eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
         return NULL;
     }
-    item *it = &br->items[br->n++];
-    memset(it, 0, sizeof *it);
     it->kind = kind;
     return it;
 }
@@ -152,8 +121,7 @@ EAGLE_API int eagle_add_kernel(eagle_program *p, eagle_kernel_fn fn, const eagle
     int rc = check_open(p, "eagle_add_kernel");
     if (rc)
         return rc;
-    if (!fn || n < 0 || nargs < 0 || naccesses < 0 || (nargs && !args)
-        || (naccesses && !accesses))
+    if (!fn || n < 0 || nargs < 0 || naccesses < 0 || (nargs && !args) || (naccesses && !accesses))
         return eagle_fail(EAGLE_ERR_ARG, "eagle_add_kernel: bad arguments");
     for (int32_t a = 0; a < naccesses; ++a)
         if (eagle_view_problem(&accesses[a].view) || accesses[a].role < EAGLE_READ
@@ -190,8 +158,8 @@ EAGLE_API int eagle_add_callback(eagle_program *p, eagle_callback_fn fn, void *c
     return EAGLE_OK;
 }
 
-EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64_t n,
-                               int32_t dtype, int32_t op)
+EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64_t n, int32_t dtype,
+                               int32_t op)
 {
     int rc = check_open(p, "eagle_add_reduce");
     if (rc)
@@ -210,7 +178,8 @@ EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64
         free(partials);
         return EAGLE_ERR_NOMEM;
     }
-    it->u.reduce = (reduce_item){.x = x, .out = out, .n = n, .dtype = dtype, .op = op, .partials = partials};
+    it->u.reduce = (reduce_item){
+        .x = x, .out = out, .n = n, .dtype = dtype, .op = op, .partials = partials};
     return EAGLE_OK;
 }
 
@@ -220,14 +189,21 @@ EAGLE_API int eagle_add_reduce_partials(eagle_program *p, void *partials, void *
     int rc = check_open(p, "eagle_add_reduce_partials");
     if (rc)
         return rc;
-    if (!partials || !out || n < 0 || reduce_itemsize(dtype) == 0 || op < EAGLE_SUM || op > EAGLE_ANY)
-        return eagle_fail(EAGLE_ERR_ARG, "eagle_add_reduce_partials: bad arguments (n=%lld dtype=%d op=%d)",
+    if (!partials || !out || n < 0 || reduce_itemsize(dtype) == 0 || op < EAGLE_SUM
+        || op > EAGLE_ANY)
+        return eagle_fail(EAGLE_ERR_ARG,
+                          "eagle_add_reduce_partials: bad arguments (n=%lld dtype=%d op=%d)",
                           (long long)n, dtype, op);
     item *it = append(p, ITEM_REDUCE, "eagle_add_reduce_partials");
     if (!it)
         return EAGLE_ERR_NOMEM;
-    it->u.reduce = (reduce_item){.x = partials, .out = out, .n = n, .dtype = dtype, .op = op,
-                                  .partials = partials, .given = 1};
+    it->u.reduce = (reduce_item){.x = partials,
+                                 .out = out,
+                                 .n = n,
+                                 .dtype = dtype,
+                                 .op = op,
+                                 .partials = partials,
+                                 .given = 1};
     return EAGLE_OK;
 }
 
@@ -247,8 +223,9 @@ EAGLE_API int eagle_add_copy(eagle_program *p, const eagle_view *src, const eagl
     if (rc)
         return rc;
     if (!src || !dst || eagle_view_problem(src) || eagle_view_problem(dst) || !same_shape(src, dst))
-        return eagle_fail(EAGLE_ERR_ARG,
-                          "eagle_add_copy: src and dst must be valid views of one shape and item size");
+        return eagle_fail(
+            EAGLE_ERR_ARG,
+            "eagle_add_copy: src and dst must be valid views of one shape and item size");
     eagle_view *s = malloc(sizeof *s), *d = malloc(sizeof *d);
     item *it = (s && d) ? append(p, ITEM_COPY, "eagle_add_copy") : NULL;
     if (!it) {
@@ -269,16 +246,16 @@ static int adoptable(eagle_program *p, eagle_program *sub, const char *api)
     if (!sub)
         return EAGLE_OK;
     if (sub->owner)
-        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-program already belongs to another program", api);
+        return eagle_fail(EAGLE_ERR_STATE, "%s: the sub-program already belongs to another program",
+                          api);
     for (eagle_program *q = p; q; q = q->owner)
         if (q == sub)
             return eagle_fail(EAGLE_ERR_STATE, "%s: a program cannot hold itself", api);
     return EAGLE_OK;
 }
 
-static int add_switch(eagle_program *p, const uint32_t *cell, int32_t narms,
-                      const uint32_t *values, eagle_program **arms, eagle_program *dflt,
-                      int is_if, const char *api)
+static int add_switch(eagle_program *p, const uint32_t *cell, int32_t narms, const uint32_t *values,
+                      eagle_program **arms, eagle_program *dflt, int is_if, const char *api)
 {
     int rc = check_open(p, api);
     if (rc)
@@ -407,22 +384,23 @@ static int fusable(const kernel_item *r, const kernel_item *k)
 
 static void find_runs(branch *br)
 {
+    item *items = br->items;
     for (int32_t i = 0; i < br->n;) {
-        if (br->items[i].kind != ITEM_KERNEL) {
+        if (items[i].kind != ITEM_KERNEL) {
             ++i;
             continue;
         }
-        kernel_item *head = &br->items[i].u.kernel;
+        kernel_item *head = &items[i].u.kernel;
         int32_t len = 1;
         if (head->flags & EAGLE_PER_SAMPLE) {
             while (i + len < br->n && len < MAX_RUN) {
-                item *next = &br->items[i + len];
+                item *next = &items[i + len];
                 if (next->kind != ITEM_KERNEL || !(next->u.kernel.flags & EAGLE_PER_SAMPLE)
                     || next->u.kernel.n != head->n)
                     break;
                 int ok = 1;
                 for (int32_t j = 0; j < len && ok; ++j)
-                    ok = fusable(&br->items[i + j].u.kernel, &next->u.kernel);
+                    ok = fusable(&items[i + j].u.kernel, &next->u.kernel);
                 if (!ok)
                     break;
                 next->u.kernel.run = 0;
@@ -441,24 +419,28 @@ static int check_events(const stage *st)
 {
     for (int32_t b = 0; b < st->n; ++b)
         for (int32_t i = 0; i < st->branches[b].n; ++i) {
-            const item *w = &st->branches[b].items[i];
+            const item *w = BRANCH_ITEM(const item, &st->branches[b], i);
             if (w->kind != ITEM_WAIT)
                 continue;
             int found = 0;
             for (int32_t a = 0; a < b && !found; ++a)
-                for (int32_t j = 0; j < st->branches[a].n && !found; ++j)
-                    found = st->branches[a].items[j].kind == ITEM_SIGNAL
-                            && st->branches[a].items[j].u.event == w->u.event;
+                for (int32_t j = 0; j < st->branches[a].n && !found; ++j) {
+                    const item *sig = BRANCH_ITEM(const item, &st->branches[a], j);
+                    found = sig->kind == ITEM_SIGNAL && sig->u.event == w->u.event;
+                }
             if (!found)
                 return eagle_fail(EAGLE_ERR_WAIT,
                                   "eagle_program_finalize: a wait on event %d in branch %d has no "
-                                  "signal in an earlier branch of its stage", w->u.event, b);
+                                  "signal in an earlier branch of its stage",
+                                  w->u.event, b);
         }
     return EAGLE_OK;
 }
 
-static int finalize_item(item *it)
+static int finalize_item(void *p, void *ctx)
 {
+    (void)ctx;
+    item *it = p;
     switch (it->kind) {
     case ITEM_IF:
     case ITEM_SWITCH:
@@ -469,7 +451,7 @@ static int finalize_item(item *it)
                     return rc;
             }
         return it->u.sw.dflt && !it->u.sw.dflt->finalized ? eagle_program_finalize(it->u.sw.dflt)
-                                                           : EAGLE_OK;
+                                                          : EAGLE_OK;
     case ITEM_LOOP:
         return it->u.loop.body->finalized ? EAGLE_OK : eagle_program_finalize(it->u.loop.body);
     default:
@@ -482,22 +464,19 @@ EAGLE_API int eagle_program_finalize(eagle_program *p)
     int rc = check_open(p, "eagle_program_finalize");
     if (rc)
         return rc;
-    for (int32_t s = 0; s < p->n; ++s) {
-        if ((rc = check_events(&p->stages[s])))
+    for (int32_t s = 0; s < p->st.n; ++s)
+        if ((rc = check_events(&p->st.v[s])))
             return rc;
-        for (int32_t b = 0; b < p->stages[s].n; ++b)
-            for (int32_t i = 0; i < p->stages[s].branches[b].n; ++i)
-                if ((rc = finalize_item(&p->stages[s].branches[b].items[i])))
-                    return rc;
-    }
+    if ((rc = stages_each(&p->st, sizeof(item), finalize_item, NULL)))
+        return rc;
     if (p->nevents) {
         p->events = calloc((size_t)p->nevents, sizeof *p->events);
         if (!p->events)
             return eagle_fail(EAGLE_ERR_NOMEM, "eagle_program_finalize: out of memory");
     }
-    for (int32_t s = 0; s < p->n; ++s)
-        for (int32_t b = 0; b < p->stages[s].n; ++b)
-            find_runs(&p->stages[s].branches[b]);
+    for (int32_t s = 0; s < p->st.n; ++s)
+        for (int32_t b = 0; b < p->st.v[s].n; ++b)
+            find_runs(&p->st.v[s].branches[b]);
     p->finalized = 1;
     return EAGLE_OK;
 }
@@ -507,8 +486,9 @@ EAGLE_API int eagle_program_set_logical_size(eagle_program *p, int64_t n)
     if (!p || n < 0)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_program_set_logical_size: n must be >= 0");
     if (p->coll.size)
-        return eagle_fail(EAGLE_ERR_STATE, "eagle_program_set_logical_size: the program has collectives: "
-                                           "each rank's sample count is fixed by its shard");
+        return eagle_fail(EAGLE_ERR_STATE,
+                          "eagle_program_set_logical_size: the program has collectives: "
+                          "each rank's sample count is fixed by its shard");
     p->logical = n;
     return EAGLE_OK;
 }

@@ -5,7 +5,7 @@
 
 #include <stdatomic.h>
 
-#include "internal.h"
+#include "stages.h"
 
 /* The closed set of item kinds; executor.c has one run_* helper per kind. */
 typedef enum item_kind {
@@ -83,22 +83,11 @@ typedef struct item {
     } u;
 } item;
 
-typedef struct branch {
-    item *items;
-    int32_t n, cap;
-} branch;
-
-/* Branches of a stage are in add order; branch_tasks waits rely on it (a
- * wait names a signal of an earlier branch, checked at finalize). */
-typedef struct stage {
-    int32_t schedule;
-    branch *branches;
-    int32_t n, cap;
-} stage;
-
+/* The stages: the schedule of each is EAGLE_WORK_SHARE or EAGLE_BRANCH_TASKS,
+ * and a wait names a signal of an earlier branch of its stage (checked at
+ * finalize), which branch_tasks relies on. */
 struct eagle_program {
-    stage *stages;
-    int32_t n, cap;
+    stages st;
     int finalized;
     eagle_program *owner; /* the program whose item holds this one, or NULL */
     atomic_int busy;      /* the non-blocking guard of eagle_run */

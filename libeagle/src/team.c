@@ -41,19 +41,19 @@
 #define SPIN_BEFORE_SLEEP 40000
 
 typedef struct team {
-    pid_t pid;                  /* the process that started these threads */
-    int size;                   /* threads including the holder; 0 = not configured */
-    int started;                /* workers running (size - 1 of them) */
+    pid_t pid;   /* the process that started these threads */
+    int size;    /* threads including the holder; 0 = not configured */
+    int started; /* workers running (size - 1 of them) */
     pthread_t *workers;
     pthread_mutex_t hold;       /* held by the run that uses the team */
     pthread_mutex_t sleep_lock; /* guards the condition variable */
     pthread_cond_t wake;
-    _Atomic unsigned epoch;     /* bumped once per job */
-    atomic_int gate;            /* tickets left for workers to join the current job */
-    atomic_int inside;          /* workers between reading the gate and leaving the job */
-    atomic_int sleepers;        /* workers asleep or about to sleep */
+    _Atomic unsigned epoch; /* bumped once per job */
+    atomic_int gate;        /* tickets left for workers to join the current job */
+    atomic_int inside;      /* workers between reading the gate and leaving the job */
+    atomic_int sleepers;    /* workers asleep or about to sleep */
     atomic_int quit;
-    team_job_fn job;            /* written before epoch is bumped */
+    team_job_fn job; /* written before epoch is bumped */
     void *job_ctx;
 } team;
 

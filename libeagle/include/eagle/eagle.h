@@ -55,10 +55,14 @@ extern "C" {
 #define EAGLE_ERR_WAIT -6       /* a wait on an event no earlier branch signals */
 #define EAGLE_ERR_THREAD -7     /* the team's threads could not be started */
 #define EAGLE_ERR_COLLECTIVE -8 /* a collective failed, or the ranks' programs disagree */
-#define EAGLE_ERR_NO_DRIVER -9  /* no usable CUDA driver: no libcuda.so.1, older than 12.0, no device */
-#define EAGLE_ERR_CUDA -10      /* a CUDA driver call failed: the message names it and its CUresult */
-#define EAGLE_ERR_DRIVER_TOO_OLD -11 /* the driver lacks a feature the graph uses (conditional nodes: 12.3) */
-#define EAGLE_ERR_INTERRUPTED -12 /* SIGINT arrived during the run (eagle_interrupt_catch): it stopped */
+/* No usable CUDA driver: no libcuda.so.1, older than 12.0, no device. */
+#define EAGLE_ERR_NO_DRIVER -9
+/* A CUDA driver call failed: the message names it and its CUresult. */
+#define EAGLE_ERR_CUDA -10
+/* The driver lacks a feature the graph uses (conditional nodes: 12.3). */
+#define EAGLE_ERR_DRIVER_TOO_OLD -11
+/* SIGINT arrived during the run (eagle_interrupt_catch): it stopped. */
+#define EAGLE_ERR_INTERRUPTED -12
 
 /* ---------------------------------------------------------------- views */
 
@@ -113,8 +117,7 @@ EAGLE_API void eagle_view_extent(const eagle_view *v, uintptr_t *lo, uintptr_t *
  * with malloc: free it with eagle_free.
  */
 EAGLE_API int eagle_candidate_pairs(const eagle_view *views, const uint8_t *writes, int64_t n,
-                                    int exact, int64_t max_work, int64_t **pairs,
-                                    int64_t *npairs);
+                                    int exact, int64_t max_work, int64_t **pairs, int64_t *npairs);
 
 EAGLE_API void eagle_free(void *p);
 
@@ -172,9 +175,10 @@ typedef struct eagle_program eagle_program;
 #define EAGLE_BRANCH_TASKS 1 /* each branch's items in order on one thread */
 
 /* Kernel item flags. */
-#define EAGLE_PER_SAMPLE 1   /* reads and writes only its own sample: may be block-fused */
-#define EAGLE_EMPTY_CALL 2   /* over no samples, still called once with begin == end == 0 (a kernel
-                              * writing one-cell results writes them over an empty batch too) */
+#define EAGLE_PER_SAMPLE 1 /* reads and writes only its own sample: may be block-fused */
+/* Over no samples, still called once with begin == end == 0 (a kernel
+ * writing one-cell results writes them over an empty batch too). */
+#define EAGLE_EMPTY_CALL 2
 
 /* Access roles. */
 #define EAGLE_READ 1
@@ -198,9 +202,9 @@ typedef struct eagle_program eagle_program;
 #define EAGLE_ANY 4
 
 /* Loop kinds: when the guard cell is read. */
-#define EAGLE_LOOP_WHILE 0   /* before every turn: run while *cell != 0 */
-#define EAGLE_LOOP_DO 1      /* after every turn: run once, then again while *cell != 0 */
-#define EAGLE_LOOP_COUNT 2   /* *cell read once per run: that many turns */
+#define EAGLE_LOOP_WHILE 0 /* before every turn: run while *cell != 0 */
+#define EAGLE_LOOP_DO 1    /* after every turn: run once, then again while *cell != 0 */
+#define EAGLE_LOOP_COUNT 2 /* *cell read once per run: that many turns */
 
 /* An access of a kernel item: a view and its role (EAGLE_READ ...). */
 typedef struct eagle_access {
@@ -228,8 +232,8 @@ EAGLE_API int eagle_add_callback(eagle_program *p, eagle_callback_fn fn, void *c
  * the fixed order of eagle_sum_order (see below); over none, op's identity
  * (sum and any 0, all 1, max the lowest value of dtype or -inf, min the
  * highest or +inf). */
-EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64_t n,
-                               int32_t dtype, int32_t op);
+EAGLE_API int eagle_add_reduce(eagle_program *p, const void *x, void *out, int64_t n, int32_t dtype,
+                               int32_t op);
 /* out[0] = op over the block partials kernels before it wrote: partials[b]
  * holds block b of the first n samples (eagle_reduce_block), and the item
  * finishes the blocks of min(n, logical size) in the same fixed order, so the
@@ -240,7 +244,8 @@ EAGLE_API int eagle_add_reduce_partials(eagle_program *p, void *partials, void *
 /* *partial = op over x[0:n] (n <= EAGLE_BLOCK) in the fixed order: a kernel
  * computing a reduction's operand for one block reduces it here, and writes
  * no plane of values. */
-EAGLE_API void eagle_reduce_block(const void *x, int64_t n, int32_t dtype, int32_t op, void *partial);
+EAGLE_API void eagle_reduce_block(const void *x, int64_t n, int32_t dtype, int32_t op,
+                                  void *partial);
 /* Copy the elements of src into dst (same shape and item size, any strides). */
 EAGLE_API int eagle_add_copy(eagle_program *p, const eagle_view *src, const eagle_view *dst);
 /* Run then_ when *cell != 0, else else_ (either may be NULL). */
@@ -391,9 +396,9 @@ EAGLE_API int eagle_cuda_module_unload(int device, void *module);
 /* Launch kernel `function` on `stream` (0: the legacy default stream) with
  * parameters from args (as eagle_gpu_add_kernel takes them); not waited for.
  * Inside a captured function it is recorded, not run. */
-EAGLE_API int eagle_cuda_launch(int device, void *function, const uint32_t *grid, const uint32_t *block,
-                                uint32_t shared_bytes, uint64_t stream, const eagle_arg *args,
-                                int32_t nargs);
+EAGLE_API int eagle_cuda_launch(int device, void *function, const uint32_t *grid,
+                                const uint32_t *block, uint32_t shared_bytes, uint64_t stream,
+                                const eagle_arg *args, int32_t nargs);
 
 /*
  * A GPU graph has the shape of a program: stages of branches of items, and

@@ -10,6 +10,7 @@ import pytest
 
 import eagle
 import eagle.diff
+from eagle import extend
 from eagle.diff.record import flatten
 
 leaves = flatten  # the leaves of a result tree, as eagle.diff reads them
@@ -21,7 +22,7 @@ def named(graph: eagle.Graph, arguments: dict[str, Any], name: str) -> list[np.n
         return leaves(graph.result)
     if name in arguments:
         return [arguments[name]]
-    return [graph._names.buffers[name]]
+    return [extend.state(graph)["names"].buffers[name]]  # the builder's names
 
 
 def numeric(run: Callable[[dict[str, np.ndarray]], float], arrays: dict[str, np.ndarray], wrt: str,

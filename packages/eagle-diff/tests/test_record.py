@@ -99,7 +99,7 @@ def test_the_user_may_change_an_input_before_the_reverse_pass():
 
 
 def test_without_eagle_diff_a_recorded_build_names_the_package(monkeypatch):
-    monkeypatch.setitem(sys.modules, "eagle.diff.record", None)  # as if eagle-diff were not installed
+    monkeypatch.setitem(sys.modules, "eagle.diff", None)  # as if eagle-diff were not installed
     g = eagle.Graph(record=True).add_node(eagle.reduce(np.ones(4), np.zeros(1)))
     with pytest.raises(ImportError, match="a record=True graph needs eagle-diff: pip install eagle-diff"):
         g.build()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import eagle
-from eagle import _analysis
+from eagle import _analysis, _program
 from eagle._analysis import Analysis
 from eagle.graph import opaque
 
@@ -75,7 +75,8 @@ def test_edges_are_the_same_before_and_after_build():
 
 
 def test_each_array_is_viewed_once_per_build(monkeypatch):
-    """The views the analysis makes are the ones the host lowering passes to libeagle."""
+    """The analysis and the host program share one table of views: each array is described
+    once, whichever asks first."""
     made = []
 
     def counting(array):
@@ -84,6 +85,7 @@ def test_each_array_is_viewed_once_per_build(monkeypatch):
 
     view_of = _analysis.view_of
     monkeypatch.setattr(_analysis, "view_of", counting)
+    monkeypatch.setattr(_program, "view_of", counting)
     from eagle.plan import Plan
 
     source = np.arange(4.0)
@@ -95,6 +97,7 @@ def test_each_array_is_viewed_once_per_build(monkeypatch):
     g.build().launch()
     assert np.array_equal(source, np.arange(4.0) * 2.0 ** 6)
     assert sorted(made) == sorted({id(a) for node in g._nodes for _, a, _ in node.planes()})
+    assert g.edges() and len(made) == 3  # the edges read the views made before
 
 
 def _scale_kernel():

@@ -37,6 +37,16 @@ from eagle._regions import Fork as Fork
 
 __version__ = "0.1.0"
 
+#: Every public name above: what ``from eagle import *`` gives and docs/api/eagle.rst documents
+#: (tests/test_public_names.py holds the three together).  The optional subpackages below are not
+#: in it: a star import must not fail for want of eagle-builder, eagle-diff or eagle-viz.
+__all__ = [
+    "BLOCK", "Body", "Busy", "Communicator", "DeviceIf", "DeviceLoop", "DeviceSwitch", "Fork",
+    "Graph", "GraphPipeline", "PluginInfo", "PluginWarning", "RebuildWarning", "SiblingRace",
+    "SkipGuard", "copy", "node", "opaque", "pinned", "plugins", "reduce", "repeat_while", "shard",
+    "skippable",
+]
+
 # Subpackages shipped by other distributions, and the distribution to install.
 _OPTIONAL = {"builder": "eagle-builder", "diff": "eagle-diff", "viz": "eagle-viz"}
 

@@ -42,9 +42,10 @@ class Analysis:
         self.device_planes: list[tuple[int, str, Any]] = [
             (i, name, array) for i, planes in enumerate(self.planes)
             for name, array, _ in planes if on_device(array)]
-        # id(array) -> (array, its view): holding the array keeps its id from being reused by
-        # another (a lowering may view a temporary of its own).
-        self._views: dict[int, tuple[Any, Any]] = {}
+        #: id(array) -> (array, its ``eagle_view *``): the views made so far, which the host
+        #: program shares (``Program(views=...)``).  Holding the array keeps its id from being
+        #: reused by another (a lowering may view a temporary of its own).
+        self.views: dict[int, tuple[Any, Any]] = {}
         self._keys: dict[int, tuple[Any, tuple[Any, ...] | None]] = {}  # id(array) -> (it, its group key)
         self._edges: list[Edge] | None = None
         self._fork_edges: list[Edge] | None = None
@@ -52,9 +53,9 @@ class Analysis:
     def view(self, array: Any) -> Any:
         """The ``eagle_view *`` of ``array`` (a plane of these nodes, or what their lowering passes
         libeagle), made the first time it is asked for."""
-        held = self._views.get(id(array))
+        held = self.views.get(id(array))
         if held is None:
-            held = self._views[id(array)] = (array, view_of(array))
+            held = self.views[id(array)] = (array, view_of(array))
         return held[1]
 
     def key(self, array: Any) -> tuple[Any, ...] | None:

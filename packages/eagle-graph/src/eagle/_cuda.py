@@ -7,12 +7,10 @@ at run time; nothing here imports CuPy.  Device arrays are anything with
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import hashlib
 import sys
-import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -20,48 +18,15 @@ from typing import Any
 import numpy as np
 
 from eagle import _nvrtc
+from eagle._arrays import on_device as on_device  # re-exported: where the device layers look for it
 from eagle._core import check, ffi, lib
+from eagle._driver_thread import pending as _pending  # noqa: F401 -- where the GPU tests watch deferred frees
+from eagle._driver_thread import release
+from eagle._slots import address as address  # eagle._cuda.address: where callers look
+from eagle._slots import slots
 
 MEMORY = {int(lib.EAGLE_MEMORY_PAGEABLE): "pageable", int(lib.EAGLE_MEMORY_PINNED): "pinned",
           int(lib.EAGLE_MEMORY_DEVICE): "device"}
-
-
-# A driver thread running a host node, or a capture in progress, must make no CUDA call; a
-# garbage-collector run there may still drop eagle's last reference to device memory or a graph.
-# deque's append and popleft are atomic: no lock, which a collector run inside a locked section
-# (a finalizer calling release) would deadlock on.
-_local = threading.local()
-_pending: collections.deque[tuple[Any, tuple[Any, ...]]] = collections.deque()
-
-
-@contextlib.contextmanager
-def no_cuda_calls() -> Iterator[None]:
-    """While inside: releases wait for the next :func:`release_pending` (a host node's or a
-    captured function's call, from libeagle)."""
-    before = getattr(_local, "deferring", False)
-    _local.deferring = True
-    try:
-        yield
-    finally:
-        _local.deferring = before
-
-
-def release(free: Any, *args: Any) -> None:
-    """Call ``free(*args)`` (a CUDA free) now, or later when called where CUDA calls are refused."""
-    if getattr(_local, "deferring", False):
-        _pending.append((free, args))
-        return
-    free(*args)
-
-
-def release_pending() -> None:
-    """The releases deferred from driver threads: made at eagle's next CUDA work."""
-    while not getattr(_local, "deferring", False):
-        try:
-            free, args = _pending.popleft()
-        except IndexError:
-            return
-        free(*args)
 
 
 def open_device(device: int = 0, api: str = "eagle.Graph.build") -> int:
@@ -79,23 +44,9 @@ def device_arch(device: int = 0) -> str:
     return f"sm_{major[0]}{minor[0]}"
 
 
-def on_device(array: Any) -> bool:
-    """Whether ``array`` is a device array (``__cuda_array_interface__``: CuPy, a CUDA torch tensor,
-    eagle's DeviceArray)."""
-    return hasattr(array, "__cuda_array_interface__")
-
-
 def has_driver() -> bool:
     """Whether a CUDA driver and a device can be opened here."""
     return lib.eagle_cuda_open(0, ffi.NULL) == lib.EAGLE_OK
-
-
-def address(array: Any) -> int:
-    """The address of element 0 of a device array or a NumPy array."""
-    iface = getattr(array, "__cuda_array_interface__", None)
-    if iface is not None:
-        return int(iface["data"][0])
-    return int(np.asarray(array).ctypes.data)
 
 
 def device_of(array: Any) -> int:
@@ -252,6 +203,16 @@ def zeros_like_device(reference: Any, shape: tuple[int, ...], dtype: Any) -> Any
     return DeviceArray.from_host(np.zeros(shape, dtype), device_of(reference))
 
 
+def device_copy_like(reference: Any, host: np.ndarray) -> Any:
+    """A device array holding ``host``'s values, on ``reference``'s GPU and of its library when
+    eagle knows it."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(reference, cupy.ndarray):
+        with cupy.cuda.Device(reference.device.id):
+            return cupy.asarray(host)
+    return DeviceArray.from_host(host, device_of(reference))
+
+
 def contiguous(array: Any) -> bool:
     """Whether a NumPy or device array is C-contiguous."""
     flags = getattr(array, "flags", None)
@@ -334,8 +295,7 @@ def graph_handle(owner: Any) -> int:
 def launch(function: Any, grid: Sequence[int], block: Sequence[int], args: Sequence[Any], stream: int = 0,
            device: int = 0) -> None:
     """Launch a kernel of a loaded module on ``stream`` now (recorded instead while capturing)."""
-    from eagle._gpu_program import _slots
-
     check(lib.eagle_cuda_launch(device, function, ffi.new("uint32_t[3]", list(grid)),
-                                ffi.new("uint32_t[3]", list(block)), 0, stream, _slots(args), len(args)),
+                                ffi.new("uint32_t[3]", list(block)), 0, stream,
+                                slots(args, device=True, api="eagle._cuda.launch"), len(args)),
           "eagle._cuda.launch")

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from eagle._arrays import is_value
 from eagle._views import candidate_pairs, view_of
 
 MEANINGS = {
@@ -67,12 +68,6 @@ class Access:
 #: What makes a declared plane an array (view_of reads these); a DLPack-only
 #: array (a torch tensor, say) must carry edges like a NumPy one.
 _ARRAY_PROTOCOLS = ("__array_interface__", "__cuda_array_interface__", "__dlpack__")
-
-
-def is_value(obj: Any) -> bool:
-    """Whether ``obj`` is a number: a value, copied where it is passed, so it carries no edges.
-    A NumPy scalar (``arr[5, 5]``) is one too, though its interface points at a temporary."""
-    return isinstance(obj, (int, float, complex, np.generic))
 
 
 def is_plane(obj: Any) -> bool:

@@ -18,7 +18,12 @@ import numpy as np
 
 from eagle import _cuda, _gpu_kernels
 from eagle._core import BLOCK, CoreError, check, ffi, lib
-from eagle._program import LOOPS, CallbackErrors, ErrorBox, _trampoline
+from eagle._driver_thread import no_cuda_calls, release, release_pending
+from eagle._kinds import HostItems, Node
+from eagle._lower_cpu import emit
+from eagle._lower_gpu import gpu_lowered
+from eagle._program import LOOPS, CallbackErrors, ErrorBox, Program, _trampoline
+from eagle._slots import slots
 from eagle._views import plane_dtype
 
 #: The stream a captured function is being captured on (eagle.graph.capture_stream()).
@@ -32,7 +37,7 @@ def _capture_trampoline(ctx: Any, stream: int) -> int:
     box.capture = label
     token = capturing.set(int(stream))
     try:
-        with _cuda.no_cuda_calls():
+        with no_cuda_calls():
             if allocations is None:
                 fn()
             else:
@@ -63,31 +68,6 @@ def grid_for(n: int, threads: int = THREADS) -> tuple[int, int, int]:
     return (min(max(-(-n // threads), 1), MAX_BLOCKS), 1, 1)
 
 
-def _fill(slot: Any, arg: Arg) -> None:
-    """Write one kernel parameter: the driver reads the parameter's size from the start of the
-    slot, so an integer of any width goes in as 64 bits (little-endian: the low bytes are its
-    own), a float as its own type (a Python float is a double)."""
-    if hasattr(arg, "__cuda_array_interface__") or isinstance(arg, np.ndarray):
-        slot.u64 = _cuda.address(arg)
-    elif isinstance(arg, np.floating):
-        setattr(slot, "f32" if arg.dtype == np.float32 else "f64", arg)
-    elif isinstance(arg, (bool, int, np.integer, np.bool_)):
-        value = int(arg)
-        setattr(slot, "u64" if value >= 1 << 63 else "i64", value)
-    elif isinstance(arg, float):
-        slot.f64 = arg
-    else:
-        raise TypeError(f"eagle.Graph.build: a kernel parameter is a device array or a number, got "
-                        f"{type(arg).__name__}")
-
-
-def _slots(args: Sequence[Arg]) -> Any:
-    slots = ffi.new("eagle_arg[]", max(len(args), 1))
-    for slot, arg in zip(slots, args, strict=False):
-        _fill(slot, arg)
-    return slots
-
-
 #: ``sized(base, n) -> (args, grid)``: a kernel's arguments and grid at logical size ``n``, from
 #: its base arguments (what ``bind`` re-points).
 Sized = Callable[[Sequence[Arg], int], tuple[Sequence[Arg], tuple[int, int, int]]]
@@ -103,11 +83,15 @@ class _Kernel:
 
 
 class GpuProgram(CallbackErrors):
-    """A libeagle GPU graph under construction, then instantiated and replayable."""
+    """A libeagle GPU graph under construction, then instantiated and replayable: the GPU's
+    lowering target (:class:`eagle._target.Target`)."""
+
+    #: An instantiated CUDA graph patches its kernels and copies in place.
+    patches = True
 
     def __init__(self, device: int = 0) -> None:
         _cuda.open_device(device, "eagle.Graph.build")  # no driver: refused before anything is built
-        _cuda.release_pending()
+        release_pending()
         self.device = device
         self._ptr = ffi.gc(lib.eagle_gpu_graph_new(), _free_graph)
         if self._ptr == ffi.NULL:
@@ -135,7 +119,9 @@ class GpuProgram(CallbackErrors):
         return self._last < 0
 
     # --- structure -----------------------------------------------------------
-    def stage(self) -> GpuProgram:
+    def stage(self, schedule: str = "work_share") -> GpuProgram:
+        """Open the next stage; its branches are branches of the CUDA graph, whatever
+        ``schedule`` a host would give them."""
         check(lib.eagle_gpu_stage(self._ptr), "GpuProgram.stage")
         return self
 
@@ -150,6 +136,17 @@ class GpuProgram(CallbackErrors):
         sub._box = self._box  # one box: a capture in a body is named by the build of the top graph
         return sub
 
+    def node(self, node: Node, label: str = "step") -> GpuProgram:
+        """Append the work of ``node`` inside a construct (where the graph cannot be cut)."""
+        items = gpu_lowered(node, label)
+        if items.emit is None:
+            raise ValueError(f"eagle.Graph.build: node {label!r} runs eagerly (opaque(..., eager=True)) "
+                             "inside a device if or loop body; the graph is cut around an eager node, which "
+                             "a body cannot be: move it out of the body")
+        self.label = label
+        items.emit(self)
+        return self
+
     # --- items ---------------------------------------------------------------
     def kernel(self, function: Any, args: Sequence[Arg], grid: Sequence[int],
                block: Sequence[int] = (THREADS, 1, 1), shared: int = 0, sized: Sized | None = None) -> int:
@@ -160,8 +157,8 @@ class GpuProgram(CallbackErrors):
         """
         launch_args, launch_grid = sized(args, _BIG) if sized is not None else (args, grid)
         grid3, block3 = ffi.new("uint32_t[3]", list(launch_grid)), ffi.new("uint32_t[3]", list(block))
-        added = lib.eagle_gpu_add_kernel(self._ptr, function, grid3, block3, shared, _slots(launch_args),
-                                         len(launch_args))
+        added = lib.eagle_gpu_add_kernel(self._ptr, function, grid3, block3, shared,
+                                         slots(launch_args, device=True), len(launch_args))
         node = self._added(added, "GpuProgram.kernel")
         self._keep += [function, *launch_args]
         self._kernels.append(_Kernel(node, list(args), sized))
@@ -175,9 +172,36 @@ class GpuProgram(CallbackErrors):
 
         return self.kernel(function, args, (1, 1, 1), sized=at)
 
-    def copy(self, src: Any, dst: Any, nbytes: int) -> GpuProgram:
-        """A copy node of ``nbytes`` from ``src`` to ``dst`` (device or pinned memory; the
-        driver infers the direction)."""
+    def copy(self, src: Any, dst: Any) -> GpuProgram:
+        """A copy node between device or pinned memory (the driver infers the direction); a
+        pageable host side is staged through a pinned buffer by a host node, which a
+        conditional body cannot hold."""
+        if src is dst:
+            return self
+        for name, array in (("src", src), ("into", dst)):
+            if not _cuda.contiguous(array):
+                raise ValueError(f"eagle.copy: {name} is strided; a GPU copy moves contiguous arrays: copy a "
+                                 "contiguous array (np.ascontiguousarray / cupy.ascontiguousarray)")
+        pageable = [name for name, a in (("src", src), ("into", dst)) if self._memory(a) == "pageable"]
+        nbytes = int(np.prod(np.shape(src), dtype=np.int64)) * plane_dtype(src).itemsize
+        if nbytes == 0:
+            return self
+        if not pageable:
+            return self._copy_node(src, dst, nbytes)
+        if self.in_body:
+            raise ValueError(f"eagle.copy: {pageable[0]} is a pageable host array, and this copy is in a "
+                             "loop or branch body, where only pinned memory can be copied: allocate it with "
+                             "eagle.pinned(shape, dtype)")
+        if len(pageable) == 2:  # host to host
+            return self.callback(lambda: np.copyto(dst, src), touches=[src, dst])
+        stage = _cuda.pinned_array(np.shape(src), plane_dtype(src), self.device)
+        if pageable[0] == "src":
+            self.callback(lambda: np.copyto(stage, src), touches=[src])
+            return self._copy_node(stage, dst, nbytes)
+        self._copy_node(src, stage, nbytes)
+        return self.callback(lambda: np.copyto(dst, stage), touches=[dst])
+
+    def _copy_node(self, src: Any, dst: Any, nbytes: int) -> GpuProgram:
         node = self._added(lib.eagle_gpu_add_copy(self._ptr, _cuda.address(dst), _cuda.address(src), nbytes),
                            "GpuProgram.copy")
         self._keep += [src, dst]
@@ -198,8 +222,18 @@ class GpuProgram(CallbackErrors):
         self._keep.append(handle)
         return self
 
-    def host_program(self, program: Any, touches: Sequence[Any] = ()) -> GpuProgram:
-        """A host node running a finalized host Program (a node's CPU lowering) at every replay."""
+    def host_node(self, lowering: HostItems | Callable[[], object], label: str, touches: Sequence[Any] = ()
+                  ) -> GpuProgram:
+        """A host node running a node's CPU lowering (as a host program) at every replay: the node
+        ``label``, whose planes live on the host."""
+        if self.in_body:
+            raise ValueError(f"eagle.Graph.build: node {label!r} is a host node (its planes live on the "
+                             "host) inside a device if or loop body: CUDA does not allow host functions "
+                             "in a conditional body; move it out of the body (a copy there is fine, from "
+                             "pinned memory)")
+        program = Program().stage()
+        emit(lowering, program)
+        program.finalize()
         self.callback(program.run, touches)
         self._hosts.append(program)
         self.reductions += program.reductions
@@ -346,10 +380,10 @@ class GpuProgram(CallbackErrors):
                 self.reductions += sub.reductions
 
     # --- running -------------------------------------------------------------
-    def finalize(self, flags: int = 0) -> GpuProgram:
+    def finalize(self) -> GpuProgram:
         """Build the CUDA graph and instantiate it (once); a captured function's exception is
         raised here."""
-        status = lib.eagle_gpu_instantiate(self._ptr, self.device, flags)
+        status = lib.eagle_gpu_instantiate(self._ptr, self.device, 0)
         if status == lib.EAGLE_ERR_CUDA and self._box.capture is not None and self._box.error is None:
             detail = ffi.string(lib.eagle_last_error()).decode()
             if "Capture" in detail or "ChildGraph" in detail:
@@ -374,7 +408,7 @@ class GpuProgram(CallbackErrors):
         return self
 
     def _raise_after(self, status: int, api: str) -> None:
-        _cuda.release_pending()
+        release_pending()
         error = self._take_error()
         if error is not None:
             raise error
@@ -436,7 +470,7 @@ class GpuProgram(CallbackErrors):
     def _patch(self, k: _Kernel, api: str) -> None:
         logical = _BIG if self._logical is None else self._logical
         args, grid = k.sized(k.base, logical) if k.sized is not None else (k.base, None)
-        check(lib.eagle_gpu_set_kernel_args(self._ptr, k.node, _slots(args), len(args)), api)
+        check(lib.eagle_gpu_set_kernel_args(self._ptr, k.node, slots(args, device=True), len(args)), api)
         if grid is not None:
             check(lib.eagle_gpu_set_grid(self._ptr, k.node, ffi.new("uint32_t[3]", list(grid))), api)
 
@@ -455,7 +489,7 @@ _GRAPH_FREE = lib.eagle_gpu_graph_free
 
 
 def _free_graph(pointer: Any) -> None:
-    _cuda.release(_GRAPH_FREE, pointer)
+    release(_GRAPH_FREE, pointer)
 
 
 def _ptr(sub: GpuProgram | None) -> Any:

@@ -6,28 +6,27 @@ import functools
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from eagle import _core
+from eagle import _core, _recording
 from eagle._analysis import Analysis
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
-from eagle._gpu_program import GpuProgram
+from eagle._extension import record_hooks
 from eagle._kinds import Node
-from eagle._lower_cpu import lower, lowered
-from eagle._lower_gpu import GpuSegments, gpu_lowered
-from eagle._lower_gpu import lower as lower_gpu
+from eagle._lower_cpu import lowered
+from eagle._lower_gpu import gpu_lowered
+from eagle._lower_stages import lower_device, lower_host
 from eagle._nodes import Conditional, Opaque
-from eagle._program import Program
 from eagle._races import refuse_races
 from eagle._schedule import stage_schedule
 from eagle._sharded import agree, refuse_forked
+from eagle._target import Target
 from eagle.plan import BoundPlan
 
 BACKENDS = (None, "cpu", "gpu")
@@ -51,10 +50,6 @@ def _default_label(node: Node) -> str:
     if isinstance(payload, Conditional):
         return _default_label(payload.step)
     return node.kind
-
-
-#: Called with each new Graph while a builder records (eagle-builder adopts the first).
-_on_new_graph: ContextVar[Callable[[Graph], None] | None] = ContextVar("eagle_on_new_graph", default=None)
 
 
 class Graph:
@@ -88,14 +83,14 @@ class Graph:
         self._tape: Any = None  # eagle.diff's Record of a record=True graph, once built
         #: What ``g()`` returns: the arrays a builder declared with ``g.result = ...``.
         self.result: Any = None
-        self._recorder: Any = None  # the builder recording into this graph, while it does
-        self._binder: Callable[..., None] | None = None  # a builder graph's bind
+        #: The one slot for extension state (eagle.extend.state; its keys: eagle._extension).
+        self._extension: dict[str, Any] = {}
         self._labels: list[str] = []
         self._nodes: list[Node] = []
         self._stages: list[_Stage] = []
         self._backend: str | None = None
         self._schedule: list[str] | None = None
-        self._program: Program | GpuProgram | GpuSegments | None = None
+        self._program: Target | None = None  # the lowering target, once built
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
         self._logical: int | None = None
@@ -103,9 +98,14 @@ class Graph:
         self._retired_stats: dict[str, int] = {}  # GPU counters of the CUDA graphs bind replaced
         self.dispatch: str | None = None
         self._busy = _core.ffi.new("int32_t[1]")  # the non-blocking guard, a C atomic
-        hook = _on_new_graph.get()
-        if hook is not None:
-            hook(self)
+        recorder = _recording.active()
+        if recorder is not None:
+            recorder.adopt(self)
+
+    @property
+    def _recorder(self) -> _recording.Recording | None:
+        """The recording that writes into this graph now (a builder's), if any."""
+        return self._extension.get("recording")
 
     @staticmethod
     def builder(fn: Callable[..., Any]) -> Any:
@@ -133,11 +133,12 @@ class Graph:
         The new arrays pass every check ``add`` and ``build`` apply (layout, writability,
         partial overlaps, sibling races); a refused bind leaves the graph on its old arrays.
         """
-        if self._binder is None:
+        binder = self._extension.get("bind")
+        if binder is None:
             raise RuntimeError("eagle.Graph.bind: only a graph made by an @eagle.Graph.builder binds "
                                "arrays by parameter name")
         with self._guard("eagle.Graph.bind"):
-            self._binder(**arrays)
+            binder(**arrays)
         return self
 
     @property
@@ -271,17 +272,18 @@ class Graph:
     @property
     def captures(self) -> int | None:
         """How many times the CUDA graph was built from the nodes (None off the GPU)."""
-        return self._gpu_stat("captures")
+        return self._target_stat("captures")
 
     @property
     def graph_builds(self) -> int | None:
         """How many times the CUDA graph was instantiated (None off the GPU)."""
-        return self._gpu_stat("graph_builds")
+        return self._target_stat("graph_builds")
 
-    def _gpu_stat(self, name: str) -> int | None:
-        if self._backend != "gpu":
-            return None
-        return self._program.stats()[name] + self._retired_stats.get(name, 0)
+    def _target_stat(self, name: str) -> int | None:
+        """A counter of the target, with those of the targets bind replaced (None where the
+        target does not keep it: a host program makes no CUDA graphs)."""
+        count = None if self._program is None else self._program.stats().get(name)
+        return None if count is None else count + self._retired_stats.get(name, 0)
 
     def node_labels(self) -> list[str]:
         """The labels of the nodes, in order: what Edge indices point into."""
@@ -376,25 +378,35 @@ class Graph:
         """What build does on this rank alone: refuse, choose, schedule and lower."""
         chosen = self._choose_backend(backend, analysis)
         refuse_races(analysis, self._nodes, self._labels, "eagle.Graph.build")
-        if chosen == "gpu":
-            return chosen, ["cuda_graph"] * len(self._stages), self._lower_gpu(analysis), None
-        lowerings, tape = self._lowerings()
-        schedule = [stage_schedule(stage.branches, stage.group, self._nodes, lowerings)
-                    for stage in self._stages]
-        lowered_ = self._lower(lowerings, schedule, analysis)
+        target, schedule, reducing, tape = self._lower(chosen, None, analysis)
         if self._comm is not None:
-            refuse_forked(self, lowered_[1])
-        return chosen, schedule, lowered_, tape
+            refuse_forked(self, reducing)
+        return chosen, schedule, (target, reducing), tape
 
-    def _lower(self, lowerings: list[Any], schedule: list[str], analysis: Analysis
-               ) -> tuple[Program, list[int]]:
-        stages = list(zip(schedule, (stage.branches for stage in self._stages), strict=True))
-        program, reducing = lower(stages, lowerings, views=analysis.view)
+    def _lower(self, backend: str, schedule: list[str] | None, analysis: Analysis
+               ) -> tuple[Target, list[str], list[int], Any]:
+        """The graph lowered onto the target of ``backend``, ready to run at the logical size:
+        the target, each stage's schedule (``schedule``, when given, is kept: a bind lowers
+        again as the build did), the nodes that reduce across samples, and eagle.diff's Record;
+        ``analysis``: the build's, whose views the target uses."""
+        lower = self._lower_host if backend == "cpu" else self._lower_device
+        target, schedule, reducing, tape = lower(schedule, analysis)
         if self._logical is not None:
-            program.set_logical_size(self._logical)
-        return program, reducing
+            target.set_logical_size(self._logical)
+        return target, schedule, reducing, tape
 
-    def _lower_gpu(self, analysis: Analysis) -> tuple[GpuProgram | GpuSegments, list[int]]:
+    def _lower_host(self, schedule: list[str] | None, analysis: Analysis
+                    ) -> tuple[Target, list[str], list[int], Any]:
+        lowerings, tape = self._lowerings()
+        if schedule is None:
+            schedule = [stage_schedule(stage.branches, stage.group, self._nodes, lowerings)
+                        for stage in self._stages]
+        stages = list(zip(schedule, (stage.branches for stage in self._stages), strict=True))
+        program, reducing = lower_host(stages, lowerings, analysis.views)
+        return program, schedule, reducing, tape
+
+    def _lower_device(self, schedule: list[str] | None, analysis: Analysis
+                      ) -> tuple[Target, list[str], list[int], Any]:
         """One CUDA graph of the whole step, instantiated once."""
         if self._recording:
             raise ValueError("eagle.Graph.build: a record=True graph (eagle.diff) runs on the CPU only for "
@@ -403,12 +415,9 @@ class Graph:
             raise ValueError("eagle.Graph.build: a graph over a communicator runs on the CPU only for now; "
                              "pass NumPy arrays")
         lowerings = [gpu_lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
-        program, reducing = lower_gpu([stage.branches for stage in self._stages], lowerings, self._labels,
-                                      analysis.device())
-        program.finalize()
-        if self._logical is not None:
-            program.set_logical_size(self._logical)
-        return program, reducing
+        program, reducing = lower_device([stage.branches for stage in self._stages], lowerings, self._labels,
+                                         analysis.device())
+        return program.finalize(), schedule or ["cuda_graph"] * len(self._stages), reducing, None
 
 
     def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:
@@ -437,23 +446,20 @@ class Graph:
 
     def _relower(self, mapping: dict[int, Any]) -> None:
         """Lower again after the arrays of built nodes were swapped (a builder's bind; ``mapping``:
-        id of each old array -> its new one): same nodes, same schedule, new pointers.  On the
-        GPU the instantiated graph is patched where it can be, else built again with one warning."""
-        if self._backend == "gpu":
-            self._program.synchronize()  # replays in flight read the old arrays, which bind lets go
-            if not self._rebound(mapping):
-                if not self._warned_rebuild:
-                    warnings.warn("eagle.Graph.bind: a host node or a device condition holds a swapped "
-                                  "array and cannot be patched; the CUDA graph is built again (this "
-                                  "warning is given once per graph)", RebuildWarning, stacklevel=3)
-                    self._warned_rebuild = True
-                self._program.synchronize()  # the old graph's replays touch the same arrays
-                for name, count in self._program.stats().items():
-                    self._retired_stats[name] = self._retired_stats.get(name, 0) + count
-                self._program = self._lower_gpu(self._analysis)[0]
+        id of each old array -> its new one): same nodes, same schedule, new pointers.  A target
+        that patches in place (a CUDA graph) is patched where it can be, else built again with
+        one warning."""
+        self._program.synchronize()  # runs in flight read the old arrays, which bind lets go
+        if self._rebound(mapping):
             return
-        lowerings, tape = self._lowerings()
-        program, _ = self._lower(lowerings, self._schedule, self._analysis)
+        if self._program.patches and not self._warned_rebuild:
+            warnings.warn("eagle.Graph.bind: a host node or a device condition holds a swapped "
+                          "array and cannot be patched; the CUDA graph is built again (this "
+                          "warning is given once per graph)", RebuildWarning, stacklevel=3)
+            self._warned_rebuild = True
+        for name, count in self._program.stats().items():
+            self._retired_stats[name] = self._retired_stats.get(name, 0) + count
+        program, _, _, tape = self._lower(self._backend, self._schedule, self._analysis)
         if self._comm is not None:
             program.set_collective(self._comm)  # a collective call: every rank binds
         self._program, self._tape = program, tape
@@ -471,14 +477,7 @@ class Graph:
         lowerings = [lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
         if not self._recording:
             return lowerings, None
-        try:
-            from eagle.diff.record import instrument
-        except ModuleNotFoundError as err:
-            if err.name not in ("eagle.diff", "eagle.diff.record"):
-                raise
-            raise ImportError("eagle.Graph.build: a record=True graph needs eagle-diff: pip install "
-                              "eagle-diff") from None
-        return instrument(self, lowerings)
+        return record_hooks("eagle.Graph.build").instrument(self, lowerings)
 
     def _choose_backend(self, backend: str | None, analysis: Analysis) -> str:
         device = [(self._labels[i], name) for i, name, _ in analysis.device_planes]
@@ -511,7 +510,7 @@ class Graph:
     def synchronize(self) -> Graph:
         """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception
         is raised here."""
-        if self._backend == "gpu":
+        if self._program is not None:
             with self._guard("eagle.Graph.synchronize"):
                 self._program.synchronize()
         return self
@@ -536,11 +535,12 @@ class Graph:
             raise ValueError(f"{api}: n must be an int >= 0, got {n!r}")
         try:
             if self._tape is not None and n:
-                self._tape._run(self._program, int(n))  # the Record notes whether the run completed
-            elif not wait and self._backend == "gpu":
-                self._program.enqueue(int(n))
-            else:
+                # eagle.diff's replay: the Record notes whether the run completed
+                record_hooks(api).replay(self._tape, self._program, int(n))
+            elif wait:
                 self._program.run(int(n))
+            else:
+                self._program.enqueue(int(n))
         except Exception as exc:
             if self._comm is None:
                 raise

@@ -1,8 +1,9 @@
 """Node kinds: the registry, Node, and how a kind lowers to the host.
 
 A kind supplies ``reads`` and ``writes`` (payload -> ``(plane name, array,
-role)`` tuples, which is all the edge derivation sees), ``lower_cpu`` and
-``lower_gpu``.  The core never special-cases a kind outside its own
+role)`` tuples, which is all the edge derivation sees), and its lowering:
+``lower`` (written once against the lowering target, ``eagle._target``), or
+``lower_cpu`` and ``lower_gpu``.  The core never special-cases a kind outside its own
 definition: the built-in kinds are registered through the same call, and so
 are the kinds of plugins (``eagle._plugins``), which load lazily the first
 time a kind is not found here.
@@ -11,13 +12,13 @@ time a kind is not found here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from eagle._recording import recorded
+
 if TYPE_CHECKING:
-    from eagle._gpu_program import GpuProgram
-    from eagle._program import Program
+    from eagle._target import Target
 
 PlaneTuple = tuple[str, Any, str]  # (plane name, array, role)
 
@@ -43,7 +44,7 @@ class HostItems:
     array([-0., -1., -2.])
     """
 
-    emit: Callable[[Program], object]
+    emit: Callable[[Target], object]
     native: bool = True
 
 
@@ -106,13 +107,16 @@ class GpuItems:
     between two CUDA graphs
     """
 
-    emit: Callable[[GpuProgram], object] | None = None
+    emit: Callable[[Target], object] | None = None
     eager: Callable[[], object] | None = None
 
 
 #: ``vjp(payload, primals, cotangents) -> {read plane name: gradient}``: the
 #: contract of ``vjps=`` in eagle.diff, with the node's payload first.
 Vjp = Callable[[Any, Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any]]
+
+#: ``lower(payload, target)``: a node's work, written once against the lowering-target protocol.
+Lower = Callable[[Any, "Target"], object]
 
 #: ``reference(payload, interpreter)``: what a node means, run one node at a time in NumPy on its
 #: own planes (:func:`eagle.testing.interpret`); ``interpreter.body(b)`` runs a body the same way.
@@ -153,6 +157,10 @@ class NodeKind:
     refuse: Callable[[Any, str, str | None], None] | None = None
     #: what the node means, for the reference interpreter; None: its host lowering, run alone
     reference: Reference | None = None
+    #: ``lower(payload, target)``: the node's work appended to any lowering target, the host
+    #: program and a CUDA graph alike (:class:`eagle._target.Target`), instead of ``lower_cpu``
+    #: and ``lower_gpu``; on the host it is no native work (it never runs as branch tasks).
+    lower: Lower | None = None
 
     def same_as(self, other: NodeKind) -> bool:
         return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.compare)
@@ -164,21 +172,35 @@ class NodeKind:
         return f"kind {self.name!r} registered in code by {_module_of(self.reads)}"
 
     def host_lowering(self, payload: Any, label: str) -> Callable[[], object] | HostItems | None:
-        """What the host runs for a node of this kind: ``lower_cpu``'s answer, else the native calls."""
+        """What the host runs for a node of this kind: ``lower_cpu``'s answer, or its ``lower``
+        onto the host program, else the native calls."""
         if self.lower_cpu is not None:
             return self.lower_cpu(payload)
+        if self.lower is not None:
+            return HostItems(lambda program: self.lower(payload, program), native=False)
         if self.native is None:
             return None
         calls = list(self.native(payload))
         for call in calls:
             _check_native_call(call, self, label)
 
-        def emit(program: Program) -> None:
+        def emit(program: Target) -> None:
             for call in calls:
                 program.kernel(call.kernel, call.args, call.n, per_sample=call.per_sample,
                                accesses=call.accesses)
 
         return HostItems(emit, native=True)
+
+    @property
+    def lowers_on_device(self) -> bool:
+        """Whether the kind gives GPU work (``lower_gpu`` or ``lower``)."""
+        return self.lower_gpu is not None or self.lower is not None
+
+    def device_lowering(self, payload: Any) -> GpuItems:
+        """What a CUDA graph runs for a node of this kind (:attr:`lowers_on_device`)."""
+        if self.lower_gpu is not None:
+            return self.lower_gpu(payload)
+        return GpuItems(lambda gpu: self.lower(payload, gpu))
 
 
 def _module_of(fn: object) -> str:
@@ -198,25 +220,14 @@ def _check_native_call(call: object, kind: NodeKind, label: str) -> None:
 
 _REGISTRY: dict[str, NodeKind] = {}
 
-#: While a graph builder records, the node constructors that stand for a step
-#: (``eagle.copy``, ``eagle.reduce``) hand their node to it, so that writing
-#: ``eagle.copy(a, into=b)`` in a builder records the copy where it is written.
-node_recorder: ContextVar[Callable[[Node], None] | None] = ContextVar("eagle_node_recorder", default=None)
-
-
-def recorded(node: Node) -> Node:
-    """``node``, given to the builder recording now (if one is)."""
-    hook = node_recorder.get()
-    if hook is not None:
-        hook(node)
-    return node
-
-
 def add_kind(kind: NodeKind, table: dict[str, NodeKind], api: str) -> NodeKind:
     """Put ``kind`` in ``table``: the same kind again is fine, a different one under its name is refused."""
     if kind.lower_cpu is not None and kind.native is not None:
         raise ValueError(f"{api}: {kind.describe()} gives both lower_cpu and native; give one: native "
                          "for kernels of a shared library, lower_cpu for anything else")
+    if kind.lower is not None and (kind.lower_cpu, kind.lower_gpu, kind.native) != (None, None, None):
+        raise ValueError(f"{api}: {kind.describe()} gives lower and also lower_cpu, lower_gpu or native; "
+                         "give lower alone (work written once against the target) or the others")
     taken = table.get(kind.name)
     if taken is not None and not taken.same_as(kind):
         raise ValueError(f"{api}: a different kind is already registered as {kind.name!r} "
@@ -233,7 +244,7 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
                        vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
                        both_sides: bool = False, inner: Callable[[Any], Iterable[Node]] | None = None,
                        refuse: Callable[[Any, str, str | None], None] | None = None,
-                       reference: Reference | None = None) -> NodeKind:
+                       reference: Reference | None = None, lower: Lower | None = None) -> NodeKind:
     """Register a kind of node under ``name``: what a plugin's ``register_node_kinds`` hook does, in code.
 
     :param reads: payload -> ``(plane name, array, role)`` tuples it reads.
@@ -255,6 +266,9 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     :param reference: ``reference(payload, interpreter)``: what a node means, for the reference
         interpreter (:func:`eagle.testing.interpret`), written as plainly as it can be in NumPy.
         Without one, the interpreter runs the node's host lowering alone.
+    :param lower: ``lower(payload, target)`` appends the node's work to a lowering target through
+        its protocol (``stage``, ``callback``, ``copy``, ``reduce``, ``if_``, ...), the host
+        program and a CUDA graph alike: written once, instead of ``lower_cpu`` and ``lower_gpu``.
 
     Registering the same kind twice is fine; a different kind under a taken
     name is refused with both named.
@@ -271,7 +285,7 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     array([-1., -1.,  0.,  1.,  1.])
     """
     kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, both_sides=both_sides,
-                    inner=inner, refuse=refuse, reference=reference)
+                    inner=inner, refuse=refuse, reference=reference, lower=lower)
     return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
 
 
@@ -321,7 +335,7 @@ def node(kind: str, *args: Any, **kwargs: Any) -> Node:
     if found.make is None:
         raise TypeError(f"eagle.node: {found.describe()} has no make=; build its payload yourself: "
                         f"eagle.graph.Node({kind!r}, payload)")
-    return Node(kind, found.make(*args, **kwargs))
+    return recorded(Node(kind, found.make(*args, **kwargs)))
 
 
 class Node:

@@ -1,13 +1,14 @@
-"""Lowering a graph to a libeagle program: the native host schedule."""
+"""A node's host lowering: what its kind gives for the host, and appending it to a target."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from eagle._kinds import HostItems, Node, kind_of
-from eagle._program import Program
-from eagle._views import view_of
+
+if TYPE_CHECKING:
+    from eagle._target import Target
 
 
 def lowered(node: Node, label: str) -> HostItems | Callable[[], object]:
@@ -23,53 +24,13 @@ def lowered(node: Node, label: str) -> HostItems | Callable[[], object]:
     return result
 
 
-def emit(lowering: HostItems | Callable[[], object], program: Program) -> None:
+def emit(lowering: HostItems | Callable[[], object], program: Target) -> None:
     if isinstance(lowering, HostItems):
         lowering.emit(program)
     else:
         program.callback(lowering)
 
 
-def emit_node(node: Node, program: Program, label: str = "step") -> None:
+def emit_node(node: Node, program: Target, label: str = "step") -> None:
     """Append one node's host items to a program."""
     emit(lowered(node, label), program)
-
-
-def lower(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any],
-          views: Callable[[Any], Any] = view_of) -> tuple[Program, list[int]]:
-    """A finalized program from (schedule, branches of node indices) per stage, and the indices
-    of the nodes that reduce across samples; ``views``: an array's ``eagle_view *`` (the build
-    analysis's, so the program passes libeagle the views it made).
-
-    work_share stages run their branches one after another, so consecutive
-    ones become one list of items: libeagle then block-fuses kernel chains
-    across them, and consecutive Python steps share one GIL acquisition.
-    Only a branch_tasks stage keeps its branches apart.
-    """
-    program = Program(views)
-    reducing: list[int] = []
-
-    def emit_counted(index: int) -> None:
-        before = program.reductions
-        emit(lowerings[index], program)
-        if program.reductions != before:
-            reducing.append(index)
-
-    open_work_share = False
-    for schedule, branches in stages:
-        if schedule == "branch_tasks":
-            program.stage(schedule)
-            for b, branch in enumerate(branches):
-                if b:
-                    program.branch()
-                for index in branch:
-                    emit_counted(index)
-            open_work_share = False
-            continue
-        if not open_work_share:
-            program.stage("work_share")
-            open_work_share = True
-        for branch in branches:
-            for index in branch:
-                emit_counted(index)
-    return program.finalize(), reducing

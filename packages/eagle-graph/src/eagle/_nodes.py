@@ -7,18 +7,21 @@ the constructors here build the Node.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from eagle import _cuda, _gpu_kernels
+from eagle._arrays import is_guard_cell
 from eagle._edges import is_plane, is_value
-from eagle._gpu_program import GpuProgram
-from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, recorded, register_node_kind
-from eagle._program import Program
+from eagle._kinds import GpuItems, Node, PlaneTuple, register_node_kind
+from eagle._recording import recorded, withdrawn
 from eagle._views import host_plane, plane_dtype
 from eagle.plan import BoundPlan
+
+if TYPE_CHECKING:
+    from eagle._target import Target
 
 # --------------------------------------------------------------------- opaque
 
@@ -74,8 +77,8 @@ def opaque(fn: Callable[[], object], reads: Mapping[str, Any] | None = None,
     if not callable(fn):
         raise TypeError(f"eagle.graph.opaque: fn must be a zero-argument callable, got {type(fn).__name__}")
     tier = "eager" if eager else "stream" if stream is not None else "capture"
-    return Node("opaque", Opaque(fn, _named(reads or {}, "eagle.graph.opaque"),
-                                 _named(writes or {}, "eagle.graph.opaque"), tier, stream))
+    return recorded(Node("opaque", Opaque(fn, _named(reads or {}, "eagle.graph.opaque"),
+                                          _named(writes or {}, "eagle.graph.opaque"), tier, stream)))
 
 
 def _opaque_writes(o: Opaque) -> list[PlaneTuple]:
@@ -189,8 +192,8 @@ def reduce(x: Any, out: Any, op: str = "sum") -> Node:
     return recorded(Node("reduce", Reduce(x, out, op)))
 
 
-def _emit_reduce(r: Reduce, program: Program) -> None:
-    program.reduce(r.x, r.out, r.op)
+def _emit_reduce(r: Reduce, target: Target) -> None:
+    target.reduce(r.x, r.out, r.op)
 
 
 def _reference_reduce(r: Reduce, interpreter: Any) -> None:
@@ -200,9 +203,7 @@ def _reference_reduce(r: Reduce, interpreter: Any) -> None:
 
 
 register_node_kind("reduce", reads=lambda r: [("x", r.x, "read")], writes=lambda r: [("out", r.out, "write")],
-                   lower_cpu=lambda r: HostItems(lambda p: _emit_reduce(r, p), native=False),
-                   reference=_reference_reduce,
-                   lower_gpu=lambda r: GpuItems(lambda gpu: gpu.reduce(r.x, r.out, r.op)))
+                   lower=_emit_reduce, reference=_reference_reduce)
 
 # ----------------------------------------------------------------------- copy
 
@@ -239,43 +240,14 @@ def _copy_planes(c: Copy, reading: bool) -> list[PlaneTuple]:
     return [("src", c.src, "read")] if reading else [("into", c.dst, "write")]
 
 
-def _emit_gpu_copy(c: Copy, gpu: GpuProgram) -> None:
-    """A copy node between device or pinned memory; a pageable host side is staged through a
-    pinned buffer by a host node, which a conditional body cannot hold."""
-    if c.src is c.dst:
-        return
-    for name, array in (("src", c.src), ("into", c.dst)):
-        if not _cuda.contiguous(array):
-            raise ValueError(f"eagle.copy: {name} is strided; a GPU copy moves contiguous arrays: copy a "
-                             "contiguous array (np.ascontiguousarray / cupy.ascontiguousarray)")
-    pageable = [(name, array) for name, array in (("src", c.src), ("into", c.dst))
-                if _cuda.memory_type(_cuda.address(array), gpu.device) == "pageable"]
-    nbytes = int(np.prod(np.shape(c.src), dtype=np.int64)) * plane_dtype(c.src).itemsize
-    if nbytes == 0:
-        return
-    if not pageable:
-        gpu.copy(c.src, c.dst, nbytes)
-        return
-    if gpu.in_body:
-        raise ValueError(f"eagle.copy: {pageable[0][0]} is a pageable host array, and this copy is in a "
-                         "loop or branch body, where only pinned memory can be copied: allocate it with "
-                         "eagle.pinned(shape, dtype)")
-    if len(pageable) == 2:  # host to host
-        gpu.callback(lambda: np.copyto(c.dst, c.src), touches=[c.src, c.dst])
-        return
-    stage = _cuda.pinned_array(np.shape(c.src), plane_dtype(c.src), gpu.device)
-    if pageable[0][0] == "src":
-        gpu.callback(lambda: np.copyto(stage, c.src), touches=[c.src])
-        gpu.copy(stage, c.dst, nbytes)
-    else:
-        gpu.copy(c.src, stage, nbytes)
-        gpu.callback(lambda: np.copyto(c.dst, stage), touches=[c.dst])
+def _emit_copy(c: Copy, target: Target) -> None:
+    target.copy(c.src, c.dst)
 
 
 register_node_kind("copy", reads=lambda c: _copy_planes(c, True), writes=lambda c: _copy_planes(c, False),
-                   lower_cpu=lambda c: HostItems(lambda p: p.copy(c.src, c.dst), native=False),
+                   lower=_emit_copy,
                    reference=lambda c, interpreter: None if c.src is c.dst else np.copyto(c.dst, c.src),
-                   lower_gpu=lambda c: GpuItems(lambda gpu: _emit_gpu_copy(c, gpu)), both_sides=True)
+                   both_sides=True)
 
 
 def pinned(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
@@ -316,7 +288,7 @@ class SkipGuard:
 
 
 def _cell(flag: Any, api: str) -> Any:
-    if getattr(flag, "dtype", None) != np.uint32 or np.size(flag) != 1:
+    if not is_guard_cell(flag):
         raise TypeError(f"{api}: a guard is a one-cell uint32 array, e.g. np.zeros(1, np.uint32); "
                         f"got {getattr(flag, 'dtype', type(flag).__name__)} of shape {np.shape(flag)}")
     return flag
@@ -330,7 +302,6 @@ class Conditional:
     cell: np.ndarray
     label: str  # "skip if guard" or "repeat ≤ N"
     max_iters: int | None = None  # None: skippable (skip while the cell is non-zero); else repeat_while
-    owner: object | None = field(default=None, compare=False)  # the graph that holds it
 
 
 def _step_node(step: Any, api: str) -> Node:
@@ -341,12 +312,12 @@ def _step_node(step: Any, api: str) -> Node:
         if step.kind in ("skippable", "repeat_while"):
             raise TypeError(f"{api}: a conditional nested in a conditional is refused for now; "
                             "put the inner guard's check inside the step")
-        return step
+        return withdrawn(step)  # made while recording, it runs as this conditional's step only
     bound = getattr(step, "__self__", None)
     if isinstance(bound, BoundPlan) and getattr(step, "__name__", "") == "launch":
         return Node("plan", bound)  # bound_plan.launch: its planes come from the plan
     if callable(step):
-        return opaque(step)  # no declared planes: only the guard orders it
+        return withdrawn(opaque(step))  # no declared planes: only the guard orders it
     raise TypeError(f"{api}: step must be a node, bound_plan.launch or a zero-argument callable, "
                     f"got {type(step).__name__}")
 
@@ -365,7 +336,8 @@ def skippable(step: Any, guard: SkipGuard) -> Node:
     """
     if not isinstance(guard, SkipGuard):
         raise TypeError("eagle.skippable: guard must be an eagle.SkipGuard, e.g. SkipGuard.nonzero(flag)")
-    return Node("skippable", Conditional(_step_node(step, "eagle.skippable"), guard.cell, "skip if guard"))
+    return recorded(Node("skippable", Conditional(_step_node(step, "eagle.skippable"), guard.cell,
+                                                  "skip if guard")))
 
 
 def repeat_while(step: Any, guard: SkipGuard | np.ndarray, max_iters: int) -> Node:
@@ -380,8 +352,8 @@ def repeat_while(step: Any, guard: SkipGuard | np.ndarray, max_iters: int) -> No
     cell = guard.cell if isinstance(guard, SkipGuard) else _cell(guard, "eagle.repeat_while")
     if not isinstance(max_iters, int) or max_iters < 1:
         raise ValueError(f"eagle.repeat_while: max_iters must be a positive int, got {max_iters!r}")
-    return Node("repeat_while", Conditional(_step_node(step, "eagle.repeat_while"), cell,
-                                            f"repeat ≤ {max_iters}", max_iters))
+    return recorded(Node("repeat_while", Conditional(_step_node(step, "eagle.repeat_while"), cell,
+                                                     f"repeat ≤ {max_iters}", max_iters)))
 
 
 def _conditional_reads(c: Conditional) -> list[PlaneTuple]:
@@ -392,26 +364,12 @@ def _conditional_writes(c: Conditional) -> list[PlaneTuple]:
     return [t for t in c.step.planes() if t[2] != "read"]
 
 
-def _emit_conditional(c: Conditional, program: Program) -> None:
-    from eagle._lower_cpu import emit_node  # the lowering of the step itself
-
-    body = Program().stage()
-    emit_node(c.step, body)
+def _emit_conditional(c: Conditional, target: Target) -> None:
+    body = target.body().node(c.step)
     if c.max_iters is None:
-        program.if_(c.cell, None, body)  # skipped while the cell is non-zero: the else-arm
+        target.if_(c.cell, None, body)  # skipped while the cell is non-zero: the else-arm
     else:
-        program.loop(c.cell, body, "while", c.max_iters)
-
-
-def _emit_gpu_conditional(c: Conditional, gpu: GpuProgram) -> None:
-    from eagle._lower_gpu import emit_node
-
-    body = gpu.body()
-    emit_node(c.step, body)
-    if c.max_iters is None:
-        gpu.if_(c.cell, None, body)  # skipped while the cell is non-zero: the else-arm
-    else:
-        gpu.loop(c.cell, body, "while", c.max_iters)
+        target.loop(c.cell, body, "while", c.max_iters)
 
 
 def _reference_conditional(c: Conditional, interpreter: Any) -> None:
@@ -428,6 +386,5 @@ def _reference_conditional(c: Conditional, interpreter: Any) -> None:
 for _name in ("skippable", "repeat_while"):
     register_node_kind(_name, reads=_conditional_reads, writes=_conditional_writes,
                        reference=_reference_conditional,
-                       lower_cpu=lambda c: HostItems(lambda p, c=c: _emit_conditional(c, p), native=False),
-                       lower_gpu=lambda c: GpuItems(lambda gpu, c=c: _emit_gpu_conditional(c, gpu)),
+                       lower=_emit_conditional,
                        both_sides=True, inner=lambda c: [c.step])

@@ -30,6 +30,7 @@ from eagle._kinds import (
     _REGISTRY,
     GpuItems,
     HostItems,
+    Lower,
     NativeCall,
     NodeKind,
     PlaneTuple,
@@ -112,10 +113,11 @@ class KindRegistry:
                            lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
                            native: Callable[[Any], Sequence[NativeCall]] | None = None,
                            vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
-                           both_sides: bool = False, reference: Reference | None = None) -> NodeKind:
+                           both_sides: bool = False, reference: Reference | None = None,
+                           lower: Lower | None = None) -> NodeKind:
         """Register a kind: the parameters of :func:`eagle.graph.register_node_kind`."""
         kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, plugin=self.plugin,
-                        both_sides=both_sides, reference=reference)
+                        both_sides=both_sides, reference=reference, lower=lower)
         view = {**self._table, **self._pending}
         added = add_kind(kind, view, f"eagle.plugins: plugin {self.plugin}")
         self._pending[name] = added

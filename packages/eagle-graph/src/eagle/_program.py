@@ -16,8 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from eagle._arrays import is_guard_cell
 from eagle._core import BLOCK, check, ffi, lib
-from eagle._cuda import no_cuda_calls
+from eagle._driver_thread import no_cuda_calls
+from eagle._kinds import Node
+from eagle._lower_cpu import emit_node
+from eagle._slots import slots
 from eagle._views import view_of
 
 SCHEDULES = {"work_share": lib.EAGLE_WORK_SHARE, "branch_tasks": lib.EAGLE_BRANCH_TASKS}
@@ -84,7 +88,7 @@ def _trampoline(ctx: Any) -> int:
 
 
 def _cell(array: np.ndarray, api: str) -> Any:
-    if not (isinstance(array, np.ndarray) and array.dtype == np.uint32 and array.size == 1):
+    if not (isinstance(array, np.ndarray) and is_guard_cell(array)):  # the host reads it
         raise TypeError(f"{api}: a guard is a one-cell uint32 NumPy array")
     return ffi.cast("const uint32_t *", array.ctypes.data)
 
@@ -109,11 +113,18 @@ class CallbackErrors:
 
 
 class Program(CallbackErrors):
-    """A libeagle program under construction, then finalized and runnable."""
+    """A libeagle program under construction, then finalized and runnable: the host's
+    lowering target (:class:`eagle._target.Target`).
 
-    def __init__(self, views: Callable[[Any], Any] = view_of) -> None:
-        #: An array's ``eagle_view *``: a build passes its analysis's, so each array is viewed once.
-        self._view = views
+    :param views: ``id(array) -> (array, eagle_view *)``: the views of arrays described
+        before (a build's analysis), which the items use instead of describing them again;
+        the program adds the ones it makes, and hands the table to its bodies.
+    """
+
+    #: A host program holds raw pointers: binding new arrays lowers the graph again.
+    patches = False
+
+    def __init__(self, views: dict[int, tuple[Any, Any]] | None = None) -> None:
         self._ptr = ffi.gc(lib.eagle_program_new(), lib.eagle_program_free)
         if self._ptr == ffi.NULL:
             raise MemoryError("eagle.Program: out of memory")
@@ -128,6 +139,7 @@ class Program(CallbackErrors):
         #: Cross-sample reductions in the program, sub-programs included: the items a
         #: communicator makes global.
         self.reductions = 0
+        self._views = {} if views is None else views
 
     # --- structure ---------------------------------------------------------
     def stage(self, schedule: str = "work_share") -> Program:
@@ -141,43 +153,44 @@ class Program(CallbackErrors):
         check(lib.eagle_branch(self._ptr), "Program.branch")
         return self
 
+    def body(self) -> Program:
+        """A new program with one stage open, for the body or arm of a conditional of this one."""
+        return Program(self._views).stage()
+
+    def node(self, node: Node, label: str = "step") -> Program:
+        """Append the host items of ``node``."""
+        emit_node(node, self, label)
+        return self
+
     # --- items -------------------------------------------------------------
     def kernel(self, fn: Any, args: Sequence[Any], n: int, *, per_sample: bool = True,
                accesses: Sequence[tuple[Any, str]] = (), empty_call: bool = False) -> Program:
         """Append native kernel ``fn`` over ``n`` samples.
 
-        ``args`` fill the argument slots in order: an array is passed by
-        pointer, a Python float as f64, an int as i64, an ``eagle_arg *``
-        as it is.  ``accesses`` are
+        ``args`` fill the argument slots in order (``eagle._slots``): an array
+        is passed by pointer, a float as f64, an int as i64 (u64 from 2**63),
+        an ``eagle_arg *`` as it is.  ``accesses`` are
         (array, role) pairs: what the kernel touches, which decides fusion.
         ``empty_call``: over no samples, still call ``fn(0, 0, args)`` once
         (a kernel writing one-cell results writes them then too).
         """
         self._batch = None
-        slots = ffi.new("eagle_arg[]", max(len(args), 1))
-        for i, a in enumerate(args):
-            if isinstance(a, np.ndarray):
-                slots[i].ptr = ffi.cast("void *", a.ctypes.data)
-                self._keep.append(a)
-            elif isinstance(a, ffi.CData):  # a filled 'eagle_arg *'
-                slots[i] = a[0]
-            elif isinstance(a, (bool, int, np.integer)):
-                slots[i].i64 = int(a)
-            else:
-                slots[i].f64 = float(a)
+        filled = slots(args, device=False, api="Program.kernel")
+        self._keep += [a for a in args if isinstance(a, np.ndarray)]
         acc = ffi.new("eagle_access[]", max(len(accesses), 1))
         for i, (array, role) in enumerate(accesses):
             acc[i].view = self._view(array)[0]
             acc[i].role = ROLES[role]
             self._keep.append(array)
         flags = (lib.EAGLE_PER_SAMPLE if per_sample else 0) | (lib.EAGLE_EMPTY_CALL if empty_call else 0)
-        check(lib.eagle_add_kernel(self._ptr, fn, slots, len(args), n, flags, acc, len(accesses)),
+        check(lib.eagle_add_kernel(self._ptr, fn, filled, len(args), n, flags, acc, len(accesses)),
               "Program.kernel")
         self._keep.append(fn)
         return self
 
-    def callback(self, fn: Callable[[], object]) -> Program:
-        """Append a Python callable; an exception it raises stops the run and is re-raised."""
+    def callback(self, fn: Callable[[], object], touches: Sequence[Any] = ()) -> Program:
+        """Append a Python callable; an exception it raises stops the run and is re-raised.
+        ``touches`` (what it reads or writes) orders nothing here: items run in order."""
         if self._batch is not None:
             self._batch.append(fn)
             return self
@@ -246,20 +259,36 @@ class Program(CallbackErrors):
         self._adopt(cell, body)
         return self
 
-    def event_id(self, key: object) -> int:
+    def _event(self, key: object) -> int:
         """The event number of ``key`` in this program: one per key, numbered from 0."""
         self._keep.append(key)  # its id stays its own while the program lives
         return self._events.setdefault(id(key), len(self._events))
 
-    def signal(self, event: int) -> Program:
-        self._batch = None
-        check(lib.eagle_add_signal(self._ptr, event), "Program.signal")
+    def signal(self, key: object) -> Program:
+        """Let a later branch wait for the last item appended (what ``key`` stands for).  Only
+        a branch_tasks stage runs its branches side by side: elsewhere they run in order, and
+        there is nothing to signal."""
+        if self.schedule == "branch_tasks":
+            self._batch = None
+            check(lib.eagle_add_signal(self._ptr, self._event(key)), "Program.signal")
         return self
 
-    def wait(self, event: int) -> Program:
-        self._batch = None
-        check(lib.eagle_add_wait(self._ptr, event), "Program.wait")
+    def wait(self, key: object) -> Program:
+        """The next item of this branch waits for the item signalled for ``key`` (under
+        branch_tasks; elsewhere the branches run in order)."""
+        if self.schedule == "branch_tasks":
+            self._batch = None
+            check(lib.eagle_add_wait(self._ptr, self._event(key)), "Program.wait")
         return self
+
+    def _view(self, array: Any) -> Any:
+        """The ``eagle_view *`` of ``array``, described once per lowering: an array is a plane of
+        several items (libeagle copies what it reads).  The entry holds the array, so its id
+        stays its own."""
+        found = self._views.get(id(array))
+        if found is None or found[0] is not array:
+            found = self._views[id(array)] = (array, view_of(array))
+        return found[1]
 
     def _adopt(self, cell: np.ndarray, *subs: Program | None) -> None:
         # libeagle owns a sub-program once it is added (it refused any that
@@ -290,6 +319,18 @@ class Program(CallbackErrors):
     def set_logical_size(self, n: int) -> Program:
         check(lib.eagle_program_set_logical_size(self._ptr, n), "Program.set_logical_size")
         return self
+
+    def enqueue(self, replays: int = 1) -> Program:
+        """:meth:`run`: a host run is done when it returns."""
+        return self.run(replays)
+
+    def synchronize(self) -> Program:
+        """Nothing to wait for: every host run waited."""
+        return self
+
+    def rebind(self, mapping: dict[int, Any]) -> bool:
+        """False: libeagle's items hold the old arrays' addresses; the graph is lowered again."""
+        return False
 
     def run(self, replays: int = 1) -> Program:
         """Run ``replays`` times in one native call with the GIL released.

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from eagle import _lower_gpu
-from eagle._gpu_program import GpuProgram
 from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, register_node_kind
-from eagle._lower_cpu import emit_node
-from eagle._program import Program
+from eagle._lower_cpu import lowered
+from eagle._recording import withdrawn
+
+if TYPE_CHECKING:
+    from eagle._target import Target
 
 
 @dataclass
@@ -57,6 +58,11 @@ class Body:
 
     steps: list[Node | Fork] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        for step in self.steps:  # made while recording, a step runs in this body only
+            if isinstance(step, Node):
+                withdrawn(step)
+
     def nodes(self) -> Iterator[Node]:
         """The nodes of this body and of its forks (a construct's own bodies stay inside it)."""
         for step in self.steps:
@@ -69,20 +75,13 @@ class Body:
     def planes(self) -> list[PlaneTuple]:
         return [t for node in self.nodes() for t in node.planes()]
 
-    def lower(self) -> Program:
-        """A sub-program running the steps in order."""
-        program = Program().stage()
-        for node in self.nodes():
-            emit_node(node, program)
-        return program
-
-    def lower_gpu(self, parent: GpuProgram) -> GpuProgram | None:
-        """A conditional body of ``parent`` running the steps in order (None when empty)."""
+    def lower(self, parent: Target) -> Target | None:
+        """A body of ``parent`` running the steps in order (None when there are none)."""
         if not self.steps:
             return None
         body = parent.body()
         for node in self.nodes():
-            _lower_gpu.emit_node(node, body)
+            body.node(node)
         return body
 
 
@@ -108,6 +107,10 @@ class DeviceIf:
     then: Body
     orelse: Body
 
+    def lower(self, target: Target) -> None:
+        """Append the if to ``target`` (a lowering target), its arms as bodies of it."""
+        target.if_(self.cell, self.then.lower(target), self.orelse.lower(target))
+
 
 @dataclass
 class DeviceSwitch:
@@ -125,6 +128,11 @@ class DeviceSwitch:
     cell: np.ndarray
     arms: dict[int, Body]
     default: Body
+
+    def lower(self, target: Target) -> None:
+        """Append the switch to ``target`` (a lowering target), its arms as bodies of it."""
+        arms = {key: body.lower(target) for key, body in self.arms.items()}
+        target.switch(self.cell, arms, self.default.lower(target))
 
 
 @dataclass
@@ -145,6 +153,11 @@ class DeviceLoop:
     kind: str
     max_iters: int
     body: Body
+
+    def lower(self, target: Target) -> None:
+        """Append the loop to ``target`` (a lowering target); an empty body still runs its turns,
+        which read the cell."""
+        target.loop(self.cell, self.body.lower(target) or target.body(), self.kind, self.max_iters)
 
     @property
     def label(self) -> str:
@@ -168,25 +181,6 @@ def _reads(payload: Any) -> list[PlaneTuple]:
 
 def _writes(payload: Any) -> list[PlaneTuple]:
     return [t for body in _bodies(payload) for t in body.planes() if t[2] != "read"]
-
-
-def _emit(payload: Any, program: Program) -> None:
-    if isinstance(payload, DeviceIf):
-        program.if_(payload.cell, payload.then.lower(), payload.orelse.lower())
-    elif isinstance(payload, DeviceSwitch):
-        program.switch(payload.cell, {k: b.lower() for k, b in payload.arms.items()}, payload.default.lower())
-    else:
-        program.loop(payload.cell, payload.body.lower(), payload.kind, payload.max_iters)
-
-
-def _emit_gpu(payload: Any, gpu: GpuProgram) -> None:
-    if isinstance(payload, DeviceIf):
-        gpu.if_(payload.cell, payload.then.lower_gpu(gpu), payload.orelse.lower_gpu(gpu))
-    elif isinstance(payload, DeviceSwitch):
-        gpu.switch(payload.cell, {k: b.lower_gpu(gpu) for k, b in payload.arms.items()},
-                   payload.default.lower_gpu(gpu))
-    else:
-        gpu.loop(payload.cell, payload.body.lower_gpu(gpu) or gpu.body(), payload.kind, payload.max_iters)
 
 
 def _cell_value(cell: Any) -> int:
@@ -216,8 +210,7 @@ def _reference(payload: Any, interpreter: Any) -> None:
 
 for _name in ("device_if", "device_switch", "device_loop"):
     register_node_kind(_name, reads=_reads, writes=_writes, reference=_reference,
-                       lower_cpu=lambda p: HostItems(lambda program, p=p: _emit(p, program), native=False),
-                       lower_gpu=lambda p: GpuItems(lambda gpu, p=p: _emit_gpu(p, gpu)), both_sides=True,
+                       lower=lambda p, target: p.lower(target), both_sides=True,
                        inner=lambda p: [node for body in _bodies(p) for node in body.nodes()])
 
 # --------------------------------------------------------------- waits
@@ -243,39 +236,28 @@ class Wait:
     samples: int = 0  # no samples of its own: it does not stop a stage running as branch tasks
 
 
+def _emit_signal(s: SignalAfter, target: Target) -> None:
+    target.node(s.inner)
+    target.signal(s)
+
+
 def _signal_lowering(s: SignalAfter) -> HostItems:
-    from eagle._lower_cpu import emit, lowered
-
-    inner = lowered(s.inner, "step")
+    inner = lowered(s.inner, "step")  # a branch_tasks stage takes native items only
     native = isinstance(inner, HostItems) and inner.native
-
-    def emit_both(program: Program) -> None:
-        emit(inner, program)
-        if program.schedule == "branch_tasks":  # elsewhere branches run in order
-            program.signal(program.event_id(s))
-
-    return HostItems(emit_both, native=native)
+    return HostItems(lambda program: _emit_signal(s, program), native=native)
 
 
-def _wait_lowering(w: Wait) -> HostItems:
-    def emit_wait(program: Program) -> None:
-        if program.schedule == "branch_tasks":
-            program.wait(program.event_id(w.writer.payload))
-
-    return HostItems(emit_wait, native=True)
-
-
-def _emit_gpu_signal(s: SignalAfter, gpu: GpuProgram) -> None:
-    _lower_gpu.emit_node(s.inner, gpu)
-    gpu.signal(s)
+def _emit_wait(w: Wait, target: Target) -> None:
+    target.wait(w.writer.payload)
 
 
 register_node_kind("signal_after", reads=lambda s: [t for t in s.inner.planes() if t[2] == "read"],
                    writes=lambda s: [t for t in s.inner.planes() if t[2] != "read"],
                    lower_cpu=_signal_lowering,
                    reference=lambda s, interpreter: interpreter.node(s.inner),
-                   lower_gpu=lambda s: GpuItems(lambda gpu: _emit_gpu_signal(s, gpu)), both_sides=True,
+                   lower_gpu=lambda s: GpuItems(lambda gpu: _emit_signal(s, gpu)), both_sides=True,
                    inner=lambda s: [s.inner])
-register_node_kind("wait", reads=lambda w: [], writes=lambda w: [], lower_cpu=_wait_lowering,
+register_node_kind("wait", reads=lambda w: [], writes=lambda w: [],
+                   lower_cpu=lambda w: HostItems(lambda program: _emit_wait(w, program), native=True),
                    reference=lambda w, interpreter: None,
-                   lower_gpu=lambda w: GpuItems(lambda gpu: gpu.wait(w.writer.payload)))
+                   lower_gpu=lambda w: GpuItems(lambda gpu: _emit_wait(w, gpu)))

@@ -17,6 +17,7 @@ from typing import Any, Final
 import cffi
 import numpy as np
 
+from ._arrays import is_array, is_value
 from ._core import check, ffi, lib
 
 __all__ = ["MAX_WORK", "candidate_pairs", "host_plane", "overlap", "overlap_status", "plane_dtype", "view_of"]
@@ -233,9 +234,9 @@ def host_plane(obj: Any, api: str, name: str) -> Any:
 
     :raises TypeError: ``obj`` is not memory (a list, a number): ``api`` and ``name`` say which.
     """
-    if isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__"):
+    if is_array(obj):
         return obj
-    if isinstance(obj, (int, float, complex, np.generic)):
+    if is_value(obj):
         raise TypeError(f"{api}: {name} is the number {obj!r}, a value copied where it is passed "
                         "(a NumPy scalar too, e.g. a[5, 5]): pass an array, e.g. a one-cell a[5:6, 5]")
     if hasattr(obj, "__array_interface__"):

@@ -9,13 +9,16 @@ arithmetic eagerly, takes a gradient with ``eagle.diff.reverse`` (when
 eagle-diff provides it), times a replay beside NumPy at a few sizes, and
 writes the graph's picture to a PNG when matplotlib is installed.
 
-It needs hawk and eagle-builder beside eagle-graph (``pip install .`` at the
-top of the repository installs all of them) and a C compiler (``cc``).
+It is the demo of the whole install: it needs hawk and eagle-builder beside
+eagle-graph (``pip install .`` at the top of the repository installs all of
+them) and a C compiler (``cc``), and imports them only when its graph is
+first made (``main``, ``whole``), so the core does not depend on them.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import statistics
 import sys
@@ -28,103 +31,104 @@ import numpy as np
 import eagle
 from eagle import _core
 
-try:
-    import eagle.builder  # @eagle.Graph.builder below needs it
-    import hawk
-    from hawk import Mutable, Scalar, UInt32
-except ImportError:  # pragma: no cover - the message says what to install
-    _NEEDS = ("python -m eagle.demo needs hawk and eagle-builder: pip install hawk eagle-builder "
-              "(or `pip install .` at the top of eagle's repository)")
-    if __name__ == "__main__":
-        sys.exit(_NEEDS)
-    raise ImportError(_NEEDS) from None
+__all__ = ["main", "numpy_whole", "whole"]  # noqa: F822 - whole: made on first use (__getattr__)
 
-__all__ = ["main", "numpy_whole", "whole"]
+_NEEDS = ("python -m eagle.demo needs hawk and eagle-builder: pip install hawk eagle-builder "
+          "(or `pip install .` at the top of eagle's repository)")
 
 
-# The kernels: toy bodies, hawk's roles.
-@hawk.kernel
-def seed(x: Scalar) -> Scalar:
-    return 0.5 * x
+@functools.cache
+def _whole() -> Any:
+    """The demo's builder, made on first use: the demo is the whole install's, and importing
+    eagle-graph never imports the packages above it (DESIGN.md section 2)."""
+    try:
+        import eagle.builder  # @eagle.Graph.builder below needs it
+        import hawk
+        from hawk import Mutable, Scalar, UInt32
+    except ImportError:  # the message says what to install
+        raise ImportError(_NEEDS) from None
+
+    # The kernels: toy bodies, hawk's roles.
+    @hawk.kernel
+    def seed(x: Scalar) -> Scalar:
+        return 0.5 * x
+
+    @hawk.kernel
+    def left(a: Scalar) -> Scalar:
+        return a + 1.0
+
+    @hawk.kernel
+    def right(l: Scalar) -> Scalar:  # noqa: E741 - the seed's name
+        return l - 1.0
+
+    @hawk.kernel
+    def polish(v: Scalar) -> Scalar:
+        return 2.0 * v
+
+    @hawk.kernel
+    def tweak(v: Scalar) -> Scalar:
+        return v * v
+
+    @hawk.kernel
+    def merge(s: Scalar, t: Scalar) -> Scalar:
+        return s - t
+
+    @hawk.kernel
+    def remaining(s: Scalar, flag: Mutable[UInt32]) -> None:  # a reduction writes the guard cell
+        flag = hawk.math.uint32(hawk.sum(s > 1.0))  # noqa: F841 - a Mutable is written by assignment
+
+    @hawk.kernel
+    def accumulate(s: Scalar, r: Scalar, r2: Scalar, y: Mutable[Scalar]) -> None:  # writes y in place
+        y = s + r + r2  # noqa: F841
+
+    @eagle.Graph.builder
+    def twice(g: eagle.Graph, v: Any) -> Any:  # a block: appends to the graph it is given
+        return tweak(tweak(v))
+
+    @eagle.Graph.builder
+    def settle(g: eagle.Graph, s: Any, l: Any, flag: Any) -> Any:  # noqa: E741
+        for _ in range(50):  # a capped device loop: at most 50 turns ...
+            if not flag:  # ... leaving as soon as the one-cell guard reads 0
+                break
+            s = merge(s, twice(g, l))  # one buffer, updated in place
+            remaining(s, flag)  # the body rewrites the guard
+        return s
+
+    @eagle.Graph.builder
+    def whole(x: Any, flag: Any, y: Any, record: bool = False) -> eagle.Graph:
+        """The seed's graph: ``whole(x, flag, y)`` records and builds it; ``g()`` replays it.
+
+        >>> from eagle.demo import whole
+        >>> x, y, flag = np.arange(4.0), np.zeros(4), np.ones(1, np.uint32)
+        >>> g = whole(x, flag, y)
+        >>> g()                    # the loop turns once: the state leaves (1, inf) at once
+        array([ -16.,  -80., -254., -622.])
+        >>> y, flag
+        (array([ -16.    ,  -79.4375, -252.    , -615.4375]), array([0], dtype=uint32))
+        """
+        g = eagle.Graph(record=record)
+        a = seed(x)
+        with g.parallel() as p:  # a fork; leaving the `with` joins
+            with p.branch():
+                l = left(a)  # noqa: E741
+                l2 = polish(l)
+            with p.branch() as w:
+                w.wait(l)  # this branch starts after the node that wrote l
+                r = right(l)
+            with p.branch() as c:
+                r2 = twice(c, a)  # a block inside a branch
+        s = settle(g, x, l2, flag)  # x seeds the loop's state; x itself is never changed
+        accumulate(s, r, r2, y)  # y: an argument written in place
+        g.result = s
+        return g
+
+    return whole
 
 
-@hawk.kernel
-def left(a: Scalar) -> Scalar:
-    return a + 1.0
-
-
-@hawk.kernel
-def right(l: Scalar) -> Scalar:  # noqa: E741 - the seed's name
-    return l - 1.0
-
-
-@hawk.kernel
-def polish(v: Scalar) -> Scalar:
-    return 2.0 * v
-
-
-@hawk.kernel
-def tweak(v: Scalar) -> Scalar:
-    return v * v
-
-
-@hawk.kernel
-def merge(s: Scalar, t: Scalar) -> Scalar:
-    return s - t
-
-
-@hawk.kernel
-def remaining(s: Scalar, flag: Mutable[UInt32]) -> None:  # a reduction writes the guard cell
-    flag = hawk.math.uint32(hawk.sum(s > 1.0))  # noqa: F841 - a Mutable is written by assignment
-
-
-@hawk.kernel
-def accumulate(s: Scalar, r: Scalar, r2: Scalar, y: Mutable[Scalar]) -> None:  # writes y in place
-    y = s + r + r2  # noqa: F841
-
-
-@eagle.Graph.builder
-def twice(g: eagle.Graph, v: Any) -> Any:  # a block: appends to the graph it is given
-    return tweak(tweak(v))
-
-
-@eagle.Graph.builder
-def settle(g: eagle.Graph, s: Any, l: Any, flag: Any) -> Any:  # noqa: E741
-    for _ in range(50):  # a capped device loop: at most 50 turns ...
-        if not flag:  # ... leaving as soon as the one-cell guard reads 0
-            break
-        s = merge(s, twice(g, l))  # one buffer, updated in place
-        remaining(s, flag)  # the body rewrites the guard
-    return s
-
-
-@eagle.Graph.builder
-def whole(x: Any, flag: Any, y: Any, record: bool = False) -> eagle.Graph:
-    """The seed's graph: ``whole(x, flag, y)`` records and builds it; ``g()`` replays it.
-
-    >>> from eagle.demo import whole
-    >>> x, y, flag = np.arange(4.0), np.zeros(4), np.ones(1, np.uint32)
-    >>> g = whole(x, flag, y)
-    >>> g()                    # the loop turns once: the state leaves (1, inf) at once
-    array([ -16.,  -80., -254., -622.])
-    >>> y, flag
-    (array([ -16.    ,  -79.4375, -252.    , -615.4375]), array([0], dtype=uint32))
-    """
-    g = eagle.Graph(record=record)
-    a = seed(x)
-    with g.parallel() as p:  # a fork; leaving the `with` joins
-        with p.branch():
-            l = left(a)  # noqa: E741
-            l2 = polish(l)
-        with p.branch() as w:
-            w.wait(l)  # this branch starts after the node that wrote l
-            r = right(l)
-        with p.branch() as c:
-            r2 = twice(c, a)  # a block inside a branch
-    s = settle(g, x, l2, flag)  # x seeds the loop's state; x itself is never changed
-    accumulate(s, r, r2, y)  # y: an argument written in place
-    g.result = s
-    return g
+def __getattr__(name: str) -> Any:
+    if name == "whole":  # the seed's graph: ``whole(x, flag, y)`` records and builds it
+        return _whole()
+    raise AttributeError(f"module 'eagle.demo' has no attribute {name!r}")
 
 
 def numpy_whole(x: np.ndarray, flag: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -180,7 +184,7 @@ def _timing(sizes: list[int], seconds: float) -> None:
         x = np.linspace(0.0, 1.0, n)
         flag, y = np.ones(1, np.uint32), np.zeros(n)
         flag_np, y_np = np.ones(1, np.uint32), np.zeros(n)
-        g = whole(x, flag, y)
+        g = _whole()(x, flag, y)
 
         def replay(g: eagle.Graph = g, flag: np.ndarray = flag) -> None:
             flag[0] = 1
@@ -204,7 +208,7 @@ def _gradient(x: np.ndarray, flag: np.ndarray, y: np.ndarray) -> None:
         print("\nGradient: this install has no eagle.diff.reverse yet (the eagle-diff package); skipped.")
         return
     flag[0] = 1
-    gr = whole(x, flag, y, record=True)  # a recorded twin: it keeps what the reverse pass needs
+    gr = _whole()(x, flag, y, record=True)  # a recorded twin: it keeps what the reverse pass needs
     gr()
     grads = reverse(gr.record, {"result": np.ones(x.size), "y": np.ones(x.size)}, wrt=("x",))
     print('\nGradient: eagle.diff.reverse(gr.record, {"result": ones, "y": ones}, wrt=("x",))')
@@ -259,7 +263,7 @@ def main(argv: list[str] | None = None) -> None:
     print("eagle demo: one graph with everything, on NumPy arrays (the CPU)")
     x = np.arange(8.0)
     x2, y, flag = x + 1.0, np.zeros(8), np.array([1], dtype=np.uint32)
-    g = whole(x, flag, y)  # records, derives the edges, lowers once: nothing runs yet
+    g = _whole()(x, flag, y)  # records, derives the edges, lowers once: nothing runs yet
     print("\ng = whole(x, flag, y); print(g):")
     print(g)
 
@@ -280,4 +284,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ImportError as err:
+        if str(err) != _NEEDS:
+            raise
+        sys.exit(_NEEDS)

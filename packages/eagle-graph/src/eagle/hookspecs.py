@@ -42,7 +42,7 @@ def register_node_kinds(registry: KindRegistry) -> None:
 
     Called once per plugin, when plugins load.  Everything a kind needs to
     lower goes through ``registry``: ``registry.register_node_kind(name,
-    reads=, writes=, lower_cpu=, lower_gpu=, native=, vjp=, make=)`` (the
+    reads=, writes=, lower=, lower_cpu=, lower_gpu=, native=, vjp=, make=)`` (the
     parameters of :func:`eagle.graph.register_node_kind`), and
     ``registry.library(path)`` or ``registry.compile_library(source, name)``
     for the plugin's own shared library, whose ``eagle_plugin_abi_version()``

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from eagle._core import ffi
 from eagle._edges import same_view
 from eagle._kinds import GpuItems, HostItems, PlaneTuple, register_node_kind
 from eagle._program import Program
+from eagle._slots import typed_slot
 from eagle._views import host_plane, overlap
 from eagle.native import Library
 
@@ -171,7 +171,7 @@ class BoundPlan:
 
     def slots(self) -> list[Any]:
         """The argument slots as ``Program.kernel`` takes them: arrays, and filled values."""
-        return [arg if param.role != "value" else _value(param, arg)
+        return [arg if param.role != "value" else typed_slot(param.type, arg)
                 for param, arg in zip(self.plan.params, self.args, strict=True)]
 
     def emit(self, program: Program) -> None:
@@ -245,13 +245,6 @@ class BoundPlan:
 
     def __repr__(self) -> str:
         return f"<eagle.plan.BoundPlan {self.plan.name} over {self.samples} samples>"
-
-
-def _value(param: Param, arg: Any) -> Any:
-    # The slot is a union: write the member the kernel reads.
-    slot = ffi.new("eagle_arg *")
-    setattr(slot, param.type, float(arg) if param.type.startswith("f") else int(arg))
-    return slot
 
 
 register_node_kind(

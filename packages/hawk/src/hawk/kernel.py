@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from eagle import _core, _cuda
-from eagle._core import ffi
-from eagle._kinds import GpuItems
+from eagle import extend
+from eagle.extend import GpuItems, ffi
+from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
@@ -261,7 +261,7 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
             raise TypeError(f"{api}: parameter {name!r} is a Param (one number for all samples); "
                             f"got {type(arg).__name__}")
         return arg
-    device = _cuda.on_device(arg)
+    device = extend.on_device(arg)
     if device and eager:
         raise TypeError(f"{api}: parameter {name!r} is a device array; a call runs on NumPy "
                         "arrays (device arrays run inside a GPU graph)")
@@ -278,7 +278,7 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
     if wanted is not None and arg.dtype != NUMPY[wanted]:
         raise TypeError(f"{api}: parameter {name!r} is {kind!r} ({np.dtype(NUMPY[wanted])}); got "
                         f"{arg.dtype}: pass an array of that dtype")
-    if not _cuda.contiguous(arg):
+    if not extend.contiguous(arg):
         if kind.role == "mutable":
             raise ValueError(f"{api}: parameter {name!r} is written in place but is not contiguous; "
                              "pass a contiguous array (np.ascontiguousarray) and read it back")
@@ -354,13 +354,13 @@ class KernelBound(BoundPlan):
     def make(cls, kernel: Kernel, compiled: Compiled, arrays: list[Any], n: int, buffer: Any,
              api: str) -> KernelBound:
         slots = compiled.phased.slots
-        device = next((a for a in arrays if _cuda.on_device(a)), None)
+        device = next((a for a in arrays if extend.on_device(a)), None)
         outputs = _outputs(compiled.ir, n, buffer, api, device)
         # Reduction scratch: on the CPU a partial per sample block, on the GPU the operand of
         # every sample (the graph reduces the plane), and the one-cell result.
-        blocks = -(-n // _core.BLOCK)
+        blocks = -(-n // extend.BLOCK)
         scratch = [np.empty(1 if s.cell else max(blocks, 1), NUMPY[s.dtype]) if device is None else
-                   _cuda.empty_like_device(device, (1 if s.cell else n,), NUMPY[s.dtype])
+                   extend.empty_like_device(device, (1 if s.cell else n,), NUMPY[s.dtype])
                    for s in slots[len(arrays) + len(outputs):]]
         held = kernel._plans.get(id(compiled))
         if held is None:
@@ -399,7 +399,8 @@ class KernelBound(BoundPlan):
     def _emit_gpu(self, gpu: Any) -> None:
         compiled = self.plan.compiled
         prefix = compiled.prefix
-        module = _cuda.module(emit.source(compiled.ir, compiled.phased, prefix, "cuda"), prefix, gpu.device)
+        source = emit.source(compiled.ir, compiled.phased, prefix, "cuda")
+        module = extend.cuda_module(source, prefix, gpu.device)
         slots = compiled.phased.slots
         args = [a if s.role != "value" else np.dtype(NUMPY[strong(s.dtype)]).type(a)
                 for a, s in zip(self.args, slots, strict=False)]
@@ -422,7 +423,7 @@ class KernelBound(BoundPlan):
     @property
     def direct(self) -> bool:
         """One phase over one block: a plain call on this thread does it all."""
-        return len(self.plan.compiled.functions) == 1 and self.samples <= _core.BLOCK
+        return len(self.plan.compiled.functions) == 1 and self.samples <= extend.BLOCK
 
     def run(self) -> None:
         """Run now: a direct call when that does it all, else a libeagle program."""
@@ -529,9 +530,9 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str, device: Any = None) ->
         dtype = NUMPY[spec.dtype]
         if array is None:
             array = (np.empty(shape, dtype) if device is None
-                     else _cuda.empty_like_device(device, shape, dtype))
-        elif (_cuda.on_device(array) != (device is not None) or tuple(array.shape) != shape
-              or array.dtype != dtype or not _cuda.contiguous(array)):
+                     else extend.empty_like_device(device, shape, dtype))
+        elif (extend.on_device(array) != (device is not None) or tuple(array.shape) != shape
+              or array.dtype != dtype or not extend.contiguous(array)):
             where = "" if device is None else "device "
             raise ValueError(f"{api}: buffer= for output {spec.name!r} must be a contiguous "
                              f"{np.dtype(dtype)} {where}array of shape {shape}")
@@ -539,20 +540,7 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str, device: Any = None) ->
     return out
 
 
-def leaves(tree: Any) -> list[Any]:
-    """The leaves of a result tree (dict, tuple, list, nested), in order."""
-    if isinstance(tree, dict):
-        return [x for v in tree.values() for x in leaves(v)]
-    if isinstance(tree, (tuple, list)):
-        return [x for v in tree for x in leaves(v)]
-    return [tree]
-
-
 def _tree(shape: Any, outputs: list[np.ndarray], first: int) -> Any:
-    if shape is None:
-        return None
-    if isinstance(shape, dict):
-        return {k: _tree(v, outputs, first) for k, v in shape.items()}
-    if isinstance(shape, (tuple, list)):
-        return type(shape)(_tree(v, outputs, first) for v in shape)
-    return outputs[shape - first]
+    """The result tree ``shape`` (output slot numbers as leaves) holding the outputs."""
+    slots = leaves(shape)  # a leaf of None stays None
+    return extend.unflatten(shape, (None if slot is None else outputs[slot - first] for slot in slots))

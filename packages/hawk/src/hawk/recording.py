@@ -1,28 +1,37 @@
 """The hook a recorder (the graph builder) uses to receive kernel calls.
 
-Outside a recorder a kernel call runs at once.  While a recorder is
-active, ``kernel(*args, **kwargs)`` returns ``recorder.call(kernel, args,
-kwargs)`` instead: the builder turns it into a graph node.
+Outside a recorder a kernel call runs at once.  While a recording is
+active on eagle's one recording channel (:mod:`eagle.extend`),
+``kernel(*args, **kwargs)`` returns ``recorder.call(kernel, args, kwargs)``
+instead: the builder turns it into a graph node.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from contextvars import ContextVar
 from typing import Any, Protocol
+
+from eagle import extend
 
 
 class Recorder(Protocol):
     def call(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
 
 
-_active: ContextVar[Recorder | None] = ContextVar("hawk_recorder", default=None)
+class _Calls(extend.Recording):
+    """A recorder of kernel calls only, on eagle's recording channel."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def call(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self.recorder.call(kernel, args, kwargs)
 
 
-def active() -> Recorder | None:
-    """The recorder kernel calls go to, or None (they run at once)."""
-    return _active.get()
+def active() -> extend.Recording | None:
+    """The recording kernel calls go to, or None (they run at once)."""
+    return extend.active()
 
 
 @contextlib.contextmanager
@@ -40,8 +49,5 @@ def recording(recorder: Recorder) -> Iterator[Recorder]:
     ...     inc(np.zeros(2))
     'recorded inc'
     """
-    token = _active.set(recorder)
-    try:
+    with extend.recording(recorder if isinstance(recorder, extend.Recording) else _Calls(recorder)):
         yield recorder
-    finally:
-        _active.reset(token)

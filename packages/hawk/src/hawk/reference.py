@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle import _core
+from eagle.extend import ffi, lib
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Stmt, Store, Var
 from hawk.semantics import OPS, cast_array
 from hawk.types import NUMPY, strong
@@ -22,9 +22,9 @@ def fixed_order_sum(x: np.ndarray) -> Any:
     """The sum of a 1-D array in eagle's fixed order (integers wrap)."""
     x = np.ascontiguousarray(x)
     if x.dtype == np.float64:
-        return np.float64(_core.lib.eagle_sum_f64(_core.ffi.from_buffer("double[]", x), x.size))
+        return np.float64(lib.eagle_sum_f64(ffi.from_buffer("double[]", x), x.size))
     if x.dtype == np.float32:
-        return np.float32(_core.lib.eagle_sum_f32(_core.ffi.from_buffer("float[]", x), x.size))
+        return np.float32(lib.eagle_sum_f32(ffi.from_buffer("float[]", x), x.size))
     with np.errstate(over="ignore"):
         return x.sum(dtype=x.dtype)
 

@@ -11,8 +11,7 @@ from typing import Any, NoReturn
 
 from mpi4py import MPI
 
-from eagle import _core
-from eagle._core import ffi
+from eagle.extend import ffi, num_threads, set_num_threads
 from eagle.native import Library, compile_library
 
 # By eagle's dtype codes (EAGLE_F64, EAGLE_F32, EAGLE_I64, EAGLE_I32, EAGLE_U32, EAGLE_U8, EAGLE_U64),
@@ -57,7 +56,7 @@ def _share_the_cores(comm: MPI.Intracomm) -> None:
     ranks_here = local.Get_size()
     local.Free()
     if not os.environ.get("EAGLE_NUM_THREADS"):
-        _core.set_num_threads(max(1, _core.num_threads() // ranks_here))
+        set_num_threads(max(1, num_threads() // ranks_here))
 
 
 class MPIComm:

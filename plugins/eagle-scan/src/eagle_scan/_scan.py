@@ -112,7 +112,7 @@ class Kernels:
         ``primals["x"]`` is x as the forward read it (eagle.diff keeps it when a
         later node, or the scan itself in place, overwrote it).
         """
-        from eagle._program import Program  # a one-item native run
+        from eagle.extend import Program  # a one-item native run
 
         if s.x.dtype.kind != "f":
             raise TypeError(f"eagle_scan vjp: a scan of {s.x.dtype} has no gradient; scan floats")

@@ -14,13 +14,12 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from eagle._errors import SiblingRace
-from eagle._graph import Graph
-from eagle._sharded import fail_together
+from eagle import extend
 from eagle.builder.handles import Branch
 from eagle.builder.recorder import RACE, Recorder, active
 from eagle.builder.rewrite import first_line, rewritten
 from eagle.builder.runtime import runtime
+from eagle.extend import Graph, SiblingRace, fail_together
 
 
 def builder(fn: Callable[..., Any]) -> Builder:
@@ -123,16 +122,16 @@ class Builder:
             graph.build()
         except SiblingRace as race:
             raise ValueError(f"{RACE} [{race}]") from None
-        graph._binder = recorder.bind
-        graph._names = recorder
+        extend.state(graph).update(bind=recorder.bind, names=recorder)  # for g.bind and eagle.diff
         return graph
 
     def _block(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         call = self.signature.bind(*args, **kwargs)
         target, *passed = call.arguments.values()  # what the caller may still hold: never merged into
         name = self.fn.__name__
-        if isinstance(target, Branch) or (isinstance(target, Graph) and target._recorder is not None):
-            recorder = target.recorder if isinstance(target, Branch) else target._recorder
+        recording = extend.recording_of(target) if isinstance(target, Graph) else None
+        if isinstance(target, Branch) or recording is not None:
+            recorder = target.recorder if isinstance(target, Branch) else recording
             if recorder is not active():
                 raise RuntimeError(f"{name}: a block records into the graph being built now; this "
                                    "graph or branch belongs to another builder")
@@ -141,16 +140,16 @@ class Builder:
         if not isinstance(target, Graph):
             raise TypeError(f"{name}: a block takes the graph to append to first (an eagle.Graph or a "
                             f"branch handle), got {type(target).__name__}")
-        if target._program is not None:
+        if extend.view(target).built:
             raise RuntimeError(f"{name}: the graph is built; adding to a built graph is refused: make a "
                                "new Graph")
         recorder = Recorder(target)
-        target._recorder = recorder
+        extend.record_into(target, recorder)
         try:
             with recorder.running(name, self.first_line, passed):
                 result = self.rewritten(*call.args, **call.kwargs)
         except BaseException:
-            target._recorder = None
+            extend.record_into(target, None)
             raise
         recorder.finish()
         return result

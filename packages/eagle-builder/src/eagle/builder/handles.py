@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from eagle._regions import Body, Fork
-
-if TYPE_CHECKING:
-    from eagle.builder.recorder import Recorder
+from eagle.extend import Body, Fork
 
 
 class Parallel:
@@ -34,7 +31,7 @@ class Parallel:
     (array([1., 1.]), array([2., 2.]))
     """
 
-    def __init__(self, recorder: Recorder) -> None:
+    def __init__(self, recorder: Any) -> None:  # the builder's Recorder (which imports this module)
         self.recorder = recorder
         self.fork = Fork([])
         self.parent: Body | None = None

@@ -17,22 +17,38 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-import hawk
-from eagle import _graph
-from eagle._cuda import device_of, empty_like_device, on_device, zeros_like_device
-from eagle._errors import SiblingRace
-from eagle._kinds import Node, node_recorder
-from eagle._nodes import copy as copy_node
-from eagle._races import refuse_sibling_races
-from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, SignalAfter, Wait
-from eagle.builder import cells, substitute
+from eagle import extend
+from eagle.builder import substitute
 from eagle.builder.handles import Branch, Parallel
+from eagle.extend import (
+    Body,
+    Copy,
+    DeviceIf,
+    DeviceLoop,
+    DeviceSwitch,
+    Fork,
+    Graph,
+    Node,
+    SiblingRace,
+    SignalAfter,
+    Wait,
+    default_label,
+    device_copy_like,
+    device_of,
+    empty_like_device,
+    flatten,
+    is_array,
+    on_device,
+    refuse_sibling_races,
+    zeros_like_device,
+)
+from eagle.extend import is_guard_cell as is_cell
+from eagle.graph import copy as copy_node
 
 
 class _Signal:
@@ -86,16 +102,6 @@ RACE = ("eagle.Graph.build: two branches of one parallel region touch one plane 
         "in one branch, or order them with <branch>.wait(plane)")
 
 
-def is_array(value: Any) -> bool:
-    """A NumPy array or a device array (``__cuda_array_interface__``): what nodes read and write."""
-    return isinstance(value, np.ndarray) or on_device(value)
-
-
-def is_cell(value: Any) -> bool:
-    """A one-cell uint32 array: a device condition."""
-    return is_array(value) and value.dtype == np.uint32 and tuple(value.shape) == (1,)
-
-
 @dataclass(frozen=True)
 class NotCell:
     """``not cell``: a device condition that holds while the cell reads 0."""
@@ -131,25 +137,23 @@ class _DeviceBody:
 Containers = Sequence[tuple[str, Callable[[], Any]]]  # (name, getter) of what a construct assigns items of
 Scope = Callable[[], dict[str, Any]]  # the running function's own names and their values
 
-_current: ContextVar[Recorder | None] = ContextVar("eagle_builder_recorder", default=None)
-
-
 def active() -> Recorder | None:
-    """The recorder of the builder running now, if any."""
-    return _current.get()
+    """The recorder of the builder running now, if any (eagle's one recording channel)."""
+    recorder = extend.active()
+    return recorder if isinstance(recorder, Recorder) else None
 
 
 def current() -> Recorder:
-    recorder = _current.get()
+    recorder = active()
     if recorder is None:
         raise RuntimeError("eagle.Graph.builder: a rewritten construct ran with no builder recording")
     return recorder
 
 
-class Recorder:
+class Recorder(extend.Recording):
     """Records one graph: its nodes, constructs and forks, then adds them to the Graph."""
 
-    def __init__(self, graph: _graph.Graph | None = None) -> None:
+    def __init__(self, graph: Graph | None = None) -> None:
         self.graph = graph
         self.top = Body()
         self.stack: list[Body] = [self.top]
@@ -168,6 +172,7 @@ class Recorder:
         self.device_bodies: dict[int, _DeviceBody] = {}  # id(body) -> the device body it is
         # id(array) -> (array, the device body whose node made it): only a merged name carries it out
         self.homes: dict[int, tuple[Any, _DeviceBody]] = {}
+        self.constants: dict[int, Any] = {}  # value -> a one-cell uint32 array holding it
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
@@ -175,22 +180,16 @@ class Recorder:
         """Record what ``name`` (a builder or block, which was ``passed`` these values) does inside
         the ``with``."""
         self.frames.append((name, first_line, tuple(passed)))
-        token = _current.set(self)
-        hook = _graph._on_new_graph.set(self.adopt)
-        nodes = node_recorder.set(lambda node: self.add_node(node, None))
         try:
-            with hawk.recording(self):
+            with extend.recording(self):  # new graphs, nodes and kernel calls come here
                 yield self
         finally:
-            node_recorder.reset(nodes)
-            _graph._on_new_graph.reset(hook)
-            _current.reset(token)
             self.frames.pop()
 
-    def adopt(self, graph: _graph.Graph) -> None:
+    def adopt(self, graph: Graph) -> None:
         if self.graph is None:
             self.graph = graph
-            graph._recorder = self
+            extend.record_into(graph, self)
 
     def where(self, line: int) -> str:
         """``function:line``, the line counted from the function's first (decorator) line."""
@@ -281,10 +280,19 @@ class Recorder:
         if id(node) in self.labels:
             self.labels[id(node)] = name or self.labels[id(node)]
             return
-        self.append(node, name or _graph._default_label(node))
+        self.append(node, name or default_label(node))
         for _, array, role in node.planes():
             if role != "read":
                 self.producer[id(array)] = node
+
+    def withdraw(self, node: Node) -> None:
+        """``node``, recorded where it was made, is another node's step now: it runs there only."""
+        if id(node) not in self.labels:
+            return
+        steps = self.stack[-1].steps
+        at = next((i for i in range(len(steps) - 1, -1, -1) if steps[i] is node), None)
+        if at is not None:
+            del steps[at], self.labels[id(node)]
 
     def named(self, name: str, value: Any) -> Any:
         """``name = <call>``: the node that computed ``value`` takes the name as its label."""
@@ -521,14 +529,34 @@ class Recorder:
     def new_cell(self) -> Any:
         """A zeroed one-cell uint32 array beside the builder's arguments: on their GPU when one of
         them is a device array (a conditional node reads its cell on the device)."""
-        device = next((a for a in self.arguments.values() if on_device(a)), None)
+        device = self.device_argument()
         return np.zeros(1, np.uint32) if device is None else zeros_like_device(device, (1,), np.uint32)
 
+    def device_argument(self) -> Any:
+        return next((a for a in self.arguments.values() if on_device(a)), None)
+
+    def constant(self, value: int) -> Any:
+        """A one-cell uint32 array holding ``value``, beside the builder's arguments (made once)."""
+        if value not in self.constants:
+            host, device = np.array([value], np.uint32), self.device_argument()
+            self.constants[value] = host if device is None else device_copy_like(device, host)
+        return self.constants[value]
+
     def set_cell(self, cell: np.ndarray, value: int) -> None:
-        self.append(Node("plan", cells.set_cell.plan(cell, np.uint32(value))), "set_cell")
+        """``cell = value`` at every replay: a copy of a constant cell (an eagle-graph node)."""
+        self.append(Node("copy", Copy(self.constant(value), cell)), "set_cell")
 
     def control(self, cond: np.ndarray, stop: np.ndarray, want: int, out: np.ndarray) -> None:
-        self.append(Node("plan", cells.control.plan(cond, stop, np.uint32(want), out)), "control")
+        """``out = (cond != 0) == want and stop == 0`` at every replay, in eagle-graph nodes: ``out``
+        cleared, then set under a device if on ``stop`` around one on ``cond``."""
+        self.set_cell(out, 0)
+        hit = Body()
+        self.stack.append(hit)
+        self.set_cell(out, 1)
+        self.stack.pop()
+        test = Node("device_if", DeviceIf(cond, hit, Body()) if want else DeviceIf(cond, Body(), hit))
+        self.labels[id(test)] = "control"
+        self.append(Node("device_if", DeviceIf(stop, Body(), Body([test]))), "control")
 
     def device_loop(self, cell: np.ndarray, want: int, kind: str, cap: int, body_fn: Callable[[Any], Any],
                     get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],
@@ -707,8 +735,8 @@ class Recorder:
     def finish(self) -> None:
         """Add what was recorded to the graph, in order (a failed check adds nothing)."""
         graph = self.graph
-        graph._recorder = None
-        results = list(_leaves(graph.result))
+        extend.record_into(graph, None)
+        results = list(flatten(graph.result))
         # what the nodes write, asked only of a result that holds arrays
         written = {id(a) for node in substitute.leaves(self.top) for _, a, role in node.planes()
                    if role != "read"} | {id(a) for a in self.arguments.values()} \
@@ -764,12 +792,13 @@ class Recorder:
                 raise ValueError(f"eagle.Graph.bind: {name!r} changed shape/dtype: call the builder again")
             mapping[id(old)] = new
         graph = self.graph
+        seen = extend.view(graph)
         pairs = [(self.arguments[name], new) for name, new in arrays.items()]
-        planes = [a for node in graph._nodes for _, a, _ in node.planes()]
-        mapping.update(substitute.views([*planes, *_leaves(graph.result)], pairs))
+        planes = [a for node in seen.nodes for _, a, _ in node.planes()]
+        mapping.update(substitute.views([*planes, *flatten(graph.result)], pairs))
 
         def swap() -> None:
-            for node, label in zip(graph._nodes, graph._labels, strict=True):
+            for node, label in zip(seen.nodes, seen.labels, strict=True):
                 substitute.in_node(node, mapping, label)
             graph.result = substitute.in_tree(graph.result, mapping)  # an argument may be a result
 
@@ -779,7 +808,7 @@ class Recorder:
 
         result = graph.result
         try:
-            graph._rebind(mapping, swap, check)
+            extend.rebind(graph, mapping, swap, check)
         except BaseException:
             graph.result = result  # a failed bind leaves the graph as it was
             raise
@@ -819,17 +848,6 @@ def _views(value: Any, array: Any) -> bool:
 
 def _keys(container: dict | list) -> list[Any]:
     return list(container.keys()) if isinstance(container, dict) else list(range(len(container)))
-
-
-def _leaves(tree: Any) -> Iterator[Any]:
-    """The values of a result tree (dicts, lists and tuples nested)."""
-    if isinstance(tree, dict):
-        tree = list(tree.values())
-    if isinstance(tree, (list, tuple)):
-        for item in tree:
-            yield from _leaves(item)
-    else:
-        yield tree
 
 
 def _side(array: Any) -> int | None:

@@ -5,8 +5,12 @@ Build a graph with ``eagle.Graph(record=True)``, run it, then::
     grads = eagle.diff.reverse(g.record, {"result": np.ones(n)}, wrt=("x",))
 """
 
-from eagle.diff.record import Record
+from eagle import extend
+from eagle.diff.record import Record, instrument
 from eagle.diff.reverse import reverse
+
+# A record=True graph is built and replayed through these (the core never imports eagle.diff's modules).
+extend.register_record(instrument, Record._run)
 
 __version__ = "0.1.0"
 

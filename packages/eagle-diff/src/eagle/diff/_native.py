@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle._program import Program
+from eagle.extend import Program
 from eagle.native import Library, compile_library
 
 SOURCE = r"""

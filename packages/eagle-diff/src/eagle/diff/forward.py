@@ -22,11 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from eagle._kinds import HostItems
-from eagle._lower_cpu import emit, emit_node
-from eagle._program import Program
 from eagle.diff import _native, loops
 from eagle.diff.steps import Choice, Leaf, Loop, Place, Plane, Step, read_planes, rebind
+from eagle.extend import HostItems, Program, emit, emit_node
 
 # ------------------------------------------------------------------ items
 

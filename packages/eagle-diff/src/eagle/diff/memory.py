@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from eagle._views import candidate_pairs
 from eagle.diff.steps import Choice, Loop, Place, Step, is_float, leaves
 from eagle.diff.views import extent
+from eagle.extend import candidate_pairs
 
 
 def pairs(arrays: Mapping[Place, np.ndarray]) -> list[tuple[Place, Place]]:

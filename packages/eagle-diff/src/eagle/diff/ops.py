@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from eagle._program import Program
 from eagle.diff import _native
 from eagle.diff.steps import Leaf, Place, place
+from eagle.extend import Program
 
 #: ``fn(primals, cotangents) -> {read name: gradient}``: a node's derivative given by hand.
 Vjp = Callable[[dict[str, Any], dict[str, Any]], Mapping[str, Any]]

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from eagle._kinds import HostItems
-from eagle._program import Program
+from eagle import extend
 from eagle.diff.forward import Emitter, Snap
 from eagle.diff.memory import aliases
 from eagle.diff.steps import (
@@ -39,10 +38,12 @@ from eagle.diff.steps import (
     writes_of,
 )
 from eagle.diff.views import Link, links
+from eagle.extend import HostItems, Program, default_label, flatten
+from eagle.extend import unflatten as unflatten  # eagle.diff.reverse takes both from here
 
 if TYPE_CHECKING:
-    from eagle._graph import Graph
     from eagle.diff._native import Tape
+    from eagle.extend import Graph
 
 
 @dataclass(eq=False)
@@ -57,8 +58,8 @@ class Forward:
 
 def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
     """The lowerings of a record=True graph, with what a reverse pass needs kept; and its Record."""
-    steps = [step_of(node, label, _default_label) for node, label in zip(graph._nodes, graph._labels,
-                                                                          strict=True)]
+    seen = extend.view(graph)
+    steps = [step_of(node, label, default_label) for node, label in zip(seen.nodes, seen.labels, strict=True)]
     for step, lowering in zip(steps, lowerings, strict=True):
         if isinstance(step, Leaf):
             step.lowering = lowering  # a signal_after's lowering signals too
@@ -83,12 +84,6 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
 def _emit(items: list[Any], program: Program) -> None:
     for item in items:
         item.emit(program)
-
-
-def _default_label(node: Any) -> str:
-    from eagle._graph import _default_label as label
-
-    return label(node)
 
 
 class Record:
@@ -117,17 +112,17 @@ class Record:
 
     def __repr__(self) -> str:
         state = "ran" if self._ran else "not run yet"
-        return f"<eagle.diff.Record of {len(self._graph._nodes)} nodes, {state}>"
+        return f"<eagle.diff.Record of {len(extend.view(self._graph).nodes)} nodes, {state}>"
 
     def _run(self, program: Program, n: int) -> None:
-        """Replay the graph's program: a run that fails describes nothing."""
+        """Replay the graph's program: a run that fails describes nothing (the core's replay hook)."""
         self._ran = False
         program.run(n)
         self._ran = True
 
     def _check(self) -> None:
         """Refuse a Record that describes no run of the graph as it is now."""
-        if self._graph._tape is not self:
+        if self._graph.record is not self:
             raise RuntimeError("eagle.diff.reverse: this Record is of an earlier build of the graph (arrays "
                                "were bound since): take g.record again after running the graph")
         if not self._ran:
@@ -152,7 +147,7 @@ class Record:
                 "loops": sum(t.nbytes for t in self._forward.tapes)}
 
     def _label(self, leaf: Leaf) -> str:
-        recorder = getattr(self._graph, "_names", None)
+        recorder = extend.state(self._graph).get("names")
         if recorder is not None:
             return recorder.labels.get(id(leaf.node), leaf.label)
         return leaf.label
@@ -177,7 +172,7 @@ class Record:
         return leaves([s for s in self._forward.steps if s is not None])
 
     def _names(self) -> Names:
-        recorder = getattr(self._graph, "_names", None)
+        recorder = extend.state(self._graph).get("names")
         if recorder is not None:
             return Names.of_builder(recorder, self._graph.result, self)
         return Names.of_planes(self, self._graph.result)
@@ -317,20 +312,3 @@ def _inputs(record: Record, table: dict[str, Any]) -> list[str]:
         seen |= leaf.writes
     return list(dict.fromkeys(names))
 
-
-def flatten(tree: Any) -> list[Any]:
-    """The leaves of a result tree (dict, tuple, list), in order."""
-    if isinstance(tree, dict):
-        return [x for v in tree.values() for x in flatten(v)]
-    if isinstance(tree, (tuple, list)):
-        return [x for v in tree for x in flatten(v)]
-    return [tree]
-
-
-def unflatten(tree: Any, values: Iterator[Any]) -> Any:
-    """``tree`` with its leaves replaced, in order, by ``values``."""
-    if isinstance(tree, dict):
-        return {k: unflatten(v, values) for k, v in tree.items()}
-    if isinstance(tree, (tuple, list)):
-        return type(tree)(unflatten(v, values) for v in tree)
-    return next(values)

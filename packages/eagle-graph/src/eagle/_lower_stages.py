@@ -1,0 +1,85 @@
+"""Lowering a graph's stages onto a target: the host program, or one CUDA graph.
+
+Each node's lowering was made before (``_lower_cpu.lowered``, ``_lower_gpu.gpu_lowered``);
+here the stages and branches become the target's, and the nodes that reduce across samples
+are noted (a communicator makes them global).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from eagle._gpu_program import GpuProgram
+from eagle._gpu_segments import GpuSegments
+from eagle._kinds import GpuItems
+from eagle._lower_cpu import emit
+from eagle._program import Program
+from eagle._target import Target
+
+
+def _emit_noting(target: Target, index: int, append: Callable[[Target], None], reducing: list[int]) -> None:
+    before = target.reductions
+    append(target)
+    if target.reductions != before:
+        reducing.append(index)
+
+
+def lower_host(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any],
+               views: dict[int, tuple[Any, Any]] | None = None) -> tuple[Program, list[int]]:
+    """A finalized program from (schedule, branches of node indices) per stage, and the indices
+    of the nodes that reduce across samples; ``views``: the build analysis's table of the views
+    it made (``Program(views=...)``), which the program's items use.
+
+    work_share stages run their branches one after another, so consecutive
+    ones become one list of items: libeagle then block-fuses kernel chains
+    across them, and consecutive Python steps share one GIL acquisition.
+    Only a branch_tasks stage keeps its branches apart.
+    """
+    program = Program(views)
+    reducing: list[int] = []
+    open_work_share = False
+    for schedule, branches in stages:
+        tasks = schedule == "branch_tasks"
+        if tasks or not open_work_share:
+            program.stage(schedule)
+        open_work_share = not tasks
+        for b, branch in enumerate(branches):
+            if b and tasks:
+                program.branch()
+            for index in branch:
+                _emit_noting(program, index, lambda p, i=index: emit(lowerings[i], p), reducing)
+    return program.finalize(), reducing
+
+
+def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], labels: list[str],
+                 device: int) -> tuple[GpuProgram | GpuSegments, list[int]]:
+    """The GPU program of the stages (branches of node indices), not yet instantiated, and the
+    indices of the nodes that reduce across samples.
+
+    The branches of a stage are branches of the CUDA graph: they depend on the stage before
+    and run side by side.  An eager node cuts the graph: the program is then segments, CUDA
+    graphs with the eager calls between them.
+    """
+    parts: list[GpuProgram | Callable[[], object]] = [GpuProgram(device)]
+    reducing: list[int] = []
+    for branches in stages:
+        eager = [i for branch in branches for i in branch if lowerings[i].eager is not None]
+        if eager:
+            if sum(len(b) for b in branches) > 1:
+                raise ValueError(f"eagle.Graph.build: node {labels[eager[0]]!r} runs eagerly "
+                                 "(opaque(..., eager=True)) inside a fork; the graph is cut around an "
+                                 "eager node, so it runs alone: move it out of the parallel region")
+            parts += [lowerings[eager[0]].eager, GpuProgram(device)]
+            continue
+        program = parts[-1]
+        program.stage()
+        for b, branch in enumerate(branches):
+            if b:
+                program.branch()
+            for index in branch:
+                program.label = labels[index]
+                _emit_noting(program, index, lowerings[index].emit, reducing)
+    if len(parts) == 1:
+        return parts[0], reducing
+    return GpuSegments([p for p in parts if not (isinstance(p, GpuProgram) and p.empty)], device), reducing

@@ -1,0 +1,193 @@
+"""eagle.extend: the public surface the packages above eagle-graph and third-party plugins build on.
+
+eagle-builder, eagle-diff, eagle-viz, hawk and the plugins reach the core
+through this module only (a test refuses ``from eagle._...`` anywhere else).
+What it holds, by use:
+
+- **A read-only view of a graph** (:func:`view`): its nodes, labels, stages,
+  schedule, backend and edges; :func:`default_label` of a node.
+- **Node kinds and bodies**: :class:`Node`, :class:`NodeKind`,
+  :func:`register_node_kind`, the payloads of the built-in kinds
+  (:class:`Copy`, :class:`Opaque`, :class:`Reduce`, :class:`Conditional`) and
+  the device constructs (:class:`Body`, :class:`Fork`, :class:`DeviceIf`,
+  :class:`DeviceSwitch`, :class:`DeviceLoop`, :class:`SignalAfter`, :class:`Wait`).
+- **The recording protocol**: one channel, a :class:`Recording` made active
+  with :func:`recording`; ``eagle.Graph()``, the node functions and hawk
+  kernel calls all report to :func:`active`.
+- **Extension state**: :func:`state` is a graph's one slot for it; a
+  ``record=True`` graph runs through the hooks of :func:`register_record`.
+- **Lowering targets**: the protocol :class:`Target` that :class:`Program`
+  (host) and :class:`GpuProgram` both implement (a kind's ``lower=`` writes
+  against it once), :class:`HostItems`, :class:`GpuItems`, :class:`NativeCall`, and
+  :func:`emit` / :func:`emit_node` that append a lowering to a program.
+- **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`, :func:`overlap`,
+  :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, and the
+  device-array helpers hawk allocates with.
+- **Native**: the cffi ``ffi`` and ``lib`` of libeagle, ``BLOCK``, the team
+  size, NVRTC (:data:`nvrtc`), and :func:`flatten` / :func:`unflatten` of
+  result trees.
+
+``API_VERSION`` is ``(major, minor)``: a minor step adds names, a major one
+changes or removes them.
+
+>>> import eagle.extend as ext
+>>> x, y = np.arange(3.0), np.zeros(3)
+>>> g = eagle.Graph().add_node(eagle.copy(x, into=y), name="save").build()
+>>> v = ext.view(g)
+>>> v.labels, v.backend, [len(s.branches) for s in v.stages]
+(('save',), 'cpu', [1])
+>>> [leaf is x for leaf in ext.flatten({"a": (x, [y])})]
+[True, False]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from eagle import _nvrtc as nvrtc
+from eagle._arrays import is_array, is_guard_cell
+from eagle._core import BLOCK, CoreError, ffi, lib, num_threads, set_num_threads
+from eagle._cuda import (
+    contiguous,
+    device_copy_like,
+    device_of,
+    empty_like_device,
+    on_device,
+    zeros_like_device,
+)
+from eagle._cuda import module as cuda_module
+from eagle._edges import Edge, is_plane, is_value
+from eagle._errors import SiblingRace
+from eagle._extension import register_record, state
+from eagle._gpu_program import GpuProgram
+from eagle._graph import Graph
+from eagle._graph import _default_label as default_label
+from eagle._kinds import GpuItems, HostItems, NativeCall, Node, NodeKind, PlaneTuple, register_node_kind
+from eagle._kinds import kind_of as node_kind
+from eagle._lower_cpu import emit, emit_node
+from eagle._nodes import Conditional, Copy, Opaque, Reduce
+from eagle._program import Program
+from eagle._races import refuse_sibling_races
+from eagle._recording import Recording, active, recorded, recording, withdrawn
+from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, SignalAfter, Wait
+from eagle._sharded import fail_together
+from eagle._target import Target
+from eagle._trees import flatten, unflatten
+from eagle._views import candidate_pairs, overlap, view_of
+
+API_VERSION = (1, 0)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a graph: its branches, each a tuple of node indices run in order."""
+
+    branches: tuple[tuple[int, ...], ...]
+    #: a fork/join group (``add_group``, ``g.parallel()``), not a single node
+    group: bool
+
+
+class GraphView:
+    """A read-only view of a graph: what extensions read, never write.
+
+    The tuples are copies taken when read; the nodes are the graph's own.
+
+    >>> from eagle.extend import view
+    >>> a, b = np.zeros(4), np.zeros(4)
+    >>> g = eagle.Graph().add_group([eagle.copy(a, into=b), eagle.reduce(a, np.zeros(1))])
+    >>> v = view(g)
+    >>> [n.kind for n in v.nodes], v.stages, v.built
+    (['copy', 'reduce'], (Stage(branches=((0,), (1,)), group=True),), False)
+    """
+
+    __slots__ = ("_graph",)
+
+    def __init__(self, graph: Graph) -> None:
+        if not isinstance(graph, Graph):
+            raise TypeError(f"eagle.extend.view: takes an eagle.Graph, got {type(graph).__name__}")
+        self._graph = graph
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        return tuple(self._graph._nodes)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(self._graph._labels)
+
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        return tuple(Stage(tuple(tuple(b) for b in s.branches), s.group) for s in self._graph._stages)
+
+    @property
+    def schedule(self) -> list[str] | None:
+        return self._graph.schedule
+
+    @property
+    def backend(self) -> str | None:
+        return self._graph.backend
+
+    @property
+    def built(self) -> bool:
+        return self._graph._program is not None
+
+    @property
+    def recorded(self) -> bool:
+        """Made with ``record=True`` (eagle.diff keeps what a reverse pass needs)."""
+        return self._graph._recording
+
+    def edges(self) -> list[Edge]:
+        return self._graph.edges()
+
+
+def view(graph: Graph) -> GraphView:
+    """The read-only view of ``graph``.
+
+    >>> from eagle.extend import view
+    >>> x = np.zeros(3)
+    >>> view(eagle.Graph().add_node(eagle.copy(x, into=x), name="nothing")).labels
+    ('nothing',)
+    """
+    return GraphView(graph)
+
+
+def record_into(graph: Graph, recorder: Recording | None) -> None:
+    """Make ``recorder`` the recording that writes into ``graph`` (None: no longer): the graph's
+    ``add_node`` and ``parallel`` then go to it."""
+    if recorder is None:
+        state(graph).pop("recording", None)
+    else:
+        state(graph)["recording"] = recorder
+
+
+def recording_of(graph: Graph) -> Recording | None:
+    """The recording that writes into ``graph`` now, if any."""
+    return state(graph).get("recording")
+
+
+def rebind(graph: Graph, mapping: dict[int, Any], swap: Callable[[], None],
+           check: Callable[[], None]) -> None:
+    """Put new arrays in a built graph's nodes (``mapping``: id of each old array -> its new one):
+    ``swap`` re-points the nodes, every check of add and build runs on them and ``check`` (the
+    caller's own), then the graph is lowered again; a failure puts every node back."""
+    graph._rebind(mapping, swap, check)
+
+
+__all__ = [
+    "API_VERSION", "BLOCK", "Body", "Conditional", "Copy", "CoreError", "DeviceIf", "DeviceLoop",
+    "DeviceSwitch", "Edge", "Fork", "GpuItems", "GpuProgram", "Graph", "GraphView", "HostItems",
+    "NativeCall", "Node", "NodeKind", "Opaque", "PlaneTuple", "Program", "Recording", "Reduce",
+    "SiblingRace", "SignalAfter", "Stage", "Target", "Wait", "active", "candidate_pairs", "contiguous",
+    "cuda_module", "default_label", "device_copy_like", "device_of", "emit", "emit_node",
+    "empty_like_device", "fail_together", "ffi", "flatten", "is_array", "is_guard_cell", "is_plane",
+    "is_value", "lib", "node_kind",
+    "num_threads", "nvrtc", "on_device", "overlap", "rebind", "record_into", "recorded", "recording",
+    "recording_of", "refuse_sibling_races", "register_node_kind", "register_record", "set_num_threads",
+    "state", "unflatten", "view", "view_of", "withdrawn", "zeros_like_device",
+]

@@ -1,0 +1,42 @@
+"""The one answer to "what is this object": a number, an array, a guard cell."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import eagle
+from eagle._arrays import is_array, is_guard_cell, is_value
+
+
+class FakeDevice:
+    """A device array as eagle sees one: only ``__cuda_array_interface__``."""
+
+    def __init__(self, dtype: type, shape: tuple[int, ...]) -> None:
+        self.dtype, self.shape, self.size = np.dtype(dtype), shape, int(np.prod(shape))
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": self.dtype.str, "data": (0, False),
+                                         "version": 3}
+
+
+@pytest.mark.parametrize("cell", [np.zeros(1, np.uint32), np.zeros((1, 1), np.uint32),
+                                  np.zeros(4, np.uint32)[2:3], FakeDevice(np.uint32, (1,))])
+def test_a_guard_cell_is_one_uint32_cell_of_an_array(cell):
+    assert is_array(cell) and is_guard_cell(cell)
+
+
+@pytest.mark.parametrize("other", [np.uint32(0), np.zeros(2, np.uint32), np.zeros(1, np.int32),
+                                   np.zeros(0, np.uint32), [0], FakeDevice(np.float32, (1,))])
+def test_anything_else_is_not_a_guard_cell(other):
+    assert not is_guard_cell(other)
+
+
+def test_a_guard_takes_a_guard_cell_and_refuses_a_scalar():
+    for cell in (np.zeros((1, 1), np.uint32), np.zeros(1, np.uint32)):
+        assert eagle.SkipGuard.nonzero(cell).cell is cell
+    with pytest.raises(TypeError, match=r"eagle\.SkipGuard\.nonzero: a guard is a one-cell uint32 array"):
+        eagle.SkipGuard.nonzero(np.uint32(0))
+
+
+def test_values_and_arrays():
+    assert is_value(3) and is_value(np.float64(1.0)) and not is_value(np.zeros(1))
+    assert is_array(np.zeros(3)) and not is_array(memoryview(b"ab")) and not is_array(1.0)
