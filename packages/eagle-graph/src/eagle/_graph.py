@@ -419,7 +419,6 @@ class Graph:
                                          analysis.device())
         return program.finalize(), schedule or ["cuda_graph"] * len(self._stages), reducing, None
 
-
     def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:
         """Put new arrays in built nodes (a builder's bind; ``mapping``: id of each old array -> its
         new one): ``swap`` re-points the nodes, then every check add and build apply runs on them,
