@@ -135,3 +135,26 @@ def test_bind_refuses_a_fortran_ordered_plane():
         g.bind(v=np.asfortranarray(v + 1.0))
     g()
     assert out.tolist() == v[::-1].tolist()
+
+
+def _analyzed(g):
+    return [id(array) for planes in g._analysis.planes for _, array, _ in planes]
+
+
+def test_bind_makes_the_build_analysis_anew_a_refused_bind_keeps_the_old():
+    """The kept analysis (edges, views) is of the arrays the graph runs on."""
+    a, b = np.zeros(4), np.zeros(4)
+    g = forked(a, b)
+    assert g.edges() == []
+    before = _analyzed(g)
+    c = np.zeros(4)
+    g.bind(a=c)
+    assert id(c) in _analyzed(g) and id(a) not in _analyzed(g)
+    g.launch()
+    assert c.tolist() == [1.0] * 4 and a.tolist() == [0.0] * 4
+    bound = _analyzed(g)
+    with pytest.raises(eagle.SiblingRace, match=r"eagle\.Graph\.bind: .* are siblings"):
+        g.bind(a=b)  # both branches would write b
+    assert _analyzed(g) == bound != before
+    g.launch()
+    assert c.tolist() == [2.0] * 4 and b.tolist() == [2.0] * 4

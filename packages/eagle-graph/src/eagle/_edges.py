@@ -17,6 +17,7 @@ The edge set only grows under the conservative overlap answer, never misses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -55,7 +56,7 @@ class Edge(NamedTuple):
         return MEANINGS[self.kind]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Access:
     node: int
     name: str
@@ -72,6 +73,8 @@ _ARRAY_PROTOCOLS = ("__array_interface__", "__cuda_array_interface__", "__dlpack
 def is_plane(obj: Any) -> bool:
     """Whether a declared plane is memory (edges): an array, or any object with the buffer
     protocol (bytearray, memoryview, a ctypes array)."""
+    if type(obj) is np.ndarray:  # the common case, asked of every plane at add and build
+        return True
     if is_value(obj):
         return False
     if any(hasattr(obj, attr) for attr in _ARRAY_PROTOCOLS):
@@ -83,8 +86,8 @@ def is_plane(obj: Any) -> bool:
     return True
 
 
-def _view_key(array: Any) -> tuple[Any, ...]:
-    v = view_of(array)
+def _view_key(array: Any, view: Callable[[Any], Any] = view_of) -> tuple[Any, ...]:
+    v = view(array)
     n = v.ndim
     return (v.device, v.data, v.itemsize, tuple(v.shape[0:n]), tuple(v.strides[0:n]))
 
@@ -122,17 +125,32 @@ def _walk(accesses: list[Access], edges: set[Edge], between: tuple[int, int] | N
             readers.append(acc)
 
 
-def derive_edges(node_planes: list[list[tuple[str, Any, str]]]) -> list[Edge]:
-    """The edges among nodes given, in node order, each node's (name, array, role) planes."""
+_UNSEEN: Any = object()
+
+
+def group_key(array: Any, view: Callable[[Any], Any]) -> tuple[Any, ...] | None:
+    """The key shared by the accesses to the very view ``array`` is (device, address, item size,
+    shape, strides); None for what carries no edges (a value, an empty array)."""
+    if not is_plane(array) or (array.size if type(array) is np.ndarray else np.size(array)) == 0:
+        return None
+    return _view_key(array, view)
+
+
+def derive_edges(node_planes: list[list[tuple[str, Any, str]]],
+                 view: Callable[[Any], Any] = view_of) -> list[Edge]:
+    """The edges among nodes given, in node order, each node's (name, array, role) planes;
+    ``view`` gives an array's ``eagle_view`` (a build passes its analysis's, made once)."""
     groups: dict[tuple[Any, ...], list[Access]] = {}
+    keys: dict[int, tuple[Any, ...] | None] = {}  # id(array) -> its group's key; the planes hold them
     for node, planes in enumerate(node_planes):
         for name, array, role in planes:
-            if not is_plane(array):
-                continue  # a value: no edges
-            if np.size(array) == 0:
+            key = keys.get(id(array), _UNSEEN)
+            if key is _UNSEEN:
+                key = keys[id(array)] = group_key(array, view)
+            if key is None:
                 continue
             acc = Access(node, name, array, role in ("read", "readwrite"), role in ("write", "readwrite"))
-            groups.setdefault(_view_key(array), []).append(acc)
+            groups.setdefault(key, []).append(acc)
     ordered = list(groups.values())
     group_of = {id(a): g for g, accs in enumerate(ordered) for a in accs}
     edges: set[Edge] = set()
@@ -140,7 +158,7 @@ def derive_edges(node_planes: list[list[tuple[str, Any, str]]]) -> list[Edge]:
         _walk(accs, edges, None, group_of)
     if len(ordered) > 1:
         writes = [any(a.writes for a in accs) for accs in ordered]
-        pairs = candidate_pairs([accs[0].array for accs in ordered], writes, exact=True)
+        pairs = candidate_pairs([view(accs[0].array) for accs in ordered], writes, exact=True)
         for g1, g2 in pairs.tolist():
             merged = sorted(ordered[g1] + ordered[g2], key=lambda a: a.node)  # stable: in-node order kept
             _walk(merged, edges, (g1, g2), group_of)

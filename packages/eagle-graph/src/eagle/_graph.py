@@ -12,19 +12,20 @@ from typing import Any
 import numpy as np
 
 from eagle import _core, _recording
+from eagle._analysis import Analysis
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
-from eagle._cuda import on_device
-from eagle._edges import Edge, derive_edges, is_plane, is_value
+from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._extension import record_hooks
-from eagle._kinds import HostItems, Node
+from eagle._kinds import Node
 from eagle._lower_cpu import lowered
-from eagle._lower_gpu import device_of_graph, gpu_lowered
+from eagle._lower_gpu import gpu_lowered
 from eagle._lower_stages import lower_device, lower_host
 from eagle._nodes import Conditional
 from eagle._pictures import BoxPicture
-from eagle._races import refuse_sibling_races
+from eagle._races import refuse_races
+from eagle._schedule import stage_schedule
 from eagle._sharded import agree, refuse_forked
 from eagle._target import Target
 from eagle.plan import BoundPlan
@@ -82,6 +83,7 @@ class Graph:
         self._schedule: list[str] | None = None
         self._program: Target | None = None  # the lowering target, once built
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
+        self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
         self._logical: int | None = None
         self._warned_rebuild = False
         self._retired_stats: dict[str, int] = {}  # GPU counters of the CUDA graphs bind replaced
@@ -273,8 +275,17 @@ class Graph:
         return list(self._labels)
 
     def edges(self) -> list[Edge]:
-        """The derived edges, ``Edge(src, dst, plane, kind)``; before or after build."""
-        return derive_edges([node.planes() for node in self._nodes])
+        """The derived edges, ``Edge(src, dst, plane, kind)``; before or after build (then the
+        build's analysis derives them, once)."""
+        return list(self._analyzed().edges())
+
+    def _analyzed(self) -> Analysis:
+        """The build's analysis; before build, one of the graph as it is now (not kept: nodes may
+        still be added)."""
+        return self._analysis if self._analysis is not None else self._analyze()
+
+    def _analyze(self) -> Analysis:
+        return Analysis(self._nodes, [stage.branches for stage in self._stages if stage.group])
 
     def __repr__(self) -> str:
         return (f"<eagle.Graph {len(self._nodes)} nodes, {len(self._stages)} stages, "
@@ -323,7 +334,8 @@ class Graph:
 
     # -------------------------------------------------------------- build
     def build(self, backend: str | None = None, dispatch: str | None = None) -> Graph:
-        """Derive the edges, refuse what could race, and lower the graph once."""
+        """Analyze the nodes once (planes, views, devices, forks; the edges where a fork needs
+        them), refuse what could race, and lower the graph once; the analysis is kept."""
         with self._guard("eagle.Graph.build"):
             if self._program is not None:
                 raise RuntimeError("eagle.Graph.build: the graph is already built; a second build is "
@@ -335,44 +347,51 @@ class Graph:
             if dispatch not in DISPATCH and not isinstance(dispatch, dict):
                 raise ValueError(f"eagle.Graph.build: a built graph takes dispatch='switch' or "
                                  f"'predicated' (or a dict of them), got {dispatch!r}")
-            local = functools.partial(self._build_local, backend)
+            analysis = self._analyze()
+            local = functools.partial(self._build_local, backend, analysis)
             chosen, schedule, (program, reducing), tape = (
                 local() if self._comm is None else agree(self._comm, self, local))
             if self._comm is not None:
                 program.set_collective(self._comm)  # the ranks check their reductions' sizes together
             # Only now does the graph change: a failed build left it as it was.
             self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, dispatch
-            self._tape, self._reducing = tape, reducing
+            self._tape, self._reducing, self._analysis = tape, reducing, analysis
         return self
 
-    def _build_local(self, backend: str | None) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
+    def _build_local(self, backend: str | None, analysis: Analysis
+                     ) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
         """What build does on this rank alone: refuse, choose, schedule and lower."""
-        chosen = self._choose_backend(backend)
-        self._refuse_races("eagle.Graph.build")
-        target, schedule, reducing, tape = self._lower(chosen, None)
+        chosen = self._choose_backend(backend, analysis)
+        refuse_races(analysis, self._nodes, self._labels, "eagle.Graph.build")
+        target, schedule, reducing, tape = self._lower(chosen, None, analysis)
         if self._comm is not None:
             refuse_forked(self, reducing)
         return chosen, schedule, (target, reducing), tape
 
-    def _lower(self, backend: str, schedule: list[str] | None) -> tuple[Target, list[str], list[int], Any]:
+    def _lower(self, backend: str, schedule: list[str] | None, analysis: Analysis
+               ) -> tuple[Target, list[str], list[int], Any]:
         """The graph lowered onto the target of ``backend``, ready to run at the logical size:
         the target, each stage's schedule (``schedule``, when given, is kept: a bind lowers
-        again as the build did), the nodes that reduce across samples, and eagle.diff's Record."""
+        again as the build did), the nodes that reduce across samples, and eagle.diff's Record;
+        ``analysis``: the build's, whose views the target uses."""
         lower = self._lower_host if backend == "cpu" else self._lower_device
-        target, schedule, reducing, tape = lower(schedule)
+        target, schedule, reducing, tape = lower(schedule, analysis)
         if self._logical is not None:
             target.set_logical_size(self._logical)
         return target, schedule, reducing, tape
 
-    def _lower_host(self, schedule: list[str] | None) -> tuple[Target, list[str], list[int], Any]:
+    def _lower_host(self, schedule: list[str] | None, analysis: Analysis
+                    ) -> tuple[Target, list[str], list[int], Any]:
         lowerings, tape = self._lowerings()
         if schedule is None:
-            schedule = [self._stage_schedule(stage, lowerings) for stage in self._stages]
+            schedule = [stage_schedule(stage.branches, stage.group, self._nodes, lowerings)
+                        for stage in self._stages]
         stages = list(zip(schedule, (stage.branches for stage in self._stages), strict=True))
-        program, reducing = lower_host(stages, lowerings)
+        program, reducing = lower_host(stages, lowerings, analysis.views)
         return program, schedule, reducing, tape
 
-    def _lower_device(self, schedule: list[str] | None) -> tuple[Target, list[str], list[int], Any]:
+    def _lower_device(self, schedule: list[str] | None, analysis: Analysis
+                      ) -> tuple[Target, list[str], list[int], Any]:
         """One CUDA graph of the whole step, instantiated once."""
         if self._recording:
             raise ValueError("eagle.Graph.build: a record=True graph (eagle.diff) runs on the CPU only for "
@@ -382,12 +401,8 @@ class Graph:
                              "pass NumPy arrays")
         lowerings = [gpu_lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
         program, reducing = lower_device([stage.branches for stage in self._stages], lowerings, self._labels,
-                                         device_of_graph(self._nodes))
+                                         analysis.device())
         return program.finalize(), schedule or ["cuda_graph"] * len(self._stages), reducing, None
-
-    def _refuse_races(self, api: str) -> None:
-        refuse_sibling_races(self._nodes, self._labels,
-                             [stage.branches for stage in self._stages if stage.group], api)
 
     def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:
         """Put new arrays in built nodes (a builder's bind; ``mapping``: id of each old array -> its
@@ -396,14 +411,17 @@ class Graph:
         node back as it was: the graph still runs on the old arrays."""
         saved = [(node, node.payload, dict(vars(node.payload)) if hasattr(node.payload, "__dict__") else None)
                  for top in self._nodes for node in top.walk()]
+        kept = self._analysis
         try:
             swap()
             for node, label in zip(self._nodes, self._labels, strict=True):
                 node.refuse("eagle.Graph.bind", label)
-            self._refuse_races("eagle.Graph.bind")
+            self._analysis = self._analyze()  # of the new arrays: the lowering reads it
+            refuse_races(self._analysis, self._nodes, self._labels, "eagle.Graph.bind")
             check()
             self._relower(mapping)
         except BaseException:
+            self._analysis = kept
             for node, payload, attrs in saved:
                 node.payload = payload
                 if attrs is not None:
@@ -425,7 +443,7 @@ class Graph:
             self._warned_rebuild = True
         for name, count in self._program.stats().items():
             self._retired_stats[name] = self._retired_stats.get(name, 0) + count
-        program, _, _, tape = self._lower(self._backend, self._schedule)
+        program, _, _, tape = self._lower(self._backend, self._schedule, self._analysis)
         if self._comm is not None:
             program.set_collective(self._comm)  # a collective call: every rank binds
         self._program, self._tape = program, tape
@@ -445,9 +463,8 @@ class Graph:
             return lowerings, None
         return record_hooks("eagle.Graph.build").instrument(self, lowerings)
 
-    def _choose_backend(self, backend: str | None) -> str:
-        device = [(label, name) for node, label in zip(self._nodes, self._labels, strict=True)
-                  for name, array, _ in node.planes() if on_device(array)]
+    def _choose_backend(self, backend: str | None, analysis: Analysis) -> str:
+        device = [(self._labels[i], name) for i, name, _ in analysis.device_planes]
         if not device:
             if backend == "gpu":
                 raise ValueError("eagle.Graph.build: backend='gpu' but every plane is a host (NumPy) "
@@ -457,17 +474,6 @@ class Graph:
             raise ValueError(f"eagle.Graph.build: backend='cpu' but the planes {_names(device)} are device "
                              "(CuPy) arrays: pass NumPy arrays, or build with backend='gpu'")
         return "gpu"
-
-    def _stage_schedule(self, stage: _Stage, lowerings: list[Any]) -> str:
-        # The fixed rule of seed 001 ("CPU schedules"), with the team size of this moment.
-        nodes = [i for branch in stage.branches for i in branch]
-        # A native kind that does not say how many samples it covers work-shares.
-        samples = [self._nodes[i].samples() for i in nodes]
-        if (stage.group and len(stage.branches) >= 2 and _core.num_threads() >= 2
-                and all(isinstance(lowerings[i], HostItems) and lowerings[i].native for i in nodes)
-                and None not in samples and max(samples) <= _core.BRANCH_TASKS_MAX_SAMPLES):
-            return "branch_tasks"
-        return "work_share"
 
     # ---------------------------------------------------------------- run
     def launch(self, n: int = 1) -> Graph:

@@ -9,7 +9,7 @@ constructs that hold other nodes, each placed on its own).
 
 from __future__ import annotations
 
-from eagle._cuda import device_of, on_device
+from eagle._cuda import on_device
 from eagle._edges import is_plane
 from eagle._kinds import GpuItems, Node, kind_of
 from eagle._lower_cpu import lowered
@@ -41,12 +41,3 @@ def gpu_lowered(node: Node, label: str) -> GpuItems:
         return items
     host_lowering, planes = lowered(node, label), [a for _, a, _ in node.planes() if is_plane(a)]
     return GpuItems(lambda gpu: gpu.host_node(host_lowering, label, planes))
-
-
-def device_of_graph(nodes: list[Node]) -> int:
-    """The one GPU every device plane of the graph lives on."""
-    devices = {device_of(array) for node in nodes for _, array, _ in node.planes() if on_device(array)}
-    if len(devices) > 1:
-        raise ValueError(f"eagle.Graph.build: the graph's device planes live on GPUs {sorted(devices)}; "
-                         "one graph runs on one GPU: copy them to one device")
-    return devices.pop()

@@ -25,16 +25,18 @@ def _emit_noting(target: Target, index: int, append: Callable[[Target], None], r
         reducing.append(index)
 
 
-def lower_host(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any]) -> tuple[Program, list[int]]:
+def lower_host(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any],
+               views: dict[int, tuple[Any, Any]] | None = None) -> tuple[Program, list[int]]:
     """A finalized program from (schedule, branches of node indices) per stage, and the indices
-    of the nodes that reduce across samples.
+    of the nodes that reduce across samples; ``views``: the build analysis's table of the views
+    it made (``Program(views=...)``), which the program's items use.
 
     work_share stages run their branches one after another, so consecutive
     ones become one list of items: libeagle then block-fuses kernel chains
     across them, and consecutive Python steps share one GIL acquisition.
     Only a branch_tasks stage keeps its branches apart.
     """
-    program = Program()
+    program = Program(views)
     reducing: list[int] = []
     open_work_share = False
     for schedule, branches in stages:

@@ -140,12 +140,14 @@ class BoundPlan:
 
     def __init__(self, plan: Plan, args: list[Any]) -> None:
         self.plan = plan
+        self._planes: tuple[list[Any], list[PlaneTuple]] | None = None  # (args, their planes)
         for param, arg in zip(plan.params, args, strict=True):
             if param.role == "value" and not isinstance(arg, (int, float, np.number)):
                 raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a value; "
                                 f"got {type(arg).__name__}")
-        # A host plane is passed by pointer: as an ndarray over its memory (a kernel slot takes those).
-        self.args = [arg if p.role == "value" else
+        # A host plane is passed by pointer: as an ndarray over its memory (a kernel slot takes those);
+        # an ndarray already is one (the common case, not worth the message's formatting).
+        self.args = [arg if p.role == "value" or type(arg) is np.ndarray else
                      host_plane(arg, "eagle.plan.Plan.bind", f"{plan.name} parameter {p.name!r} ({p.role})")
                      for p, arg in zip(plan.params, args, strict=True)]
         self.samples = self._samples()
@@ -159,6 +161,14 @@ class BoundPlan:
 
     def planes(self) -> list[PlaneTuple]:
         """(parameter name, array, role) for every plane parameter."""
+        # Asked for by every check and pass: worked out again only when ``args`` is replaced
+        # (a bind gives the launch a new list).
+        if self._planes is None or self._planes[0] is not self.args:
+            self._planes = (self.args, self._plane_args())
+        return list(self._planes[1])
+
+    def _plane_args(self) -> list[PlaneTuple]:
+        """What :meth:`planes` returns, worked out from ``args``."""
         return [(p.name, a, p.role) for p, a in zip(self.plan.params, self.args, strict=True)
                 if p.role != "value"]
 

@@ -78,6 +78,8 @@ class Kernel:
         self._lower = lower
         self._irs: dict[tuple[ArgSpec, ...], KernelIR] = {}
         self._compiled: dict[tuple[ArgSpec, ...], Compiled] = {}
+        #: id of a Compiled -> (it, its KernelPlan): the launches of one signature share a plan.
+        self._plans: dict[int, tuple[Compiled, KernelPlan]] = {}
         self._direct: dict[tuple[Any, ...], Callable[..., Any]] = {}  # call shape -> its replay
         self._fast: Callable[..., Any] = _miss
         self.derivative = derivative  # "vjp" / "jvp" for a derived kernel
@@ -360,13 +362,16 @@ class KernelBound(BoundPlan):
         scratch = [np.empty(1 if s.cell else max(blocks, 1), NUMPY[s.dtype]) if device is None else
                    extend.empty_like_device(device, (1 if s.cell else n,), NUMPY[s.dtype])
                    for s in slots[len(arrays) + len(outputs):]]
-        self = cls(KernelPlan(kernel, compiled), [*arrays, *outputs, *scratch, n])
+        held = kernel._plans.get(id(compiled))
+        if held is None:
+            held = kernel._plans[id(compiled)] = (compiled, KernelPlan(kernel, compiled))
+        self = cls(held[1], [*arrays, *outputs, *scratch, n])
         self.outputs = outputs
         return self
 
-    def planes(self) -> list[tuple[str, Any, str]]:
+    def _plane_args(self) -> list[tuple[str, Any, str]]:
         """The planes the graph sees: the arguments and the outputs (scratch is the node's own)."""
-        return [t for t in super().planes() if not t[0].startswith("_")]
+        return [t for t in super()._plane_args() if not t[0].startswith("_")]
 
     def _samples(self) -> int:
         return int(self.args[-1])
@@ -379,7 +384,7 @@ class KernelBound(BoundPlan):
     def emit(self, program: Any) -> None:
         phased, functions = self.plan.compiled.phased, self.plan.compiled.functions
         slots = self.slots()
-        accesses = [(a, role) for _, a, role in super().planes()]
+        accesses = [(a, role) for _, a, role in super()._plane_args()]
         for j, reduction in enumerate(phased.reductions):
             # a phase before a reduction writes only its sample of a scratch plane: it may be
             # block-fused with the per-sample kernels before it

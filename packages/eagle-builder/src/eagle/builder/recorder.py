@@ -197,8 +197,9 @@ class Recorder(extend.Recording):
     # -------------------------------------------------------------- nodes
     def append(self, node: Node, label: str, touches: Sequence[Any] | None = None) -> Node:
         """Record ``node``; ``touches`` (default: its planes) must not have left a device body."""
-        for array in [a for _, a, _ in node.planes()] if touches is None else touches:
-            self.refuse_escaped(array, label)
+        if self.homes:  # else no array was made in a device body: none can have left one
+            for array in [a for _, a, _ in node.planes()] if touches is None else touches:
+                self.refuse_escaped(array, label)
         self.stack[-1].steps.append(node)
         self.labels[id(node)] = label
         return node
@@ -220,6 +221,8 @@ class Recorder(extend.Recording):
         return array
 
     def innermost_device_body(self) -> _DeviceBody | None:
+        if not self.device_bodies:  # asked at every kernel call: most graphs have no device body
+            return None
         return next((self.device_bodies[id(b)] for b in reversed(self.stack) if id(b) in self.device_bodies),
                     None)
 
@@ -732,9 +735,12 @@ class Recorder(extend.Recording):
         """Add what was recorded to the graph, in order (a failed check adds nothing)."""
         graph = self.graph
         extend.record_into(graph, None)
+        results = list(flatten(graph.result))
+        # what the nodes write, asked only of a result that holds arrays
         written = {id(a) for node in self.top.nodes() for _, a, role in node.planes()
-                   if role != "read"} | {id(a) for a in self.arguments.values()}
-        for array in flatten(graph.result):
+                   if role != "read"} | {id(a) for a in self.arguments.values()} \
+            if any(is_array(a) for a in results) else set()
+        for array in results:
             if isinstance(array, OneArm):
                 raise NameError(f"g.result: {array.message}")
             self.refuse_escaped(array, "g.result")

@@ -21,19 +21,17 @@ import numpy as np
 
 from eagle.diff.steps import Choice, Loop, Place, Step, is_float, leaves
 from eagle.diff.views import extent
+from eagle.extend import candidate_pairs
 
 
 def pairs(arrays: Mapping[Place, np.ndarray]) -> list[tuple[Place, Place]]:
-    """The pairs of places (of ``arrays``) that share memory."""
+    """The pairs of places (of ``arrays``) that share memory, in the order of their extents.
+
+    libeagle's candidate index finds them, as it finds the graph's edges, with the exact
+    overlap test uncapped (what ``np.shares_memory`` answers)."""
     spans = sorted(((extent(a), p, a) for p, a in arrays.items() if a.size), key=lambda span: span[0])
-    found = []
-    for k, ((_, hi), p, a) in enumerate(spans):
-        for (lo, _), q, b in spans[k + 1:]:
-            if lo >= hi:
-                break
-            if np.shares_memory(a, b):
-                found.append((p, q))
-    return found
+    found = candidate_pairs([a for _, _, a in spans], [True] * len(spans), exact=True, max_work=-1)
+    return [(spans[i][1], spans[j][1]) for i, j in found.tolist()]
 
 
 def aliases(arrays: Mapping[Place, np.ndarray]) -> dict[Place, frozenset[Place]]:
