@@ -8,7 +8,6 @@ import pytest
 
 import eagle
 from eagle import _kinds
-from eagle._plugins import KindRegistry
 from eagle._regions import SignalAfter, Wait
 from eagle.graph import (
     BoxPicture,
@@ -24,6 +23,7 @@ from eagle.graph import (
     node_kind,
     register_node_kind,
 )
+from eagle.hookspecs import KindRegistry
 
 
 class Payload:

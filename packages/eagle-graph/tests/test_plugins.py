@@ -20,8 +20,9 @@ import pytest
 
 import eagle
 from eagle import _core, _kinds
-from eagle._plugins import KindRegistry, PluginLoader, PluginWarning
+from eagle._plugins import PluginLoader, PluginWarning
 from eagle.graph import NativeCall, Node, node_kind, register_node_kind
+from eagle.hookspecs import KindRegistry
 from eagle.native import compile_library
 
 GOOD = """

@@ -315,6 +315,18 @@ def _cannot_rebuild(node: Node, swapped: list[str]) -> None:
 
 _REGISTRY: dict[str, NodeKind] = {}
 
+
+@dataclass
+class _Finder:
+    """How :func:`kind_of` finds a kind not registered in code.  eagle._plugins installs its
+    loader here when eagle is imported, so the table never imports the loader: ``find()`` loads
+    the installed plugins (the first time) and returns what loading left out, for the message."""
+
+    find: Callable[[], str] = lambda: ""
+
+
+FINDER = _Finder()
+
 #: The descriptive hooks a plugin's registry passes through by name.
 HOOKS = frozenset({"bodies", "refuse", "label", "picture", "rebuild", "flow", "samples"})
 
@@ -445,13 +457,11 @@ def kind_of(name: str) -> NodeKind:
     """
     kind = _REGISTRY.get(name)
     if kind is None:
-        from eagle._plugins import load_plugins, loading_note
-
-        load_plugins()
+        note = FINDER.find()
         kind = _REGISTRY.get(name)
         if kind is None:
             raise KeyError(f"eagle.graph.Node: no node kind {name!r} is registered; "
-                           f"known kinds: {', '.join(sorted(_REGISTRY))}{loading_note()}") from None
+                           f"known kinds: {', '.join(sorted(_REGISTRY))}{note}") from None
     return kind
 
 

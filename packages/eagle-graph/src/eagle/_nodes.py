@@ -17,6 +17,7 @@ import numpy as np
 from eagle import _cuda, _gpu_kernels
 from eagle._arrays import is_guard_cell
 from eagle._edges import is_plane, is_value
+from eagle._fixed_order import fixed_order
 from eagle._flows import ChoiceFlow, CopyFlow, LoopFlow, ReduceFlow
 from eagle._kinds import GpuItems, Node, PlaneTuple, Swap, register_node_kind
 from eagle._pictures import BoxPicture, FramePicture
@@ -215,8 +216,6 @@ def _emit_reduce(r: Reduce, target: Target) -> None:
 
 
 def _reference_reduce(r: Reduce, interpreter: Any) -> None:
-    from eagle._reference import fixed_order
-
     r.out.reshape(-1)[0] = fixed_order(r.op, r.x[:interpreter.samples(r.x.size)])
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import pluggy
 
-from eagle._plugins import KindRegistry as KindRegistry  # what the hook receives, for annotations
+from eagle._registry import KindRegistry as KindRegistry  # what the hook receives, for annotations
 
 #: The marker of a hook's specification (eagle's side).
 hookspec = pluggy.HookspecMarker("eagle")

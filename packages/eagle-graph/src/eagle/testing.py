@@ -21,10 +21,10 @@ from typing import Any, NoReturn, TypeVar
 import numpy as np
 
 from eagle._core import ffi
+from eagle._fixed_order import fixed_order as fixed_order
 from eagle._program import DTYPES
 from eagle._reference import Interpreter as Interpreter
 from eagle._reference import check as check
-from eagle._reference import fixed_order as fixed_order
 from eagle._reference import interpret as interpret
 
 T = TypeVar("T")
