@@ -4,6 +4,7 @@ public modules reach the core; the core imports nothing above it when it is impo
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import eagle.extend
@@ -109,3 +110,37 @@ def test_the_extension_surface_is_versioned_and_whole():
     assert isinstance(eagle.extend.API_VERSION, tuple) and eagle.extend.API_VERSION >= (1, 0)
     missing = [name for name in eagle.extend.__all__ if not hasattr(eagle.extend, name)]
     assert not missing
+
+
+def _module_groups() -> list[list[str]]:
+    """The groups of eagle-graph's modules, bottom up, as docs/architecture.rst lists them."""
+    text = (ROOT / "docs" / "architecture.rst").read_text()
+    section = text.split("The modules of eagle-graph\n", 1)[1]
+    groups = []
+    for item in section.split("\n- ")[1:]:
+        names = re.findall(r"``(?:eagle\.)?([a-z_]+)``", item)
+        groups.append(["__init__" if name == "eagle" else name for name in names])
+    return groups
+
+
+def test_the_architecture_page_lists_every_module_in_import_order():
+    groups = _module_groups()
+    rank: dict[str, int] = {}
+    for g, names in enumerate(groups):
+        for name in names:
+            rank.setdefault(name, g)  # the public faces' line names some placed before
+    modules = {p.stem for p in (CORE / "eagle").glob("*.py")}
+    assert modules <= set(rank), f"docs/architecture.rst does not place {sorted(modules - set(rank))}"
+    upward = []
+    for name in sorted(modules):
+        for node in ast.parse((CORE / "eagle" / f"{name}.py").read_text()).body:
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+                continue  # a module-level import of eagle's own is always a from-import here
+            if node.module == "eagle":
+                targets = [a.name for a in node.names]
+            elif node.module.startswith("eagle."):
+                targets = [node.module.split(".")[1]]
+            else:
+                continue
+            upward += [f"{name} -> {t}" for t in targets if t in modules and rank[t] > rank[name]]
+    assert not upward, f"imports against the layers of docs/architecture.rst: {upward}"

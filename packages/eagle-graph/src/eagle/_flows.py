@@ -12,10 +12,10 @@ reads from it which bodies may run again (a loop's).  The forms:
 - :class:`LoopFlow`: repeats ``body``: ``kind`` ``"while"`` (cell read before each turn),
   ``"do"`` (after each) or ``"count"`` (``cell[0]`` turns), at most ``cap`` turns (-1: no cap).
 - :class:`InnerFlow`: does what ``node`` does (a node another branch waits for).
+- :class:`NoFlow`: moves no data (a wait).
 
 A choice or loop that guards one step (``lends_label``) lends that step its own label: the
 step is the node, the guard around it.
-- :class:`NoFlow`: moves no data (a wait).
 """
 
 from __future__ import annotations

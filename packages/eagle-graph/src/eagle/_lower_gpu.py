@@ -9,7 +9,7 @@ constructs that hold other nodes, each placed on its own).
 
 from __future__ import annotations
 
-from eagle._cuda import on_device
+from eagle._arrays import on_device
 from eagle._edges import is_plane
 from eagle._kinds import GpuItems, Node, kind_of
 from eagle._lower_cpu import lowered
