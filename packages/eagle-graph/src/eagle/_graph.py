@@ -18,11 +18,10 @@ from eagle._core import CoreError
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._extension import record_hooks
-from eagle._kinds import Node
+from eagle._kinds import Node, kind_of
 from eagle._lower_cpu import lowered
 from eagle._lower_gpu import gpu_lowered
 from eagle._lower_stages import lower_device, lower_host
-from eagle._nodes import Conditional
 from eagle._pictures import BoxPicture
 from eagle._races import refuse_races
 from eagle._schedule import stage_schedule
@@ -220,10 +219,11 @@ class Graph:
             raise TypeError(f"{api}: expected a node (eagle.graph.opaque(...), eagle.reduce(...), ...) "
                             f"or a BoundPlan, got {type(node).__name__}")
         label = name or node.default_label()
-        if isinstance(node.payload, Conditional):
-            if node._graph is not None:
-                raise ValueError(f"{api}: the conditional {label!r} is already another graph's; "
-                                 "make a new eagle.skippable / eagle.repeat_while for this graph")
+        single = kind_of(node.kind).one_graph
+        if node._graph is not None and single is not None:
+            noun, maker = single
+            raise ValueError(f"{api}: the {noun} {label!r} is already another graph's; "
+                             f"make a new {maker} for this graph")
         _refuse_non_planes(node, label, api)
         node.refuse(api, label)  # its kind's checks, on the nodes it holds too
         node._graph = weakref.ref(self)  # no cycle: a graph goes with its last reference

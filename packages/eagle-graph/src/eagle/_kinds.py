@@ -155,6 +155,10 @@ class NodeKind:
     #: its nodes may have planes on both sides: they move data between host and device
     #: (eagle.copy), or hold other nodes, each placed on its own side.
     both_sides: bool = False
+    #: a node of the kind enters one graph at most (a conditional: the step it guards is that
+    #: graph's, placed and checked with it): (what the refusal of a second calls the node, what
+    #: makes a new one), e.g. ``("conditional", "eagle.skippable")``; None: any number of graphs.
+    one_graph: tuple[str, str] | None = None
     #: payload -> the bodies it holds (a construct's arms, a guarded step as a one-node body),
     #: whose nodes the graph checks like its own (:meth:`Node.walk`); None: it holds none.
     bodies: Callable[[Any], Sequence[Body]] | None = None
@@ -328,7 +332,7 @@ class _Finder:
 FINDER = _Finder()
 
 #: The descriptive hooks a plugin's registry passes through by name.
-HOOKS = frozenset({"bodies", "refuse", "label", "picture", "rebuild", "flow", "samples"})
+HOOKS = frozenset({"one_graph", "bodies", "refuse", "label", "picture", "rebuild", "flow", "samples"})
 
 
 def add_kind(kind: NodeKind, table: dict[str, NodeKind], api: str) -> NodeKind:
@@ -353,7 +357,8 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
                        lower_cpu: Callable[[Any], Callable[[], object] | HostItems] | None = None,
                        native: Callable[[Any], Sequence[NativeCall]] | None = None,
                        vjp: Vjp | None = None, make: Callable[..., Any] | None = None,
-                       both_sides: bool = False, bodies: Callable[[Any], Sequence[Body]] | None = None,
+                       both_sides: bool = False, one_graph: tuple[str, str] | None = None,
+                       bodies: Callable[[Any], Sequence[Body]] | None = None,
                        refuse: Callable[[Any, str, str | None], None] | None = None,
                        reference: Reference | None = None, lower: Lower | None = None,
                        label: Callable[[Any], str] | None = None,
@@ -375,6 +380,8 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     :param make: builds the payload for ``eagle.node(name, ...)``.
     :param both_sides: one node may have planes on the host and on the device: it moves data
         between them (like ``eagle.copy``), or holds other nodes, each placed on its own.
+    :param one_graph: ``(noun, maker)``: a node of the kind enters one graph at most; adding it
+        to a second is refused, calling it the ``noun`` and naming ``maker`` to make a new one.
     :param bodies: payload -> the :class:`eagle.Body` items it holds, whose nodes the graph
         checks like its own and the builder, eagle-diff and eagle-viz walk into.
     :param refuse: ``refuse(payload, api, label)`` raises for a payload the graph cannot run
@@ -437,8 +444,8 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     (array([3.]), ['doc_repeat', 'opaque'])
     """
     kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, both_sides=both_sides,
-                    bodies=bodies, refuse=refuse, reference=reference, lower=lower, label=label,
-                    picture=picture, rebuild=rebuild, flow=flow, samples=samples)
+                    one_graph=one_graph, bodies=bodies, refuse=refuse, reference=reference, lower=lower,
+                    label=label, picture=picture, rebuild=rebuild, flow=flow, samples=samples)
     return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
 
 

@@ -424,6 +424,7 @@ for _name in ("skippable", "repeat_while"):
     register_node_kind(_name, reads=_conditional_reads, writes=_conditional_writes,
                        reference=_reference_conditional,
                        lower=_emit_conditional,
-                       both_sides=True, bodies=lambda c: [Body([c.step])],
+                       both_sides=True, one_graph=("conditional", "eagle.skippable / eagle.repeat_while"),
+                       bodies=lambda c: [Body([c.step])],
                        label=lambda c: c.step.default_label(), picture=_conditional_picture,
                        flow=_conditional_flow, rebuild=_rebuild_conditional)
