@@ -50,7 +50,13 @@ def slots(args: Sequence[Any], *, device: bool, api: str = "eagle.Graph.build") 
 
 def typed_slot(member: str, value: Any) -> Any:
     """One filled ``eagle_arg *`` holding ``value`` as ``member`` (``"f32"``, ``"i32"``, ...): the
-    slot is a union, so a plan's value parameter is written as the member its kernel reads."""
+    slot is a union, so a plan's value parameter is written as the member its kernel reads.
+
+    A float for ``f64`` and an int of i64's range for ``i64`` come back as they are: :func:`slots`
+    writes them as that very member, and a kernel launch then makes no slot of its own for them."""
+    if ((type(value) is float and member == "f64")
+            or (type(value) is int and member == "i64" and -(1 << 63) <= value < 1 << 63)):
+        return value
     slot = ffi.new("eagle_arg *")
     setattr(slot, member, float(value) if member.startswith("f") else int(value))
     return slot

@@ -192,17 +192,18 @@ class BoundPlan:
         """Refuse what this launch cannot run right; ``who`` starts the message (the API and
         the plan): a plane that would need a copy before each launch, a written plane that is
         read-only, and written memory that another plane of the launch partly shares."""
-        self._refuse_copy_bound(who)
-        for name, array, role in self.planes():
+        planes = self.planes()
+        self._refuse_copy_bound(who, planes)
+        for name, array, role in planes:
             flags = getattr(array, "flags", None)
             if role != "read" and flags is not None and not flags["WRITEABLE"]:
                 raise ValueError(f"{who} plane {name!r} is written but the array is read-only: pass a "
                                  "writable array (e.g. a.copy())")
         self.refuse_overlap(who)
 
-    def _refuse_copy_bound(self, who: str) -> None:
+    def _refuse_copy_bound(self, who: str, planes: list[PlaneTuple]) -> None:
         n = self.samples
-        for name, array, _ in self.planes():
+        for name, array, _ in planes:
             shape = np.shape(array)
             if len(shape) >= 2 and shape[0] == n and shape[-1] != n:
                 raise ValueError(f"{who} plane {name!r} is sample-major {shape}: a plane holds one value per "
@@ -218,7 +219,10 @@ class BoundPlan:
         its planes reads elsewhere reads values that another block may already have written.
         Only the very same view, in a per-sample kernel (each sample reads its own value first),
         is safe.  libeagle's overlap test decides, as for the edges."""
-        planes = [t for t in self.planes() if np.size(t[1])]
+        planes = self.planes()
+        if len(planes) < 2:  # no pair to compare (most launches write the one plane they read)
+            return
+        planes = [t for t in planes if np.size(t[1])]
         for k, (name_a, a, role_a) in enumerate(planes):
             for name_b, b, role_b in planes[k + 1:]:
                 if role_a == role_b == "read" or not overlap(a, b):
