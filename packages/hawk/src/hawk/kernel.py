@@ -573,5 +573,7 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str, device: Any = None) ->
 
 def _tree(shape: Any, outputs: list[np.ndarray], first: int) -> Any:
     """The result tree ``shape`` (output slot numbers as leaves) holding the outputs."""
+    if shape is None:  # a kernel that returns nothing (in place): most recorded calls
+        return None
     slots = leaves(shape)  # a leaf of None stays None
     return extend.unflatten(shape, (None if slot is None else outputs[slot - first] for slot in slots))
