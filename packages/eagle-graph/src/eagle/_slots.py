@@ -24,6 +24,10 @@ def address(array: Any) -> int:
     return int(np.asarray(array).ctypes.data)
 
 
+#: Values that are no array: a kernel item's slots skip the array interface lookup for them.
+_PLAIN_NUMBERS = (int, float)
+
+
 def _pointer(array: np.ndarray) -> Any:
     """The address of element 0 of a NumPy array as a ``void *``: through the buffer protocol, a
     fraction of ``ctypes.data``'s cost, which only a strided array (no simple buffer) takes."""
@@ -43,7 +47,7 @@ def slots(args: Sequence[Any], *, device: bool, api: str = "eagle.Graph.build") 
             filled[i].ptr = _pointer(arg)
         elif isinstance(arg, ffi.CData):  # a filled 'eagle_arg *'
             filled[i] = arg[0]
-        elif is_array(arg):
+        elif type(arg) not in _PLAIN_NUMBERS and is_array(arg):
             filled[i].u64 = address(arg)
         elif isinstance(arg, (bool, int, np.integer)) or (device and isinstance(arg, np.bool_)):
             value = int(arg)
