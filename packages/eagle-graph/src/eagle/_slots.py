@@ -45,6 +45,8 @@ def slots(args: Sequence[Any], *, device: bool, api: str = "eagle.Graph.build") 
     for i, arg in enumerate(args):  # the common cases first: this runs for every kernel item
         if isinstance(arg, np.ndarray):
             filled[i].ptr = _pointer(arg)
+        elif type(arg) is float:  # a plan's f64 value (typed_slot passes it as it is)
+            filled[i].f64 = arg
         elif isinstance(arg, ffi.CData):  # a filled 'eagle_arg *'
             filled[i] = arg[0]
         elif type(arg) not in _PLAIN_NUMBERS and is_array(arg):
