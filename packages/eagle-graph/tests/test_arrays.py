@@ -40,3 +40,21 @@ def test_a_guard_takes_a_guard_cell_and_refuses_a_scalar():
 def test_values_and_arrays():
     assert is_value(3) and is_value(np.float64(1.0)) and not is_value(np.zeros(1))
     assert is_array(np.zeros(3)) and not is_array(memoryview(b"ab")) and not is_array(1.0)
+
+
+@pytest.mark.parametrize("array", [np.zeros(8), np.zeros(8)[3:], np.zeros((3, 4)).T, np.arange(6.0)[::-2],
+                                   np.zeros(0), np.zeros(3, "M8[s]")])
+def test_a_kernel_slot_holds_element_zeros_address(array):
+    """By the buffer protocol where the array has a simple buffer, else by ctypes (a strided one)."""
+    from eagle._slots import slots
+
+    assert slots([array], device=False)[0].u64 == array.ctypes.data
+
+
+def test_a_plan_value_reaches_its_kernel_as_its_member():
+    """typed_slot passes an f64 float and an i64 int as they are; the slots hold them as that member."""
+    from eagle._slots import slots, typed_slot
+
+    for member, value in [("f64", 0.25), ("i64", -3), ("i64", (1 << 63) - 1), ("i64", True), ("f64", 2),
+                          ("f32", 0.5), ("i32", 7)]:
+        assert getattr(slots([typed_slot(member, value)], device=False)[0], member) == value

@@ -56,6 +56,20 @@ def test_the_fast_path_checks_each_call():
     np.testing.assert_array_equal(affine(np.arange(5.0), 1.0, 0.0), np.arange(5.0))
 
 
+def test_a_recorded_call_shape_is_checked_again_where_anything_the_checks_read_differs():
+    """plan() checks a call shape once; an array's writability or byte order makes another."""
+    x, y = np.arange(4.0), np.zeros(4)
+    accumulate.plan(x, y)
+    frozen = np.zeros(4)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="'y' is written in place but the array is read-only"):
+        accumulate.plan(x, frozen)
+    with pytest.raises(TypeError, match="parameter 's' is a Scalar"):  # float64's dtype number, swapped
+        accumulate.plan(x.astype(">f8"), y)
+    s, out = accumulate.plan(x, y).args[:2]
+    assert s is x and out is y  # the arrays themselves, checked or not
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda: affine(np.arange(4.0), 2.0), TypeError,
      "hawk.kernel affine: takes 3 arguments (x, a, b), got 2"),

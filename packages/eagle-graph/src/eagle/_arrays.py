@@ -20,6 +20,8 @@ def is_value(obj: Any) -> bool:
 def on_device(array: Any) -> bool:
     """Whether ``array`` is a device array (``__cuda_array_interface__``: CuPy, a CUDA torch tensor,
     eagle's DeviceArray)."""
+    if type(array) is np.ndarray:  # asked of every plane of every node: no failed attribute lookup
+        return False
     return hasattr(array, "__cuda_array_interface__")
 
 

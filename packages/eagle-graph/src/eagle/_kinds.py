@@ -553,10 +553,12 @@ class Node:
 
     def refuse(self, api: str, label: str | None = None) -> None:
         """Raise, through its kind's ``refuse``, where this node or one it holds cannot run right."""
-        for node in self.walk():
-            check = kind_of(node.kind).refuse
-            if check is not None:
-                check(node.payload, api, label if node is self else None)
+        kind = kind_of(self.kind)  # looked up once: this runs at every node's add
+        if kind.refuse is not None:
+            kind.refuse(self.payload, api, label)
+        for body in kind.bodies_of(self.payload):  # then the nodes it holds, depth first, as walk()
+            for node in body.nodes():
+                node.refuse(api)
 
     def __repr__(self) -> str:
         return f"Node({self.kind!r}, {self.payload!r})"

@@ -24,6 +24,19 @@ def address(array: Any) -> int:
     return int(np.asarray(array).ctypes.data)
 
 
+#: Values that are no array: a kernel item's slots skip the array interface lookup for them.
+_PLAIN_NUMBERS = (int, float)
+
+
+def _pointer(array: np.ndarray) -> Any:
+    """The address of element 0 of a NumPy array as a ``void *``: through the buffer protocol, a
+    fraction of ``ctypes.data``'s cost, which only a strided array (no simple buffer) takes."""
+    try:
+        return ffi.from_buffer(array)
+    except ValueError:  # NumPy: "ndarray is not C-contiguous"
+        return ffi.cast("void *", array.ctypes.data)
+
+
 def slots(args: Sequence[Any], *, device: bool, api: str = "eagle.Graph.build") -> Any:
     """An ``eagle_arg[]`` of ``args``: an array by its address, an ``eagle_arg *`` as it is, an
     integer as i64 (u64 from 2**63), a float as f64; for a ``device`` kernel a NumPy float32 as
@@ -31,10 +44,12 @@ def slots(args: Sequence[Any], *, device: bool, api: str = "eagle.Graph.build") 
     filled = ffi.new("eagle_arg[]", max(len(args), 1))
     for i, arg in enumerate(args):  # the common cases first: this runs for every kernel item
         if isinstance(arg, np.ndarray):
-            filled[i].u64 = arg.ctypes.data
+            filled[i].ptr = _pointer(arg)
+        elif type(arg) is float:  # a plan's f64 value (typed_slot passes it as it is)
+            filled[i].f64 = arg
         elif isinstance(arg, ffi.CData):  # a filled 'eagle_arg *'
             filled[i] = arg[0]
-        elif is_array(arg):
+        elif type(arg) not in _PLAIN_NUMBERS and is_array(arg):
             filled[i].u64 = address(arg)
         elif isinstance(arg, (bool, int, np.integer)) or (device and isinstance(arg, np.bool_)):
             value = int(arg)
@@ -50,7 +65,13 @@ def slots(args: Sequence[Any], *, device: bool, api: str = "eagle.Graph.build") 
 
 def typed_slot(member: str, value: Any) -> Any:
     """One filled ``eagle_arg *`` holding ``value`` as ``member`` (``"f32"``, ``"i32"``, ...): the
-    slot is a union, so a plan's value parameter is written as the member its kernel reads."""
+    slot is a union, so a plan's value parameter is written as the member its kernel reads.
+
+    A float for ``f64`` and an int of i64's range for ``i64`` come back as they are: :func:`slots`
+    writes them as that very member, and a kernel launch then makes no slot of its own for them."""
+    if ((type(value) is float and member == "f64")
+            or (type(value) is int and member == "i64" and -(1 << 63) <= value < 1 << 63)):
+        return value
     slot = ffi.new("eagle_arg *")
     setattr(slot, member, float(value) if member.startswith("f") else int(value))
     return slot

@@ -121,6 +121,11 @@ class Plan:
         return f"<eagle.plan.Plan {self.name}({', '.join(f'{p.name}: {p.role}' for p in self.params)})>"
 
 
+#: A launch's planes worked out from its args: (args, the planes, those read (readwrite too), those
+#: only written); tuples, which the collector stops tracking (a graph holds thousands of launches).
+_Split = tuple[list[Any], tuple[PlaneTuple, ...], tuple[PlaneTuple, ...], tuple[PlaneTuple, ...]]
+
+
 class BoundPlan:
     """A Plan with its arguments: what ``Graph.add`` records.
 
@@ -140,7 +145,7 @@ class BoundPlan:
 
     def __init__(self, plan: Plan, args: list[Any]) -> None:
         self.plan = plan
-        self._planes: tuple[list[Any], list[PlaneTuple]] | None = None  # (args, their planes)
+        self._planes: _Split | None = None
         for param, arg in zip(plan.params, args, strict=True):
             if param.role == "value" and not isinstance(arg, (int, float, np.number)):
                 raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a value; "
@@ -161,11 +166,24 @@ class BoundPlan:
 
     def planes(self) -> list[PlaneTuple]:
         """(parameter name, array, role) for every plane parameter."""
-        # Asked for by every check and pass: worked out again only when ``args`` is replaced
-        # (a bind gives the launch a new list).
+        return list(self._split()[1])
+
+    def reads(self) -> list[PlaneTuple]:
+        """The planes it reads (``read`` and ``readwrite``), as :meth:`planes` gives them."""
+        return list(self._split()[2])
+
+    def writes(self) -> list[PlaneTuple]:
+        """The planes it only writes."""
+        return list(self._split()[3])
+
+    def _split(self) -> _Split:
+        # Asked for by every check and pass (the node kind's reads and writes at each add and
+        # build): worked out again only when ``args`` is replaced (a bind gives the launch a new list).
         if self._planes is None or self._planes[0] is not self.args:
-            self._planes = (self.args, self._plane_args())
-        return list(self._planes[1])
+            planes = tuple(self._plane_args())
+            self._planes = (self.args, planes, tuple(t for t in planes if t[2] in ("read", "readwrite")),
+                            tuple(t for t in planes if t[2] == "write"))
+        return self._planes
 
     def _plane_args(self) -> list[PlaneTuple]:
         """What :meth:`planes` returns, worked out from ``args``."""
@@ -192,17 +210,18 @@ class BoundPlan:
         """Refuse what this launch cannot run right; ``who`` starts the message (the API and
         the plan): a plane that would need a copy before each launch, a written plane that is
         read-only, and written memory that another plane of the launch partly shares."""
-        self._refuse_copy_bound(who)
-        for name, array, role in self.planes():
+        planes = self.planes()
+        self._refuse_copy_bound(who, planes)
+        for name, array, role in planes:
             flags = getattr(array, "flags", None)
             if role != "read" and flags is not None and not flags["WRITEABLE"]:
                 raise ValueError(f"{who} plane {name!r} is written but the array is read-only: pass a "
                                  "writable array (e.g. a.copy())")
         self.refuse_overlap(who)
 
-    def _refuse_copy_bound(self, who: str) -> None:
+    def _refuse_copy_bound(self, who: str, planes: list[PlaneTuple]) -> None:
         n = self.samples
-        for name, array, _ in self.planes():
+        for name, array, _ in planes:
             shape = np.shape(array)
             if len(shape) >= 2 and shape[0] == n and shape[-1] != n:
                 raise ValueError(f"{who} plane {name!r} is sample-major {shape}: a plane holds one value per "
@@ -218,7 +237,10 @@ class BoundPlan:
         its planes reads elsewhere reads values that another block may already have written.
         Only the very same view, in a per-sample kernel (each sample reads its own value first),
         is safe.  libeagle's overlap test decides, as for the edges."""
-        planes = [t for t in self.planes() if np.size(t[1])]
+        planes = self.planes()
+        if len(planes) < 2:  # no pair to compare (most launches write the one plane they read)
+            return
+        planes = [t for t in planes if np.size(t[1])]
         for k, (name_a, a, role_a) in enumerate(planes):
             for name_b, b, role_b in planes[k + 1:]:
                 if role_a == role_b == "read" or not overlap(a, b):
@@ -267,8 +289,8 @@ def _refuse_node(bound: BoundPlan, api: str, label: str | None) -> None:
 
 register_node_kind(
     "plan",
-    reads=lambda b: [t for t in b.planes() if t[2] in ("read", "readwrite")],
-    writes=lambda b: [t for t in b.planes() if t[2] == "write"],
+    reads=lambda b: b.reads(),
+    writes=lambda b: b.writes(),
     lower_cpu=lambda b: HostItems(b.emit, native=True),
     lower_gpu=lambda b: b.gpu_items(),
     reference=lambda b, interpreter: b.reference(interpreter),
