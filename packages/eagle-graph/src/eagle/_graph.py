@@ -399,7 +399,8 @@ class Graph:
         if self._comm is not None:
             raise ValueError("eagle.Graph.build: a graph over a communicator runs on the CPU only for now; "
                              "pass NumPy arrays")
-        lowerings = [gpu_lowered(n, label) for n, label in zip(self._nodes, self._labels, strict=True)]
+        lowerings = [gpu_lowered(n, label, planes)
+                     for n, label, planes in zip(self._nodes, self._labels, analysis.planes, strict=True)]
         program, reducing = lower_device([stage.branches for stage in self._stages], lowerings, self._labels,
                                          analysis.device())
         return program.finalize(), schedule or ["cuda_graph"] * len(self._stages), reducing, None

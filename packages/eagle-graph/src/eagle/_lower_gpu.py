@@ -9,22 +9,26 @@ constructs that hold other nodes, each placed on its own).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from eagle._arrays import on_device
 from eagle._edges import is_plane
-from eagle._kinds import GpuItems, Node, kind_of
+from eagle._kinds import GpuItems, Node, PlaneTuple, kind_of
 from eagle._lower_cpu import lowered
 
 
-def _sides(node: Node) -> tuple[list[str], list[str]]:
-    """The names of the node's host planes and of its device planes."""
-    planes = [(name, array) for name, array, _ in node.planes() if is_plane(array)]
-    return ([name for name, a in planes if not on_device(a)], [name for name, a in planes if on_device(a)])
+def _sides(planes: Sequence[PlaneTuple]) -> tuple[list[str], list[str]]:
+    """The names of a node's host planes and of its device planes."""
+    arrays = [(name, array) for name, array, _ in planes if is_plane(array)]
+    return ([name for name, a in arrays if not on_device(a)], [name for name, a in arrays if on_device(a)])
 
 
-def gpu_lowered(node: Node, label: str) -> GpuItems:
-    """What the node puts in a GPU program: its kind's GPU work, or a host node."""
+def gpu_lowered(node: Node, label: str, planes: Sequence[PlaneTuple] | None = None) -> GpuItems:
+    """What the node puts in a GPU program: its kind's GPU work, or a host node.  ``planes``:
+    ``node.planes()`` as the build analysis asked them (a nested node asks here)."""
     kind = kind_of(node.kind)
-    host, device = _sides(node)
+    planes = node.planes() if planes is None else planes
+    host, device = _sides(planes)
     if host and device and not kind.both_sides:
         raise ValueError(f"eagle.Graph.build: node {label!r} has planes on both sides: host "
                          f"{', '.join(host)}, device {', '.join(device)}; add eagle.copy({host[0]}, "
@@ -39,5 +43,5 @@ def gpu_lowered(node: Node, label: str) -> GpuItems:
             raise TypeError(f"eagle.Graph.build: lower_gpu of {kind.describe()} returned "
                             f"{items!r}; return eagle.graph.GpuItems with emit= or eager=")
         return items
-    host_lowering, planes = lowered(node, label), [a for _, a, _ in node.planes() if is_plane(a)]
-    return GpuItems(lambda gpu: gpu.host_node(host_lowering, label, planes))
+    host_lowering, arrays = lowered(node, label), [a for _, a, _ in planes if is_plane(a)]
+    return GpuItems(lambda gpu: gpu.host_node(host_lowering, label, arrays))
