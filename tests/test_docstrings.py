@@ -44,7 +44,10 @@ def public_objects() -> list[tuple[str, object]]:
         except ImportError:
             continue
         for name in names if names is not None else getattr(module, "__all__", []):
-            obj = getattr(module, name)
+            try:
+                obj = getattr(module, name)
+            except ImportError:  # eagle.demo.whole is the whole install's (eagle-graph alone lacks it)
+                continue
             if not (inspect.isclass(obj) or callable(obj)) or inspect.ismodule(obj):
                 continue
             if not (inspect.isclass(obj) or inspect.isfunction(obj)):
