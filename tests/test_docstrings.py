@@ -36,18 +36,22 @@ PUBLIC: dict[str, list[str] | None] = {
 }
 
 
+#: module -> the packages its examples need beyond its own (eagle.demo is the whole install's demo,
+#: shipped in eagle-graph, which never imports the packages above it)
+NEEDS = {"eagle.demo": ("hawk", "eagle.builder")}
+
+
 def public_objects() -> list[tuple[str, object]]:
     found, seen = [], set()
     for module_name, names in PUBLIC.items():
         try:
             module = importlib.import_module(module_name)
+            for needed in NEEDS.get(module_name, ()):
+                importlib.import_module(needed)
         except ImportError:
             continue
         for name in names if names is not None else getattr(module, "__all__", []):
-            try:
-                obj = getattr(module, name)
-            except ImportError:  # eagle.demo.whole is the whole install's (eagle-graph alone lacks it)
-                continue
+            obj = getattr(module, name)
             if not (inspect.isclass(obj) or callable(obj)) or inspect.ismodule(obj):
                 continue
             if not (inspect.isclass(obj) or inspect.isfunction(obj)):
