@@ -306,7 +306,6 @@ class Swap:
             return body  # its nodes (and those of its forks) have their new payloads
         return type(body)(steps)
 
-
     def _fork(self, fork: Any) -> Any:
         return type(fork)([self.body(b) for b in fork.branches])
 
