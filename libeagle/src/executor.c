@@ -16,8 +16,10 @@
  * A branch_tasks stage hands whole branches to the team instead; inside a
  * branch everything runs in order on that thread.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "program.h"
 
@@ -40,6 +42,10 @@ typedef struct run_ctx {
     int64_t logical;
     int team;          /* threads held from the team: 0 not asked yet, 1 none */
     atomic_int status; /* the first error; every walk stops when it is set */
+    eagle_callback_fn poll;
+    void *poll_ctx;
+    pthread_t caller;  /* the only thread that polls */
+    int64_t next_poll; /* CLOCK_MONOTONIC ns */
 } run_ctx;
 
 static int failed(run_ctx *c)
@@ -53,12 +59,25 @@ static void fail(run_ctx *c, int status)
     atomic_compare_exchange_strong(&c->status, &expected, status);
 }
 
-/* failed(c), after turning a pending SIGINT into a failure: checked where a
- * run can go on for long (between replays, between loop turns). */
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* failed(c), after turning a pending SIGINT, or a poll that says stop, into
+ * a failure: checked where a run can go on for long (between replays,
+ * between loop turns).  The clock is read only where a poll is due to it. */
 static int stopped(run_ctx *c)
 {
     if (eagle_interrupt_pending())
         fail(c, EAGLE_ERR_INTERRUPTED);
+    else if (c->poll && pthread_equal(pthread_self(), c->caller) && now_ns() >= c->next_poll) {
+        if (c->poll(c->poll_ctx) != 0)
+            fail(c, EAGLE_ERR_INTERRUPTED);
+        c->next_poll = now_ns() + (int64_t)EAGLE_POLL_MS * 1000000;
+    }
     return failed(c);
 }
 
@@ -343,7 +362,7 @@ static void run_program(run_ctx *c, eagle_program *p, int mode)
     }
 }
 
-EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
+static int run(eagle_program *p, int64_t replays, eagle_callback_fn poll, void *ctx)
 {
     if (!p || replays < 0)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_run: bad arguments");
@@ -351,8 +370,12 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
         return eagle_fail(EAGLE_ERR_STATE, "eagle_run: run a finalized top-level program");
     if (atomic_exchange(&p->busy, 1))
         return eagle_fail(EAGLE_ERR_BUSY, "eagle_run: the program is running on another thread");
-    run_ctx c = {.root = p, .logical = p->logical, .team = 0};
+    run_ctx c = {.root = p, .logical = p->logical, .team = 0, .poll = poll, .poll_ctx = ctx};
     atomic_init(&c.status, 0);
+    if (poll) {
+        c.caller = pthread_self();
+        c.next_poll = now_ns() + (int64_t)EAGLE_POLL_MS * 1000000;
+    }
     p->stats[0] = p->stats[1] = 0;
     int mode = team_in_region() ? MODE_SERIAL : MODE_TEAM;
     for (int64_t r = 0; r < replays && !stopped(&c); ++r)
@@ -364,6 +387,19 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
     if (status == EAGLE_ERR_COLLECTIVE)
         return eagle_fail(status, "eagle_run: a collective failed");
     if (status == EAGLE_ERR_INTERRUPTED)
-        return eagle_fail(status, "eagle_run: interrupted (SIGINT)");
+        return eagle_fail(status, "eagle_run: interrupted (SIGINT, or the poll)");
     return status ? eagle_fail(status, "eagle_run: a callback item stopped the run") : EAGLE_OK;
+}
+
+EAGLE_API int eagle_run(eagle_program *p, int64_t replays) { return run(p, replays, NULL, NULL); }
+
+EAGLE_API int eagle_launch(eagle_program *p, int64_t replays, int32_t *guard,
+                           eagle_callback_fn poll, void *ctx)
+{
+    if (guard && !eagle_guard_enter(guard))
+        return eagle_fail(EAGLE_ERR_BUSY, "eagle_launch: another call holds the guard");
+    int status = run(p, replays, poll, ctx);
+    if (guard)
+        eagle_guard_leave(guard);
+    return status;
 }

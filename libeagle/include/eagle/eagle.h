@@ -61,7 +61,7 @@ extern "C" {
 #define EAGLE_ERR_CUDA -10
 /* The driver lacks a feature the graph uses (conditional nodes: 12.3). */
 #define EAGLE_ERR_DRIVER_TOO_OLD -11
-/* SIGINT arrived during the run (eagle_interrupt_catch): it stopped. */
+/* SIGINT arrived (eagle_interrupt_catch), or a launch's poll said stop. */
 #define EAGLE_ERR_INTERRUPTED -12
 
 /* ---------------------------------------------------------------- views */
@@ -285,6 +285,20 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays);
  * KeyboardInterrupt stays pending.  Calls nest; call from one thread.
  */
 EAGLE_API int eagle_interrupt_catch(int on);
+
+/*
+ * Added in ABI 3 (additive): eagle_run with what a caller wraps around it,
+ * in the one call.  `guard` (NULL: none) is taken as eagle_guard_enter does
+ * and released at the end; when another thread holds it nothing runs and
+ * EAGLE_ERR_BUSY is returned.  `poll` (NULL: none) is called with `ctx` on
+ * the calling thread, between replays and loop turns, once the run has gone
+ * on for EAGLE_POLL_MS since the start or the last poll (a short run never
+ * calls it): non-zero stops the run with EAGLE_ERR_INTERRUPTED (Python's
+ * pending signals are handled there, with the GIL taken).
+ */
+#define EAGLE_POLL_MS 100
+EAGLE_API int eagle_launch(eagle_program *p, int64_t replays, int32_t *guard,
+                           eagle_callback_fn poll, void *ctx);
 
 /*
  * Collectives: one program run on every rank of a sharded batch (rank r

@@ -81,6 +81,10 @@ class Graph:
         self._backend: str | None = None
         self._schedule: list[str] | None = None
         self._program: Target | None = None  # the lowering target, once built
+        #: The replay launch() makes, prepared at build where it is one native call (a host
+        #: program, no Record, no communicator): the guard, the run, Python's signals.
+        self._launch: Callable[[int], None] | None = None
+        self._record_replay: Any = None  # eagle.diff's hook, found at build
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
         self._logical: int | None = None
@@ -356,7 +360,14 @@ class Graph:
             # Only now does the graph change: a failed build left it as it was.
             self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, dispatch
             self._tape, self._reducing, self._analysis = tape, reducing, analysis
+            if tape is not None:
+                self._record_replay = record_hooks("eagle.Graph.build").replay
+            self._prepare_launch()
         return self
+
+    def _prepare_launch(self) -> None:
+        plain = self._backend == "cpu" and self._tape is None and self._comm is None
+        self._launch = self._program.launcher(self._busy, "eagle.Graph.launch") if plain else None
 
     def _build_local(self, backend: str | None, analysis: Analysis
                      ) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
@@ -448,6 +459,7 @@ class Graph:
         if self._comm is not None:
             program.set_collective(self._comm)  # a collective call: every rank binds
         self._program, self._tape = program, tape
+        self._prepare_launch()
 
     def _rebound(self, mapping: dict[int, Any]) -> bool:
         """Whether the instantiated graph took the new arrays in place."""
@@ -479,6 +491,9 @@ class Graph:
     # ---------------------------------------------------------------- run
     def launch(self, n: int = 1) -> Graph:
         """Replay the built graph ``n`` times and wait."""
+        if self._launch is not None and type(n) is int and n >= 0:
+            self._launch(n)
+            return self
         with self._guard("eagle.Graph.launch"):
             self._run(n, "eagle.Graph.launch")
         return self
@@ -521,7 +536,7 @@ class Graph:
         try:
             if self._tape is not None and n:
                 # eagle.diff's replay: the Record notes whether the run completed
-                record_hooks(api).replay(self._tape, self._program, int(n))
+                self._record_replay(self._tape, self._program, int(n))
             elif wait:
                 self._program.run(int(n))
             else:
