@@ -1,0 +1,109 @@
+"""The replay path: a launch is one native call prepared at build (the guard, the run, a poll for
+Python's signals), allocating nothing per call; Ctrl-C still stops it (issue 19, "a cheaper
+replay path")."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import subprocess
+import sys
+import textwrap
+import tracemalloc
+from collections.abc import Callable
+
+import numpy as np
+
+import eagle
+from eagle import _core
+from eagle._program import _trampoline
+from eagle.plan import Plan
+
+
+def _chain(kernels, x: np.ndarray, length: int) -> eagle.Graph:
+    scale = Plan(kernels.kernel("scale"), [("x", "readwrite"), ("c", "value")], name="scale")
+    g = eagle.Graph()
+    for k in range(length):
+        g.add(scale.bind(x, 1.0 + 1e-3 * k))
+    return g.build()
+
+
+def _traced(fn: Callable[[], object]) -> tuple[int, int]:
+    """Bytes that 1,000 calls of ``fn`` leave allocated, and their peak above the start."""
+    fn()
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        for _ in itertools.repeat(None, 1000):  # no loop counter objects
+            fn()
+        after, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return after - before, peak - before
+
+
+def test_a_launch_allocates_no_more_than_the_bare_native_call(kernels):
+    """Nothing grows, and the transient peak is cffi's own (its argument buffer)."""
+    g = _chain(kernels, np.linspace(0, 1, 16), 10)
+    program = g._program
+    bare = functools.partial(_core.lib.eagle_launch, program._ptr, 1, g._busy, _trampoline, program._poll)
+    launched, native = _traced(g.launch), _traced(bare)
+    assert launched[0] == 0 and launched[1] <= native[1]
+
+
+# Run in a child, as test_trust_interrupt does: a SIGINT here could land in pytest.
+SCRIPT = textwrap.dedent(r"""
+    import os, signal, threading, time
+    import numpy as np
+    import eagle
+    from eagle.graph import opaque
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as an interactive session has it
+
+    def ctrl_c_once(count):
+        def kill():
+            while count[0] == 0:
+                time.sleep(0.001)
+            os.kill(os.getpid(), signal.SIGINT)
+        threading.Thread(target=kill, daemon=True).start()
+
+    # Python callbacks in every replay: Python may run the handler on entering one, before its try
+    count = np.zeros(1)
+    g = eagle.Graph().add_node(opaque(lambda: count.__setitem__(0, count[0] + 1), writes={"c": count}),
+                               name="bump").build()
+    ctrl_c_once(count)
+    try:
+        g.launch(10**12)
+        print("not interrupted")
+    except KeyboardInterrupt:
+        print("callbacks", 0 < count[0] < 10**12)
+
+    # A handler that does not raise runs during the run (in the main thread), which goes on
+    seen = []
+    main = threading.main_thread()
+    signal.signal(signal.SIGINT, lambda *_: seen.append(threading.current_thread() is main))
+    count[0] = 0
+    def slow():
+        time.sleep(0.0005)
+        count[0] += 1
+    g = eagle.Graph().add_node(opaque(slow, writes={"c": count}), name="slow").build()
+    ctrl_c_once(count)
+    g.launch(600)
+    print("handler", seen, count[0])
+""")
+
+
+def _child() -> list[str]:
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "EAGLE_NUM_THREADS": "2"})
+    assert out.returncode == 0, out.stderr
+    assert "Exception ignored" not in out.stderr, out.stderr
+    return out.stdout.splitlines()
+
+
+def test_sigint_stops_a_launch_of_python_callbacks_and_a_handler_that_returns_lets_it_go_on():
+    callbacks, handler = _child()
+    assert callbacks == "callbacks True"
+    assert handler == "handler [True] 600.0"
