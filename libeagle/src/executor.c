@@ -362,7 +362,7 @@ static void run_program(run_ctx *c, eagle_program *p, int mode)
     }
 }
 
-static int run(eagle_program *p, int64_t replays, eagle_callback_fn poll, void *ctx)
+EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
 {
     if (!p || replays < 0)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_run: bad arguments");
@@ -370,9 +370,10 @@ static int run(eagle_program *p, int64_t replays, eagle_callback_fn poll, void *
         return eagle_fail(EAGLE_ERR_STATE, "eagle_run: run a finalized top-level program");
     if (atomic_exchange(&p->busy, 1))
         return eagle_fail(EAGLE_ERR_BUSY, "eagle_run: the program is running on another thread");
-    run_ctx c = {.root = p, .logical = p->logical, .team = 0, .poll = poll, .poll_ctx = ctx};
+    run_ctx c = {
+        .root = p, .logical = p->logical, .team = 0, .poll = p->poll, .poll_ctx = p->poll_ctx};
     atomic_init(&c.status, 0);
-    if (poll) {
+    if (c.poll) {
         c.caller = pthread_self();
         c.next_poll = now_ns() + (int64_t)EAGLE_POLL_MS * 1000000;
     }
@@ -391,15 +392,25 @@ static int run(eagle_program *p, int64_t replays, eagle_callback_fn poll, void *
     return status ? eagle_fail(status, "eagle_run: a callback item stopped the run") : EAGLE_OK;
 }
 
-EAGLE_API int eagle_run(eagle_program *p, int64_t replays) { return run(p, replays, NULL, NULL); }
-
-EAGLE_API int eagle_launch(eagle_program *p, int64_t replays, int32_t *guard,
-                           eagle_callback_fn poll, void *ctx)
+EAGLE_API int eagle_program_set_launch(eagle_program *p, int32_t *guard, eagle_callback_fn poll,
+                                       void *ctx)
 {
-    if (guard && !eagle_guard_enter(guard))
-        return eagle_fail(EAGLE_ERR_BUSY, "eagle_launch: another call holds the guard");
-    int status = run(p, replays, poll, ctx);
-    if (guard)
-        eagle_guard_leave(guard);
+    if (!p)
+        return eagle_fail(EAGLE_ERR_ARG, "eagle_program_set_launch: no program");
+    p->guard = guard;
+    p->poll = poll;
+    p->poll_ctx = ctx;
+    return EAGLE_OK;
+}
+
+EAGLE_API int eagle_launch(eagle_program *p, int64_t replays)
+{
+    if (!p)
+        return eagle_fail(EAGLE_ERR_ARG, "eagle_launch: no program");
+    if (p->guard && !eagle_guard_enter(p->guard))
+        return eagle_fail(EAGLE_ERR_BUSY, "eagle_launch: another call holds the program's guard");
+    int status = eagle_run(p, replays);
+    if (p->guard)
+        eagle_guard_leave(p->guard);
     return status;
 }

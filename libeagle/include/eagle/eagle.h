@@ -287,18 +287,24 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays);
 EAGLE_API int eagle_interrupt_catch(int on);
 
 /*
- * Added in ABI 3 (additive): eagle_run with what a caller wraps around it,
- * in the one call.  `guard` (NULL: none) is taken as eagle_guard_enter does
- * and released at the end; when another thread holds it nothing runs and
- * EAGLE_ERR_BUSY is returned.  `poll` (NULL: none) is called with `ctx` on
- * the calling thread, between replays and loop turns, once the run has gone
- * on for EAGLE_POLL_MS since the start or the last poll (a short run never
- * calls it): non-zero stops the run with EAGLE_ERR_INTERRUPTED (Python's
- * pending signals are handled there, with the GIL taken).
+ * Added in ABI 3 (additive): what a run of p has around it, set once (by
+ * the caller that prepares its launches), so that a launch passes nothing
+ * else.  `poll` (NULL: none) is called with `ctx` on the thread that runs p,
+ * between replays and loop turns, once the run has gone on for
+ * EAGLE_POLL_MS since its start or the last poll (a short run never calls
+ * it): non-zero stops the run with EAGLE_ERR_INTERRUPTED (Python's pending
+ * signals are handled there, with the GIL taken).  `guard` (NULL: none) is
+ * the flag eagle_launch holds, as eagle_guard_enter does.
  */
 #define EAGLE_POLL_MS 100
-EAGLE_API int eagle_launch(eagle_program *p, int64_t replays, int32_t *guard,
-                           eagle_callback_fn poll, void *ctx);
+EAGLE_API int eagle_program_set_launch(eagle_program *p, int32_t *guard, eagle_callback_fn poll,
+                                       void *ctx);
+
+/*
+ * eagle_run holding p's guard: EAGLE_ERR_BUSY, with nothing run, when
+ * another thread holds it.
+ */
+EAGLE_API int eagle_launch(eagle_program *p, int64_t replays);
 
 /*
  * Collectives: one program run on every rank of a sharded batch (rank r

@@ -17,7 +17,6 @@ import numpy as np
 
 import eagle
 from eagle import _core
-from eagle._program import _trampoline
 from eagle.plan import Plan
 
 
@@ -47,8 +46,7 @@ def _traced(fn: Callable[[], object]) -> tuple[int, int]:
 def test_a_launch_allocates_no_more_than_the_bare_native_call(kernels):
     """Nothing grows, and the transient peak is cffi's own (its argument buffer)."""
     g = _chain(kernels, np.linspace(0, 1, 16), 10)
-    program = g._program
-    bare = functools.partial(_core.lib.eagle_launch, program._ptr, 1, g._busy, _trampoline, program._poll)
+    bare = functools.partial(_core.lib.eagle_launch, g._program._ptr, 1)
     launched, native = _traced(g.launch), _traced(bare)
     assert launched[0] == 0 and launched[1] <= native[1]
 

@@ -83,7 +83,7 @@ class Graph:
         self._program: Target | None = None  # the lowering target, once built
         #: The replay launch() makes, prepared at build where it is one native call (a host
         #: program, no Record, no communicator): the guard, the run, Python's signals.
-        self._launch: Callable[[int], None] | None = None
+        self._launch: Callable[[int], int] | None = None
         self._record_replay: Any = None  # eagle.diff's hook, found at build
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
@@ -367,7 +367,7 @@ class Graph:
 
     def _prepare_launch(self) -> None:
         plain = self._backend == "cpu" and self._tape is None and self._comm is None
-        self._launch = self._program.launcher(self._busy, "eagle.Graph.launch") if plain else None
+        self._launch = self._program.launcher(self._busy) if plain else None
 
     def _build_local(self, backend: str | None, analysis: Analysis
                      ) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
@@ -491,8 +491,13 @@ class Graph:
     # ---------------------------------------------------------------- run
     def launch(self, n: int = 1) -> Graph:
         """Replay the built graph ``n`` times and wait."""
-        if self._launch is not None and type(n) is int and n >= 0:
-            self._launch(n)
+        launch = self._launch
+        if launch is not None and type(n) is int and n >= 0:
+            status = launch(n)
+            if status == _core.lib.EAGLE_ERR_BUSY:  # another thread holds the guard
+                raise Busy("eagle.Graph.launch")
+            if status:
+                self._program.failed(status, "eagle.Graph.launch")
             return self
         with self._guard("eagle.Graph.launch"):
             self._run(n, "eagle.Graph.launch")

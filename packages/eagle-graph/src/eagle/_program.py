@@ -8,6 +8,7 @@ lowerings (issue 3) produce Programs; the tests drive them directly.
 from __future__ import annotations
 
 import ctypes
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,7 +17,6 @@ import numpy as np
 from eagle._arrays import is_guard_cell
 from eagle._core import BLOCK, check, ffi, lib
 from eagle._driver_thread import no_cuda_calls
-from eagle._errors import Busy
 from eagle._kinds import Node
 from eagle._lower_cpu import emit_node
 from eagle._slots import slots
@@ -126,6 +126,7 @@ class Program(CallbackErrors):
         # about every EAGLE_POLL_MS of a long run; what a handler raises (Ctrl-C's
         # KeyboardInterrupt in the main thread) stops the run and is raised by the launch.
         self._poll = ffi.new_handle((self._box, [_check_signals]))
+        check(lib.eagle_program_set_launch(self._ptr, ffi.NULL, _trampoline, self._poll), "eagle.Program")
         self._subs: list[Program] = []  # adopted sub-programs, searched for callback errors
         self._owner: Program | None = None
         self.schedule: str | None = None  # of the stage items go to now
@@ -333,31 +334,25 @@ class Program(CallbackErrors):
         here, with its own traceback; so does Ctrl-C in the main thread
         (KeyboardInterrupt, between replays and loop turns).
         """
-        status = lib.eagle_launch(self._ptr, replays, ffi.NULL, _trampoline, self._poll)
+        status = lib.eagle_run(self._ptr, replays)
         if status:
-            self._failed(status, "Program.run")
+            self.failed(status, "Program.run")
         return self
 
-    def launcher(self, guard: Any, api: str) -> Callable[[int], None]:
-        """``run`` prepared for a graph's replays: ``launch(n)`` is one native call that also
-        holds ``guard`` (a graph's ``eagle_guard_enter`` flag), raising :class:`eagle.Busy`
-        when another thread holds it; nothing is looked up or allocated per call."""
-        launch, ptr, poll, failed = lib.eagle_launch, self._ptr, self._poll, self._failed
+    def launcher(self, guard: Any) -> Callable[[int], int]:
+        """``run`` prepared for a graph's replays: ``launcher(guard)(n)`` is one native call of
+        two arguments that also holds ``guard`` (a graph's ``eagle_guard_enter`` flag) and
+        returns libeagle's status (:meth:`failed` raises what it means)."""
+        check(lib.eagle_program_set_launch(self._ptr, guard, _trampoline, self._poll), "Program.launcher")
+        self._keep.append(guard)
+        return functools.partial(lib.eagle_launch, self._ptr)
 
-        def run(replays: int) -> None:
-            status = launch(ptr, replays, guard, _trampoline, poll)
-            if status:
-                failed(status, api, guard=True)
-
-        return run
-
-    def _failed(self, status: int, api: str, guard: bool = False) -> None:
-        """Raise what stopped a run: a callback's or a poll's exception, else libeagle's status."""
+    def failed(self, status: int, api: str) -> None:
+        """Raise what stopped a run (``status``, not 0): a callback's or a poll's exception, else
+        libeagle's own words."""
         error = self._take_error()
         if error is not None:
             raise error
-        if guard and status == lib.EAGLE_ERR_BUSY:
-            raise Busy(api)
         check(status, api)
 
     def stats(self) -> dict[str, int]:
