@@ -491,26 +491,34 @@ class Graph:
     # ---------------------------------------------------------------- run
     def launch(self, n: int = 1) -> Graph:
         """Replay the built graph ``n`` times and wait."""
-        launch = self._launch
-        if launch is not None and type(n) is int and n >= 0:
-            status = launch(n)
-            if status == _core.lib.EAGLE_ERR_BUSY:  # another thread holds the guard
-                raise Busy("eagle.Graph.launch")
-            if status:
-                self._program.failed(status, "eagle.Graph.launch")
-            return self
-        with self._guard("eagle.Graph.launch"):
-            self._run(n, "eagle.Graph.launch")
+        if not self._prepared(n, "eagle.Graph.launch"):
+            with self._guard("eagle.Graph.launch"):
+                self._run(n, "eagle.Graph.launch")
         return self
 
     def enqueue(self, n: int = 1) -> Graph:
         """Replay without waiting (on the CPU the replay is done when it returns)."""
+        if self._prepared(n, "eagle.Graph.enqueue"):  # a host program's: no Record
+            return self
         if self.record:
             raise RuntimeError("eagle.Graph.enqueue: a record=True graph runs with launch(), which waits "
                                "for the run its Record describes")
         with self._guard("eagle.Graph.enqueue"):
             self._run(n, "eagle.Graph.enqueue", wait=False)
         return self
+
+    def _prepared(self, n: int, api: str) -> bool:
+        """Replay ``n`` times by the launch prepared at build, where there is one (and ``n`` is
+        a plain count): whether it did."""
+        launch = self._launch
+        if launch is None or type(n) is not int or n < 0:
+            return False
+        status = launch(n)
+        if status == _core.lib.EAGLE_ERR_BUSY:  # another thread holds the guard
+            raise Busy(api)
+        if status:
+            self._program.failed(status, api)
+        return True
 
     def synchronize(self) -> Graph:
         """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception
