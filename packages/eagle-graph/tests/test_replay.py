@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import tracemalloc
 from collections.abc import Callable
 
@@ -17,6 +19,7 @@ import numpy as np
 
 import eagle
 from eagle import _core
+from eagle._program import Program
 from eagle.plan import Plan
 
 
@@ -49,6 +52,35 @@ def test_a_launch_allocates_no_more_than_the_bare_native_call(kernels):
     bare = functools.partial(_core.lib.eagle_launch, g._program._ptr, 1)
     launched, native = _traced(g.launch), _traced(bare)
     assert launched[0] == 0 and launched[1] <= native[1]
+
+
+def test_a_poll_stops_a_long_run_on_its_thread_and_a_short_run_never_calls_it(kernels):
+    calls: list[int] = []
+
+    @_core.ffi.callback("int(void *)")
+    def poll(ctx):
+        calls.append(threading.get_ident())
+        return 1  # stop
+
+    counter = np.zeros(1, np.int64)
+    p = Program().stage().kernel(kernels.kernel("count_calls"), [counter], 1, per_sample=False).finalize()
+    lib = _core.lib
+    assert lib.eagle_program_set_launch(p._ptr, _core.ffi.NULL, poll, _core.ffi.NULL) == 0
+    assert lib.eagle_run(p._ptr, 10) == 0 and calls == [] and counter[0] == 10
+    start = time.perf_counter()
+    assert lib.eagle_run(p._ptr, 10**15) == lib.EAGLE_ERR_INTERRUPTED
+    assert calls == [threading.get_ident()] and 10 < counter[0] < 10**15
+    assert time.perf_counter() - start >= lib.EAGLE_POLL_MS / 1000
+
+
+def test_a_launch_holds_its_guard(kernels):
+    counter = np.zeros(1, np.int64)
+    p = Program().stage().kernel(kernels.kernel("count_calls"), [counter], 1, per_sample=False).finalize()
+    guard = _core.ffi.new("int32_t[1]")
+    launch = p.launcher(guard)
+    assert launch(3) == 0 and counter[0] == 3 and guard[0] == 0
+    guard[0] = 1  # another thread's call holds it
+    assert launch(3) == _core.lib.EAGLE_ERR_BUSY and counter[0] == 3
 
 
 # Run in a child, as test_trust_interrupt does: a SIGINT here could land in pytest.
