@@ -19,7 +19,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
-#include <time.h>
 
 #include "program.h"
 
@@ -44,8 +43,8 @@ typedef struct run_ctx {
     atomic_int status; /* the first error; every walk stops when it is set */
     eagle_callback_fn poll;
     void *poll_ctx;
-    pthread_t caller;  /* the only thread that polls */
-    int64_t next_poll; /* CLOCK_MONOTONIC ns */
+    pthread_t caller; /* the only thread that polls */
+    int64_t tick;     /* tick_now() when the poll last ran, or the run began */
 } run_ctx;
 
 static int failed(run_ctx *c)
@@ -59,24 +58,17 @@ static void fail(run_ctx *c, int status)
     atomic_compare_exchange_strong(&c->status, &expected, status);
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* failed(c), after turning a pending SIGINT, or a poll that says stop, into
- * a failure: checked where a run can go on for long (between replays,
- * between loop turns).  The clock is read only where a poll is due to it. */
+/* failed(c), after turning a pending SIGINT, or a due poll that says stop,
+ * into a failure: checked where a run can go on for long (between replays,
+ * between loop turns).  A poll is due once per tick (tick.c). */
 static int stopped(run_ctx *c)
 {
     if (eagle_interrupt_pending())
         fail(c, EAGLE_ERR_INTERRUPTED);
-    else if (c->poll && pthread_equal(pthread_self(), c->caller) && now_ns() >= c->next_poll) {
+    else if (c->poll && pthread_equal(pthread_self(), c->caller) && tick_now() != c->tick) {
+        c->tick = tick_now();
         if (c->poll(c->poll_ctx) != 0)
             fail(c, EAGLE_ERR_INTERRUPTED);
-        c->next_poll = now_ns() + (int64_t)EAGLE_POLL_MS * 1000000;
     }
     return failed(c);
 }
@@ -374,8 +366,13 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
         .root = p, .logical = p->logical, .team = 0, .poll = p->poll, .poll_ctx = p->poll_ctx};
     atomic_init(&c.status, 0);
     if (c.poll) {
+        int status = tick_begin();
+        if (status != EAGLE_OK) {
+            atomic_store(&p->busy, 0);
+            return status;
+        }
         c.caller = pthread_self();
-        c.next_poll = now_ns() + (int64_t)EAGLE_POLL_MS * 1000000;
+        c.tick = tick_now();
     }
     p->stats[0] = p->stats[1] = 0;
     int mode = team_in_region() ? MODE_SERIAL : MODE_TEAM;
@@ -383,6 +380,8 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
         run_program(&c, p, mode);
     if (c.team > 1)
         team_release();
+    if (c.poll)
+        tick_end();
     atomic_store(&p->busy, 0);
     int status = atomic_load(&c.status);
     if (status == EAGLE_ERR_COLLECTIVE)

@@ -290,11 +290,13 @@ EAGLE_API int eagle_interrupt_catch(int on);
  * Added in ABI 3 (additive): what a run of p has around it, set once (by
  * the caller that prepares its launches), so that a launch passes nothing
  * else.  `poll` (NULL: none) is called with `ctx` on the thread that runs p,
- * between replays and loop turns, once the run has gone on for
- * EAGLE_POLL_MS since its start or the last poll (a short run never calls
- * it): non-zero stops the run with EAGLE_ERR_INTERRUPTED (Python's pending
- * signals are handled there, with the GIL taken).  `guard` (NULL: none) is
- * the flag eagle_launch holds, as eagle_guard_enter does.
+ * between replays and loop turns, at most once per EAGLE_POLL_MS (a
+ * libeagle thread ticks that often while such runs are in progress, and
+ * ends when none has been for a second; a run much shorter than that
+ * seldom calls it): non-zero stops the run with EAGLE_ERR_INTERRUPTED
+ * (Python's pending signals are handled there, with the GIL taken).
+ * `guard` (NULL: none) is the flag eagle_launch holds, as eagle_guard_enter
+ * does.
  */
 #define EAGLE_POLL_MS 100
 EAGLE_API int eagle_program_set_launch(eagle_program *p, int32_t *guard, eagle_callback_fn poll,

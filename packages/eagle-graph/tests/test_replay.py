@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,7 @@ import tracemalloc
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 
 import eagle
 from eagle import _core
@@ -70,7 +72,56 @@ def test_a_poll_stops_a_long_run_on_its_thread_and_a_short_run_never_calls_it(ke
     start = time.perf_counter()
     assert lib.eagle_run(p._ptr, 10**15) == lib.EAGLE_ERR_INTERRUPTED
     assert calls == [threading.get_ident()] and 10 < counter[0] < 10**15
-    assert time.perf_counter() - start >= lib.EAGLE_POLL_MS / 1000
+    assert time.perf_counter() - start < 30 * lib.EAGLE_POLL_MS / 1000  # a tick came, and stopped it
+
+
+def _stopping_program(kernels) -> Program:
+    """A program of one counting item whose poll stops it."""
+    @_core.ffi.callback("int(void *)")
+    def stop(ctx):
+        return 1
+
+    counter = np.zeros(1, np.int64)
+    p = Program().stage().kernel(kernels.kernel("count_calls"), [counter], 1, per_sample=False).finalize()
+    assert _core.lib.eagle_program_set_launch(p._ptr, _core.ffi.NULL, stop, _core.ffi.NULL) == 0
+    p._keep.append(stop)  # libeagle points at it
+    return p
+
+
+def _tasks() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_the_ticker_runs_while_a_run_polls_and_ends_after_a_second_without(kernels):
+    p = _stopping_program(kernels)
+    idle = _core.lib.EAGLE_POLL_MS / 1000 * 15  # ten idle ticks, and a margin
+    time.sleep(idle)  # a ticker an earlier test started has ended
+    before, during = _tasks(), []
+    done = threading.Event()
+    watcher = threading.Thread(target=lambda: [during.append(_tasks()) or time.sleep(0.01)
+                                               for _ in iter(done.is_set, True)])
+    watcher.start()
+    try:
+        assert _core.lib.eagle_run(p._ptr, 10**15) == _core.lib.EAGLE_ERR_INTERRUPTED
+    finally:
+        done.set()
+        watcher.join()
+    assert max(during) == before + 2  # the watcher and the ticker
+    time.sleep(idle)
+    assert _tasks() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_starts_its_own_ticker(kernels):
+    p = _stopping_program(kernels)
+    assert _core.lib.eagle_run(p._ptr, 10**15) == _core.lib.EAGLE_ERR_INTERRUPTED  # ticking here
+    pid = os.fork()
+    if pid == 0:  # the child: without a ticker of its own the run would go on until the alarm
+        signal.alarm(30)
+        os._exit(0 if _core.lib.eagle_run(p._ptr, 10**15) == _core.lib.EAGLE_ERR_INTERRUPTED else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def test_a_launch_holds_its_guard(kernels):
