@@ -366,6 +366,8 @@ class Graph:
         return self
 
     def _prepare_launch(self) -> None:
+        """The launch of the target built now: one native call where a host program replays
+        plainly; else launch() takes the guard and runs the target through ``_run``."""
         plain = self._backend == "cpu" and self._tape is None and self._comm is None
         self._launch = self._program.launcher(self._busy) if plain else None
 

@@ -122,9 +122,9 @@ class Program(CallbackErrors):
         # Consecutive callbacks share one item, so a run of them takes the GIL once.
         self._batch: list[Callable[[], object]] | None = None
         self._box = ErrorBox()
-        # A run's poll (eagle_launch): Python's pending signals, handled on the launching thread
-        # about every EAGLE_POLL_MS of a long run; what a handler raises (Ctrl-C's
-        # KeyboardInterrupt in the main thread) stops the run and is raised by the launch.
+        # Every run's poll (eagle_program_set_launch): Python's pending signals, handled on the
+        # running thread at most once per EAGLE_POLL_MS; what a handler raises (Ctrl-C's
+        # KeyboardInterrupt in the main thread) stops the run and is raised by the call.
         self._poll = ffi.new_handle((self._box, [_check_signals]))
         check(lib.eagle_program_set_launch(self._ptr, ffi.NULL, _trampoline, self._poll), "eagle.Program")
         self._subs: list[Program] = []  # adopted sub-programs, searched for callback errors
