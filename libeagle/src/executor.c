@@ -362,8 +362,14 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
         return eagle_fail(EAGLE_ERR_STATE, "eagle_run: run a finalized top-level program");
     if (atomic_exchange(&p->busy, 1))
         return eagle_fail(EAGLE_ERR_BUSY, "eagle_run: the program is running on another thread");
-    run_ctx c = {
-        .root = p, .logical = p->logical, .team = 0, .poll = p->poll, .poll_ctx = p->poll_ctx};
+    /* Polled on its thread only: a run elsewhere never takes the GIL to find nothing to do */
+    uint64_t self = (uint64_t)pthread_self();
+    int polls = p->poll && (!p->poll_thread || p->poll_thread == self);
+    run_ctx c = {.root = p,
+                 .logical = p->logical,
+                 .team = 0,
+                 .poll = polls ? p->poll : NULL,
+                 .poll_ctx = p->poll_ctx};
     atomic_init(&c.status, 0);
     if (c.poll) {
         int status = tick_begin();
@@ -392,13 +398,14 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
 }
 
 EAGLE_API int eagle_program_set_launch(eagle_program *p, int32_t *guard, eagle_callback_fn poll,
-                                       void *ctx)
+                                       void *ctx, uint64_t poll_thread)
 {
     if (!p)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_program_set_launch: no program");
     p->guard = guard;
     p->poll = poll;
     p->poll_ctx = ctx;
+    p->poll_thread = poll_thread;
     return EAGLE_OK;
 }
 

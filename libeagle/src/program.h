@@ -101,6 +101,7 @@ struct eagle_program {
     int32_t *guard;        /* eagle_program_set_launch's */
     eagle_callback_fn poll;
     void *poll_ctx;
+    uint64_t poll_thread;
 };
 
 /* collective.c: a reduce item made global by eagle_program_set_collective.

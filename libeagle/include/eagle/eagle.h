@@ -289,7 +289,9 @@ EAGLE_API int eagle_interrupt_catch(int on);
 /*
  * Added in ABI 3 (additive): what a run of p has around it, set once (by
  * the caller that prepares its launches), so that a launch passes nothing
- * else.  `poll` (NULL: none) is called with `ctx` on the thread that runs p,
+ * else.  `poll` (NULL: none) is called with `ctx` by a run of p on the
+ * thread `poll_thread` ((uint64_t)pthread_self() of it: Python's main
+ * thread, the one that handles signals; 0: any thread that runs p),
  * between replays and loop turns, at most once per EAGLE_POLL_MS (a
  * libeagle thread ticks that often while such runs are in progress, and
  * ends when none has been for a second; a run much shorter than that
@@ -300,7 +302,7 @@ EAGLE_API int eagle_interrupt_catch(int on);
  */
 #define EAGLE_POLL_MS 100
 EAGLE_API int eagle_program_set_launch(eagle_program *p, int32_t *guard, eagle_callback_fn poll,
-                                       void *ctx);
+                                       void *ctx, uint64_t poll_thread);
 
 /*
  * eagle_run holding p's guard: EAGLE_ERR_BUSY, with nothing run, when

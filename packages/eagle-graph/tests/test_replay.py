@@ -67,12 +67,35 @@ def test_a_poll_stops_a_long_run_on_its_thread_and_a_short_run_never_calls_it(ke
     counter = np.zeros(1, np.int64)
     p = Program().stage().kernel(kernels.kernel("count_calls"), [counter], 1, per_sample=False).finalize()
     lib = _core.lib
-    assert lib.eagle_program_set_launch(p._ptr, _core.ffi.NULL, poll, _core.ffi.NULL) == 0
+    assert lib.eagle_program_set_launch(p._ptr, _core.ffi.NULL, poll, _core.ffi.NULL, 0) == 0
     assert lib.eagle_run(p._ptr, 10) == 0 and calls == [] and counter[0] == 10
     start = time.perf_counter()
     assert lib.eagle_run(p._ptr, 10**15) == lib.EAGLE_ERR_INTERRUPTED
     assert calls == [threading.get_ident()] and 10 < counter[0] < 10**15
     assert time.perf_counter() - start < 30 * lib.EAGLE_POLL_MS / 1000  # a tick came, and stopped it
+
+
+def test_a_run_off_the_poll_thread_never_polls(kernels):
+    """Python's signals are handled in the main thread only: a run in another thread goes to its
+    end without taking the GIL, as before."""
+    calls: list[int] = []
+
+    @_core.ffi.callback("int(void *)")
+    def poll(ctx):
+        calls.append(threading.get_ident())
+        return 1
+
+    counter = np.zeros(1, np.int64)
+    p = Program().stage().kernel(kernels.kernel("count_calls"), [counter], 1, per_sample=False).finalize()
+    lib = _core.lib
+    assert lib.eagle_program_set_launch(p._ptr, _core.ffi.NULL, poll, _core.ffi.NULL,
+                                        threading.main_thread().ident) == 0
+    replays, status = 10**7, []  # longer than a few ticks
+    worker = threading.Thread(target=lambda: status.append(lib.eagle_run(p._ptr, replays)))
+    worker.start()
+    worker.join()
+    assert status == [0] and counter[0] == replays and calls == []
+    assert lib.eagle_run(p._ptr, 10**15) == lib.EAGLE_ERR_INTERRUPTED and calls == [threading.get_ident()]
 
 
 def _stopping_program(kernels) -> Program:
@@ -83,7 +106,7 @@ def _stopping_program(kernels) -> Program:
 
     counter = np.zeros(1, np.int64)
     p = Program().stage().kernel(kernels.kernel("count_calls"), [counter], 1, per_sample=False).finalize()
-    assert _core.lib.eagle_program_set_launch(p._ptr, _core.ffi.NULL, stop, _core.ffi.NULL) == 0
+    assert _core.lib.eagle_program_set_launch(p._ptr, _core.ffi.NULL, stop, _core.ffi.NULL, 0) == 0
     p._keep.append(stop)  # libeagle points at it
     return p
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -122,11 +123,11 @@ class Program(CallbackErrors):
         # Consecutive callbacks share one item, so a run of them takes the GIL once.
         self._batch: list[Callable[[], object]] | None = None
         self._box = ErrorBox()
-        # Every run's poll (eagle_program_set_launch): Python's pending signals, handled on the
-        # running thread at most once per EAGLE_POLL_MS; what a handler raises (Ctrl-C's
-        # KeyboardInterrupt in the main thread) stops the run and is raised by the call.
+        # Every run's poll (eagle_program_set_launch): Python's pending signals, handled in the
+        # main thread at most once per EAGLE_POLL_MS of a run there; what a handler raises
+        # (Ctrl-C's KeyboardInterrupt) stops the run and is raised by the call.
         self._poll = ffi.new_handle((self._box, [_check_signals]))
-        check(lib.eagle_program_set_launch(self._ptr, ffi.NULL, _trampoline, self._poll), "eagle.Program")
+        self._launch_with(ffi.NULL, "eagle.Program")
         self._subs: list[Program] = []  # adopted sub-programs, searched for callback errors
         self._owner: Program | None = None
         self.schedule: str | None = None  # of the stage items go to now
@@ -343,9 +344,15 @@ class Program(CallbackErrors):
         """``run`` prepared for a graph's replays: ``launcher(guard)(n)`` is one native call of
         two arguments that also holds ``guard`` (a graph's ``eagle_guard_enter`` flag) and
         returns libeagle's status (:meth:`failed` raises what it means)."""
-        check(lib.eagle_program_set_launch(self._ptr, guard, _trampoline, self._poll), "Program.launcher")
+        self._launch_with(guard, "Program.launcher")
         self._keep.append(guard)
         return functools.partial(lib.eagle_launch, self._ptr)
+
+    def _launch_with(self, guard: Any, api: str) -> None:
+        # Polled in the thread that handles Python's signals (the main thread): a run elsewhere
+        # goes to its end without taking the GIL.
+        check(lib.eagle_program_set_launch(self._ptr, guard, _trampoline, self._poll,
+                                           threading.main_thread().ident), api)
 
     def failed(self, status: int, api: str) -> None:
         """Raise what stopped a run (``status``, not 0): a callback's or a poll's exception, else
