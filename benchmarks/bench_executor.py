@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 from bench_builder import chain, numpy_settle, scale, settle, shift
-from harness import fmt, interleaved_medians, median_time, table
+from harness import fmt, interleaved_medians, median_time, table, two_thread_speedup
 
 import eagle
 import hawk
 from eagle import _core
 from eagle._program import Program
+from eagle.graph import Node
 from eagle.native import Library, compile_library
 from hawk import Mutable, Scalar
 
@@ -122,6 +123,31 @@ def capped_loop(n: int) -> tuple[float, float]:
     return times["eagle"] / (CALLS // 10), times["NumPy"] / (CALLS // 10)
 
 
+def fork_schedules(n: int, branches: int = 8, length: int = 16) -> dict[str, float]:
+    """Seconds per replay of a fork of ``branches`` x ``length`` kernels over ``n`` samples under
+    each CPU schedule, on a team of 2 (seed 001's rule picks branch_tasks up to
+    BRANCH_TASKS_MAX_SAMPLES): what the rule is checked against."""
+    before = _core.num_threads()
+    _core.set_num_threads(2)
+    try:
+        planes = [np.linspace(0, 1, n) for _ in range(branches)]
+        runs = {}
+        for schedule in ("branch_tasks", "work_share"):
+            p = Program().stage(schedule)
+            for b, x in enumerate(planes):
+                if b:
+                    p.branch()
+                for k in range(length):
+                    p.node(Node("plan", scale.plan(x, 0.999) if k % 2 == 0 else shift.plan(x, 0.001)))
+            runs[schedule] = p.finalize()
+        replays = max(1, 100_000 // n)
+        times = interleaved_medians({name: (lambda p=p: p.run(replays)) for name, p in runs.items()},
+                                    repeat=51)
+        return {name: t / replays for name, t in times.items()}
+    finally:
+        _core.set_num_threads(before)
+
+
 def main() -> None:
     noop = Library(compile_library(SOURCE, name="bench_noop")).kernel("noop")
     native = empty_native_items(noop)
@@ -146,6 +172,13 @@ def main() -> None:
     rows.append(("capped device loop (7 of <=50 turns), 16 samples", fmt(eagle_loop),
                  f"ratio {eagle_loop / numpy_loop:.3f} to NumPy ({fmt(numpy_loop).strip()})"))
     table("replay path (medians, timed in turns)", rows)
+    rows = [(f"fork of 8 x 16 kernels, {n:,} samples, 2 threads", fmt(t["branch_tasks"]),
+             f"branch_tasks; work_share {fmt(t['work_share']).strip()} "
+             f"(ratio {t['branch_tasks'] / t['work_share']:.2f})")
+            for n in (16, 256, 1024, 4096, 16384) for t in [fork_schedules(n)]]
+    rows.append(("two plain threads on in-cache work", f"{two_thread_speedup():.2f}x",
+                 "what this machine gives a second thread now"))
+    table("CPU schedules of a fork (medians, timed in turns)", rows)
 
 
 if __name__ == "__main__":
