@@ -81,6 +81,10 @@ class Graph:
         self._backend: str | None = None
         self._schedule: list[str] | None = None
         self._program: Target | None = None  # the lowering target, once built
+        #: The replay launch() makes, prepared at build where it is one native call (a host
+        #: program, no Record, no communicator): the guard, the run, Python's signals.
+        self._launch: Callable[[int], int] | None = None
+        self._record_replay: Any = None  # eagle.diff's hook, found at build
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
         self._logical: int | None = None
@@ -356,7 +360,16 @@ class Graph:
             # Only now does the graph change: a failed build left it as it was.
             self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, dispatch
             self._tape, self._reducing, self._analysis = tape, reducing, analysis
+            if tape is not None:
+                self._record_replay = record_hooks("eagle.Graph.build").replay
+            self._prepare_launch()
         return self
+
+    def _prepare_launch(self) -> None:
+        """The launch of the target built now: one native call where a host program replays
+        plainly; else launch() takes the guard and runs the target through ``_run``."""
+        plain = self._backend == "cpu" and self._tape is None and self._comm is None
+        self._launch = self._program.launcher(self._busy) if plain else None
 
     def _build_local(self, backend: str | None, analysis: Analysis
                      ) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
@@ -448,6 +461,7 @@ class Graph:
         if self._comm is not None:
             program.set_collective(self._comm)  # a collective call: every rank binds
         self._program, self._tape = program, tape
+        self._prepare_launch()
 
     def _rebound(self, mapping: dict[int, Any]) -> bool:
         """Whether the instantiated graph took the new arrays in place."""
@@ -479,18 +493,34 @@ class Graph:
     # ---------------------------------------------------------------- run
     def launch(self, n: int = 1) -> Graph:
         """Replay the built graph ``n`` times and wait."""
-        with self._guard("eagle.Graph.launch"):
-            self._run(n, "eagle.Graph.launch")
+        if not self._prepared(n, "eagle.Graph.launch"):
+            with self._guard("eagle.Graph.launch"):
+                self._run(n, "eagle.Graph.launch")
         return self
 
     def enqueue(self, n: int = 1) -> Graph:
         """Replay without waiting (on the CPU the replay is done when it returns)."""
+        if self._prepared(n, "eagle.Graph.enqueue"):  # a host program's: no Record
+            return self
         if self.record:
             raise RuntimeError("eagle.Graph.enqueue: a record=True graph runs with launch(), which waits "
                                "for the run its Record describes")
         with self._guard("eagle.Graph.enqueue"):
             self._run(n, "eagle.Graph.enqueue", wait=False)
         return self
+
+    def _prepared(self, n: int, api: str) -> bool:
+        """Replay ``n`` times by the launch prepared at build, where there is one (and ``n`` is
+        a plain count): whether it did."""
+        launch = self._launch
+        if launch is None or type(n) is not int or n < 0:
+            return False
+        status = launch(n)
+        if status == _core.lib.EAGLE_ERR_BUSY:  # another thread holds the guard
+            raise Busy(api)
+        if status:
+            self._program.failed(status, api)
+        return True
 
     def synchronize(self) -> Graph:
         """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception
@@ -521,7 +551,7 @@ class Graph:
         try:
             if self._tape is not None and n:
                 # eagle.diff's replay: the Record notes whether the run completed
-                record_hooks(api).replay(self._tape, self._program, int(n))
+                self._record_replay(self._tape, self._program, int(n))
             elif wait:
                 self._program.run(int(n))
             else:

@@ -405,8 +405,10 @@ class KernelBound(BoundPlan):
             program.reduce_partials(self.args[reduction.partials], self.args[reduction.cell], self.samples,
                                     reduction.op)
         # a kernel that reduces or writes a cell runs over an empty batch too: its cells get the
-        # reductions' identities, as eagle.reduce writes them
-        program.kernel(functions[-1], slots, self.samples, per_sample=self.plan.per_sample,
+        # reductions' identities, as eagle.reduce writes them; one that only stores cells is one
+        # call on the running thread (its first sample), not a pass of the team over the samples
+        samples = min(self.samples, 1) if phased.cells_only else self.samples
+        program.kernel(functions[-1], slots, samples, per_sample=self.plan.per_sample,
                        accesses=accesses, empty_call=not self.plan.per_sample)
 
     def gpu_items(self) -> GpuItems:
