@@ -172,6 +172,7 @@ class Recorder(extend.Recording):
         # id(array) -> (array, the device body whose node made it): only a merged name carries it out
         self.homes: dict[int, tuple[Any, _DeviceBody]] = {}
         self.constants: dict[int, Any] = {}  # value -> a one-cell uint32 array holding it
+        self.made: list[Any] = []  # kernel outputs without buffer=: what may be a temporary
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
@@ -267,6 +268,8 @@ class Recorder(extend.Recording):
         home = self.innermost_device_body() if buffer is None or buffer is True else None
         for out in bound.outputs:
             self.producer[id(out)] = node
+            if buffer is None:
+                self.made.append(out)
             if buffer is True:
                 self.kept[id(out)] = out
             if home is not None:
@@ -761,6 +764,17 @@ class Recorder(extend.Recording):
                 graph.add_group(branches, names=[[self.labels[id(n)] for n in b] for b in branches])
             else:
                 graph.add_node(step, name=self.labels[id(step)])
+
+    def temporaries(self) -> list[Any]:
+        """Hand over the kernel outputs made without ``buffer=`` (the build keeps those only the
+        graph's nodes hold, and plans their storage), letting go of every array the recording
+        held for its own bookkeeping, which the build would take for someone else's."""
+        made, self.made = self.made, []
+        self.homes.clear()
+        self.retired.clear()
+        self.kept.clear()
+        self.producer.clear()
+        return made
 
     def check_fork(self, fork: Fork) -> None:
         """Siblings of a fork inside a branch or a construct (the graph checks the top-level ones)."""
