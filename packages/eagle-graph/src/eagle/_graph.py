@@ -287,7 +287,8 @@ class Graph:
         return self._analysis if self._analysis is not None else self._analyze()
 
     def _analyze(self) -> Analysis:
-        return Analysis(self._nodes, [stage.branches for stage in self._stages if stage.group], self._temporaries)
+        forks = [stage.branches for stage in self._stages if stage.group]
+        return Analysis(self._nodes, forks, self._temporaries)
 
     def __repr__(self) -> str:
         return (f"<eagle.Graph {len(self._nodes)} nodes, {len(self._stages)} stages, "
