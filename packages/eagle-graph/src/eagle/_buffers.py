@@ -58,12 +58,10 @@ def assign(spans: Sequence[tuple[Any, Span]], in_place: Callable[[int, Any, Any]
     for k in order:
         array, span = spans[k]
         held = free.setdefault((array.shape, array.dtype.str), [])
-        fits = [h for h in held if h[1] < span.first]
-        taking = [h for h in held if h[1] == span.first and in_place(span.first, h[2], array)]
-        best = taking or sorted(fits, key=lambda h: -h[1])  # the storage freed last is the warmest
-        if best:
-            chosen = best[0]
-        else:
+        taking = next((h for h in held if h[1] == span.first and in_place(span.first, h[2], array)), None)
+        fits = [h for h in held if h[1] < span.first] if taking is None else []
+        chosen = taking or max(fits, key=lambda h: h[1], default=None)  # the one freed last is the warmest
+        if chosen is None:
             chosen = [count, 0, None]
             held.append(chosen)
             count += 1

@@ -769,7 +769,8 @@ class Recorder(extend.Recording):
         """Hand over the kernel outputs made without ``buffer=`` (the build keeps those only the
         graph's nodes hold, and plans their storage), letting go of every array the recording
         held for its own bookkeeping, which the build would take for someone else's."""
-        made, self.made = self.made, []
+        mine = {id(a) for a in flatten(self.graph.result)} | {id(a) for a in self.buffers.values()}
+        made, self.made = [a for a in self.made if id(a) not in mine], []  # results, buffers: the user's
         self.homes.clear()
         self.retired.clear()
         self.kept.clear()
