@@ -78,13 +78,13 @@ def measured(n: int, plan: bool) -> dict[str, float]:
 
 
 def main(sizes: list[int]) -> None:
-    print(f"{'samples':>9}  {'plan':>4}  {'steady MB':>10}  {'peak MB':>8}  {'RSS MB':>7}  {'peak RSS MB':>11}"
-          "  (over the input; tracemalloc: NumPy's allocations)")
+    print(f"{'samples':>9}  {'plan':>4}  {'steady MB':>10}  {'peak MB':>8}  {'RSS MB':>7}  "
+          f"{'peak RSS MB':>11}  (over the input; tracemalloc: NumPy's allocations)")
     for n in sizes:
         for plan in (False, True):
             f = measured(n, plan)
-            print(f"{n:>9}  {'on' if plan else 'off':>4}  {f['steady']:>10.1f}  {f['peak']:>8.1f}  {f['rss']:>7.1f}"
-                  f"  {f['peak_rss']:>11.1f}  (one plane: {f['plane']:.1f} MB)")
+            print(f"{n:>9}  {'on' if plan else 'off':>4}  {f['steady']:>10.1f}  {f['peak']:>8.1f}  "
+                  f"{f['rss']:>7.1f}  {f['peak_rss']:>11.1f}  (one plane: {f['plane']:.1f} MB)")
 
 
 if __name__ == "__main__":

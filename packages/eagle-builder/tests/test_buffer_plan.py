@@ -144,6 +144,8 @@ def test_the_functional_chain_holds_its_argument_one_temporary_and_its_result(mo
     unplanned = built(chain, x, 100, plan=False, monkeypatch=monkeypatch)
     assert len(storage(unplanned)) == 101  # the argument and one array per kernel output
     assert len(storage(planned)) == 3  # the argument, the temporaries' one storage, the result
+    # what the passes after the plan read (fusion's dead stores): the 99 outputs before the result
+    assert len(extend.state(planned)["temporaries"]) == len(extend.state(unplanned)["temporaries"]) == 99
     want = x.copy()
     for _ in range(50):
         want = want * 1.0001 + 0.25

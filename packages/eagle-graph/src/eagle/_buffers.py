@@ -104,9 +104,11 @@ class Planner:
 
     def in_place(self, position: int, last: Any, new: Any) -> bool:
         """Whether the node at ``position`` (on its own, not in a fork) is a per-sample kernel
-        whose one written plane is ``new`` and which reads ``last`` without writing it: each
-        sample's output is stored after that sample's reads, so it may land on ``last``."""
-        if position not in self.single:
+        whose one written plane is ``new``, one value per sample, and which reads ``last``
+        without writing it: a sample's one output value is stored after that sample's reads, so
+        it may land on ``last`` (a plane of several components is stored component by component,
+        possibly before another component is read)."""
+        if position not in self.single or new.ndim != 1:
             return False
         flow = self.nodes[position].flow()
         if not (isinstance(flow, KernelFlow) and getattr(flow.bound.plan, "per_sample", False)):
