@@ -379,8 +379,6 @@ class Graph:
                 settle = plan_storage(self._nodes, analysis.planes, analysis.forks, candidates, share)
                 del analysis  # its planes held the old arrays: settle sees who else does
                 self._temporaries = settle()
-        # what the passes after it read: only the arrays found to be the nodes' alone
-        self._extension["temporaries"] = list(self._temporaries)
         return self._analyze()
 
     def _build_local(self, backend: str | None, analysis: Analysis
