@@ -266,3 +266,20 @@ def test_a_temporary_a_python_step_closes_over_keeps_its_array(monkeypatch):
     assert seen.tolist() == (x + 1.0).tolist()
     assert g().tolist() == (3.0 * (x + 3.0)).tolist()
     assert len(g._analysis.temporaries) == 2  # shift(t, 2.0) and scale(...): the closure's t is not one
+
+
+@pytest.mark.parametrize("team", [1, 2, 4])
+def test_shared_storage_gives_the_same_bits_on_any_team(team, monkeypatch):
+    from eagle import _core
+
+    x = np.sin(np.arange(50_000.0))  # many blocks: block-fused runs cross the shared storage
+    want = [built(chain, x, 40, plan=False, monkeypatch=monkeypatch)(),
+            built(mixed, x, np.zeros(x.size), plan=False, monkeypatch=monkeypatch)()]
+    graphs = [built(chain, x, 40, plan=True, monkeypatch=monkeypatch),
+              built(mixed, x, np.zeros(x.size), plan=True, monkeypatch=monkeypatch)]
+    before = _core.num_threads()
+    _core.set_num_threads(team)
+    try:
+        assert [g().tobytes() for g in graphs] == [w.tobytes() for w in want]
+    finally:
+        _core.set_num_threads(before)
