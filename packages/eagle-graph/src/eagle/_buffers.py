@@ -1,10 +1,10 @@
 """The buffer plan: the graph's own temporaries share storage by liveness.
 
 A temporary is an array the graph allocated itself (a builder's kernel output without
-``buffer=``) that no one else can reach: the builder declares its candidates (the
-``"temporaries"`` key of the extension slot, taken by the build), and the plan keeps only those
-the nodes alone hold.  Each kept temporary is swapped (through its kinds' ``rebuild``) for a
-view of one storage array; temporaries whose spans (``eagle._liveness``) do not meet share one.
+``buffer=``) that no one else can reach: the builder declares its candidates
+(``eagle.extend.declare_temporaries``), and the plan keeps only those the nodes alone hold.
+Each kept temporary is swapped (through its kinds' ``rebuild``) for a view of one storage
+array; temporaries whose spans (``eagle._liveness``) do not meet share one.
 As in XLA's heap simulation (``GlobalDecreasingSizeBestFitHeap``) the spans are packed greedily,
 largest first; the in-place rule lets a per-sample kernel's one output take the storage of a
 plane it reads for the last time.  Storage is shared only between planes of one shape and dtype:

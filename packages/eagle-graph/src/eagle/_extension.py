@@ -4,10 +4,7 @@ A graph has one slot for the state of extensions (:func:`state`), a dict
 whose documented keys the core reads: ``"recording"`` (the recording that
 writes into this graph: its ``add_node`` and ``parallel`` take the graph's),
 ``"bind"`` (what ``Graph.bind`` calls), ``"names"`` (the builder's names of
-the graph's arrays, for eagle.diff), ``"temporaries"`` (a list of arrays the
-graph allocated itself that may be temporaries, which the build takes and
-empties; the temporaries it finds, which only the graph's nodes hold, are
-the analysis's: ``eagle._buffers``).  Packages keep anything else under
+the graph's arrays, for eagle.diff).  Packages keep anything else under
 their own distribution's name.
 
 A ``record=True`` graph is instrumented and replayed by the hooks eagle.diff

@@ -84,7 +84,7 @@ class Graph:
         self._program: Target | None = None  # the lowering target, once built
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
-        self._temporaries: tuple[Any, ...] = ()  # the buffer plan's arrays, once built
+        self._temporaries: list[Any] = []  # arrays no one outside sees (extend.declare_temporaries)
         self._logical: int | None = None
         self._warned_rebuild = False
         self._retired_stats: dict[str, int] = {}  # GPU counters of the CUDA graphs bind replaced
@@ -369,16 +369,19 @@ class Graph:
         return self
 
     def _planned(self, share: bool) -> Analysis:
-        """The analysis of the nodes once the temporaries a builder declared (the ``temporaries``
-        key of the extension slot) have their planned storage (``share`` False: each its own).
-        A record=True graph keeps its arrays: eagle.diff reads them after the run."""
-        candidates = self._extension.pop("temporaries", None)
+        """The analysis of the nodes once the temporaries a builder declared
+        (``extend.declare_temporaries``) have their planned storage (``share`` False: each its
+        own); only those found to be the nodes' alone stay temporaries.  A record=True graph
+        keeps its arrays (eagle.diff reads them after the run), and a device graph declares none
+        (the check of who holds an array is the host's)."""
+        candidates, self._temporaries = self._temporaries, []
         if candidates and not self._recording:
             analysis = self._analyze()
             if not analysis.device_planes:
                 settle = plan_storage(self._nodes, analysis.planes, analysis.forks, candidates, share)
                 del analysis  # its planes held the old arrays: settle sees who else does
-                self._temporaries = settle()
+                self._temporaries = list(settle())
+        candidates.clear()
         return self._analyze()
 
     def _build_local(self, backend: str | None, analysis: Analysis

@@ -172,7 +172,7 @@ class Recorder(extend.Recording):
         # id(array) -> (array, the device body whose node made it): only a merged name carries it out
         self.homes: dict[int, tuple[Any, _DeviceBody]] = {}
         self.constants: dict[int, Any] = {}  # value -> a one-cell uint32 array holding it
-        self.made: list[Any] = []  # kernel outputs without buffer=: what may be a temporary
+        self.fresh: dict[int, Any] = {}  # id -> an output a kernel call allocated (no buffer=)
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
@@ -268,10 +268,10 @@ class Recorder(extend.Recording):
         home = self.innermost_device_body() if buffer is None or buffer is True else None
         for out in bound.outputs:
             self.producer[id(out)] = node
-            if buffer is None:
-                self.made.append(out)
             if buffer is True:
                 self.kept[id(out)] = out
+            elif buffer is None:
+                self.fresh[id(out)] = out
             if home is not None:
                 self.homes[id(out)] = (out, home)
         return bound.result()
@@ -766,11 +766,15 @@ class Recorder(extend.Recording):
                 graph.add_node(step, name=self.labels[id(step)])
 
     def temporaries(self) -> list[Any]:
-        """Hand over the kernel outputs made without ``buffer=`` (the build keeps those only the
-        graph's nodes hold, and plans their storage), letting go of every array the recording
-        held for its own bookkeeping, which the build would take for someone else's."""
+        """Hand over the outputs kernel calls allocated (no ``buffer=``) that are not a result or
+        a buffer: the build keeps, as the graph's temporaries, those only its nodes hold (seed
+        000: a temporary has no array that survives the run), and plans their storage.  The
+        recording lets go of every array it held for its own bookkeeping, which the build would
+        take for someone else's.  (A block's on a hand-made graph are what the block returns:
+        not these.)"""
         mine = {id(a) for a in flatten(self.graph.result)} | {id(a) for a in self.buffers.values()}
-        made, self.made = [a for a in self.made if id(a) not in mine], []  # results, buffers: the user's
+        made = [a for i, a in self.fresh.items() if i not in mine]
+        self.fresh.clear()
         self.homes.clear()
         self.retired.clear()
         self.kept.clear()
