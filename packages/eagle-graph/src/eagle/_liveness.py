@@ -59,9 +59,9 @@ class Liveness:
                 if span is None:
                     self._spans[id(array)] = Span(low, high, high if reads else -1, writes, reads)
                     continue
-                if low < span.first:  # a fork's earlier node: its span starts the fork's
-                    span.first = low
-                if low == span.first:
+                if low < span.first:  # a fork reaching back before what was seen: it comes first
+                    span.first, span.written_first, span.read_first = low, writes, reads
+                elif low == span.first:
                     span.written_first |= writes
                     span.read_first |= reads
                 span.last = max(span.last, high)
