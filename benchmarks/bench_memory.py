@@ -9,6 +9,13 @@ Each figure comes from a child process of its own, so one case's freed pages are
 - RSS (``/proc/self/statm``) over the input after three replays, and the peak RSS
   (``ru_maxrss``) over the RSS before recording.
 The goal (issue 19): at 4M samples the chain holds at most two planes over its input (<= 70 MB).
+
+Measured on this shared 2-vCPU machine (c19-plan; main at e43b00d holds what ``off`` holds):
+65,536 samples, steady 52.6 -> 1.2 MB, RSS 52.9 -> 1.1 MB; 4,194,304 samples, steady
+3,355.6 -> 67.3 MB (two planes: the temporaries' one storage and the result), RSS 3,355.9 ->
+67.1 MB, peak RSS 3,355.7 -> 67.0 MB.  The tracemalloc peak stays about one plane per kernel
+(3,389 MB at 4M): the outputs are allocated while recording, never touched, and freed by the
+build before any replay writes a page of them.
 """
 
 from __future__ import annotations
