@@ -283,3 +283,18 @@ def test_shared_storage_gives_the_same_bits_on_any_team(team, monkeypatch):
         assert [g().tobytes() for g in graphs] == [w.tobytes() for w in want]
     finally:
         _core.set_num_threads(before)
+
+
+@eagle.Graph.builder
+def halves(x):
+    g = eagle.Graph()
+    t = scale(shift(x, 1.0), 2.0)
+    g.result = t[:3]  # a view of a kernel's output: its array is the user's
+    return g
+
+
+def test_a_result_that_views_a_temporary_keeps_its_array(monkeypatch):
+    x = np.arange(6.0)
+    g = built(halves, x, plan=True, monkeypatch=monkeypatch)
+    assert g().tolist() == ((x[:3] + 1.0) * 2.0).tolist()
+    assert not any(np.shares_memory(g.result, t) for t in g._temporaries)
