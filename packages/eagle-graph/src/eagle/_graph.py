@@ -13,6 +13,7 @@ import numpy as np
 
 from eagle import _core, _recording
 from eagle._analysis import Analysis
+from eagle._buffers import plan_storage, planning
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
 from eagle._edges import Edge, is_plane, is_value
@@ -87,6 +88,7 @@ class Graph:
         self._record_replay: Any = None  # eagle.diff's hook, found at build
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
+        self._temporaries: list[Any] = []  # arrays no one outside sees (extend.declare_temporaries)
         self._logical: int | None = None
         self._warned_rebuild = False
         self._retired_stats: dict[str, int] = {}  # GPU counters of the CUDA graphs bind replaced
@@ -289,7 +291,8 @@ class Graph:
         return self._analysis if self._analysis is not None else self._analyze()
 
     def _analyze(self) -> Analysis:
-        return Analysis(self._nodes, [stage.branches for stage in self._stages if stage.group])
+        forks = [stage.branches for stage in self._stages if stage.group]
+        return Analysis(self._nodes, forks, self._temporaries)
 
     def __repr__(self) -> str:
         return (f"<eagle.Graph {len(self._nodes)} nodes, {len(self._stages)} stages, "
@@ -337,9 +340,16 @@ class Graph:
         return self._labels[index] + (" [stream: cpu runs eagerly]" if eager else "")
 
     # -------------------------------------------------------------- build
-    def build(self, backend: str | None = None, dispatch: str | None = None) -> Graph:
+    def build(self, backend: str | None = None, dispatch: str | None = None, plan: bool | None = None
+              ) -> Graph:
         """Analyze the nodes once (planes, views, devices, forks; the edges where a fork needs
-        them), refuse what could race, and lower the graph once; the analysis is kept."""
+        them), plan the temporaries' storage, refuse what could race, and lower the graph once;
+        the analysis is kept.
+
+        :param plan: let the temporaries a builder declared (kernel outputs that nothing but the
+            graph holds) share storage by liveness; None: the ``EAGLE_PLAN`` environment variable
+            (0 turns sharing off), on by default.  Results are the same either way.
+        """
         with self._guard("eagle.Graph.build"):
             if self._program is not None:
                 raise RuntimeError("eagle.Graph.build: the graph is already built; a second build is "
@@ -351,7 +361,7 @@ class Graph:
             if dispatch not in DISPATCH and not isinstance(dispatch, dict):
                 raise ValueError(f"eagle.Graph.build: a built graph takes dispatch='switch' or "
                                  f"'predicated' (or a dict of them), got {dispatch!r}")
-            analysis = self._analyze()
+            analysis = self._planned(planning(plan, "eagle.Graph.build"))
             local = functools.partial(self._build_local, backend, analysis)
             chosen, schedule, (program, reducing), tape = (
                 local() if self._comm is None else agree(self._comm, self, local))
@@ -370,6 +380,22 @@ class Graph:
         plainly; else launch() takes the guard and runs the target through ``_run``."""
         plain = self._backend == "cpu" and self._tape is None and self._comm is None
         self._launch = self._program.launcher(self._busy) if plain else None
+
+    def _planned(self, share: bool) -> Analysis:
+        """The analysis of the nodes once the temporaries a builder declared
+        (``extend.declare_temporaries``) have their planned storage (``share`` False: each its
+        own); only those found to be the nodes' alone stay temporaries.  A record=True graph
+        keeps its arrays (eagle.diff reads them after the run), and a device graph declares none
+        (the check of who holds an array is the host's)."""
+        candidates, self._temporaries = self._temporaries, []
+        if candidates and not self._recording:
+            analysis = self._analyze()
+            if not analysis.device_planes:
+                settle = plan_storage(self._nodes, analysis.planes, analysis.forks, candidates, share)
+                del analysis  # its planes held the old arrays: settle sees who else does
+                self._temporaries = list(settle())
+        candidates.clear()
+        return self._analyze()
 
     def _build_local(self, backend: str | None, analysis: Analysis
                      ) -> tuple[str, list[str], tuple[Any, list[int]], Any]:

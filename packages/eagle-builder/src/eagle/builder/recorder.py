@@ -172,6 +172,7 @@ class Recorder(extend.Recording):
         # id(array) -> (array, the device body whose node made it): only a merged name carries it out
         self.homes: dict[int, tuple[Any, _DeviceBody]] = {}
         self.constants: dict[int, Any] = {}  # value -> a one-cell uint32 array holding it
+        self.fresh: dict[int, Any] = {}  # id -> an output a kernel call allocated (no buffer=)
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
@@ -269,6 +270,8 @@ class Recorder(extend.Recording):
             self.producer[id(out)] = node
             if buffer is True:
                 self.kept[id(out)] = out
+            elif buffer is None:
+                self.fresh[id(out)] = out
             if home is not None:
                 self.homes[id(out)] = (out, home)
         return bound.result()
@@ -761,6 +764,22 @@ class Recorder(extend.Recording):
                 graph.add_group(branches, names=[[self.labels[id(n)] for n in b] for b in branches])
             else:
                 graph.add_node(step, name=self.labels[id(step)])
+
+    def temporaries(self) -> list[Any]:
+        """Hand over the outputs kernel calls allocated (no ``buffer=``) that are not a result or
+        a buffer: the build keeps, as the graph's temporaries, those only its nodes hold (seed
+        000: a temporary has no array that survives the run), and plans their storage.  The
+        recording lets go of every array it held for its own bookkeeping, which the build would
+        take for someone else's.  (A block's on a hand-made graph are what the block returns:
+        not these.)"""
+        mine = {id(a) for a in flatten(self.graph.result)} | {id(a) for a in self.buffers.values()}
+        made = [a for i, a in self.fresh.items() if i not in mine]
+        self.fresh.clear()
+        self.homes.clear()
+        self.retired.clear()
+        self.kept.clear()
+        self.producer.clear()
+        return made
 
     def check_fork(self, fork: Fork) -> None:
         """Siblings of a fork inside a branch or a construct (the graph checks the top-level ones)."""
