@@ -92,6 +92,11 @@ def prelude(dialect: str) -> str:
     if dialect == "c":
         head = ("#include <math.h>\n#include <stdint.h>\n#include \"eagle/eagle.h\"\n"
                 "#define HK_FN static inline\n#define HK_TABLE static const\n"
+                # GCC gives the math functions vector clones (once per translation unit, not per
+                # call as inlining would), so the loop over samples stays vectorised
+                "#if defined(__GNUC__) && !defined(__clang__)\n"
+                "#define HK_MATH __attribute__((simd(\"notinbranch\"))) static inline\n"
+                "#else\n#define HK_MATH static inline\n#endif\n"
                 "#if defined(__clang__)\n"
                 "#define HK_SAMPLES _Pragma(\"clang loop vectorize(assume_safety)\")\n"
                 "#else\n#define HK_SAMPLES _Pragma(\"GCC ivdep\")\n#endif\n")
@@ -105,7 +110,8 @@ def prelude(dialect: str) -> str:
                 "#define INT64_MIN (-9223372036854775807LL - 1)\n#define INT64_MAX 9223372036854775807LL\n"
                 "#define UINT32_MAX 4294967295u\n#define UINT64_MAX 18446744073709551615ull\n"
                 "#else\n#include <stdint.h>\n#endif\n"
-                "#define HK_FN static __device__ __forceinline__\n#define HK_TABLE static __device__ const\n")
+                "#define HK_FN static __device__ __forceinline__\n#define HK_MATH HK_FN\n"
+                "#define HK_TABLE static __device__ const\n")
     return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
         "".join(_float_helpers(t) for t in ("f32", "f64")) + libm.c_functions()
 

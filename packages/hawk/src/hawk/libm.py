@@ -23,6 +23,7 @@ Accuracy is measured in ``docs/determinism.rst``.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -216,28 +217,26 @@ _S = (-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579
 _C = (4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05,
       -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11)
 INV_PIO2 = 6.36619772367581382433e-01
-#: pi/2 in three parts of 33 bits (exact products with a quotient below 2^20) and their tails
-PIO2 = ((1.57079632673412561417e+00, 6.07710050650619224932e-11),
-        (6.07710050630396597660e-11, 2.02226624879595063154e-21),
-        (2.02226624871116645580e-21, 8.47842766036889956997e-32))
+#: pi/2 = P1 + P2 + P3 + P3T: three parts of 33 bits (exact products with a quotient below 2^20)
+#: and a tail
+PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624871116645580e-21)
+PIO2_3T = 8.47842766036889956997e-32
 PIO2_HI, PIO2_LO = 1.57079632679489655800e+00, 6.12323399573676603587e-17
 
 
 def reduce_medium(B: Any, ax: Any) -> tuple[Any, Any, Any]:
-    """ax - n pi/2 as head + tail and n (mod 4), for 0 <= ax < HUGE: fdlibm's three steps, all
-    taken."""
+    """ax - n pi/2 as head + tail and n (mod 4), for 0 <= ax < HUGE: fdlibm's three parts of
+    pi/2, every subtraction's error kept (they are exact only where fdlibm takes them)."""
     t = ax * B.f(INV_PIO2) + B.f(SHIFTER)
     n = B.bits(t)
     fn = t - B.f(SHIFTER)
-    r = ax - fn * B.f(PIO2[0][0])
-    w = fn * B.f(PIO2[0][1])
-    for part, part_tail in PIO2[1:]:
-        t = r
-        w = fn * B.f(part)
-        r = t - w
-        w = fn * B.f(part_tail) - ((t - r) - w)
-    y0 = r - w
-    return y0, (r - y0) - w, n
+    r = ax - fn * B.f(PIO2[0])  # exact: both within a factor 2 of each other
+    tail = B.f(0.0) - fn * B.f(PIO2_3T)
+    for part in PIO2[1:]:
+        r, err = two_sum(B, r, B.f(0.0) - fn * B.f(part))
+        tail = tail + err
+    y0 = r + tail
+    return y0, (r - y0) + tail, n
 
 
 def _limb(B: Any, word: Any, shift: Any) -> Any:
@@ -286,8 +285,8 @@ def reduce_huge(B: Any, ax: Any) -> tuple[Any, Any, Any]:
 
 
 def reduce(B: Any, x: Any) -> tuple[Any, Any, Any, Any]:
-    """|x| - n pi/2 (head, tail), n and whether x < 0."""
-    negative = x < B.f(0.0)
+    """|x| - n pi/2 (head, tail), n and whether x's sign is set (-0 included)."""
+    negative = (B.bits(x) >> B.u(63)) == B.u(1)
     ax = B.flt(B.bits(x) & B.u((1 << 63) - 1))
     huge = ax >= B.f(HUGE)
     m0, m1, mn = reduce_medium(B, B.select(huge, B.f(0.0), ax))
@@ -449,16 +448,30 @@ class _Value:
     def __ne__(self, o: Any) -> _Value: return self._compare("!=", o)  # type: ignore[override]
 
 
+_TEMPORARY = re.compile(r"\bt\d+\b")
+
+
 class _Tracer:
     """The operations as C statements, one ``const`` temporary each (the algorithm traced once)."""
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
+        self.statements: list[tuple[str, str, str]] = []
 
     def new(self, kind: str, expr: str) -> _Value:
-        name = f"t{len(self.lines)}"
-        self.lines.append(f"    const {'double' if kind == 'f' else 'uint64_t'} {name} = {expr};")
+        name = f"t{len(self.statements)}"
+        self.statements.append((name, "double" if kind == "f" else "uint64_t", expr))
         return _Value(self, kind, name)
+
+    def body(self, result: _Value) -> str:
+        """The statements the result needs (an unused temporary is a -Wall warning), then the
+        return."""
+        live = set(_TEMPORARY.findall(result.text))
+        kept = []
+        for name, ctype, expr in reversed(self.statements):
+            if name in live:
+                live.update(_TEMPORARY.findall(expr))
+                kept.append(f"    const {ctype} {name} = {expr};")
+        return "\n".join([*reversed(kept), f"    return {result.text};"])
 
     def f(self, v: float) -> _Value:
         v = float(v)
@@ -483,7 +496,7 @@ class _Tracer:
         return self.new(a.kind, f"({a.text} & {mask.text}) | ({b.text} & ~{mask.text})")
 
     def table(self, index: _Value) -> _Value:
-        return self.new("u", f"(uint64_t)hk_two_over_pi[{index.text}]")
+        return self.new("u", f"hk_two_over_pi[{index.text}]")
 
 
 #: the functions, their arities
@@ -493,21 +506,21 @@ FUNCTIONS = {"sin": 1, "cos": 1, "tan": 1, "exp": 1, "log": 1, "pow": 2}
 C_SUPPORT = (
     "HK_FN uint64_t hk_bits(double x) { union { double d; uint64_t u; } v; v.d = x; return v.u; }\n"
     "HK_FN double hk_double(uint64_t u) { union { double d; uint64_t u; } v; v.u = u; return v.d; }\n"
-    f"HK_TABLE uint32_t hk_two_over_pi[{len(TWO_OVER_PI)}] = {{\n    "
+    f"HK_TABLE uint64_t hk_two_over_pi[{len(TWO_OVER_PI)}] = {{\n    "
     + ",".join(f"{w:#010x}" + ("\n   " if k % 8 == 7 else "") for k, w in enumerate(TWO_OVER_PI))
     + "};\n")
 
 
 def c_functions() -> str:
     """``hk_{name}_f64`` and ``hk_{name}_f32`` for every function, as C that is also CUDA C (the
-    prelude defines ``HK_FN`` and ``HK_TABLE``)."""
+    prelude defines ``HK_FN``, ``HK_MATH`` and ``HK_TABLE``)."""
     out = [C_SUPPORT]
     for name, arity in FUNCTIONS.items():
         tracer = _Tracer()
         params = [_Value(tracer, "f", p) for p in "xy"[:arity]]
         result = globals()[name](tracer, *params)
-        out.append(f"HK_FN double hk_{name}_f64({', '.join(f'double {p}' for p in 'xy'[:arity])})\n{{\n"
-                   + "\n".join(tracer.lines) + f"\n    return {result.text};\n}}\n")
+        out.append(f"HK_MATH double hk_{name}_f64({', '.join(f'double {p}' for p in 'xy'[:arity])})\n{{\n"
+                   + tracer.body(result) + "\n}\n")
         args = ", ".join(f"(double){p}" for p in "xy"[:arity])
         out.append(f"HK_FN float hk_{name}_f32({', '.join(f'float {p}' for p in 'xy'[:arity])})\n"
                    f"{{ return (float)hk_{name}_f64({args}); }}\n")
