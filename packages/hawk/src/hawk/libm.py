@@ -239,10 +239,12 @@ def reduce_medium(B: Any, ax: Any) -> tuple[Any, Any, Any]:
     return y0, (r - y0) + tail, n
 
 
-def _limb(B: Any, word: Any, shift: Any) -> Any:
-    """32 bits of 2/pi starting ``shift`` bits into table word ``word``."""
-    pair = (B.table(word) << B.u(32)) | B.table(word + B.u(1))
-    return (pair >> (B.u(32) - shift)) & B.u(0xFFFFFFFF)
+def _window(B: Any, word: Any, shift: Any) -> list[Any]:
+    """The 192 bits of 2/pi from ``shift`` bits into table word ``word``, as six 32-bit limbs,
+    least significant first (seven look-ups)."""
+    words = [B.table(word + B.u(j)) for j in range(7)]
+    return [(((words[j] << B.u(32)) | words[j + 1]) >> (B.u(32) - shift)) & B.u(0xFFFFFFFF)
+            for j in range(5, -1, -1)]
 
 
 def reduce_huge(B: Any, ax: Any) -> tuple[Any, Any, Any]:
@@ -257,7 +259,7 @@ def reduce_huge(B: Any, ax: Any) -> tuple[Any, Any, Any]:
     xh, xl = m >> B.u(32), m & B.u(0xFFFFFFFF)
     start = e + B.u(10)  # table bit of fraction position e - 53
     word, shift = start >> B.u(5), start & B.u(31)
-    g = [_limb(B, word + B.u(j), shift) for j in range(5, -1, -1)]  # least significant first
+    g = _window(B, word, shift)
     low32 = B.u(0xFFFFFFFF)
     limbs, carry = [], B.u(0)
     for c in range(6):
