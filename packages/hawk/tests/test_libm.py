@@ -70,7 +70,7 @@ def loops_source() -> str:
     """The prelude's functions and one ``run_{name}_{type}`` loop over samples each."""
     lines = ["#include <stdint.h>", "#define HK_FN static inline", "#define HK_TABLE static const",
              "#if defined(__GNUC__) && !defined(__clang__)",
-             '#define HK_MATH __attribute__((simd("notinbranch"))) static inline',
+             '#define HK_MATH __attribute__((simd("notinbranch"), noinline)) static',
              "#else", "#define HK_MATH static inline", "#endif", libm.c_functions()]
     for name, arity in libm.FUNCTIONS.items():
         for t, (c, _) in TYPES.items():

@@ -92,10 +92,10 @@ def prelude(dialect: str) -> str:
     if dialect == "c":
         head = ("#include <math.h>\n#include <stdint.h>\n#include \"eagle/eagle.h\"\n"
                 "#define HK_FN static inline\n#define HK_TABLE static const\n"
-                # GCC gives the math functions vector clones (once per translation unit, not per
-                # call as inlining would), so the loop over samples stays vectorised
+                # GCC gives the math functions vector clones, so the loop over samples stays
+                # vectorised; not inlined, they are compiled once per translation unit, not per call
                 "#if defined(__GNUC__) && !defined(__clang__)\n"
-                "#define HK_MATH __attribute__((simd(\"notinbranch\"))) static inline\n"
+                "#define HK_MATH __attribute__((simd(\"notinbranch\"), noinline)) static\n"
                 "#else\n#define HK_MATH static inline\n#endif\n"
                 "#if defined(__clang__)\n"
                 "#define HK_SAMPLES _Pragma(\"clang loop vectorize(assume_safety)\")\n"
