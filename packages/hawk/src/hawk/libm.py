@@ -7,20 +7,23 @@ selects, and one table look-up.  No branch depends on a sample: every
 condition is a mask select, so the C compiler keeps the loop over samples
 vectorised.  :class:`Numpy` runs the sequence on arrays (the reference
 semantics, :mod:`hawk.semantics`); :func:`c_functions` traces it once into
-``static inline`` functions of the common subset of C and CUDA C, which
-:mod:`hawk.emit` puts in every translation unit's prelude.  Reference, C
-and CUDA therefore agree by construction, at any vector width.
+functions of the common subset of C and CUDA C, which :mod:`hawk.emit` puts
+in every translation unit's prelude.  Reference, C and CUDA therefore agree
+by construction, at any vector width.
 
-The algorithms are fdlibm's (Sun, 1993; freely redistributable) made
-branch-free: Cody-Waite reductions with exact products, a head and tail
-reduced argument, two-step scaling for subnormal results, and for trig
-arguments of magnitude ``>= HUGE`` a Payne-Hanek reduction in integer
-arithmetic over a 1,280-bit table of 2/pi (exact for every double).
-``float32`` functions are the ``float64`` ones rounded (one more rounding
-of a result within 1 ulp of the double keeps them within 1 float ulp).
-Accuracy is measured in ``docs/determinism.rst``.
+The algorithms are fdlibm's made branch-free: Cody-Waite reductions with
+exact products, a head and tail reduced argument, two-step scaling for
+subnormal results, and for trig arguments of magnitude ``>= HUGE`` a
+Payne-Hanek reduction in integer arithmetic over a 1,280-bit table of 2/pi
+(exact for every double).  ``float32`` functions are the ``float64`` ones
+rounded (one more rounding of a result within 1 ulp of the double keeps them
+within 1 float ulp).  The accuracy measured is in ``docs/hawk.rst``.
+
+fdlibm's notice, for its constants and algorithms: Copyright (C) 1993 by Sun
+Microsystems, Inc. All rights reserved.  Developed at SunSoft, a Sun
+Microsystems, Inc. business.  Permission to use, copy, modify, and distribute
+this software is freely granted, provided that this notice is preserved.
 """
-
 from __future__ import annotations
 
 import re
@@ -138,7 +141,9 @@ def horner(B: Any, z: Any, coefficients: tuple[float, ...]) -> Any:
 
 
 def scale(B: Any, y: Any, k: Any) -> Any:
-    """y * 2^k for |k| <= 1100 in two exact steps, so that a subnormal result is rounded once."""
+    """y * 2^k for |k| <= 1100 by two powers of two, each a normal number, so that a subnormal
+    result is rounded by the last product alone (not flushed to zero, nor cut by writing k into
+    the exponent bits)."""
     k1 = ((k + B.u(2048)) >> B.u(1)) - B.u(1024)
     k2 = k - k1
     return y * B.flt((k1 + B.u(1023)) << B.u(52)) * B.flt((k2 + B.u(1023)) << B.u(52))
