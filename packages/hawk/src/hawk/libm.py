@@ -556,4 +556,5 @@ def evaluate(name: str, *args: Any) -> Any:
     single = np.result_type(*args) == np.float32
     with np.errstate(all="ignore"):
         result = np.asarray(globals()[name](Numpy, *(np.asarray(a, np.float64) for a in args)))
-    return result.astype(np.float32) if single else result
+    # [()]: a scalar for scalar arguments, as a ufunc gives
+    return (result.astype(np.float32) if single else result)[()]
