@@ -294,3 +294,12 @@ def test_the_hardest_reductions_are_within_one_ulp():
                 exact = getattr(mpmath, name)(mpmath.mpf(float(x[k])))
                 ulp = mpmath.mpf(2) ** (mpmath.floor(mpmath.log(abs(exact), 2)) - 52)
                 assert abs(mpmath.mpf(float(got[k])) - exact) <= ulp, (name, x[k])
+
+
+def test_hawk_math_outside_a_kernel_is_the_reference():
+    """Eager hawk.math: the reference's bits, and a scalar for a scalar (as a ufunc gives)."""
+    x = inputs(8, 500)
+    for name in ("sin", "cos", "tan", "exp", "log"):
+        identical(getattr(hm, name)(x), sine.reference(x) if name == "sin" else libm.evaluate(name, x))
+    assert isinstance(hm.sin(3.0), float) and hm.sin(np.float32(3.0)).dtype == np.float32
+    assert hm.pow(2.0, 10.0) == 1024.0 and hm.pow(np.float32(2.0), np.float32(0.5)).dtype == np.float32
