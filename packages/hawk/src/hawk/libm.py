@@ -26,6 +26,7 @@ this software is freely granted, provided that this notice is preserved.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from fractions import Fraction
@@ -534,6 +535,7 @@ C_SUPPORT = (
     + "};\n")
 
 
+@functools.cache  # traced once per process
 def c_functions() -> str:
     """``hk_{name}_f64`` and ``hk_{name}_f32`` for every function, as C that is also CUDA C (the
     prelude defines ``HK_FN``, ``HK_MATH`` and ``HK_TABLE``)."""
