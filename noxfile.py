@@ -24,7 +24,8 @@ PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-di
             "plugins/eagle-scan", "plugins/eagle-torch"]
 #: The torch the torch session installs (2.13.0: the CPU wheel these machines keep on local disk).
 TORCH = "torch==2.13.0"
-TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100"]
+# mpmath: the correctly rounded values hawk.libm's accuracy tests measure against
+TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100", "mpmath>=1.3"]
 #: What the sanitizer session runs, with libeagle and every library eagle compiles (hawk's kernels,
 #: eagle-diff's, the tests' own) built with ASan+UBSan: the suites of the packages that run native
 #: code, and the cross-package tests (libeagle's GPU path on the driver emulation among them).

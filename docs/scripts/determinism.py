@@ -112,10 +112,10 @@ print(np.array_equal(poly(v), (v * 3.0 + 1.0) * v / (v * v + 2.0) - 0.25))
 # ---------------------
 #
 # * ``hawk.math.sin``, ``exp``, ``log`` and the other transcendental
-#   functions call the C library's (libm) versions.  NumPy may use its own
-#   vectorised implementations, and a GPU its own math library, so these can
-#   differ from NumPy, or between machines, in the last bits.  Same machine,
-#   same libm: the same bits, whatever the threads.
+#   functions are eagle's own (``hawk.libm``), within 1 ulp: the same bits on
+#   every CPU, at every vector width, on the GPU and in ``hawk.math`` outside
+#   a kernel, but not always NumPy's ``np.sin`` (which is libm's or SVML's,
+#   by NumPy version and CPU).
 # * Casts whose C behaviour is undefined (an out-of-range float to an
 #   unsigned integer) go through one helper with one meaning (it truncates,
 #   saturates at the type's limits, and sends NaN to 0); :doc:`/hawk` lists

@@ -67,12 +67,14 @@ def _expr(rng: random.Random, names: list[str], depth: int, smooth: bool) -> str
     if depth == 0 or rng.random() < 0.3:
         return rng.choice(names + list(CONSTANTS[:2]))
     a, b = _expr(rng, names, depth - 1, smooth), _expr(rng, names, depth - 1, smooth)
-    choice = rng.randrange(5 if smooth else 7)
+    choice = rng.randrange(7 if smooth else 9)
     if choice < 4:
         return f"({a} {'+-*+'[choice]} {b})"
     if choice == 4:
         return f"({rng.choice(CONSTANTS)} * {a})"
-    return f"hm.{'minimum' if choice == 5 else 'maximum'}({a}, {b})"
+    if choice < 7:  # eagle's own math (hawk.libm): bounded and smooth
+        return f"hm.{'sin' if choice == 5 else 'cos'}({a})"
+    return f"hm.{'minimum' if choice == 7 else 'maximum'}({a}, {b})"
 
 
 def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:

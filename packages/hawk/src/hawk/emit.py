@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from hawk import libm
 from hawk.ir import Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
 from hawk.phases import Phased
 from hawk.types import is_float, strong
@@ -45,7 +46,8 @@ def _identity(op: str, dtype: str) -> str:
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
           "eq": "==", "ne": "!="}
-_MATH = ("sin", "cos", "tan", "exp", "log", "sqrt", "floor", "ceil", "pow")
+#: libm's, correctly rounded or exact (sin, cos, ... are eagle's own: hawk.libm)
+_MATH = ("sqrt", "floor", "ceil")
 
 
 def _int_helpers(t: str) -> str:
@@ -85,10 +87,16 @@ HK_FN {c} hk_mod_{t}({c} a, {c} b)
 
 
 def prelude(dialect: str) -> str:
-    """Headers, types and the helpers that pin down hawk's integer and cast semantics."""
+    """Headers, types, the helpers that pin down hawk's integer and cast semantics, and eagle's
+    own transcendental functions (:mod:`hawk.libm`)."""
     if dialect == "c":
         head = ("#include <math.h>\n#include <stdint.h>\n#include \"eagle/eagle.h\"\n"
-                "#define HK_FN static inline\n"
+                "#define HK_FN static inline\n#define HK_TABLE static const\n"
+                # GCC gives the math functions vector clones, so the loop over samples stays
+                # vectorised; not inlined, they are compiled once per translation unit, not per call
+                "#if defined(__GNUC__) && !defined(__clang__)\n"
+                "#define HK_MATH __attribute__((simd(\"notinbranch\"), noinline)) static\n"
+                "#else\n#define HK_MATH static inline\n#endif\n"
                 "#if defined(__clang__)\n"
                 "#define HK_SAMPLES _Pragma(\"clang loop vectorize(assume_safety)\")\n"
                 "#else\n#define HK_SAMPLES _Pragma(\"GCC ivdep\")\n#endif\n")
@@ -102,9 +110,10 @@ def prelude(dialect: str) -> str:
                 "#define INT64_MIN (-9223372036854775807LL - 1)\n#define INT64_MAX 9223372036854775807LL\n"
                 "#define UINT32_MAX 4294967295u\n#define UINT64_MAX 18446744073709551615ull\n"
                 "#else\n#include <stdint.h>\n#endif\n"
-                "#define HK_FN static __device__ __forceinline__\n")
+                "#define HK_FN static __device__ __forceinline__\n#define HK_MATH HK_FN\n"
+                "#define HK_TABLE static __device__ const\n")
     return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
-        "".join(_float_helpers(t) for t in ("f32", "f64"))
+        "".join(_float_helpers(t) for t in ("f32", "f64")) + libm.c_functions()
 
 
 def literal(c: Const) -> str:
@@ -185,6 +194,8 @@ class Emitter:
             return f"hk_mod_{t}({a[0]}, {a[1]})"
         if op == "abs":
             return f"fabs{f}({a[0]})"
+        if op in libm.FUNCTIONS:
+            return f"hk_{op}_{t}({', '.join(a)})"
         if op in _MATH:
             return f"{op}{f}({', '.join(a)})"
         raise AssertionError(f"no float form of {op}")

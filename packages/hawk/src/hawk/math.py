@@ -3,6 +3,8 @@
 Inside a kernel they compile to C and CUDA; outside one they run on NumPy
 arrays with the same meaning (the reference semantics of
 :mod:`hawk.semantics`), so a kernel's body can be tried in plain Python.
+``sin cos tan exp log pow`` are eagle's own (:mod:`hawk.libm`): the same bits
+in a kernel on any CPU or GPU and here, within 1 ulp of the exact value.
 """
 
 from __future__ import annotations
@@ -11,9 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from hawk import intrinsics
+from hawk import intrinsics, libm
 from hawk.semantics import OPS, cast_array
 from hawk.types import of_numpy
+
+
+def _as(op: str) -> str:
+    return "eagle's own (the same bits as in a kernel)" if op in libm.FUNCTIONS else "as NumPy's"
 
 
 def _unary(op: str) -> Any:
@@ -21,7 +27,7 @@ def _unary(op: str) -> Any:
         with np.errstate(all="ignore"):
             return OPS[op](np.asarray(x))
     fn.__name__ = fn.__qualname__ = op
-    fn.__doc__ = f"``{op}(x)`` per sample, as NumPy's."
+    fn.__doc__ = f"``{op}(x)`` per sample, {_as(op)}."
     intrinsics.register(fn, op, 1)
     return fn
 
@@ -31,7 +37,7 @@ def _binary(op: str) -> Any:
         with np.errstate(all="ignore"):
             return OPS[op](np.asarray(a), np.asarray(b))
     fn.__name__ = fn.__qualname__ = op
-    fn.__doc__ = f"``{op}(a, b)`` per sample, as NumPy's (NaN propagates through minimum/maximum)."
+    fn.__doc__ = f"``{op}(a, b)`` per sample, {_as(op)} (NaN propagates through minimum/maximum)."
     intrinsics.register(fn, op, 2)
     return fn
 

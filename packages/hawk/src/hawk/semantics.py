@@ -12,16 +12,20 @@ meaning and both sides implement it:
 - integer ``**`` with a negative exponent gives 0;
 - a float cast to an integer truncates toward zero and saturates at the
   type's limits; NaN gives 0;
-- ``minimum``/``maximum`` propagate NaN, as NumPy's do.
+- ``minimum``/``maximum`` propagate NaN, as NumPy's do;
+- ``sin cos tan exp log pow`` are eagle's own (:mod:`hawk.libm`), not NumPy's or the C
+  library's, so that every target gives the same bits.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from hawk import libm
 from hawk.types import NUMPY, is_float, strong
 
 
@@ -60,10 +64,11 @@ OPS: dict[str, Callable[..., Any]] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
     "floordiv": _float_or_int(lambda a, b: np.floor(a / b), _int_floordiv),
     "mod": _float_or_int(_float_mod, _int_mod),
-    "pow": _float_or_int(np.power, _int_pow),
+    "pow": _float_or_int(lambda a, b: libm.evaluate("pow", a, b), _int_pow),
     "neg": np.negative, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
     "eq": np.equal, "ne": np.not_equal, "and": np.logical_and, "or": np.logical_or, "not": np.logical_not,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+    **{name: functools.partial(libm.evaluate, name) for name in ("sin", "cos", "tan", "exp", "log")},
+    "sqrt": np.sqrt,
     "abs": np.absolute, "floor": np.floor, "ceil": np.ceil, "minimum": np.minimum, "maximum": np.maximum,
     "select": np.where, "copy": lambda a: a,
 }
