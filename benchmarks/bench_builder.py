@@ -30,6 +30,16 @@ def shift(x: Mutable[Scalar], d: Param) -> None:
 
 
 @hawk.kernel
+def scaled(x: Scalar, c: Param) -> Scalar:
+    return x * c
+
+
+@hawk.kernel
+def shifted(x: Scalar, d: Param) -> Scalar:
+    return x + d
+
+
+@hawk.kernel
 def dbl(x: Scalar) -> Scalar:
     return 2.0 * x
 
@@ -40,13 +50,23 @@ def below(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
 
 
 @eagle.Graph.builder
-def chain(x, length):
+def chain(x, length, c=0.999, d=0.001):
     g = eagle.Graph()
     for k in range(length):  # a Python loop: unrolled into `length` nodes
         if k % 2 == 0:
-            scale(x, 0.999)
+            scale(x, c)
         else:
-            shift(x, 0.001)
+            shift(x, d)
+    return g
+
+
+@eagle.Graph.builder
+def natural_chain(x, length, c=0.999, d=0.001):
+    """The chain as users write it, ``x = k(x)``: each kernel gives a new plane."""
+    g = eagle.Graph()
+    for k in range(length):
+        x = scaled(x, c) if k % 2 == 0 else shifted(x, d)
+    g.result = x
     return g
 
 

@@ -43,12 +43,12 @@ def chain_graph(scale, shift, x, length=100):
     return g
 
 
-def numpy_chain(x, length=100):
+def numpy_chain(x, length=100, c=0.999, d=0.001):
     for k in range(length):
         if k % 2 == 0:
-            np.multiply(x, 0.999, out=x)
+            np.multiply(x, c, out=x)
         else:
-            np.add(x, 0.001, out=x)
+            np.add(x, d, out=x)
 
 
 def jax_chain():
