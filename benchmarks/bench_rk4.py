@@ -2,15 +2,16 @@
 
 Each pendulum obeys theta'' = -GAMMA theta' - sin(theta) + a cos(DRIVE t), with its own drive
 amplitude ``a`` and its own clock ``t`` (a plane).  A turn of the loop is one classical RK4 step,
-written the natural way as five kinds of kernel: the derivative (four times), three stage
-combinations, the update, and an "all at rest" guard, a ``hawk.sum`` that counts the pendulums
-still moving.  The drive keeps them moving, so every peer runs the loop to its cap of ``TURNS``
-turns and evaluates the guard at each (the benchmark checks both).
+written the natural way (``x = k(x)``): the derivative (four times), three stage combinations, the
+update, and an "all at rest" guard, a ``hawk.sum`` that counts the pendulums still moving.  The
+drive keeps them moving, so every peer runs the loop to its cap of ``TURNS`` turns and evaluates
+the guard at each (the benchmark checks both).
 
 Peers, each in its strongest form: NumPy eager with a Python loop (the reference of the ratios);
 Numba's fastest of array expressions, one fused per-sample loop and that loop under ``prange``;
 JAX ``jit`` of a ``lax.while_loop``; Warp's CPU graph of a ``capture_while`` around one fused step
-kernel.  ``run.py`` puts these rows in its table; this script prints them on their own.
+kernel.  The peers share one Python step function, each given its own sin and cos.  ``run.py``
+puts these rows in its table; this script prints them on their own (JAX in this process).
 
 Run: python benchmarks/bench_rk4.py [--quick]
 """
@@ -21,7 +22,7 @@ import argparse
 
 import numpy as np
 from harness import Entry, fmt, table, time_entries
-from peers import Peers, load_jax, load_numba, load_warp
+from peers import Peers, load_jax, load_numba, load_warp, warp_loop
 
 import eagle
 import hawk
@@ -81,21 +82,25 @@ def start(n: int) -> dict[str, np.ndarray]:
             "a": rng.uniform(0.5, 1.5, n)}
 
 
-def make_step(sin, cos):
+def make_step(sin, cos, num=float):
     """One RK4 step of (th, om, t) in the kernels' order of operations, on arrays (NumPy, JAX) or on
-    one sample's numbers (Numba's per-sample loops), with that library's sin and cos."""
+    one sample's numbers (Numba's and Warp's per-sample loops), with that library's sin and cos and
+    its float64 for the constants (``wp.float64``: a bare number is float32 to Warp)."""
+    constants = (GAMMA, DRIVE, DT, DT / 2.0, DT / 6.0, 2.0, 0.0)
+    gamma, drive, dt, half, sixth, two, zero = (num(v) for v in constants)
 
     def step(th, om, t, a):
-        dth1, dom1 = om, -GAMMA * om - sin(th) + a * cos(DRIVE * (t + 0.0))
-        s, w = th + DT / 2.0 * dth1, om + DT / 2.0 * dom1
-        dth2, dom2 = w, -GAMMA * w - sin(s) + a * cos(DRIVE * (t + DT / 2.0))
-        s, w = th + DT / 2.0 * dth2, om + DT / 2.0 * dom2
-        dth3, dom3 = w, -GAMMA * w - sin(s) + a * cos(DRIVE * (t + DT / 2.0))
-        s, w = th + DT * dth3, om + DT * dom3
-        dth4, dom4 = w, -GAMMA * w - sin(s) + a * cos(DRIVE * (t + DT))
-        return (th + DT / 6.0 * (dth1 + 2.0 * dth2 + 2.0 * dth3 + dth4),
-                om + DT / 6.0 * (dom1 + 2.0 * dom2 + 2.0 * dom3 + dom4), t + DT)
+        dth1, dom1 = om, -gamma * om - sin(th) + a * cos(drive * (t + zero))
+        s, w = th + half * dth1, om + half * dom1
+        dth2, dom2 = w, -gamma * w - sin(s) + a * cos(drive * (t + half))
+        s, w = th + half * dth2, om + half * dom2
+        dth3, dom3 = w, -gamma * w - sin(s) + a * cos(drive * (t + half))
+        s, w = th + dt * dth3, om + dt * dom3
+        dth4, dom4 = w, -gamma * w - sin(s) + a * cos(drive * (t + dt))
+        return (th + sixth * (dth1 + two * dth2 + two * dth3 + dth4),
+                om + sixth * (dom1 + two * dom2 + two * dom3 + dom4), t + dt)
 
+    step.__annotations__ = dict.fromkeys(("th", "om", "t", "a"), num)  # Warp's wp.func reads these
     return step
 
 
@@ -172,14 +177,58 @@ def jax_entries(jax_, state):
     return [Entry("JAX", "jit(lax.while_loop)", lambda: jax.block_until_ready(run(*args)))]
 
 
+def warp_entries(wp, state):
+    """One fused step kernel per turn that counts the pendulums still moving, in Warp's CPU graph of a
+    ``capture_while`` (the state reset from the start by the graph's first kernel)."""
+    step, rest = wp.func(make_step(wp.sin, wp.cos, wp.float64)), wp.float64(REST)
+
+    @wp.kernel
+    def begin(th0: wp.array(dtype=wp.float64), om0: wp.array(dtype=wp.float64),
+              t0: wp.array(dtype=wp.float64), th: wp.array(dtype=wp.float64), om: wp.array(dtype=wp.float64),
+              t: wp.array(dtype=wp.float64)):
+        i = wp.tid()
+        th[i] = th0[i]
+        om[i] = om0[i]
+        t[i] = t0[i]
+
+    @wp.kernel
+    def advance(th: wp.array(dtype=wp.float64), om: wp.array(dtype=wp.float64), t: wp.array(dtype=wp.float64),
+                a: wp.array(dtype=wp.float64), still: wp.array(dtype=wp.int32)):
+        i = wp.tid()
+        th_i, om_i, t_i = step(th[i], om[i], t[i], a[i])
+        th[i] = th_i
+        om[i] = om_i
+        t[i] = t_i
+        if wp.abs(om_i) > rest or wp.abs(th_i) > rest:
+            wp.atomic_add(still, 0, 1)
+
+    n = state["th"].size
+    initial = [wp.array(state[k], dtype=wp.float64, device="cpu") for k in ("th", "om", "t")]
+    th, om, t = (wp.empty(n, dtype=wp.float64, device="cpu") for _ in range(3))
+    a = wp.array(state["a"], dtype=wp.float64, device="cpu")
+    replay, _ = warp_loop(wp, lambda: wp.launch(begin, dim=n, inputs=[*initial, th, om, t], device="cpu"),
+                          lambda still: wp.launch(advance, dim=n, inputs=[th, om, t, a, still], device="cpu"),
+                          TURNS)
+
+    def run():
+        replay()
+        return th.numpy(), om.numpy()
+
+    return [Entry("Warp", "capture_while", run)]
+
+
 def entries(n: int, peers: Peers) -> list[Entry]:
     """Every competitor's runs of n pendulums for TURNS turns, each checked against NumPy's."""
     state = start(n)
     want = numpy_rk4(*(state[k] for k in ("th", "om", "t", "a")))
+    # Still moving at the end, so never all at rest before: NumPy ran every turn, and a peer that
+    # ran fewer or more would not reach its state.
+    assert np.sum((np.abs(want[1]) > REST) | (np.abs(want[0]) > REST))
     found = [Entry("NumPy", "", lambda: numpy_rk4(*(state[k] for k in ("th", "om", "t", "a"))))]
     if peers.eagle:
         found += eagle_entries(state)
-    for make, peer in ((numba_entries, peers.numba), (jax_entries, peers.jax)):
+    for make, peer in ((numba_entries, peers.numba), (jax_entries, peers.jax),
+                        (warp_entries, peers.warp)):
         if peer is not None:
             found += make(peer, state)
     for entry in found:  # sin and cos differ by an ulp between libraries: the same state, not the same bits

@@ -98,9 +98,10 @@ def fastest(entries: list[Entry], times: list[float]) -> dict[tuple[str, str], t
     return best
 
 
-def time_entries(entries: list[Entry], repeat: int) -> dict[tuple[str, str], tuple[float, str]]:
+def time_entries(entries: list[Entry], repeat: int, rounds: int = 3) -> dict[tuple[str, str],
+                                                                          tuple[float, str]]:
     """Every entry timed in turns (:func:`medians`), the fastest variant of each competitor kept."""
-    t = medians({str(i): e.run for i, e in enumerate(entries)}, repeat=repeat)
+    t = medians({str(i): e.run for i, e in enumerate(entries)}, repeat=repeat, rounds=rounds)
     return fastest(entries, [t[str(i)] for i in range(len(entries))])
 
 

@@ -17,8 +17,7 @@ planes do not fit in the cache.
 
 from __future__ import annotations
 
-import ctypes
-
+import cffi
 import numpy as np
 
 from eagle.native import compile_library
@@ -143,57 +142,64 @@ void settle(settle_args *a)
 """
 
 
-def _library(source: str, name: str) -> ctypes.CDLL:
-    return ctypes.CDLL(str(compile_library(source, name=name, extra_flags=("-pthread",))))
+_CDEF = """
+typedef struct { double **planes; int64_t nplanes, n, length; double c, d; int64_t threads; } chain_args;
+typedef struct { const double *x0; double *x; int64_t n, cap, threads, turns; } settle_args;
+void chain(const chain_args *a);
+void settle(settle_args *a);
+void triad(double *a, const double *b, const double *c, double s, int64_t n, int threads);
+"""
+_FFI = cffi.FFI()
+_FFI.cdef(_CDEF)
+
+
+def _library(source: str, name: str):
+    """The compiled source through cffi: a call of one prepared pointer costs a fraction of a microsecond."""
+    return _FFI.dlopen(str(compile_library(source, name=name, extra_flags=("-pthread",))))
+
+
+def _pointer(array: np.ndarray):
+    return _FFI.cast("double *", array.ctypes.data)
 
 
 def stream_triad(threads: int, medians, n: int = 1 << 24) -> float:
     """Bytes per second of a STREAM triad (a = b + s * c) over ``threads`` threads."""
     lib = _library(TRIAD, "bench_triad")
-    lib.triad.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_double, ctypes.c_int64, ctypes.c_int]
     a, b, c = np.zeros(n), np.ones(n), np.ones(n)
-    t = medians({"triad": lambda: lib.triad(a.ctypes.data, b.ctypes.data, c.ctypes.data, 3.0, n, threads)},
-                repeat=9)["triad"]
+    pa, pb, pc = _pointer(a), _pointer(b), _pointer(c)
+    t = medians({"triad": lambda: lib.triad(pa, pb, pc, 3.0, n, threads)}, repeat=9)["triad"]
     return 24 * n / t
 
 
-class _ChainArgs(ctypes.Structure):
-    _fields_ = [("planes", ctypes.c_void_p), ("nplanes", ctypes.c_int64), ("n", ctypes.c_int64),
-                ("length", ctypes.c_int64), ("c", ctypes.c_double), ("d", ctypes.c_double),
-                ("threads", ctypes.c_int64)]
-
-
-class _SettleArgs(ctypes.Structure):
-    _fields_ = [("x0", ctypes.c_void_p), ("x", ctypes.c_void_p), ("n", ctypes.c_int64),
-                ("cap", ctypes.c_int64), ("threads", ctypes.c_int64), ("turns", ctypes.c_int64)]
-
-
 class Limits:
-    """The compute-limit programs, each as {threads: call} for the table to time (a call holds
-    the arrays it points into)."""
+    """The compute-limit programs, each as {threads: call} for the table to time."""
 
     def __init__(self) -> None:
         self.lib = _library(LIMITS, "bench_limits")
-        self.lib.chain.argtypes = self.lib.settle.argtypes = [ctypes.c_void_p]
 
     @staticmethod
-    def _calls(entry, make, *keep):
+    def _calls(entry, kind, fields, *keep):
         def call(threads):
-            args = make(threads)
-            pointer = ctypes.addressof(args)
-            return lambda: (entry(pointer), keep, args)[-1]
+            args = _FFI.new(kind, {**fields, "threads": threads})
+
+            def run():
+                entry(args)
+                return args
+
+            run.keep = keep  # the arrays its pointers point into live as long as it does
+            return run
 
         return {threads: call(threads) for threads in (1, 2)}
 
     def chain(self, planes: list[np.ndarray], length: int, c: float, d: float) -> dict:
         """x = x * c; x = x + d; ... ``length`` kernels over each plane, in place."""
-        pointers = (ctypes.c_void_p * len(planes))(*(p.ctypes.data for p in planes))
-        return self._calls(self.lib.chain, lambda threads: _ChainArgs(
-            ctypes.addressof(pointers), len(planes), planes[0].size, length, c, d, threads), pointers, planes)
+        pointers = _FFI.new("double *[]", [_pointer(p) for p in planes])
+        return self._calls(self.lib.chain, "chain_args *", {"planes": pointers, "nplanes": len(planes),
+                           "n": planes[0].size, "length": length, "c": c, "d": d}, pointers, planes)
 
     def settle(self, x0: np.ndarray, cap: int) -> dict:
         """x = 2 x0, then x = 2 x while some sample is below 100, at most ``cap`` turns;
         a call returns its argument block (``.turns``: the turns it took)."""
         x = np.empty_like(x0)
-        return self._calls(self.lib.settle, lambda threads: _SettleArgs(
-            x0.ctypes.data, x.ctypes.data, x0.size, cap, threads, 0), x0, x)
+        fields = {"x0": _pointer(x0), "x": _pointer(x), "n": x0.size, "cap": cap}
+        return self._calls(self.lib.settle, "settle_args *", fields, x0, x)

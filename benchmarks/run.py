@@ -33,10 +33,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import gc
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -425,8 +425,12 @@ def repeats(mode: str, n: int) -> int:
 def time_case(case: Case, peers: Peers, mode: str) -> dict[tuple[str, str], tuple[float, str]]:
     entries = case.entries(peers)
     if case.n == 0:  # a one-off cost (the build): the median of three, not a replay
-        return {(e.form, e.who): (statistics.median(_once(e.run) for _ in range(3)), e.how) for e in entries}
-    return time_entries(entries, repeats(mode, case.n))
+        timed = {(e.form, e.who): (statistics.median(_once(e.run) for _ in range(3)), e.how) for e in entries}
+    else:
+        timed = time_entries(entries, repeats(mode, case.n), rounds=1 if mode == "smoke" else 3)
+    del entries
+    gc.collect()  # a builder graph and its recorder refer to each other: its planes go with the collector
+    return timed
 
 
 def _once(fn) -> float:
@@ -461,11 +465,20 @@ def jax_rows(mode: str) -> dict[str, dict[tuple[str, str], tuple[float, str]]]:
     return {title: {tuple(k.split("|")): tuple(v) for k, v in rows.items()} for title, rows in found.items()}
 
 
+def resident() -> tuple[int, int]:
+    """(now, peak) resident bytes of this process, from Linux's /proc/self/status."""
+    with open("/proc/self/status") as f:
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
+
+
 def memory_child(form: str, n: int) -> None:
     """Peak resident growth over the input of building and running the chain in one form: one number."""
     x = np.linspace(0, 1, n)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    if form == "numpy natural":
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # the peak so far (imports, compilation) is not this form's: start it again here
+    before = resident()[0]
+    if form == "NumPy natural":
         for _ in range(3):
             y = x
             for k in range(CHAIN):
@@ -474,12 +487,12 @@ def memory_child(form: str, n: int) -> None:
         g = natural_chain(x, CHAIN, C, D) if form == "eagle natural" else builder_chain(x, CHAIN, C, D)
         for _ in range(3):
             g.launch()
-    print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)  # kB on Linux
+    print(resident()[1] - before)
 
 
 def memory_rows(n: int) -> list[tuple[str, int]]:
     rows = []
-    for form in ("eagle natural", "eagle Mutable", "numpy natural"):
+    for form in ("eagle natural", "eagle Mutable", "NumPy natural"):
         done = subprocess.run([sys.executable, __file__, "--memory-child", form, "--n", str(n)],
                               capture_output=True, text=True, check=True)
         rows.append((form, int(done.stdout.strip().splitlines()[-1])))
