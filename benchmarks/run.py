@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import bench_rk4
 import numpy as np
 from bench_builder import chain as builder_chain
-from bench_builder import natural_chain, numpy_settle, scale, settle, shift
+from bench_builder import jax_settle, natural_chain, numpy_settle, scale, settle, shift
 from bench_graph import numpy_chain
 from harness import Entry, fmt, medians, time_entries
 from limits import stream_triad
@@ -260,18 +260,8 @@ def loop_case(n):
             found.append(warp_settle(peers.warp, x0))
         if peers.jax:
             jax, jnp = peers.jax
-
-            @jax.jit
-            def jax_settle(x):
-                def body(state):
-                    x, _, turns = state
-                    x = 2.0 * x
-                    return x, jnp.sum(x < 100.0), turns + 1
-
-                return jax.lax.while_loop(lambda s: (s[1] > 0) & (s[2] < LOOP_CAP), body,
-                                          (x, jnp.int64(1), 0))[0]
-
-            found.append(Entry("JAX", "lax.while_loop", jax_call(jax, jax_settle, jnp.ones(n))))
+            loop = jax_settle(jax, jnp, LOOP_CAP)
+            found.append(Entry("JAX", "lax.while_loop", jax_call(jax, loop, jnp.ones(n))))
         return found
 
     return Case(f"capped device loop ({LOOP_TURNS} of <={LOOP_CAP} turns), {n:,} samples", n, entries,
