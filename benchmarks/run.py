@@ -522,6 +522,8 @@ def rows_of(case: Case, here: dict, jax: dict, bandwidth: float) -> list[Row]:
     for row in extra.values():
         if numpy_here:
             row.times["NumPy"] = here[("", "NumPy")]
+    if ("", "NumPy") in jax and "JAX" in main.times:
+        main.note = f"JAX's NumPy {fmt_short(jax['', 'NumPy'][0])}"
     if "reverse" in extra and "forward" in extra:
         ratio = extra["reverse"].times["eagle"][0] / extra["forward"].times["eagle"][0]
         extra["reverse"].note = f"reverse / forward = {ratio:.2f}"
