@@ -42,6 +42,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import bench_rk4
 import numpy as np
@@ -64,7 +65,7 @@ LOOP_CAP, LOOP_TURNS = 50, 7  # the suite's capped loop: 7 of <= 50 turns
 FORK = (8, 16, 1024)  # branches, kernels per branch, samples
 REVERSE = (20, 65536)  # kernels, samples
 BUILD_NODES = 10_000
-CACHE = 4 << 20  # bytes of a plane past which it is read from memory, not from a core's cache
+CACHE = 4 << 20  # bytes of a plane past which it leaves a core's own caches (the last level may hold it)
 
 
 @dataclass
@@ -545,6 +546,10 @@ def machine(peers: Peers) -> str:
         versions.append(f"Warp {peers.warp.config.version}")
     if peers.numba:
         versions.append(f"Numba {peers.numba.__version__}")
+    with contextlib.suppress(OSError, ValueError):
+        sizes = [int(p.read_text().strip().rstrip("K")) for p in
+                 Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size")]
+        model += f" ({max(sizes) // 1024} MB last-level cache)"
     return (f"{model}, {os.cpu_count()} CPUs, eagle on {_core.num_threads()} threads; "
             f"{platform.python_implementation()} {platform.python_version()}, {', '.join(versions)}")
 
@@ -594,7 +599,8 @@ def main() -> None:
     print(f"\n{machine(peers)}; STREAM triad {bandwidth / 1e9:.1f} GB/s")
     print("Medians; (Nx) is the time relative to NumPy eager out= in the same process, lower is faster; "
           "the variant that won is beside each figure; limit: the kernels held in registers (C); memory "
-          "limit: one read and one write of each plane at the triad's bandwidth.\n")
+          "limit: one read and one write of each plane at the triad's bandwidth (DRAM: planes that fit in "
+          "the last-level cache can beat it).\n")
     print_table(rows, args.markdown)
     print(f"\nPeak resident growth over the input, chain of {CHAIN} kernels at {memory_n:,} samples "
           f"(input {8 * memory_n / 1e6:.0f} MB; each in a fresh process):")
