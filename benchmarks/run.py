@@ -48,7 +48,7 @@ import bench_rk4
 import numpy as np
 from bench_builder import chain as builder_chain
 from bench_builder import jax_settle, natural_chain, numpy_settle, scale, settle, shift
-from bench_graph import numpy_chain
+from bench_graph import jax_chain, numpy_chain
 from harness import Entry, fmt, medians, time_entries
 from limits import stream_triad
 from peers import Peers, warp_graph, warp_loop
@@ -185,16 +185,6 @@ def warp_chain(wp, planes, length, c, d):
                           inputs=[x, wp.float64(c if k % 2 == 0 else d)], device="cpu")
 
     return warp_graph(wp, record)
-
-
-def jax_chain(jax, length, c, d, donate=False):
-    @functools.partial(jax.jit, donate_argnums=(0,) if donate else ())
-    def run(x):
-        for k in range(length):
-            x = x * c if k % 2 == 0 else x + d
-        return x
-
-    return run
 
 
 # ------------------------------------------------------------------ the cases
