@@ -5,12 +5,12 @@ Run: python benchmarks/bench_builder.py
 
 from __future__ import annotations
 
-import functools
 import time
 
 import numpy as np
 from bench_graph import numpy_chain
 from harness import fmt, interleaved_medians, table
+from peers import load_jax
 
 import eagle
 import hawk
@@ -30,6 +30,16 @@ def shift(x: Mutable[Scalar], d: Param) -> None:
 
 
 @hawk.kernel
+def scaled(x: Scalar, c: Param) -> Scalar:
+    return x * c
+
+
+@hawk.kernel
+def shifted(x: Scalar, d: Param) -> Scalar:
+    return x + d
+
+
+@hawk.kernel
 def dbl(x: Scalar) -> Scalar:
     return 2.0 * x
 
@@ -40,13 +50,23 @@ def below(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
 
 
 @eagle.Graph.builder
-def chain(x, length):
+def chain(x, length, c=0.999, d=0.001):
     g = eagle.Graph()
     for k in range(length):  # a Python loop: unrolled into `length` nodes
         if k % 2 == 0:
-            scale(x, 0.999)
+            scale(x, c)
         else:
-            shift(x, 0.001)
+            shift(x, d)
+    return g
+
+
+@eagle.Graph.builder
+def natural_chain(x, length, c=0.999, d=0.001):
+    """The chain as users write it, ``x = k(x)``: each kernel gives a new plane."""
+    g = eagle.Graph()
+    for k in range(length):
+        x = scaled(x, c) if k % 2 == 0 else shifted(x, d)
+    g.result = x
     return g
 
 
@@ -72,12 +92,8 @@ def numpy_settle(x0, flag):
     return x
 
 
-def jax_settle():
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        return None
+def jax_settle(jax, jnp, cap=50):
+    """JAX's form of ``settle``: ``jit`` of a ``lax.while_loop`` that doubles until none is below 100."""
 
     @jax.jit
     def run(x):
@@ -86,9 +102,9 @@ def jax_settle():
             x = 2.0 * x
             return x, jnp.sum(x < 100.0), turns + 1
 
-        return jax.lax.while_loop(lambda s: (s[1] > 0) & (s[2] < 50), body, (x, jnp.int32(1), 0))[0]
+        return jax.lax.while_loop(lambda s: (s[1] > 0) & (s[2] < cap), body, (x, jnp.int64(1), 0))[0]
 
-    return lambda x: run(x).block_until_ready(), jnp
+    return run
 
 
 def chains(rows):
@@ -104,7 +120,7 @@ def chains(rows):
 
 
 def loops(rows):
-    jax = jax_settle()
+    jax = load_jax()
     for n, goal in ((16, 0.3), (1 << 20, 0.7)):
         x0 = np.ones(n)
         flag = np.ones(1, np.uint32)
@@ -116,8 +132,8 @@ def loops(rows):
 
         fns = {"graph": replay, "numpy": lambda x0=x0: numpy_settle(x0, 1)}
         if jax is not None:
-            run, jnp = jax
-            fns["jax"] = functools.partial(run, jnp.ones(n))
+            run, xj = jax_settle(*jax), jax[1].ones(n)
+            fns["jax"] = lambda run=run, xj=xj: run(xj).block_until_ready()
         t = interleaved_medians(fns, repeat=101 if n < 1000 else 11)
         assert g.result[0] == 128.0  # seven turns: 2, 4, ... 128
         ratio = t["graph"] / t["numpy"]

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 from harness import fmt, interleaved_medians, median_time, table
+from limits import TRIAD
 
 import eagle
 import hawk
@@ -33,26 +34,6 @@ def affine(x: Scalar, a: Param, b: Param) -> Scalar:
 @hawk.kernel
 def inc(x: Scalar) -> Scalar:
     return x + 1.0
-
-
-# STREAM's triad, a[i] = b[i] + s * c[i], over the team size of threads.
-TRIAD = r"""
-#include <pthread.h>
-#include <stdint.h>
-typedef struct { double *a; const double *b, *c; double s; int64_t lo, hi; } part;
-static void *run(void *p)
-{ part *q = p; for (int64_t i = q->lo; i < q->hi; ++i) q->a[i] = q->b[i] + q->s * q->c[i]; return 0; }
-void triad(double *a, const double *b, const double *c, double s, int64_t n, int threads)
-{
-    pthread_t t[64]; part parts[64];
-    for (int k = 0; k < threads; ++k) {
-        parts[k] = (part){a, b, c, s, n * k / threads, n * (k + 1) / threads};
-        if (k) pthread_create(&t[k], 0, run, &parts[k]);
-    }
-    run(&parts[0]);
-    for (int k = 1; k < threads; ++k) pthread_join(t[k], 0);
-}
-"""
 
 
 def eager_overhead(rows):

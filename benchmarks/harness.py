@@ -10,6 +10,7 @@ import ctypes
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from eagle.native import compile_library
 
@@ -57,6 +58,51 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], repeat: int = 31) 
             fn()
             times[name].append(time.perf_counter() - start)
     return {name: statistics.median(t) for name, t in times.items()}
+
+
+def medians(fns: dict[str, Callable[[], object]], repeat: int, rounds: int = 3) -> dict[str, float]:
+    """Median seconds per call of each function: ``rounds`` turns of a block of calls each, a warm-up
+    call first and a pause before it, so one competitor's idle threads (libeagle's team, a parallel
+    Numba loop's) are asleep when the next runs."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            time.sleep(0.05)
+            fn()
+            for _ in range(max(1, repeat // rounds)):
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+@dataclass
+class Entry:
+    """One way a competitor runs a case: ``who`` is its column, ``how`` the variant (the fastest of a
+    competitor's variants is its figure, and the table says which won), ``form`` a row of its own
+    beside the case's (eagle's natural form ``x = k(x)`` beside the in-place one)."""
+
+    who: str
+    how: str
+    run: Callable[[], object]
+    form: str = ""
+
+
+def fastest(entries: list[Entry], times: list[float]) -> dict[tuple[str, str], tuple[float, str]]:
+    """(form, who) -> (the median of its fastest variant, that variant's name)."""
+    best: dict[tuple[str, str], tuple[float, str]] = {}
+    for entry, t in zip(entries, times, strict=True):
+        key = (entry.form, entry.who)
+        if key not in best or t < best[key][0]:
+            best[key] = (t, entry.how)
+    return best
+
+
+def time_entries(entries: list[Entry], repeat: int, rounds: int = 3) -> dict[tuple[str, str],
+                                                                          tuple[float, str]]:
+    """Every entry timed in turns (:func:`medians`), the fastest variant of each competitor kept."""
+    t = medians({str(i): e.run for i, e in enumerate(entries)}, repeat=repeat, rounds=rounds)
+    return fastest(entries, [t[str(i)] for i in range(len(entries))])
 
 
 def fmt(seconds: float) -> str:
