@@ -28,32 +28,13 @@ import sys
 import tracemalloc
 
 import numpy as np
-
-import eagle
-import hawk
-from hawk import Param, Scalar
+from bench_builder import natural_chain
 
 MB = 1e6
 
 
-@hawk.kernel
-def scale(x: Scalar, c: Param) -> Scalar:
-    return x * c
-
-
-@hawk.kernel
-def shift(x: Scalar, d: Param) -> Scalar:
-    return x + d
-
-
-@eagle.Graph.builder
 def chain(x):
-    g = eagle.Graph()
-    for _ in range(50):
-        x = scale(x, 1.0001)
-        x = shift(x, 0.25)
-    g.result = x
-    return g
+    return natural_chain(x, 100, 1.0001, 0.25)
 
 
 def _rss() -> int:
