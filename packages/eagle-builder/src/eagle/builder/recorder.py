@@ -172,6 +172,7 @@ class Recorder(extend.Recording):
         # id(array) -> (array, the device body whose node made it): only a merged name carries it out
         self.homes: dict[int, tuple[Any, _DeviceBody]] = {}
         self.constants: dict[int, Any] = {}  # value -> a one-cell uint32 array holding it
+        self.fresh: dict[int, Any] = {}  # id -> an output a kernel call allocated (no buffer=)
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
@@ -269,6 +270,8 @@ class Recorder(extend.Recording):
             self.producer[id(out)] = node
             if buffer is True:
                 self.kept[id(out)] = out
+            elif buffer is None:
+                self.fresh[id(out)] = out
             if home is not None:
                 self.homes[id(out)] = (out, home)
         return bound.result()
@@ -751,6 +754,7 @@ class Recorder(extend.Recording):
                                 "before any replay) stays as it was then; compute it with a kernel call")
         for fork in self.nested_forks:
             self.check_fork(fork)
+        extend.state(graph)["temporaries"] = self.temporaries(results)
         for name, argument, own in self.prologue:
             graph.add_node(copy_node(argument, into=own), name=name)
         self.prologue.clear()  # the copy nodes hold the arguments now (a bind re-points them)
@@ -761,6 +765,15 @@ class Recorder(extend.Recording):
                 graph.add_group(branches, names=[[self.labels[id(n)] for n in b] for b in branches])
             else:
                 graph.add_node(step, name=self.labels[id(step)])
+
+    def temporaries(self, results: list[Any]) -> list[Any]:
+        """The outputs kernel calls allocated that a node still touches and no result shares
+        memory with: no one outside the graph sees them (seed 000: a temporary has no array
+        that survives the run), so a fused run need not store them."""
+        touched = {id(a) for node in self.top.nodes() for top in node.walk() for _, a, _ in top.planes()}
+        held = [a for a in results if is_array(a)]
+        return [a for i, a in self.fresh.items()
+                if i in touched and not any(extend.overlap(a, r) for r in held)]
 
     def check_fork(self, fork: Fork) -> None:
         """Siblings of a fork inside a branch or a construct (the graph checks the top-level ones)."""
