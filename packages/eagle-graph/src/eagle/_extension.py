@@ -4,9 +4,7 @@ A graph has one slot for the state of extensions (:func:`state`), a dict
 whose documented keys the core reads: ``"recording"`` (the recording that
 writes into this graph: its ``add_node`` and ``parallel`` take the graph's),
 ``"bind"`` (what ``Graph.bind`` calls), ``"names"`` (the builder's names of
-the graph's arrays, for eagle.diff), ``"temporaries"`` (the arrays the
-builder allocated that no one outside the graph sees: a fused run need not
-store them, ``eagle._fusion``).  Packages keep anything else under
+the graph's arrays, for eagle.diff).  Packages keep anything else under
 their own distribution's name.
 
 A ``record=True`` graph is instrumented and replayed by the hooks eagle.diff

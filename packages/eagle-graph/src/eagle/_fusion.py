@@ -15,7 +15,7 @@ the run; a construct's bodies are fused on their own.
 The fuser writes the run's one function and stores only the planes that are
 *live* after it: what :class:`Liveness` says, from the build.  A plane is dead
 after a run only if it is a temporary the builder made (not a result, a
-buffer, an argument or anything a user holds: ``state(graph)["temporaries"]``)
+buffer, an argument or anything a user holds: ``extend.declare_temporaries``)
 and no node outside the run reads its memory, anywhere in the graph (a loop
 body's next turn included).  When in doubt, it is live.
 

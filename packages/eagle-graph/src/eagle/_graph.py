@@ -86,6 +86,7 @@ class Graph:
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
         self._fuse = True  # the build's choice (build(fuse=...)), which a bind's lowering keeps
         self._fused: list[tuple[str, ...]] | None = None
+        self._temporaries: list[Any] = []  # arrays no one outside sees (extend.declare_temporaries)
         self._logical: int | None = None
         self._warned_rebuild = False
         self._retired_stats: dict[str, int] = {}  # GPU counters of the CUDA graphs bind replaced
@@ -394,7 +395,7 @@ class Graph:
         ``analysis``: the build's, whose views the target uses."""
         lower = self._lower_host if backend == "cpu" else self._lower_device
         # a record=True graph keeps every plane eagle.diff reads: its kernels run unfused
-        liveness = Liveness(self._nodes, self._extension.get("temporaries", ())) \
+        liveness = Liveness(self._nodes, self._temporaries) \
             if self._fuse and not self._recording else None
         with fusing(liveness):
             target, schedule, reducing, tape = lower(schedule, analysis)

@@ -43,7 +43,7 @@ changes or removes them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,6 +188,13 @@ def record_into(graph: Graph, recorder: Recording | None) -> None:
         state(graph)["recording"] = recorder
 
 
+def declare_temporaries(graph: Graph, arrays: Sequence[Any]) -> None:
+    """Declare the arrays of ``graph`` no one outside it sees (a builder's temporaries: not a
+    result, a buffer or an argument): the build need not keep their values after the nodes
+    that use them (a fused run does not store them)."""
+    graph._temporaries = list(arrays)
+
+
 def recording_of(graph: Graph) -> Recording | None:
     """The recording that writes into ``graph`` now, if any."""
     return state(graph).get("recording")
@@ -255,6 +262,7 @@ __all__ = [
     "candidate_pairs",
     "contiguous",
     "cuda_module",
+    "declare_temporaries",
     "default_label",
     "device_copy_like",
     "device_of",

@@ -754,7 +754,6 @@ class Recorder(extend.Recording):
                                 "before any replay) stays as it was then; compute it with a kernel call")
         for fork in self.nested_forks:
             self.check_fork(fork)
-        extend.state(graph)["temporaries"] = self.temporaries(results)
         for name, argument, own in self.prologue:
             graph.add_node(copy_node(argument, into=own), name=name)
         self.prologue.clear()  # the copy nodes hold the arguments now (a bind re-points them)
@@ -766,10 +765,12 @@ class Recorder(extend.Recording):
             else:
                 graph.add_node(step, name=self.labels[id(step)])
 
-    def temporaries(self, results: list[Any]) -> list[Any]:
-        """The outputs kernel calls allocated that a node still touches and no result shares
-        memory with: no one outside the graph sees them (seed 000: a temporary has no array
-        that survives the run), so a fused run need not store them."""
+    def temporaries(self) -> list[Any]:
+        """The outputs kernel calls allocated that a node still touches and no result of the
+        graph shares memory with: in a builder's graph no one outside sees them (seed 000: a
+        temporary has no array that survives the run), so a fused run need not store them.
+        (A block's on a hand-made graph are what the block returns: not these.)"""
+        results = list(flatten(self.graph.result))
         touched = {id(a) for node in self.top.nodes() for top in node.walk() for _, a, _ in top.planes()}
         held = [a for a in results if is_array(a)]
         return [a for i, a in self.fresh.items()
