@@ -123,13 +123,17 @@ class _Copier:
         self.where = where
         self.stored = stored
         self.vars: dict[int, Operand] = {}
+        self.copied: set[int] = set()  # ids of the vars given a copy
 
     def operand(self, o: Operand) -> Operand:
         return self.vars.get(id(o), o) if isinstance(o, Var) else o
 
     def fresh(self, v: Var) -> Var:
-        new = self.vars[id(v)] = Var(v.dtype, v.uniform, v.name)
-        return new
+        """The copy of ``v``: one per var, which every assignment of it (an if's arms) writes."""
+        if id(v) not in self.copied:
+            self.vars[id(v)] = Var(v.dtype, v.uniform, v.name)
+            self.copied.add(id(v))
+        return self.vars[id(v)]  # type: ignore[return-value]
 
     def body(self, stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
