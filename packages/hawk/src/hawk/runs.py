@@ -18,8 +18,8 @@ import numpy as np
 
 from eagle import extend
 from eagle.native import Library, compile_library
+from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
-from eagle.plan import Plan
 from hawk import emit, fusion
 from hawk.emit import _is_uniform as is_uniform
 from hawk.ir import KernelIR, Slot, Store
@@ -122,7 +122,8 @@ def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[A
                                                for j in range(len(phased.phases))])
     library, functions = held
     n = bounds[0].samples
-    slots = Plan(functions[-1], plan_params(phased.slots), name="run", owner=library).bind(*args, n).slots()
+    slots = BoundPlan(Plan(functions[-1], plan_params(phased.slots), name="run", owner=library),
+                      [*args, n]).slots()
     accesses = _accesses(phased, args, len(fused.origins))
 
     def emit_run(program: Any) -> None:
