@@ -100,7 +100,7 @@ def _fused(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any
                 planes[keys[-1]] = arg
         members.append((ir, keys))
     fused = fusion.fuse(members, lambda k: live(planes[k]), "run")
-    phased = split(fused.ir)
+    phased = split(fused.ir, shared=True)
     args = [bounds[m].args[k] for m, k in fused.origins]
     device = next((a for a in args if extend.on_device(a)), None)
     return fused, phased, [*args, *scratch(phased.slots[len(args):], bounds[0].samples, device)]
