@@ -22,7 +22,7 @@ from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
 from hawk import emit, fusion
 from hawk.emit import _is_uniform as is_uniform
-from hawk.ir import KernelIR, Slot, Store
+from hawk.ir import Slot, Store
 from hawk.phases import Phased, split
 from hawk.types import NUMPY, strong
 
@@ -73,9 +73,9 @@ def _varying(phased: Phased, body: Sequence[Any]) -> bool:
     return any(not is_uniform(s) and not (isinstance(s, Store) and phased.slots[s.slot].cell) for s in body)
 
 
-def emit_gpu_phases(gpu: Any, ir: KernelIR, phased: Phased, prefix: str, args: Sequence[Any], n: int) -> None:
-    """The phases of a launch on a GPU program: one NVRTC module, a kernel per phase."""
-    module = extend.cuda_module(emit.source(ir, phased, prefix, "cuda"), prefix, gpu.device)
+def emit_gpu_phases(gpu: Any, source: str, phased: Phased, prefix: str, args: Sequence[Any], n: int) -> None:
+    """The phases of a launch on a GPU program: one NVRTC module (``source``), a kernel per phase."""
+    module = extend.cuda_module(source, prefix, gpu.device)
     typed = [a if s.role != "value" else np.dtype(NUMPY[strong(s.dtype)]).type(a)
              for a, s in zip(args, phased.slots, strict=False)]
     typed.append(np.int64(n))  # n: the plane length; the logical end comes last
@@ -110,9 +110,19 @@ def _accesses(phased: Phased, args: Sequence[Any], planes: int) -> list[tuple[An
     return [(a, s.role) for a, s in zip(args[:planes], phased.slots, strict=False) if s.role != "value"]
 
 
+def source(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool],
+           dialect: str) -> str:
+    """The C (``dialect`` "c") or CUDA C ("cuda") of a fused run of launches: the prelude, then a
+    function ``hk_run_p<j>`` per phase; ``key`` and ``live`` as :func:`host_run` takes them."""
+    fused, phased, _ = _fused(bounds, key, live)
+    return emit.source(fused.ir, phased, PREFIX, dialect)
+
+
 def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool]
              ) -> Callable[[Any], object]:
-    """A fused run of launches on the CPU: each phase one C function over the whole run."""
+    """A fused run of launches (KernelBounds) on the CPU: each phase one C function over the whole
+    run; ``key(array)``: equal for the very same view; ``live(array)``: whether a plane is read
+    after the run (its ``eagle.extend.Fusible`` fuser)."""
     fused, phased, args = _fused(bounds, key, live)
     source = emit.source(fused.ir, phased, PREFIX, "c")
     held = _LIBRARIES.get(source)
@@ -137,9 +147,10 @@ def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[An
     """A fused run of launches in a CUDA graph: each phase one CUDA kernel over the whole run."""
     fused, phased, args = _fused(bounds, key, live)
     n = bounds[0].samples
+    cuda_source = emit.source(fused.ir, phased, PREFIX, "cuda")
 
     def emit_run(gpu: Any) -> None:
-        emit_gpu_phases(gpu, fused.ir, phased, PREFIX, args, n)
+        emit_gpu_phases(gpu, cuda_source, phased, PREFIX, args, n)
 
     return emit_run
 
