@@ -290,3 +290,9 @@ def test_a_run_past_the_size_cap_is_cut_into_several_functions():
     assert fused_bits == unfused_bits and len(runs) == 3
     assert [label for run in runs for label in run] == [f"k{k}" for k in range(sum(map(len, runs)))]
     assert all(len(run) * size(bump.ir(np.zeros(2), 1.0)) <= MAX_STATEMENTS for run in runs)
+
+
+def test_a_fused_run_names_only_its_reducing_nodes():
+    x = np.linspace(0.0, 1.0, N)
+    g = eagle.Graph().add(bump.plan(x, 2.0), name="bump").add(centre.plan(x), name="centre").build()
+    assert g.fused == [("bump", "centre")] and g.reductions == ["centre"]

@@ -181,4 +181,5 @@ def fusible(bound: Any, target: str) -> extend.Fusible | None:
     phased = bound.plan.compiled.phased
     return extend.Fusible(host_run if target == "cpu" else gpu_run, bound, bound.samples,
                           tuple((a, role) for _, a, role in bound.planes()), fusion.size(ir),
-                          last=len(phased.phases) > 1 and _varying(phased, phased.phases[-1]))
+                          last=len(phased.phases) > 1 and _varying(phased, phased.phases[-1]),
+                          reduces=bool(phased.reductions))
