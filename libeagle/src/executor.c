@@ -16,6 +16,7 @@
  * A branch_tasks stage hands whole branches to the team instead; inside a
  * branch everything runs in order on that thread.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 
@@ -40,6 +41,10 @@ typedef struct run_ctx {
     int64_t logical;
     int team;          /* threads held from the team: 0 not asked yet, 1 none */
     atomic_int status; /* the first error; every walk stops when it is set */
+    eagle_callback_fn poll;
+    void *poll_ctx;
+    pthread_t caller; /* the only thread that polls */
+    int64_t tick;     /* tick_now() when the poll last ran, or the run began */
 } run_ctx;
 
 static int failed(run_ctx *c)
@@ -53,12 +58,18 @@ static void fail(run_ctx *c, int status)
     atomic_compare_exchange_strong(&c->status, &expected, status);
 }
 
-/* failed(c), after turning a pending SIGINT into a failure: checked where a
- * run can go on for long (between replays, between loop turns). */
+/* failed(c), after turning a pending SIGINT, or a due poll that says stop,
+ * into a failure: checked where a run can go on for long (between replays,
+ * between loop turns).  A poll is due once per tick (tick.c). */
 static int stopped(run_ctx *c)
 {
     if (eagle_interrupt_pending())
         fail(c, EAGLE_ERR_INTERRUPTED);
+    else if (c->poll && pthread_equal(pthread_self(), c->caller) && tick_now() != c->tick) {
+        c->tick = tick_now();
+        if (c->poll(c->poll_ctx) != 0)
+            fail(c, EAGLE_ERR_INTERRUPTED);
+    }
     return failed(c);
 }
 
@@ -351,19 +362,61 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays)
         return eagle_fail(EAGLE_ERR_STATE, "eagle_run: run a finalized top-level program");
     if (atomic_exchange(&p->busy, 1))
         return eagle_fail(EAGLE_ERR_BUSY, "eagle_run: the program is running on another thread");
-    run_ctx c = {.root = p, .logical = p->logical, .team = 0};
+    /* Polled on its thread only: a run elsewhere never takes the GIL to find nothing to do */
+    uint64_t self = (uint64_t)pthread_self();
+    int polls = p->poll && (!p->poll_thread || p->poll_thread == self);
+    run_ctx c = {.root = p,
+                 .logical = p->logical,
+                 .team = 0,
+                 .poll = polls ? p->poll : NULL,
+                 .poll_ctx = p->poll_ctx};
     atomic_init(&c.status, 0);
+    if (c.poll) {
+        int status = tick_begin();
+        if (status != EAGLE_OK) {
+            atomic_store(&p->busy, 0);
+            return status;
+        }
+        c.caller = pthread_self();
+        c.tick = tick_now();
+    }
     p->stats[0] = p->stats[1] = 0;
     int mode = team_in_region() ? MODE_SERIAL : MODE_TEAM;
     for (int64_t r = 0; r < replays && !stopped(&c); ++r)
         run_program(&c, p, mode);
     if (c.team > 1)
         team_release();
+    if (c.poll)
+        tick_end();
     atomic_store(&p->busy, 0);
     int status = atomic_load(&c.status);
     if (status == EAGLE_ERR_COLLECTIVE)
         return eagle_fail(status, "eagle_run: a collective failed");
     if (status == EAGLE_ERR_INTERRUPTED)
-        return eagle_fail(status, "eagle_run: interrupted (SIGINT)");
+        return eagle_fail(status, "eagle_run: interrupted (SIGINT, or the poll)");
     return status ? eagle_fail(status, "eagle_run: a callback item stopped the run") : EAGLE_OK;
+}
+
+EAGLE_API int eagle_program_set_launch(eagle_program *p, int32_t *guard, eagle_callback_fn poll,
+                                       void *ctx, uint64_t poll_thread)
+{
+    if (!p)
+        return eagle_fail(EAGLE_ERR_ARG, "eagle_program_set_launch: no program");
+    p->guard = guard;
+    p->poll = poll;
+    p->poll_ctx = ctx;
+    p->poll_thread = poll_thread;
+    return EAGLE_OK;
+}
+
+EAGLE_API int eagle_launch(eagle_program *p, int64_t replays)
+{
+    if (!p)
+        return eagle_fail(EAGLE_ERR_ARG, "eagle_launch: no program");
+    if (p->guard && !eagle_guard_enter(p->guard))
+        return eagle_fail(EAGLE_ERR_BUSY, "eagle_launch: another call holds the program's guard");
+    int status = eagle_run(p, replays);
+    if (p->guard)
+        eagle_guard_leave(p->guard);
+    return status;
 }

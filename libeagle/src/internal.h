@@ -67,4 +67,13 @@ int reduce_itemsize(int32_t dtype);
 /* Non-zero once SIGINT arrived while eagle_interrupt_catch(1) was in force. */
 int eagle_interrupt_pending(void);
 
+/* -------------------------------------------------------------- tick.c */
+
+/* A run with a poll begins (EAGLE_OK, or EAGLE_ERR_THREAD when the ticker
+ * cannot start; then the run must not go on) and ends; tick_now changes
+ * every EAGLE_POLL_MS while such runs are in progress. */
+int tick_begin(void);
+void tick_end(void);
+int64_t tick_now(void);
+
 #endif /* EAGLE_INTERNAL_H */

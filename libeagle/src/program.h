@@ -98,6 +98,10 @@ struct eagle_program {
     _Atomic int64_t *events;
     int64_t generation;
     eagle_collective coll; /* the ranks' collectives; coll.size == 0 when there are none */
+    int32_t *guard;        /* eagle_program_set_launch's */
+    eagle_callback_fn poll;
+    void *poll_ctx;
+    uint64_t poll_thread;
 };
 
 /* collective.c: a reduce item made global by eagle_program_set_collective.

@@ -2,7 +2,8 @@
 
 For each program:
 - the graph's replay equals the program run as plain Python (kernels by hawk's reference
-  evaluator), bit for bit, for two closures of one builder;
+  evaluator), bit for bit, for two closures of one builder, with the buffer plan sharing the
+  temporaries' storage and with it off (``EAGLE_PLAN=0``);
 - at 1, 2 and 3 threads (small and large batches, so both CPU schedules), with fusion on and
   off (EAGLE_FUSE), three replays equal the reference interpreter's (eagle.testing.check), and
   the fused replay gives the unfused one's bits;
@@ -107,6 +108,26 @@ def record(builder: Any, values: dict[str, Any], **kwargs: Any) -> Any:
 
 
 @contextlib.contextmanager
+def switched(variable: str, on: bool) -> Iterator[None]:
+    """Builds inside see ``variable`` (EAGLE_PLAN, EAGLE_FUSE) set to 1 or 0."""
+    before = os.environ.get(variable)
+    os.environ[variable] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[variable]
+        else:
+            os.environ[variable] = before
+
+
+def plan(on: bool) -> contextlib.AbstractContextManager[None]:
+    """Builds inside share the temporaries' storage (the default) or give each its own."""
+    return switched("EAGLE_PLAN", on)
+
+
+
+@contextlib.contextmanager
 def threads(n: int) -> Iterator[None]:
     from eagle import _core
 
@@ -118,18 +139,10 @@ def threads(n: int) -> Iterator[None]:
         _core.set_num_threads(before)
 
 
-@contextlib.contextmanager
-def fusion(on: bool) -> Iterator[None]:
+def fusion(on: bool) -> contextlib.AbstractContextManager[None]:
     """Build with fusion on or off (EAGLE_FUSE): both are held to the reference."""
-    before = os.environ.get("EAGLE_FUSE")
-    os.environ["EAGLE_FUSE"] = "1" if on else "0"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["EAGLE_FUSE"]
-        else:
-            os.environ["EAGLE_FUSE"] = before
+    return switched("EAGLE_FUSE", on)
+
 
 
 def eager_run(make: Any, closure: float, values: dict[str, Any]) -> tuple[Any, np.ndarray]:
@@ -141,11 +154,14 @@ def eager_run(make: Any, closure: float, values: dict[str, Any]) -> tuple[Any, n
 @given(program=programs(pools=POOLS))
 def test_programs_on_the_cpu(program: Program, folder: Path) -> None:
     make_graph, make_eager = faces(program, folder)
-    for closure in (program.closure, program.closure + 0.25):  # one builder, two closures
+    faces_run = ((program.closure, True), (program.closure, False), (program.closure + 0.25, True))
+    for closure, planned in faces_run:  # one builder, two closures; the buffer plan on and off
         want, want_y = eager_run(make_eager, closure, program.values)
         args = fresh(program.values)
-        g = record(make_graph(closure), args)
-        same_bits(g(), want, f"replay vs plain Python (closure {closure})")
+        with plan(planned):
+            g = record(make_graph(closure), args)
+        how = f"closure {closure}, buffer plan {'on' if planned else 'off'}"
+        same_bits(g(), want, f"replay vs plain Python ({how})")
         same_bits(args["y"], want_y, "y, written in place")
     builder = make_graph(program.closure)
     for team, fused in itertools.product((1, 2, 3), (True, False)):

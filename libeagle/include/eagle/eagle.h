@@ -61,7 +61,7 @@ extern "C" {
 #define EAGLE_ERR_CUDA -10
 /* The driver lacks a feature the graph uses (conditional nodes: 12.3). */
 #define EAGLE_ERR_DRIVER_TOO_OLD -11
-/* SIGINT arrived during the run (eagle_interrupt_catch): it stopped. */
+/* SIGINT arrived (eagle_interrupt_catch), or a launch's poll said stop. */
 #define EAGLE_ERR_INTERRUPTED -12
 
 /* ---------------------------------------------------------------- views */
@@ -285,6 +285,30 @@ EAGLE_API int eagle_run(eagle_program *p, int64_t replays);
  * KeyboardInterrupt stays pending.  Calls nest; call from one thread.
  */
 EAGLE_API int eagle_interrupt_catch(int on);
+
+/*
+ * Added in ABI 3 (additive): what a run of p has around it, set once (by
+ * the caller that prepares its launches), so that a launch passes nothing
+ * else.  `poll` (NULL: none) is called with `ctx` by a run of p on the
+ * thread `poll_thread` ((uint64_t)pthread_self() of it: Python's main
+ * thread, the one that handles signals; 0: any thread that runs p),
+ * between replays and loop turns, at most once per EAGLE_POLL_MS (a
+ * libeagle thread ticks that often while such runs are in progress, and
+ * ends when none has been for a second; a run much shorter than that
+ * seldom calls it): non-zero stops the run with EAGLE_ERR_INTERRUPTED
+ * (Python's pending signals are handled there, with the GIL taken).
+ * `guard` (NULL: none) is the flag eagle_launch holds, as eagle_guard_enter
+ * does.
+ */
+#define EAGLE_POLL_MS 100
+EAGLE_API int eagle_program_set_launch(eagle_program *p, int32_t *guard, eagle_callback_fn poll,
+                                       void *ctx, uint64_t poll_thread);
+
+/*
+ * eagle_run holding p's guard: EAGLE_ERR_BUSY, with nothing run, when
+ * another thread holds it.
+ */
+EAGLE_API int eagle_launch(eagle_program *p, int64_t replays);
 
 /*
  * Collectives: one program run on every rank of a sharded batch (rank r

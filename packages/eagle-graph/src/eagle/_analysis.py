@@ -9,6 +9,11 @@ and the views it made are the ones the host lowering passes to libeagle.  It
 is the place for what later passes work out per build (fusion, the buffer
 plan).
 
+The buffer plan's temporaries (``temporaries``: arrays only the graph's nodes hold) and the
+liveness of every plane (``liveness``, ``eagle._liveness``) are here for every pass after it:
+``read_after(array, position)`` says whether anything after a top-level position reads an array
+(a temporary only when a later node does; anything else is read after the run too).
+
 Edges are derived only when asked for.  The race check asks only for the edges
 between the branches of a fork, so a graph without a fork, or whose forks' branches
 share no memory, derives none at build; ``Graph.edges()`` derives all of them, once.
@@ -22,22 +27,24 @@ from typing import Any
 from eagle._cuda import device_of, on_device
 from eagle._edges import Edge, derive_edges, group_key, is_plane
 from eagle._kinds import Node, PlaneTuple
+from eagle._liveness import Forks, Liveness
 from eagle._views import candidate_pairs, overlap, view_of
-
-#: Per fork, its branches as lists of node indices.
-Forks = Sequence[Sequence[Sequence[int]]]
 
 
 class Analysis:
     """Each node's planes and their views, the device planes, the forks and the edges of one
     graph as it is now (a bind that swaps arrays makes a new one).
 
-    ``planes[i]`` is ``nodes[i].planes()``, asked once.
+    ``planes[i]`` is ``nodes[i].planes()``, asked once; ``temporaries``: the buffer plan's arrays
+    (``eagle._buffers``), which only the nodes hold.
     """
 
-    def __init__(self, nodes: Sequence[Node], forks: Forks = ()) -> None:
+    def __init__(self, nodes: Sequence[Node], forks: Forks = (), temporaries: Sequence[Any] = ()) -> None:
         self.planes: list[list[PlaneTuple]] = [node.planes() for node in nodes]
         self.forks = forks
+        #: id(array) of each temporary: no result, buffer, argument or anything a user holds.
+        self.temporaries: frozenset[int] = frozenset(id(a) for a in temporaries)
+        self._liveness: Liveness | None = None
         #: (node index, plane name, array) of every device plane.
         self.device_planes: list[tuple[int, str, Any]] = [
             (i, name, array) for i, planes in enumerate(self.planes)
@@ -65,10 +72,24 @@ class Analysis:
             held = self._keys[id(array)] = (array, group_key(array, self.view))
         return held[1]
 
+    @property
+    def liveness(self) -> Liveness:
+        """First write, last read and last touch of every plane, over the top-level positions."""
+        if self._liveness is None:
+            self._liveness = Liveness(self.planes, self.forks)
+        return self._liveness
+
+    def read_after(self, array: Any, position: int) -> bool:
+        """Whether ``array`` is read after top-level node ``position``: for a temporary, whether
+        a later node reads it; anything else is read after the run (a result, a buffer, an
+        argument, a Mutable, a cell), so True."""
+        return id(array) not in self.temporaries or self.liveness.read_after(array, position)
+
     def edges(self) -> list[Edge]:
-        """Every derived edge, ``Edge(src, dst, plane, kind)``, sorted."""
+        """Every derived edge, ``Edge(src, dst, plane, kind)``, sorted: between the recorded
+        arrays, whatever storage the buffer plan lets temporaries share."""
         if self._edges is None:
-            self._edges = derive_edges(self.planes, self.view)
+            self._edges = derive_edges(self.planes, self.view, self.temporaries)
         return self._edges
 
     def fork_edges(self) -> list[Edge]:
@@ -83,7 +104,7 @@ class Analysis:
                 self._fork_edges = self.edges()
             else:
                 inside = sorted({i for f in self._contended() for i in members[f]})
-                local = derive_edges([self.planes[i] for i in inside], self.view)
+                local = derive_edges([self.planes[i] for i in inside], self.view, self.temporaries)
                 self._fork_edges = [Edge(inside[e.src], inside[e.dst], e.plane, e.kind) for e in local]
         return self._fork_edges
 

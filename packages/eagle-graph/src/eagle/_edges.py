@@ -17,7 +17,7 @@ The edge set only grows under the conservative overlap answer, never misses.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -137,16 +137,19 @@ def group_key(array: Any, view: Callable[[Any], Any]) -> tuple[Any, ...] | None:
 
 
 def derive_edges(node_planes: list[list[tuple[str, Any, str]]],
-                 view: Callable[[Any], Any] = view_of) -> list[Edge]:
+                 view: Callable[[Any], Any] = view_of, private: Container[int] = ()) -> list[Edge]:
     """The edges among nodes given, in node order, each node's (name, array, role) planes;
-    ``view`` gives an array's ``eagle_view`` (a build passes its analysis's, made once)."""
+    ``view`` gives an array's ``eagle_view`` (a build passes its analysis's, made once).
+    ``private``: ids of the buffer plan's temporaries, each a location of its own whatever
+    storage it shares (the plan shares only what is never live at once)."""
     groups: dict[tuple[Any, ...], list[Access]] = {}
     keys: dict[int, tuple[Any, ...] | None] = {}  # id(array) -> its group's key; the planes hold them
     for node, planes in enumerate(node_planes):
         for name, array, role in planes:
             key = keys.get(id(array), _UNSEEN)
             if key is _UNSEEN:
-                key = keys[id(array)] = group_key(array, view)
+                key = keys[id(array)] = ("private", id(array)) if id(array) in private \
+                    else group_key(array, view)
             if key is None:
                 continue
             acc = Access(node, name, array, role in ("read", "readwrite"), role in ("write", "readwrite"))
@@ -156,10 +159,12 @@ def derive_edges(node_planes: list[list[tuple[str, Any, str]]],
     edges: set[Edge] = set()
     for accs in ordered:
         _walk(accs, edges, None, group_of)
-    if len(ordered) > 1:
-        writes = [any(a.writes for a in accs) for accs in ordered]
-        pairs = candidate_pairs([view(accs[0].array) for accs in ordered], writes, exact=True)
-        for g1, g2 in pairs.tolist():
+    shared = [g for g, accs in enumerate(ordered) if id(accs[0].array) not in private]
+    if len(shared) > 1:
+        writes = [any(a.writes for a in ordered[g]) for g in shared]
+        pairs = candidate_pairs([view(ordered[g][0].array) for g in shared], writes, exact=True)
+        for i, j in pairs.tolist():
+            g1, g2 = shared[i], shared[j]
             merged = sorted(ordered[g1] + ordered[g2], key=lambda a: a.node)  # stable: in-node order kept
             _walk(merged, edges, (g1, g2), group_of)
     return sorted(edges)

@@ -13,11 +13,12 @@ step, a copy, an opaque, a plugin's node, a device conditional or loop) ends
 the run; a construct's bodies are fused on their own.
 
 The fuser writes the run's one function and stores only the planes that are
-*live* after it: what :class:`Liveness` says, from the build.  A plane is dead
-after a run only if it is a temporary the builder made (not a result, a
-buffer, an argument or anything a user holds: ``extend.declare_temporaries``)
-and no node outside the run reads its memory, anywhere in the graph (a loop
-body's next turn included).  When in doubt, it is live.
+*live* after it: what :class:`FusionContext` says, from the build.  A plane is dead
+after a run only if it is a temporary (not a result, a buffer, an argument or
+anything a user holds: ``extend.declare_temporaries``, then the buffer plan's
+storage), no later node reads it (``Analysis.read_after``, for a run of
+top-level nodes) and no node outside the run reads its memory, anywhere in
+the graph (a loop body's next turn included).  When in doubt, it is live.
 
 ``EAGLE_FUSE=0`` in the environment, or ``Graph.build(fuse=False)``, turns
 fusion off: each kernel then runs as its own items (the same bits).
@@ -56,18 +57,23 @@ def _owned(array: Any) -> bool:
     return isinstance(array, np.ndarray) and _root(array).flags.owndata
 
 
-class Liveness:
+class FusionContext:
     """Which planes a fused run must store, for one lowering of a graph.
 
     :param nodes: the graph's top-level nodes (their bodies are walked).
     :param temporaries: the arrays no one outside the graph sees.
     :param key: a plane's view key, ``group_key(array, view_of)`` (the build's ``Analysis.key``).
+    :param read_after: ``(array, position)`` -> whether a top-level node after ``position``
+        reads it (``Analysis.read_after``): asked of a top-level run, beside the readers
+        anywhere outside the run (which alone decide a run in a body).
     """
 
     def __init__(self, nodes: Sequence[Node], temporaries: Sequence[Any],
-                 key: Callable[[Any], Any] = lambda array: group_key(array, view_of)) -> None:
+                 key: Callable[[Any], Any] = lambda array: group_key(array, view_of),
+                 read_after: Callable[[Any, int], bool] | None = None) -> None:
         #: a plane's view key (``eagle._edges.group_key``): the build analysis's, worked out once
         self.key = key
+        self.read_after = read_after
         self.temporaries = {id(a): a for a in temporaries}
         #: memory of a temporary -> the leaf nodes that read it
         self.readers: dict[int, set[int]] = {}
@@ -85,19 +91,22 @@ class Liveness:
                     if role != "write" and memory in wanted:
                         self.readers.setdefault(memory, set()).add(id(node))
 
-    def live(self, array: Any, members: set[int]) -> bool:
-        """Whether ``array``, written by the run of nodes ``members`` (ids), is read after it."""
+    def live(self, array: Any, members: set[int], position: int | None = None) -> bool:
+        """Whether ``array``, written by the run of nodes ``members`` (ids) that ends at top-level
+        ``position`` (None: in a body), is read after it."""
         if id(array) not in self.temporaries:
+            return True
+        if position is not None and self.read_after is not None and self.read_after(array, position):
             return True
         return not self.readers.get(_memory(array), set()) <= members
 
 
 #: The liveness of the graph being lowered; None: no fusion (a launch outside a build, fuse=False).
-_current: ContextVar[Liveness | None] = ContextVar("eagle_fusion", default=None)
+_current: ContextVar[FusionContext | None] = ContextVar("eagle_fusion", default=None)
 
 
 @contextmanager
-def fusing(liveness: Liveness | None) -> Iterator[None]:
+def fusing(liveness: FusionContext | None) -> Iterator[None]:
     """Lower with fusion (``liveness`` None: without) inside the ``with``."""
     token = _current.set(liveness)
     try:
@@ -106,7 +115,7 @@ def fusing(liveness: Liveness | None) -> Iterator[None]:
         _current.reset(token)
 
 
-def current() -> Liveness | None:
+def current() -> FusionContext | None:
     return _current.get()
 
 
@@ -180,9 +189,10 @@ def groups(indices: Sequence[int], lowerings: Sequence[Any]) -> list[list[int]]:
 
 
 def emitter(group: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node],
-            append: Callable[[int, Any], object]) -> Callable[[Any], object]:
+            append: Callable[[int, Any], object], top: bool = False) -> Callable[[Any], object]:
     """What appends ``group`` (indices into ``lowerings`` and ``nodes``) to a target: a fused
-    run's one function, or ``append(index, target)`` for a lowering alone."""
+    run's one function, or ``append(index, target)`` for a lowering alone; ``top``: the indices
+    are the graph's top-level positions."""
     if len(group) == 1:
         return lambda target: append(group[0], target)
     liveness = current()
@@ -195,4 +205,5 @@ def emitter(group: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node
         view = liveness.key(array)  # None for an empty plane: each its own
         return keys.setdefault(("empty", id(array)) if view is None else view, len(keys))
 
-    return parts[0].fuser([p.payload for p in parts], key, lambda array: liveness.live(array, members))
+    end = run[-1] if top else None
+    return parts[0].fuser([p.payload for p in parts], key, lambda array: liveness.live(array, members, end))

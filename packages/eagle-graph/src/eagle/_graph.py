@@ -13,12 +13,13 @@ import numpy as np
 
 from eagle import _core, _recording
 from eagle._analysis import Analysis
+from eagle._buffers import plan_storage, planning
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._extension import record_hooks
-from eagle._fusion import Liveness, enabled, fusing
+from eagle._fusion import FusionContext, enabled, fusing
 from eagle._kinds import Node, kind_of
 from eagle._lower_cpu import lowered
 from eagle._lower_gpu import gpu_lowered
@@ -82,6 +83,10 @@ class Graph:
         self._backend: str | None = None
         self._schedule: list[str] | None = None
         self._program: Target | None = None  # the lowering target, once built
+        #: The replay launch() makes, prepared at build where it is one native call (a host
+        #: program, no Record, no communicator): the guard, the run, Python's signals.
+        self._launch: Callable[[int], int] | None = None
+        self._record_replay: Any = None  # eagle.diff's hook, found at build
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
         self._fuse = True  # the build's choice (build(fuse=...)), which a bind's lowering keeps
@@ -297,7 +302,8 @@ class Graph:
         return self._analysis if self._analysis is not None else self._analyze()
 
     def _analyze(self) -> Analysis:
-        return Analysis(self._nodes, [stage.branches for stage in self._stages if stage.group])
+        forks = [stage.branches for stage in self._stages if stage.group]
+        return Analysis(self._nodes, forks, self._temporaries)
 
     def __repr__(self) -> str:
         return (f"<eagle.Graph {len(self._nodes)} nodes, {len(self._stages)} stages, "
@@ -345,14 +351,18 @@ class Graph:
         return self._labels[index] + (" [stream: cpu runs eagerly]" if eager else "")
 
     # -------------------------------------------------------------- build
-    def build(self, backend: str | None = None, dispatch: str | None = None, fuse: bool | None = None
-              ) -> Graph:
+    def build(self, backend: str | None = None, dispatch: str | None = None, plan: bool | None = None,
+              fuse: bool | None = None) -> Graph:
         """Analyze the nodes once (planes, views, devices, forks; the edges where a fork needs
-        them), refuse what could race, and lower the graph once; the analysis is kept.
+        them), plan the temporaries' storage, refuse what could race, and lower the graph once;
+        the analysis is kept.
 
-        ``fuse``: write each run of per-sample kernels as one function (:attr:`fused` lists
-        them); the default is on, unless the environment sets ``EAGLE_FUSE=0``.  Fused and
-        unfused graphs give the same bits.
+        :param plan: let the temporaries a builder declared (kernel outputs that nothing but the
+            graph holds) share storage by liveness; None: the ``EAGLE_PLAN`` environment variable
+            (0 turns sharing off), on by default.  Results are the same either way.
+        :param fuse: write each run of per-sample kernels as one function (:attr:`fused` lists
+            them); None: on, unless the environment sets ``EAGLE_FUSE=0``.  Fused and unfused
+            graphs give the same bits.
         """
         with self._guard("eagle.Graph.build"):
             if self._program is not None:
@@ -365,7 +375,7 @@ class Graph:
             if dispatch not in DISPATCH and not isinstance(dispatch, dict):
                 raise ValueError(f"eagle.Graph.build: a built graph takes dispatch='switch' or "
                                  f"'predicated' (or a dict of them), got {dispatch!r}")
-            analysis = self._analyze()
+            analysis = self._planned(planning(plan, "eagle.Graph.build"))
             self._fuse = enabled(fuse)
             local = functools.partial(self._build_local, backend, analysis)
             chosen, schedule, (program, reducing), tape = (
@@ -375,7 +385,32 @@ class Graph:
             # Only now does the graph change: a failed build left it as it was.
             self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, dispatch
             self._tape, self._reducing, self._analysis = tape, reducing, analysis
+            if tape is not None:
+                self._record_replay = record_hooks("eagle.Graph.build").replay
+            self._prepare_launch()
         return self
+
+    def _prepare_launch(self) -> None:
+        """The launch of the target built now: one native call where a host program replays
+        plainly; else launch() takes the guard and runs the target through ``_run``."""
+        plain = self._backend == "cpu" and self._tape is None and self._comm is None
+        self._launch = self._program.launcher(self._busy) if plain else None
+
+    def _planned(self, share: bool) -> Analysis:
+        """The analysis of the nodes once the temporaries a builder declared
+        (``extend.declare_temporaries``) have their planned storage (``share`` False: each its
+        own); only those found to be the nodes' alone stay temporaries.  A record=True graph
+        keeps its arrays (eagle.diff reads them after the run), and a device graph declares none
+        (the check of who holds an array is the host's)."""
+        candidates, self._temporaries = self._temporaries, []
+        if candidates and not self._recording:
+            analysis = self._analyze()
+            if not analysis.device_planes:
+                settle = plan_storage(self._nodes, analysis.planes, analysis.forks, candidates, share)
+                del analysis  # its planes held the old arrays: settle sees who else does
+                self._temporaries = list(settle())
+        candidates.clear()
+        return self._analyze()
 
     def _build_local(self, backend: str | None, analysis: Analysis
                      ) -> tuple[str, list[str], tuple[Any, list[int]], Any]:
@@ -395,7 +430,7 @@ class Graph:
         ``analysis``: the build's, whose views the target uses."""
         lower = self._lower_host if backend == "cpu" else self._lower_device
         # a record=True graph keeps every plane eagle.diff reads: its kernels run unfused
-        liveness = Liveness(self._nodes, self._temporaries, analysis.key) \
+        liveness = FusionContext(self._nodes, self._temporaries, analysis.key, analysis.read_after) \
             if self._fuse and not self._recording else None
         with fusing(liveness):
             target, schedule, reducing, tape = lower(schedule, analysis)
@@ -472,6 +507,7 @@ class Graph:
         if self._comm is not None:
             program.set_collective(self._comm)  # a collective call: every rank binds
         self._program, self._tape = program, tape
+        self._prepare_launch()
 
     def _rebound(self, mapping: dict[int, Any]) -> bool:
         """Whether the instantiated graph took the new arrays in place."""
@@ -503,18 +539,34 @@ class Graph:
     # ---------------------------------------------------------------- run
     def launch(self, n: int = 1) -> Graph:
         """Replay the built graph ``n`` times and wait."""
-        with self._guard("eagle.Graph.launch"):
-            self._run(n, "eagle.Graph.launch")
+        if not self._prepared(n, "eagle.Graph.launch"):
+            with self._guard("eagle.Graph.launch"):
+                self._run(n, "eagle.Graph.launch")
         return self
 
     def enqueue(self, n: int = 1) -> Graph:
         """Replay without waiting (on the CPU the replay is done when it returns)."""
+        if self._prepared(n, "eagle.Graph.enqueue"):  # a host program's: no Record
+            return self
         if self.record:
             raise RuntimeError("eagle.Graph.enqueue: a record=True graph runs with launch(), which waits "
                                "for the run its Record describes")
         with self._guard("eagle.Graph.enqueue"):
             self._run(n, "eagle.Graph.enqueue", wait=False)
         return self
+
+    def _prepared(self, n: int, api: str) -> bool:
+        """Replay ``n`` times by the launch prepared at build, where there is one (and ``n`` is
+        a plain count): whether it did."""
+        launch = self._launch
+        if launch is None or type(n) is not int or n < 0:
+            return False
+        status = launch(n)
+        if status == _core.lib.EAGLE_ERR_BUSY:  # another thread holds the guard
+            raise Busy(api)
+        if status:
+            self._program.failed(status, api)
+        return True
 
     def synchronize(self) -> Graph:
         """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception
@@ -545,7 +597,7 @@ class Graph:
         try:
             if self._tape is not None and n:
                 # eagle.diff's replay: the Record notes whether the run completed
-                record_hooks(api).replay(self._tape, self._program, int(n))
+                self._record_replay(self._tape, self._program, int(n))
             elif wait:
                 self._program.run(int(n))
             else:

@@ -36,7 +36,7 @@ def _emit_runs(target: Target, indices: Sequence[int], lowerings: Sequence[Any],
         if len(group) > 1:
             current().runs.append(tuple(group))
             noted = [i for i in group if lowerings[i].fuse.reduces]
-        _emit_noting(target, noted, emitter(group, lowerings, nodes, append), reducing)
+        _emit_noting(target, noted, emitter(group, lowerings, nodes, append, top=True), reducing)
 
 
 def lower_host(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any], nodes: Sequence[Node],

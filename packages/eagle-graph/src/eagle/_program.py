@@ -8,10 +8,9 @@ lowerings (issue 3) produce Programs; the tests drive them directly.
 from __future__ import annotations
 
 import ctypes
-import signal
+import functools
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,22 +40,6 @@ LOOPS = {"while": lib.EAGLE_LOOP_WHILE, "do": lib.EAGLE_LOOP_DO, "count": lib.EA
 _check_signals = ctypes.PYFUNCTYPE(ctypes.c_int)(("PyErr_CheckSignals", ctypes.pythonapi))
 
 
-@contextmanager
-def _interruptible() -> Iterator[None]:
-    """Let Ctrl-C stop the native run in between (libeagle's eagle_interrupt_catch), when
-    Python would answer it with KeyboardInterrupt: in the main thread, under the default
-    handler.  Anywhere else the run goes to its end, as before."""
-    catch = (threading.current_thread() is threading.main_thread()
-             and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
-    if catch:
-        check(lib.eagle_interrupt_catch(1), "Program.run")
-    try:
-        yield
-    finally:
-        if catch:
-            lib.eagle_interrupt_catch(0)
-
-
 class ErrorBox:
     """The first exception a program's callbacks raised.  A callback's handle holds the box, not
     the program: no reference cycle, so a program is freed when its last reference goes, in that
@@ -73,7 +56,15 @@ class ErrorBox:
             self.error = exc
 
 
-@ffi.callback("int(void *)")
+def _kept(exc_type: type, exc: BaseException, tb: Any) -> int:
+    """What _trampoline raised before its ``try`` (a signal handler Python ran on entering it:
+    Ctrl-C's KeyboardInterrupt), kept in the box of its ``ctx`` as any other."""
+    box, _ = ffi.from_handle(tb.tb_frame.f_locals["ctx"])
+    box.keep(exc)
+    return 1
+
+
+@ffi.callback("int(void *)", onerror=_kept)
 def _trampoline(ctx: Any) -> int:
     # cffi cannot carry an exception out of a callback: keep it in the
     # program's box and return non-zero, which stops the run; Program.run raises it.
@@ -133,6 +124,11 @@ class Program(CallbackErrors):
         # Consecutive callbacks share one item, so a run of them takes the GIL once.
         self._batch: list[Callable[[], object]] | None = None
         self._box = ErrorBox()
+        # Every run's poll (eagle_program_set_launch): Python's pending signals, handled in the
+        # main thread at most once per EAGLE_POLL_MS of a run there; what a handler raises
+        # (Ctrl-C's KeyboardInterrupt) stops the run and is raised by the call.
+        self._poll = ffi.new_handle((self._box, [_check_signals]))
+        self._launch_with(ffi.NULL, "eagle.Program")
         self._subs: list[Program] = []  # adopted sub-programs, searched for callback errors
         self._owner: Program | None = None
         self.schedule: str | None = None  # of the stage items go to now
@@ -344,18 +340,35 @@ class Program(CallbackErrors):
         """Run ``replays`` times in one native call with the GIL released.
 
         An exception raised by a callback item stops the run and is raised
-        here, with its own traceback.
+        here, with its own traceback; so does Ctrl-C in the main thread
+        (KeyboardInterrupt, between replays and loop turns).
         """
-        with _interruptible():
-            status = lib.eagle_run(self._ptr, replays)
+        status = lib.eagle_run(self._ptr, replays)
+        if status:
+            self.failed(status, "Program.run")
+        return self
+
+    def launcher(self, guard: Any) -> Callable[[int], int]:
+        """``run`` prepared for a graph's replays: ``launcher(guard)(n)`` is one native call of
+        two arguments that also holds ``guard`` (a graph's ``eagle_guard_enter`` flag) and
+        returns libeagle's status (:meth:`failed` raises what it means)."""
+        self._launch_with(guard, "Program.launcher")
+        self._keep.append(guard)
+        return functools.partial(lib.eagle_launch, self._ptr)
+
+    def _launch_with(self, guard: Any, api: str) -> None:
+        # Polled in the thread that handles Python's signals (the main thread): a run elsewhere
+        # goes to its end without taking the GIL.
+        check(lib.eagle_program_set_launch(self._ptr, guard, _trampoline, self._poll,
+                                           threading.main_thread().ident), api)
+
+    def failed(self, status: int, api: str) -> None:
+        """Raise what stopped a run (``status``, not 0): a callback's or a poll's exception, else
+        libeagle's own words."""
         error = self._take_error()
         if error is not None:
             raise error
-        if status == lib.EAGLE_ERR_INTERRUPTED:
-            _check_signals()  # Python's handler, pending since the signal, raises KeyboardInterrupt
-            raise KeyboardInterrupt  # its handler changed meanwhile and did not raise
-        check(status, "Program.run")
-        return self
+        check(status, api)
 
     def stats(self) -> dict[str, int]:
         """Team regions opened and barriers passed in the last run."""

@@ -190,8 +190,9 @@ def record_into(graph: Graph, recorder: Recording | None) -> None:
 
 def declare_temporaries(graph: Graph, arrays: Sequence[Any]) -> None:
     """Declare the arrays of ``graph`` no one outside it sees (a builder's temporaries: not a
-    result, a buffer or an argument): the build need not keep their values after the nodes
-    that use them (a fused run does not store them)."""
+    result, a buffer or an argument): the build keeps those only the graph's nodes hold, lets
+    them share storage by liveness (the buffer plan) and need not keep their values after the
+    nodes that use them (a fused run does not store them)."""
     graph._temporaries = list(arrays)
 
 

@@ -266,6 +266,7 @@ class BoundPlan:
         """This launch over swapped arrays (``swap(a)``: what replaces ``a``), all else shared."""
         new = copy.copy(self)
         new.args = [swap(a) for a in self.args]
+        new._planes = None  # the copied split holds the old arrays: the buffer plan lets them go
         return new
 
     def launch(self) -> None:

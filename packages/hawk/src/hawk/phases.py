@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hawk.ir import REDUCTIONS, If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
+from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,15 @@ class Phased:
     slots: list[Slot]
     phases: list[list[Stmt]]
     reductions: list[Reduction]
+
+    @property
+    def cells_only(self) -> bool:
+        """The final phase stores nothing but cells, of values the same for every sample (a
+        reduction's result, a flag): its sample loop has no effect (loads and ops only), so one
+        call does it all."""
+        return all(isinstance(s, (Op, Load)) or (isinstance(s, Store) and self.slots[s.slot].cell
+                                                 and (isinstance(s.value, Const) or s.value.uniform))
+                   for s in self.phases[-1])
 
 
 def split(ir: KernelIR, shared: bool = False) -> Phased:

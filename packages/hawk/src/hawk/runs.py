@@ -21,8 +21,7 @@ from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
 from hawk import emit, fusion
-from hawk.emit import _is_uniform as is_uniform
-from hawk.ir import Slot, Store
+from hawk.ir import Slot
 from hawk.phases import Phased, split
 from hawk.types import NUMPY, strong
 
@@ -66,16 +65,11 @@ def emit_phases(program: Any, phased: Phased, functions: Sequence[Any], slots: l
             if reduction.phase == j:
                 program.reduce_partials(args[reduction.partials], args[reduction.cell], n, reduction.op)
     # a kernel that reduces or writes a cell runs over an empty batch too: its cells get the
-    # reductions' identities, as eagle.reduce writes them; a final phase that only stores cells
-    # is one small item (one call on this thread), not a pass over every block
-    final = n if _varying(phased, phased.phases[-1]) else min(n, 1)
+    # reductions' identities, as eagle.reduce writes them; one that only stores cells is one
+    # call on the running thread (its first sample), not a pass of the team over the samples
+    final = min(n, 1) if phased.cells_only else n
     program.kernel(functions[-1], slots, final, per_sample=per_sample, accesses=accesses,
                    empty_call=not per_sample)
-
-
-def _varying(phased: Phased, body: Sequence[Any]) -> bool:
-    """Whether a phase does anything per sample (else it only computes uniform values and stores cells)."""
-    return any(not is_uniform(s) and not (isinstance(s, Store) and phased.slots[s.slot].cell) for s in body)
 
 
 def emit_gpu_phases(gpu: Any, source: str, phased: Phased, prefix: str, args: Sequence[Any], n: int) -> None:
@@ -181,5 +175,5 @@ def fusible(bound: Any, target: str) -> extend.Fusible | None:
     phased = bound.plan.compiled.phased
     return extend.Fusible(host_run if target == "cpu" else gpu_run, bound, bound.samples,
                           tuple((a, role) for _, a, role in bound.planes()), fusion.size(ir),
-                          last=len(phased.phases) > 1 and _varying(phased, phased.phases[-1]),
+                          last=len(phased.phases) > 1 and not phased.cells_only,
                           reduces=bool(phased.reductions))

@@ -766,15 +766,20 @@ class Recorder(extend.Recording):
                 graph.add_node(step, name=self.labels[id(step)])
 
     def temporaries(self) -> list[Any]:
-        """The outputs kernel calls allocated that a node still touches and no result of the
-        graph shares memory with: in a builder's graph no one outside sees them (seed 000: a
-        temporary has no array that survives the run), so a fused run need not store them.
-        (A block's on a hand-made graph are what the block returns: not these.)"""
-        results = list(flatten(self.graph.result))
-        touched = {id(a) for node in self.top.nodes() for top in node.walk() for _, a, _ in top.planes()}
-        held = [a for a in results if is_array(a)]
-        return [a for i, a in self.fresh.items()
-                if i in touched and not any(extend.overlap(a, r) for r in held)]
+        """Hand over the outputs kernel calls allocated (no ``buffer=``) that are not a result or
+        a buffer: the build keeps, as the graph's temporaries, those only its nodes hold (seed
+        000: a temporary has no array that survives the run), and plans their storage.  The
+        recording lets go of every array it held for its own bookkeeping, which the build would
+        take for someone else's.  (A block's on a hand-made graph are what the block returns:
+        not these.)"""
+        mine = {id(a) for a in flatten(self.graph.result)} | {id(a) for a in self.buffers.values()}
+        made = [a for i, a in self.fresh.items() if i not in mine]
+        self.fresh.clear()
+        self.homes.clear()
+        self.retired.clear()
+        self.kept.clear()
+        self.producer.clear()
+        return made
 
     def check_fork(self, fork: Fork) -> None:
         """Siblings of a fork inside a branch or a construct (the graph checks the top-level ones)."""
