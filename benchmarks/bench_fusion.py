@@ -3,7 +3,7 @@
 Run: python benchmarks/bench_fusion.py
 
 The chain is ``x = scale(x, 1.0001); x = shift(x, 0.25)`` fifty times in a builder (every
-output a new temporary: the functional form), against NumPy eager with ``out=`` on one
+output a new temporary: the functional form, bench_memory's), against NumPy eager with ``out=`` on one
 array.  Each graph replays k times per ``g.launch(k)`` (the native run) and once per
 ``g.launch()`` (with the Python around it), timed in turns with NumPy (medians of
 interleaved rounds).  Then the build of the 10,000-node chain of
@@ -17,33 +17,10 @@ import os
 import numpy as np
 from bench_build import medians_after_collect
 from bench_builder import chain as in_place_chain
+from bench_memory import chain as natural
 from harness import fmt, interleaved_medians, table
 
-import eagle
-import hawk
-from hawk import Param, Scalar
-
 SIZES = (16, 1024, 65_536, 1 << 20)
-
-
-@hawk.kernel
-def scale(x: Scalar, a: Param) -> Scalar:
-    return x * a
-
-
-@hawk.kernel
-def shift(x: Scalar, b: Param) -> Scalar:
-    return x + b
-
-
-@eagle.Graph.builder
-def natural(x):
-    g = eagle.Graph()
-    for _ in range(50):
-        x = scale(x, 1.0001)
-        x = shift(x, 0.25)
-    g.result = x
-    return g
 
 
 def numpy_chain(x: np.ndarray, out: np.ndarray) -> None:
