@@ -4,10 +4,12 @@ For each program:
 - the graph's replay equals the program run as plain Python (kernels by hawk's reference
   evaluator), bit for bit, for two closures of one builder, with the buffer plan sharing the
   temporaries' storage and with it off (``EAGLE_PLAN=0``);
-- at 1, 2 and 3 threads (small and large batches, so both CPU schedules), three replays equal
-  the reference interpreter's (eagle.testing.check);
+- at 1, 2 and 3 threads (small and large batches, so both CPU schedules), with fusion on and
+  off (EAGLE_FUSE), three replays equal the reference interpreter's (eagle.testing.check), and
+  the fused replay gives the unfused one's bits;
 - ``bind`` to fresh arrays gives what a graph built on them gives;
-- on device arrays (the CUDA driver emulation, or a GPU), the replay gives the NumPy one's bits;
+- on device arrays (the CUDA driver emulation, or a GPU), fused and unfused, the replay gives
+  the NumPy one's bits;
 - a smooth program's ``record=True`` gradient equals central differences.
 
 ``EAGLE_FUZZ_EXAMPLES`` sets the number of programs per test (the ``fuzz`` nox session runs
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import os
 import sys
 import warnings
@@ -105,17 +108,23 @@ def record(builder: Any, values: dict[str, Any], **kwargs: Any) -> Any:
 
 
 @contextlib.contextmanager
-def plan(on: bool) -> Iterator[None]:
-    """Builds inside share the temporaries' storage (the default) or give each its own."""
-    before = os.environ.get("EAGLE_PLAN")
-    os.environ["EAGLE_PLAN"] = "1" if on else "0"
+def switched(variable: str, on: bool) -> Iterator[None]:
+    """Builds inside see ``variable`` (EAGLE_PLAN, EAGLE_FUSE) set to 1 or 0."""
+    before = os.environ.get(variable)
+    os.environ[variable] = "1" if on else "0"
     try:
         yield
     finally:
         if before is None:
-            del os.environ["EAGLE_PLAN"]
+            del os.environ[variable]
         else:
-            os.environ["EAGLE_PLAN"] = before
+            os.environ[variable] = before
+
+
+def plan(on: bool) -> contextlib.AbstractContextManager[None]:
+    """Builds inside share the temporaries' storage (the default) or give each its own."""
+    return switched("EAGLE_PLAN", on)
+
 
 
 @contextlib.contextmanager
@@ -128,6 +137,12 @@ def threads(n: int) -> Iterator[None]:
         yield
     finally:
         _core.set_num_threads(before)
+
+
+def fusion(on: bool) -> contextlib.AbstractContextManager[None]:
+    """Build with fusion on or off (EAGLE_FUSE): both are held to the reference."""
+    return switched("EAGLE_FUSE", on)
+
 
 
 def eager_run(make: Any, closure: float, values: dict[str, Any]) -> tuple[Any, np.ndarray]:
@@ -149,9 +164,12 @@ def test_programs_on_the_cpu(program: Program, folder: Path) -> None:
         same_bits(g(), want, f"replay vs plain Python ({how})")
         same_bits(args["y"], want_y, "y, written in place")
     builder = make_graph(program.closure)
-    for team in (1, 2, 3):
-        with threads(team):
+    for team, fused in itertools.product((1, 2, 3), (True, False)):
+        with threads(team), fusion(fused):
             check(record(builder, fresh(program.values)), 3)
+    with fusion(False):
+        unfused = record(builder, fresh(program.values))()
+    same_bits(record(builder, fresh(program.values))(), unfused, "fused vs unfused replay")
     # bind to fresh arrays == a graph built on them
     g = record(builder, fresh(program.values))
     other = {k: (v + 0.5 if v.dtype == np.float64 else v.copy()) for k, v in program.values.items()}
@@ -168,12 +186,14 @@ def test_programs_on_device_arrays(program: Program, folder: Path, gpu: Any) -> 
     builder = make_graph(program.closure)
     host_args = fresh(program.values)
     want = record(builder, host_args)()
-    device_args = {k: gpu.asarray(v) for k, v in program.values.items()}
-    g = record(builder, device_args)
-    assert g.backend == "gpu"
-    got = g()
-    same_bits([gpu.get(a) for a in leaves(got)], leaves(want), "device replay vs host replay")
-    same_bits(gpu.get(device_args["y"]), host_args["y"], "y on the device")
+    for fused in (True, False):
+        device_args = {k: gpu.asarray(v) for k, v in program.values.items()}
+        with fusion(fused):
+            g = record(builder, device_args)
+        assert g.backend == "gpu"
+        got = g()
+        same_bits([gpu.get(a) for a in leaves(got)], leaves(want), f"device replay (fused: {fused}) vs host")
+        same_bits(gpu.get(device_args["y"]), host_args["y"], "y on the device")
 
 
 @settings(FUZZ, max_examples=max(EXAMPLES // 3, 5))

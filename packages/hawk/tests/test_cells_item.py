@@ -34,17 +34,19 @@ def mark(x: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
     flag = hm.uint32(lim > 0.5)  # x only sets the sample count: flag is a cell
 
 
+@pytest.mark.parametrize("fuse", [False, True])
 @pytest.mark.parametrize("n", [3 * _core.BLOCK + 5, 8 * _core.BLOCK])
-def test_a_reductions_cell_store_opens_no_team_region(threads, n):
+def test_a_reductions_cell_store_opens_no_team_region(threads, n, fuse):
     x, out, flag = np.linspace(0, 1, n), np.zeros(1), np.full(1, 9, np.uint32)
     g = eagle.Graph()
     g.add(total.plan(x, out))
     g.add(below.plan(x, 0.5, flag))
-    g.build().launch()
+    g.build(fuse=fuse).launch()
     assert out[0] == _core.lib.eagle_sum_f64(_core.ffi.cast("double *", x.ctypes.data), n)
     assert flag[0] == np.count_nonzero(x < 0.5)
-    # each kernel's partials: one barrier each on a team, none on one thread; the cell stores add none
-    assert g._program.stats() == ({"regions": 1, "barriers": 2} if threads > 1 else
+    # each kernel's partials: one barrier each on a team (fused, the two reductions share one
+    # phase: one barrier), none on one thread; the cell stores add none
+    assert g._program.stats() == ({"regions": 1, "barriers": 1 if fuse else 2} if threads > 1 else
                                   {"regions": 0, "barriers": 0})
 
 

@@ -19,6 +19,7 @@ from eagle._core import CoreError
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._extension import record_hooks
+from eagle._fusion import FusionContext, enabled, fusing
 from eagle._kinds import Node, kind_of
 from eagle._lower_cpu import lowered
 from eagle._lower_gpu import gpu_lowered
@@ -88,6 +89,8 @@ class Graph:
         self._record_replay: Any = None  # eagle.diff's hook, found at build
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
+        self._fuse = True  # the build's choice (build(fuse=...)), which a bind's lowering keeps
+        self._runs: list[tuple[int, ...]] | None = None  # the fused runs, by node index, once built
         self._temporaries: list[Any] = []  # arrays no one outside sees (extend.declare_temporaries)
         self._logical: int | None = None
         self._warned_rebuild = False
@@ -261,6 +264,14 @@ class Graph:
         return None if self._schedule is None else list(self._schedule)
 
     @property
+    def fused(self) -> list[tuple[str, ...]] | None:
+        """The runs of per-sample kernels the build wrote as one function each, as tuples of
+        node labels in order (top-level nodes; a body's runs are fused too), once built;
+        ``[]`` when none fused (``build(fuse=False)``, a record=True graph).
+        """
+        return None if self._runs is None else [tuple(self._labels[i] for i in run) for run in self._runs]
+
+    @property
     def captures(self) -> int | None:
         """How many times the CUDA graph was built from the nodes (None off the GPU)."""
         return self._target_stat("captures")
@@ -340,8 +351,8 @@ class Graph:
         return self._labels[index] + (" [stream: cpu runs eagerly]" if eager else "")
 
     # -------------------------------------------------------------- build
-    def build(self, backend: str | None = None, dispatch: str | None = None, plan: bool | None = None
-              ) -> Graph:
+    def build(self, backend: str | None = None, dispatch: str | None = None, plan: bool | None = None,
+              fuse: bool | None = None) -> Graph:
         """Analyze the nodes once (planes, views, devices, forks; the edges where a fork needs
         them), plan the temporaries' storage, refuse what could race, and lower the graph once;
         the analysis is kept.
@@ -349,6 +360,9 @@ class Graph:
         :param plan: let the temporaries a builder declared (kernel outputs that nothing but the
             graph holds) share storage by liveness; None: the ``EAGLE_PLAN`` environment variable
             (0 turns sharing off), on by default.  Results are the same either way.
+        :param fuse: write each run of per-sample kernels as one function (:attr:`fused` lists
+            them); None: on, unless the environment sets ``EAGLE_FUSE=0``.  Fused and unfused
+            graphs give the same bits.
         """
         with self._guard("eagle.Graph.build"):
             if self._program is not None:
@@ -362,6 +376,7 @@ class Graph:
                 raise ValueError(f"eagle.Graph.build: a built graph takes dispatch='switch' or "
                                  f"'predicated' (or a dict of them), got {dispatch!r}")
             analysis = self._planned(planning(plan, "eagle.Graph.build"))
+            self._fuse = enabled(fuse)
             local = functools.partial(self._build_local, backend, analysis)
             chosen, schedule, (program, reducing), tape = (
                 local() if self._comm is None else agree(self._comm, self, local))
@@ -414,7 +429,12 @@ class Graph:
         again as the build did), the nodes that reduce across samples, and eagle.diff's Record;
         ``analysis``: the build's, whose views the target uses."""
         lower = self._lower_host if backend == "cpu" else self._lower_device
-        target, schedule, reducing, tape = lower(schedule, analysis)
+        # a record=True graph keeps every plane eagle.diff reads: its kernels run unfused
+        liveness = FusionContext(self._nodes, self._temporaries, analysis.key, analysis.read_after) \
+            if self._fuse and not self._recording else None
+        with fusing(liveness):
+            target, schedule, reducing, tape = lower(schedule, analysis)
+        self._runs = [] if liveness is None else liveness.runs
         if self._logical is not None:
             target.set_logical_size(self._logical)
         return target, schedule, reducing, tape
@@ -426,7 +446,7 @@ class Graph:
             schedule = [stage_schedule(stage.branches, stage.group, self._nodes, lowerings)
                         for stage in self._stages]
         stages = list(zip(schedule, (stage.branches for stage in self._stages), strict=True))
-        program, reducing = lower_host(stages, lowerings, analysis.views)
+        program, reducing = lower_host(stages, lowerings, self._nodes, analysis.views)
         return program, schedule, reducing, tape
 
     def _lower_device(self, schedule: list[str] | None, analysis: Analysis
@@ -441,7 +461,7 @@ class Graph:
         lowerings = [gpu_lowered(n, label, planes)
                      for n, label, planes in zip(self._nodes, self._labels, analysis.planes, strict=True)]
         program, reducing = lower_device([stage.branches for stage in self._stages], lowerings, self._labels,
-                                         analysis.device())
+                                         self._nodes, analysis.device())
         return program.finalize(), schedule or ["cuda_graph"] * len(self._stages), reducing, None
 
     def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:

@@ -19,7 +19,8 @@ What it holds, by use:
 - **Lowering targets**: the protocol :class:`Target` that :class:`Program`
   (host) and :class:`GpuProgram` both implement (a kind's ``lower=`` writes
   against it once), :class:`HostItems`, :class:`GpuItems`, :class:`NativeCall`, and
-  :func:`emit` / :func:`emit_node` that append a lowering to a program.
+  :func:`emit` / :func:`emit_node` that append a lowering to a program; :class:`Fusible`,
+  a lowering's offer to join a fused run of per-sample kernels.
 - **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`, :func:`overlap`,
   :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, and the
   device-array helpers hawk allocates with.
@@ -74,7 +75,17 @@ from eagle._flows import (
 )
 from eagle._gpu_program import GpuProgram
 from eagle._graph import Graph
-from eagle._kinds import GpuItems, HostItems, NativeCall, Node, NodeKind, PlaneTuple, Swap, register_node_kind
+from eagle._kinds import (
+    Fusible,
+    GpuItems,
+    HostItems,
+    NativeCall,
+    Node,
+    NodeKind,
+    PlaneTuple,
+    Swap,
+    register_node_kind,
+)
 from eagle._kinds import kind_of as node_kind
 from eagle._lower_cpu import emit, emit_node
 from eagle._nodes import Conditional, Copy, Opaque, Reduce
@@ -181,7 +192,7 @@ def declare_temporaries(graph: Graph, arrays: Sequence[Any]) -> None:
     """Declare the arrays of ``graph`` no one outside it sees (a builder's temporaries: not a
     result, a buffer or an argument): the build keeps those only the graph's nodes hold, lets
     them share storage by liveness (the buffer plan) and need not keep their values after the
-    nodes that use them."""
+    nodes that use them (a fused run does not store them)."""
     graph._temporaries = list(arrays)
 
 
@@ -220,6 +231,7 @@ __all__ = [
     "Flow",
     "Fork",
     "FramePicture",
+    "Fusible",
     "GpuItems",
     "GpuProgram",
     "Graph",
