@@ -143,8 +143,10 @@ def inputs(primal: KernelIR) -> list[int]:
 
 
 class _Vjp:
-    def __init__(self, primal: KernelIR, cotangents: list[Cotangent], ct_slots: list[Slot]) -> None:
+    def __init__(self, primal: KernelIR, cotangents: list[Cotangent], ct_slots: list[Slot],
+                 wanted: list[int]) -> None:
         self.primal = primal
+        self.wanted = wanted
         self.b = _Builder()
         nargs = sum(s.role != "write" for s in primal.slots)
         self.slots = [replace(s, role="read") if s.role == "readwrite" else s for s in primal.slots[:nargs]]
@@ -175,7 +177,7 @@ class _Vjp:
         for table in (self.uniform, self.varying):
             for var in table.values():
                 zeros.zero(var)
-        body = [*forward, *zeros.body, *seeds, *reverse.body, *grads.body]
+        body = live_only([*forward, *zeros.body, *seeds, *reverse.body, *grads.body])
         return KernelIR(f"{self.primal.name}_vjp", self.slots, body, result)
 
     def seed_statements(self) -> list[Stmt]:
@@ -251,7 +253,7 @@ class _Vjp:
             if isinstance(s, Load) and differentiable(s.dst):
                 loads.setdefault((s.slot, s.comp), []).append(s.dst)
         result = {}
-        for k in inputs(self.primal):
+        for k in self.wanted:
             slot = self.primal.slots[k]
             grad_slot = Slot(f"grad_{slot.name}", "write", strong(slot.dtype), slot.components, slot.uniform)
             self.slots.append(grad_slot)
@@ -319,9 +321,55 @@ def _carries(s: Op, k: int) -> bool:
     return _partial(_Builder(), s, k, Var(strong(s.dst.dtype), s.dst.uniform)) is not None
 
 
-def vjp(primal: KernelIR, ct_slots: list[Slot]) -> KernelIR:
-    """The vjp kernel of ``primal`` given its cotangent slots (in the order of :func:`seeded`)."""
-    return _Vjp(primal, seeded(primal), ct_slots).run()
+def vjp(primal: KernelIR, ct_slots: list[Slot], seeds: list[Cotangent] | None = None,
+        wanted: list[int] | None = None) -> KernelIR:
+    """The vjp kernel of ``primal`` given its cotangent slots (in the order of ``seeds``).
+
+    ``seeds``: the outputs that get a cotangent (:func:`seeded` by default); any other output's
+    cotangent is a symbolic zero, so nothing is derived from it.  ``wanted``: the inputs
+    (:func:`inputs`) whose gradient is stored, in order (all by default).  Only what reaches a
+    wanted gradient is kept (:func:`live_only`): a ``Param`` not wanted has no cross-sample sum,
+    so a vjp of per-sample kernel that wants no Param stays per-sample.
+    """
+    cotangents = seeded(primal) if seeds is None else seeds
+    return _Vjp(primal, cotangents, ct_slots, inputs(primal) if wanted is None else wanted).run()
+
+
+def live_only(body: list[Stmt]) -> list[Stmt]:
+    """``body`` without the statements no ``Store`` depends on (dead code of a derived kernel:
+    the forward statements of an output not seeded, the adjoints of an input not wanted).
+
+    Vars may be assigned more than once (adjoints accumulate); a backward walk keeps a statement
+    when its var is live after it.  An ``if`` is live when an arm keeps something; what is live
+    before it is what either arm needs, and its condition.
+    """
+    kept, _ = _live(body, set())
+    return kept
+
+
+def _live(body: list[Stmt], live: set[int]) -> tuple[list[Stmt], set[int]]:
+    out: list[Stmt] = []
+    for s in reversed(body):
+        if isinstance(s, Store):
+            out.append(s)
+            if isinstance(s.value, Var):
+                live.add(id(s.value))
+        elif isinstance(s, (Op, Load)):
+            if id(s.dst) not in live:
+                continue
+            out.append(s)
+            live.discard(id(s.dst))
+            if isinstance(s, Op):
+                live.update(id(a) for a in s.args if isinstance(a, Var))
+        else:
+            then, live_then = _live(s.then, set(live))
+            orelse, live_else = _live(s.orelse, set(live))
+            if not then and not orelse:
+                continue
+            out.append(If(s.cond, then, orelse))
+            live = live_then | live_else | {id(s.cond)}
+    out.reverse()
+    return out, live
 
 
 # ------------------------------------------------------------------- jvp
