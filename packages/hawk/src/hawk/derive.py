@@ -154,6 +154,9 @@ class _Vjp:
         self.slots += ct_slots
         self.varying: dict[int, Var] = {}  # adjoint of a varying var, or partials of a uniform one
         self.uniform: dict[int, Var] = {}  # the same-for-every-sample adjoint of a uniform var
+        #: adjoint vars something was added into; any other is a symbolic zero, sent nowhere (a
+        #: zero cotangent through d log = 1/x at x = 0 would make 0/0 = NaN)
+        self.nonzero: set[int] = set()
 
     # adjoint vars: made on first use, zeroed at the top of the body
     def adj(self, v: Var, uniform_part: bool) -> Var:
@@ -188,7 +191,7 @@ class _Vjp:
             ct_slot = self.ct_index[s.slot]
             ct = Var(strong(self.slots[ct_slot].dtype), self.slots[ct_slot].uniform, "ct")
             self.b.body.append(Load(ct, ct_slot, s.comp))
-            self.b.accumulate(self.adj(s.value, s.value.uniform and ct.uniform), ct)
+            self.add(self.adj(s.value, s.value.uniform and ct.uniform), ct)
         seeds, self.b = self.b.body, saved
         return seeds
 
@@ -227,12 +230,18 @@ class _Vjp:
                 self.propagate(s, self.adj(s.dst, uniform_sweep), uniform_sweep)
 
     def propagate(self, s: Op, grad: Var, uniform_sweep: bool) -> None:
+        if id(grad) not in self.nonzero:
+            return
         for k, arg in enumerate(s.args):
             if not differentiable(arg):
                 continue
             contribution = _partial(self.b, s, k, grad)
             if contribution is not None:
-                self.b.accumulate(self.adj(arg, uniform_sweep), contribution)
+                self.add(self.adj(arg, uniform_sweep), contribution)
+
+    def add(self, target: Var, value: Operand) -> None:
+        self.b.accumulate(target, value)
+        self.nonzero.add(id(target))
 
     def reduction(self, s: Op) -> None:
         """r = reduce(x): the whole adjoint of r (its uniform part plus the sum of its
@@ -240,11 +249,13 @@ class _Vjp:
         x = s.args[0]
         if s.op not in ("sum", "max", "min") or not differentiable(x):
             return
+        if not {id(self.adj(s.dst, False)), id(self.adj(s.dst, True))} & self.nonzero:
+            return
         partials = self.b.op("sum", self.adj(s.dst, False), dtype=s.dst.dtype)
         spread: Operand = self.b.op("add", self.adj(s.dst, True), partials)
         if s.op != "sum":  # max, min: every sample equal to the result gets it (ties all do)
             spread = self.b.op("select", self.b.op("eq", x, s.dst), spread, Const(0.0, strong(x.dtype)))
-        self.b.accumulate(self.adj(x, False), spread)
+        self.add(self.adj(x, False), spread)
 
     def gradients(self) -> dict[str, int]:
         """Store each input's gradient: per-sample planes directly, uniform ones summed."""
