@@ -428,12 +428,14 @@ class KernelBound(BoundPlan):
         phased, functions = self.plan.compiled.phased, self.plan.compiled.functions
         slots = self.slots()
         accesses = [(a, role) for _, a, role in super()._plane_args()]
-        for j, reduction in enumerate(phased.reductions):
+        for j in range(len(phased.phases) - 1):
             # a phase before a reduction writes only its sample of a scratch plane: it may be
             # block-fused with the per-sample kernels before it
             program.kernel(functions[j], slots, self.samples, per_sample=True, accesses=accesses)
-            program.reduce_partials(self.args[reduction.partials], self.args[reduction.cell], self.samples,
-                                    reduction.op)
+            for reduction in phased.reductions:
+                if reduction.phase == j:
+                    program.reduce_partials(self.args[reduction.partials], self.args[reduction.cell],
+                                            self.samples, reduction.op)
         # a kernel that reduces or writes a cell runs over an empty batch too: its cells get the
         # reductions' identities, as eagle.reduce writes them
         program.kernel(functions[-1], slots, self.samples, per_sample=self.plan.per_sample,
@@ -453,11 +455,12 @@ class KernelBound(BoundPlan):
         args = [a if s.role != "value" else np.dtype(NUMPY[strong(s.dtype)]).type(a)
                 for a, s in zip(self.args, slots, strict=False)]
         args.append(np.int64(self.samples))  # n: the plane length; the logical end comes last
-        phases = compiled.phased
-        for j, reduction in enumerate(phases.reductions):
+        phased = compiled.phased
+        for j in range(len(phased.phases)):
             gpu.samples_kernel(module.function(f"{prefix}_p{j}"), args, self.samples)
-            gpu.reduce(self.args[reduction.partials], self.args[reduction.cell], reduction.op)
-        gpu.samples_kernel(module.function(f"{prefix}_p{len(phases.reductions)}"), args, self.samples)
+            for reduction in phased.reductions:
+                if reduction.phase == j:
+                    gpu.reduce(self.args[reduction.partials], self.args[reduction.cell], reduction.op)
 
     def reference(self, interpreter: Any) -> None:
         """This launch by hawk's NumPy evaluator of the IR, over the samples a replay processes

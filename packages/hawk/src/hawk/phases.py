@@ -1,31 +1,41 @@
 """A kernel with cross-sample reductions, cut into per-sample phases.
 
 ``y = x - hawk.sum(x)`` cannot run one sample at a time: every sample needs
-the sum first.  So a kernel with reductions r_0 … r_{m-1} runs as
+the sum first.  A reduction's *level* is how many reductions its operand
+waits for (``hawk.sum(x)``: 0; ``hawk.sum(x - hawk.sum(x))``: 1).  A kernel
+whose reductions reach level L - 1 runs as
 
-    phase 0 -> reduce r_0 -> phase 1 -> reduce r_1 -> … -> final phase
+    phase 0 -> reduce level 0 -> phase 1 -> … -> reduce level L-1 -> final phase
 
-Phase j computes r_j's operand and reduces each block of it at once, in
-libeagle's fixed order, into one partial per block (on the CPU no plane of
-values is written); libeagle then finishes the partials into a cell with the
-same fixed tree; later phases read the cell.  Only the final phase stores results.  A
-kernel without reductions is its own final phase.
+Phase j computes the operands of every level-j reduction (several
+reductions that do not wait for one another share it: one pass, one
+barrier) and reduces each block of them at once, in libeagle's fixed order,
+into one partial per block (on the CPU no plane of values is written);
+libeagle then finishes the partials into cells with the same fixed tree;
+later phases read the cells.  A store that does not wait for the last level
+is made by the last reduction phase, unless the final phase still reads
+that plane: so a kernel whose reductions only fill cells (a gradient's
+``Param`` sums) leaves its final phase only the cells to store.  Every phase
+keeps only the statements its stores need.  A kernel without reductions is
+its own final phase.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hawk.ir import REDUCTIONS, KernelIR, Load, Op, Slot, Stmt, Store
+from hawk.ir import REDUCTIONS, If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
 
 
 @dataclass(frozen=True)
 class Reduction:
-    """One cross-sample reduction: block partials ``partials`` -> one-cell ``cell``."""
+    """One cross-sample reduction: block partials ``partials`` -> one-cell ``cell``, computed by
+    phase ``phase``."""
 
     op: str
     partials: int  # slot index
     cell: int
+    phase: int = 0
 
 
 @dataclass
@@ -39,23 +49,100 @@ class Phased:
 
 def split(ir: KernelIR) -> Phased:
     slots = list(ir.slots)
+    depth = _depths(ir.body)
+    found = [s for s in ir.body if isinstance(s, Op) and s.op in REDUCTIONS]
+    levels = 1 + max((depth[id(s.dst)] - 1 for s in found), default=-1)
     reductions: list[Reduction] = []
-    done: dict[int, int] = {}  # id(reduction Op) -> its cell slot
-    phases: list[list[Stmt]] = []
-    for position, stmt in enumerate(ir.body):
-        if not (isinstance(stmt, Op) and stmt.op in REDUCTIONS):
-            continue
-        j = len(reductions)
+    cells: dict[int, int] = {}  # id(reduction Op) -> its cell slot
+    partials: dict[int, int] = {}  # id(reduction Op) -> its partials slot
+    for j, stmt in enumerate(found):
         slots.append(Slot(f"_{stmt.op}{j}_partials", "write", stmt.dst.dtype, reduction=stmt.op))
         slots.append(Slot(f"_{stmt.op}{j}", "write", stmt.dst.dtype, cell=True))
-        reductions.append(Reduction(stmt.op, len(slots) - 2, len(slots) - 1))
-        body = [s for s in _with_cells(ir.body[:position], done) if not isinstance(s, Store)]
-        phases.append([*body, Store(len(slots) - 2, 0, stmt.args[0])])
-        done[id(stmt)] = len(slots) - 1
-    phases.append(_with_cells(ir.body, done))
-    return Phased(slots, phases, reductions)
+        partials[id(stmt)], cells[id(stmt)] = len(slots) - 2, len(slots) - 1
+        reductions.append(Reduction(stmt.op, len(slots) - 2, len(slots) - 1, depth[id(stmt.dst)] - 1))
+    stores = [s for s in ir.body if isinstance(s, Store)]
+    # a cell is stored by the final phase, which runs over an empty batch too
+    final = [s for s in stores if levels == 0 or slots[s.slot].cell or depth.get(id(s.value), 0) >= levels]
+    early = [s for s in stores if s not in final]
+    # An early store is made by the last reduction phase, unless the final phase reads its plane
+    # (it recomputes from memory, which must still hold what the kernel started from).
+    while True:
+        body = _needed(_at_level(ir.body, levels, depth, cells, partials), final)
+        read = {s.slot for s in walk(body) if isinstance(s, Load)}
+        late = [s for s in early if s.slot in read]
+        if not late:
+            break
+        final += late
+        early = [s for s in early if s not in late]
+    phases = [_needed(_at_level(ir.body, j, depth, cells, partials),
+                      _partial_stores(ir.body, j, depth, partials) + (early if j == levels - 1 else []))
+              for j in range(levels)]
+    return Phased(slots, [*phases, body], reductions)
 
 
-def _with_cells(body: list[Stmt], cells: dict[int, int]) -> list[Stmt]:
-    """The body with each finished reduction read from its cell."""
-    return [Load(s.dst, cells[id(s)]) if id(s) in cells else s for s in body]
+def _depths(body: list[Stmt]) -> dict[int, int]:
+    """id(var) -> how many reductions it waits for, in a chain (an if's vars wait for its condition)."""
+    depth: dict[int, int] = {}
+
+    def of(x: object) -> int:
+        return depth.get(id(x), 0) if isinstance(x, Var) else 0
+
+    def visit(stmts: list[Stmt], floor: int) -> None:
+        for s in stmts:
+            if isinstance(s, Op):
+                d = max([floor, *(of(a) for a in s.args)]) + (s.op in REDUCTIONS)
+                depth[id(s.dst)] = max(depth.get(id(s.dst), 0), d)
+            elif isinstance(s, Load):
+                depth[id(s.dst)] = max(depth.get(id(s.dst), 0), floor)
+            elif isinstance(s, If):
+                inner = max(floor, of(s.cond))
+                visit(s.then, inner)
+                visit(s.orelse, inner)
+
+    visit(body, 0)
+    return depth
+
+
+def _at_level(body: list[Stmt], level: int, depth: dict[int, int], cells: dict[int, int],
+              partials: dict[int, int]) -> list[Stmt]:
+    """What phase ``level`` can compute, without stores: statements waiting for at most ``level``
+    reductions, the finished reductions read from their cells."""
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, Store):
+            continue
+        if isinstance(s, If):
+            if depth.get(id(s.cond), 0) <= level:
+                out.append(If(s.cond, _at_level(s.then, level, depth, cells, partials),
+                              _at_level(s.orelse, level, depth, cells, partials)))
+        elif depth.get(id(s.dst), 0) <= level:
+            out.append(Load(s.dst, cells[id(s)]) if id(s) in cells else s)
+    return out
+
+
+def _partial_stores(body: list[Stmt], level: int, depth: dict[int, int],
+                    partials: dict[int, int]) -> list[Store]:
+    """The block-partial stores of the reductions phase ``level`` computes."""
+    return [Store(partials[id(s)], 0, s.args[0]) for s in body
+            if id(s) in partials and depth[id(s.dst)] - 1 == level]
+
+
+def _needed(body: list[Stmt], stores: list[Store]) -> list[Stmt]:
+    """``body`` with ``stores`` appended, keeping only the statements they need."""
+    needed = {id(s.value) for s in stores if isinstance(s.value, Var)}
+
+    def keep(stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in reversed(stmts):
+            if isinstance(s, If):
+                then, orelse = keep(s.then), keep(s.orelse)
+                if then or orelse:
+                    needed.add(id(s.cond))
+                    out.append(If(s.cond, then, orelse))
+            elif id(s.dst) in needed:
+                if isinstance(s, Op):
+                    needed.update(id(a) for a in s.args if isinstance(a, Var))
+                out.append(s)
+        return out[::-1]
+
+    return [*keep(body), *stores]

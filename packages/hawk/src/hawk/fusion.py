@@ -1,0 +1,189 @@
+"""Fusing a run of kernel launches into one kernel: the IR of a fused run.
+
+A run of launches, each a :class:`~hawk.ir.KernelIR` with its arguments, in
+the order they run, becomes one KernelIR that does what they do in that
+order, sample by sample:
+
+- **slots are unified** by the caller's key of each plane argument: launches
+  that pass the same view (equal keys) share one slot of the fused kernel;
+  by-value slots stay each their own.  The caller guarantees that planes of
+  different keys share no byte (libeagle's rule for a fused run: identical
+  views or disjoint ones), so no two slots alias;
+- **stores forward**: a ``Load`` of a slot that an earlier launch of the run
+  stored at this sample takes the stored value (a register), not memory;
+- **dead stores go**: of several stores to one plane only the last is kept
+  (a sample's plane holds the last value written), and a plane that
+  ``live(key)`` says nothing after the run reads is not stored at all; a
+  slot then neither loaded from memory nor stored is dropped;
+- **reductions stay** as the ``Op`` s they are: :func:`hawk.phases.split`
+  cuts the fused body into phases, so that reductions whose operands do
+  not depend on one another (a reverse pass's ``Param`` gradients) share one
+  phase, and one barrier.
+
+Each launch's vars are copied, so two launches of one kernel (one IR) stay
+apart.  The fused statements are the launches' own, in their order, through
+the same emitter: the fused kernel gives the bits of the launches run one
+after another (no reassociation, no contraction).
+
+Call it as::
+
+    fused = hawk.fusion.fuse([(ir_a, keys_a), (ir_b, keys_b)], live=lambda key: ..., name="run")
+    fused.ir        # the fused KernelIR: phases.split(fused.ir), then emit.source(...)
+    fused.origins   # per fused slot: (launch index, slot index) whose argument fills it
+
+where ``keys_x[k]`` is the key of slot ``k`` of launch x's IR (a plane's view
+identity; None for a by-value slot).  A launch whose IR stores inside an
+``if`` cannot be fused: :func:`fusible` says so first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+from hawk.ir import If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
+from hawk.types import strong
+
+#: One launch of a run: its IR and the key of each of its slots (None: a by-value slot).
+Member = tuple[KernelIR, Sequence[Hashable | None]]
+
+
+@dataclass
+class Fused:
+    """A fused run: the kernel, and where each of its slots' arguments come from."""
+
+    ir: KernelIR
+    origins: list[tuple[int, int]]  # per slot of ir: (launch index, that launch's slot index)
+
+
+def fusible(ir: KernelIR) -> bool:
+    """Whether a launch of ``ir`` may join a fused run: its stores are at the top of its body
+    (where the front end puts results and Mutables), so forwarding sees every one."""
+    return not any(isinstance(s, Store) for top in ir.body if isinstance(top, If) for s in walk([top]))
+
+
+def size(ir: KernelIR) -> int:
+    """The statements of ``ir``, nested ones included: what a fused function's compile time grows with."""
+    return sum(1 for _ in walk(ir.body))
+
+
+def fuse(members: Sequence[Member], live: Callable[[Hashable], bool], name: str) -> Fused:
+    """One kernel doing what ``members`` do in order; ``live(key)``: whether a plane is read after
+    the run (by a later node, as a result, a buffer, a Mutable argument, a cell: anything outside
+    the run; when in doubt, say yes)."""
+    slots: list[Slot] = []
+    origins: list[tuple[int, int]] = []
+    keys: list[Hashable | None] = []
+    by_key: dict[Hashable, int] = {}
+    body: list[Stmt] = []
+    stored: dict[tuple[int, int], Operand] = {}  # (fused slot, comp) -> the value stored last
+    for m, (ir, member_keys) in enumerate(members):
+        if not fusible(ir):
+            raise ValueError(f"hawk.fusion.fuse: kernel {ir.name!r} stores inside an if; it cannot be fused")
+        where: list[int] = []
+        for k, (slot, key) in enumerate(zip(ir.slots, member_keys, strict=True)):
+            if key is not None and key in by_key:
+                j = by_key[key]
+                slots[j] = _joined(slots[j], slot)
+            else:
+                j = len(slots)
+                slots.append(slot)
+                origins.append((m, k))
+                keys.append(key)
+                if key is not None:
+                    by_key[key] = j
+            where.append(j)
+        body += _Copier(where, stored).body(ir.body)
+    body = _without_dead_stores(body, [key is None or live(key) for key in keys])
+    return _compacted(KernelIR(name, slots, body), origins)
+
+
+def _joined(a: Slot, b: Slot) -> Slot:
+    """One slot for two launches' uses of one plane: read by one, written by another -> readwrite."""
+    if (a.dtype, a.components, a.cell) != (b.dtype, b.components, b.cell):
+        raise ValueError(f"hawk.fusion.fuse: planes {a.name!r} and {b.name!r} have one key but differ "
+                         "in dtype, components or cell; give them different keys")
+    role = a.role if a.role == b.role else "readwrite"
+    return Slot(a.name, role, a.dtype, a.components, a.cell)
+
+
+class _Copier:
+    """A launch's statements with fresh vars, slot numbers of the fused kernel, and loads of
+    what the run stored at this sample replaced by the stored value."""
+
+    def __init__(self, where: list[int], stored: dict[tuple[int, int], Operand]) -> None:
+        self.where = where
+        self.stored = stored
+        self.vars: dict[int, Operand] = {}
+
+    def operand(self, o: Operand) -> Operand:
+        return self.vars.get(id(o), o) if isinstance(o, Var) else o
+
+    def fresh(self, v: Var) -> Var:
+        new = self.vars[id(v)] = Var(v.dtype, v.uniform, v.name)
+        return new
+
+    def body(self, stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in stmts:
+            if isinstance(s, Load):
+                slot = (self.where[s.slot], s.comp)
+                value = self.stored.get(slot)
+                if value is None:
+                    out.append(Load(self.fresh(s.dst), slot[0], s.comp))
+                elif isinstance(value, Var) and strong(value.dtype) == strong(s.dst.dtype) \
+                        and value.uniform == s.dst.uniform:
+                    self.vars[id(s.dst)] = value
+                else:  # a constant, or another type: assigned as the store would convert it
+                    out.append(Op(self.fresh(s.dst), "copy", (value,)))
+            elif isinstance(s, Op):
+                args = tuple(self.operand(a) for a in s.args)
+                out.append(Op(self.fresh(s.dst), s.op, args))
+            elif isinstance(s, Store):
+                value = self.operand(s.value)
+                slot = (self.where[s.slot], s.comp)
+                self.stored[slot] = value
+                out.append(Store(slot[0], s.comp, value))
+            else:
+                cond = self.operand(s.cond)
+                out.append(If(cond, self.body(s.then), self.body(s.orelse)))
+        return out
+
+
+def _without_dead_stores(body: list[Stmt], live: list[bool]) -> list[Stmt]:
+    """The body with only the last store of each plane component, and none to a dead plane."""
+    last: dict[tuple[int, int], int] = {}
+    for position, s in enumerate(body):
+        if isinstance(s, Store):
+            last[(s.slot, s.comp)] = position
+    return [s for position, s in enumerate(body)
+            if not isinstance(s, Store) or (live[s.slot] and last[(s.slot, s.comp)] == position)]
+
+
+def _compacted(ir: KernelIR, origins: list[tuple[int, int]]) -> Fused:
+    """``ir`` without the slots it no longer touches, each kept slot's role what the body does."""
+    loaded = {s.slot for s in walk(ir.body) if isinstance(s, Load)}
+    stored = {s.slot for s in walk(ir.body) if isinstance(s, Store)}
+    kept = [k for k in range(len(ir.slots)) if k in loaded or k in stored]
+    number = {k: j for j, k in enumerate(kept)}
+    slots = []
+    for k in kept:
+        s = ir.slots[k]
+        role = s.role if s.role == "value" else (
+            "readwrite" if k in loaded and k in stored else "write" if k in stored else "read")
+        slots.append(Slot(s.name, role, s.dtype, s.components, s.cell, s.reduction))
+    return Fused(KernelIR(ir.name, slots, _renumbered(ir.body, number)), [origins[k] for k in kept])
+
+
+def _renumbered(body: list[Stmt], number: dict[int, int]) -> list[Stmt]:
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, Load):
+            out.append(Load(s.dst, number[s.slot], s.comp))
+        elif isinstance(s, Store):
+            out.append(Store(number[s.slot], s.comp, s.value))
+        elif isinstance(s, If):
+            out.append(If(s.cond, _renumbered(s.then, number), _renumbered(s.orelse, number)))
+        else:
+            out.append(s)
+    return out
