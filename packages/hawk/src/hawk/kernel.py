@@ -290,6 +290,32 @@ class Kernel:
         return compiled
 
 
+def from_ir(ir: KernelIR, derivative: str | None = None) -> Kernel:
+    """A kernel whose IR is ``ir``, made by a transform rather than read from Python (the vjp of a
+    fused run): one parameter per slot that is not an output, each of its slot's dtype; a call
+    whose arguments give another signature is refused.
+
+    >>> from hawk.ir import KernelIR, Load, Op, Slot, Store, Var
+    >>> from hawk.kernel import from_ir
+    >>> x, y = Var("f64", False), Var("f64", False)
+    >>> ir = KernelIR("twice", [Slot("x", "read", "f64"), Slot("out", "write", "f64")],
+    ...               [Load(x, 0), Op(y, "add", (x, x)), Store(1, 0, y)], result=1)
+    >>> from_ir(ir)(np.arange(3.0))
+    array([0., 2., 4.])
+    """
+    params = [(s.name, Kind("param", None if s.dtype == "wf" else s.dtype) if s.role == "value"
+               else Kind("in", s.dtype)) for s in ir.slots if s.role != "write"]
+    wanted = tuple(ArgSpec(s.dtype) if s.role == "value" else ArgSpec(s.dtype, s.components, s.cell)
+                   for s in ir.slots if s.role != "write")
+
+    def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
+        if signature != wanted:
+            raise TypeError(f"hawk.kernel {ir.name}: made for arguments {wanted}, called with {signature}")
+        return ir
+
+    return Kernel(ir.name, params, lower, derivative=derivative)
+
+
 def _chosen(ir: KernelIR, names: frozenset[str] | None) -> set[int]:
     """The slots of ``ir`` named in ``names`` (every slot when None)."""
     return {k for k, s in enumerate(ir.slots) if names is None or s.name in names}

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle.diff import memory
+from eagle.diff import fused, memory
 from eagle.diff.forward import Chose, Emitter, Kept, Looped, Snap, unbound
 from eagle.diff.loops import needed_again
 from eagle.diff.ops import (
@@ -174,6 +174,9 @@ class Pass:
                 self.captures[p] = np.empty(*specs[p])
                 groups[len(trace) - 1 - first].insert(0, Capture(p, self.captures[p]))
         self.at_end = at_end
+        # one op per group from here: runs of kernel reverses fused, each as one op
+        groups = [[op] for op in fused.runs([op for group in groups for op in group], self.groups.of,
+                                            set(self.seeds))]
         self.ctx = Context()
         self._allocate(groups, specs)
         program = Program().stage()
@@ -211,11 +214,11 @@ class Pass:
             alone = p in specs  # not a group's buffer: a vjp may define it, or skip its clear
             if start >= 0:
                 op = first[p][1]
-                if alone and isinstance(op, KernelBack) and op.can_define(p):
+                if alone and isinstance(op, (KernelBack, fused.RunBack)) and op.can_define(p):
                     op.direct.add(p)
                 else:
                     clear.append((start, p))
-            if alone and end < len(groups) and isinstance(last[p][1], KernelBack):
+            if alone and end < len(groups) and isinstance(last[p][1], (KernelBack, fused.RunBack)):
                 last[p][1].dead.add(p)
         for start, p in sorted(clear, key=lambda sp: (-sp[0], repr(sp[1]))):
             groups[start].insert(0, Zero([p]))
