@@ -14,7 +14,7 @@ import numpy as np
 import eagle
 import eagle.diff
 import hawk
-from hawk import Param, Scalar
+from hawk import Mutable, Param, Scalar
 from hawk import math as hm
 
 N = 5000  # several blocks: a cross-sample sum would need its barrier
@@ -82,3 +82,60 @@ def test_an_output_off_the_path_sends_no_cotangent():
     g()
     grads = eagle.diff.reverse(g.record, {"result": np.ones(3)}, wrt=("x",))
     np.testing.assert_array_equal(grads["x"], [2.0, 2.0, 2.0])
+
+
+@hawk.kernel
+def mix(a: Scalar, b: Scalar, w: Param) -> Scalar:
+    return 0.5 * a * b + w * hm.exp(0.1 * a)
+
+
+@hawk.kernel
+def nudge(x: Mutable[Scalar], y: Scalar, p: Param) -> None:
+    x = x * p + 0.1 * y * y
+
+
+@hawk.kernel
+def spin(v: Scalar, t: Param) -> Scalar:
+    return v[0] * hm.cos(t) - v[1] * hm.sin(t) + v[2] * v[0]
+
+
+@eagle.Graph.builder
+def tangle(x, y, v, record=False):
+    """Inputs read by several kernels of one run (and twice by one), a Mutable rewritten and read
+    again, a plane of three values per sample, Params on the way."""
+    g = eagle.Graph(record=record)
+    a = mix(x, y, 0.3)
+    b = mix(a, x, 0.7)
+    nudge(y, b, 1.1)
+    c = mix(y, y, 0.2)
+    d = spin(v, 0.4)
+    e = mix(c, d, 0.9)
+    nudge(e, a, 0.8)
+    g.result = mix(e, b, 0.1)
+    return g
+
+
+def test_a_fused_reverse_gives_the_unfused_bits(threads):
+    rng = np.random.default_rng(3)
+    args = {"x": rng.uniform(0.5, 1.5, N), "y": rng.uniform(0.5, 1.5, N), "v": rng.uniform(-1, 1, (3, N))}
+    g = tangle(**{k: a.copy() for k, a in args.items()}, record=True)
+    g()
+    seed = rng.standard_normal(N)
+    params = tuple(n for n in g.record.names if "." in n)
+    assert len(params) == 8
+    for wrt in (("x",), ("x", "y", "v"), ("y", *params)):
+        fused = eagle.diff.reverse(g.record, {"result": seed}, wrt=wrt)
+        alone = eagle.diff.reverse(g.record, {"result": seed}, wrt=wrt, fuse=False)
+        assert set(fused) == set(wrt) and all(np.isfinite(fused[name]).all() for name in wrt)
+        for name in wrt:
+            np.testing.assert_array_equal(fused[name], alone[name])
+    # the whole graph is one run: its fused reverse launches one vjp kernel, the unfused one per
+    # kernel on the path
+    launches = {key[-1]: [] for key in g.record._passes}
+    for key, reverse_pass in g.record._passes.items():
+        launches[key[-1]].append(vjp_launches(reverse_pass))
+    assert launches[True] == [1, 1, 1] and min(launches[False]) >= 7
+
+
+def vjp_launches(reverse_pass) -> int:
+    return sum(isinstance(kept, hawk.KernelBound) for kept in reverse_pass.ctx.keep)

@@ -30,7 +30,7 @@ from eagle.diff.ops import Context, KernelBack
 from eagle.diff.steps import Place, place
 from eagle.extend import Program
 from hawk import derive, fusion
-from hawk.ir import If, KernelIR, Load, Slot, Stmt, Store
+from hawk.ir import If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
 from hawk.kernel import from_ir
 from hawk.types import is_float
 
@@ -46,7 +46,9 @@ def joins(op: Any, shared: Any) -> bool:
     if not isinstance(op, KernelBack):
         return False
     ir = op.leaf.node.payload.plan.compiled.ir
-    return ir.per_sample and fusion.fusible(ir) and not any(p.place in shared for p in op.leaf.planes)
+    nested = [s for top in ir.body if isinstance(top, If) for s in walk([top]) if isinstance(s, Load)]
+    return (ir.per_sample and fusion.fusible(ir) and not nested
+            and not any(p.place in shared for p in op.leaf.planes))
 
 
 def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
@@ -111,7 +113,7 @@ class RunBack:
                 keys.append((p, m, k) if slot.role == "read" and p not in written else p)
                 if slot.role != "read":
                     written.add(p)
-            parts.append((ir, keys))
+            parts.append((_loads_first(ir), keys))
         self.written = frozenset(written)
         fused = fusion.fuse(parts, lambda key: key in self.active and key in self.incoming,
                             "_".join(dict.fromkeys(op.leaf.node.payload.plan.name for op in self.members)))
@@ -119,8 +121,8 @@ class RunBack:
         # slot names of their own: the kernel's parameters and gradients go by them
         order = sorted(range(len(fused.ir.slots)), key=lambda j: fused.ir.slots[j].role == "write")
         number = {old: new for new, old in enumerate(order)}
-        self.forward = KernelIR(fused.ir.name, [replace(fused.ir.slots[j], name=f"{fused.ir.slots[j].name}_{j}")
-                                                for j in order], _renumbered(fused.ir.body, number))
+        slots = [replace(fused.ir.slots[j], name=f"{fused.ir.slots[j].name}_{j}") for j in order]
+        self.forward = KernelIR(fused.ir.name, slots, _renumbered(fused.ir.body, number))
         self.origins = [fused.origins[j] for j in order]
         self.targets = [self.target(j) for j in range(len(self.origins))]
         # a plane loaded from memory is one a kernel of the run reads (else its value is not kept)
@@ -183,6 +185,20 @@ class RunBack:
         for name, grad in sorted(zip(names, into, strict=True), key=lambda ng: order[ng[0]]):
             if grads[name] not in self.direct:
                 _native.accumulate(program, grad, ctx.adj[grads[name]])
+
+
+def _loads_first(ir: KernelIR) -> KernelIR:
+    """``ir`` with its plane loads first, each value then taken through a copy, the copies in
+    reverse slot order.  Fused, a load of what the run stored is that stored value; through its
+    copy, each argument's adjoint is still its own, and the reverse walk adds them into the stored
+    value's adjoint kernel by kernel, each kernel's in slot order: the order the unfused pass adds
+    each kernel's gradients into the adjoint array."""
+    loads = [s for s in ir.body if isinstance(s, Load) and ir.slots[s.slot].role != "value"]
+    raw = {id(s): Var(s.dst.dtype, s.dst.uniform, s.dst.name) for s in loads}
+    copies = [Op(s.dst, "copy", (raw[id(s)],)) for s in sorted(loads, key=lambda s: (-s.slot, -s.comp))]
+    rest = [s for s in ir.body if id(s) not in raw]
+    return KernelIR(ir.name, ir.slots, [*(Load(raw[id(s)], s.slot, s.comp) for s in loads), *copies, *rest],
+                    ir.result)
 
 
 def _renumbered(body: list[Stmt], number: dict[int, int]) -> list[Stmt]:

@@ -48,7 +48,7 @@ from eagle.extend import node_kind as kind_of
 
 
 def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None = None,
-            vjps: Mapping[str, Vjp] | None = None) -> dict[str, Any]:
+            vjps: Mapping[str, Vjp] | None = None, fuse: bool = True) -> dict[str, Any]:
     """Gradients of the seeded outputs of the last run with respect to the ``wrt`` names.
 
     :param record: ``g.record`` of a graph built with ``record=True`` that has run.
@@ -59,6 +59,9 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
         A hand-built graph defaults to its float inputs and Params; a builder graph has no default.
     :param vjps: node label -> ``fn(primals, cotangents) -> {read name: gradient}``, run in
         place of that node's derivative (an opaque node on the reverse path needs one).
+    :param fuse: reverse each run of consecutive per-sample hawk kernels as one generated
+        function (:mod:`eagle.diff.fused`); False reverses every kernel on its own, with the
+        same bits.
     :returns: name -> gradient, shaped like the name's array (a tree for ``result``; a
         one-cell array for a Param).
 
@@ -102,11 +105,12 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
         raise KeyError(f"eagle.diff.reverse: vjps names {', '.join(map(repr, unknown))}, which no node of "
                        f"the graph is called; its nodes: {', '.join(sorted(labels))}")
     wanted = {link.place: link.spec for found in linked.values() for each in found for link in each}
-    key = (frozenset(p for p, _ in seeded), tuple(wanted), tuple(sorted((k, id(f)) for k, f in vjps.items())))
+    key = (frozenset(p for p, _ in seeded), tuple(wanted), tuple(sorted((k, id(f)) for k, f in vjps.items())),
+           bool(fuse))
     if key not in record._passes:
         if len(record._passes) >= 8:  # seeds and wrt change rarely; keep the last few passes
             record._passes.pop(next(iter(record._passes)))
-        record._passes[key] = Pass(record, key[0], wanted, vjps)
+        record._passes[key] = Pass(record, key[0], wanted, vjps, bool(fuse))
     grads = record._passes[key].run(seeded)
     return {name: unflatten(value, iter([gather(x, found, grads) for x, found
                                          in zip(flatten(value), linked[name], strict=True)]))
@@ -146,7 +150,7 @@ class Pass:
     """The reverse pass of one record for one set of seeded places, ``wrt`` places and vjps."""
 
     def __init__(self, record: Record, seeds: frozenset[Place], wrt: Mapping[Place, tuple[Any, ...]],
-                 vjps: dict[str, Vjp]) -> None:
+                 vjps: dict[str, Vjp], fuse: bool = True) -> None:
         self.record = record
         self.vjps = vjps
         forward = record._forward
@@ -175,8 +179,8 @@ class Pass:
                 groups[len(trace) - 1 - first].insert(0, Capture(p, self.captures[p]))
         self.at_end = at_end
         # one op per group from here: runs of kernel reverses fused, each as one op
-        groups = [[op] for op in fused.runs([op for group in groups for op in group], self.groups.of,
-                                            set(self.seeds))]
+        ops = [op for group in groups for op in group]
+        groups = [[op] for op in (fused.runs(ops, self.groups.of, set(self.seeds)) if fuse else ops)]
         self.ctx = Context()
         self._allocate(groups, specs)
         program = Program().stage()
