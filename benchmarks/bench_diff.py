@@ -17,7 +17,7 @@ from harness import fmt, interleaved_medians, table
 import eagle
 import eagle.diff
 import hawk
-from eagle import _core
+from eagle import _core, extend
 from hawk import Mutable, Param, Scalar, UInt32
 from hawk import math as hm
 
@@ -86,7 +86,7 @@ def numpy_loop_gradient(x, seed):
 def measure(name, build, arrays, numpy_gradient, rows, reset=None):
     n = arrays["x"].size
     g = build(**{k: v.copy() for k, v in arrays.items()}, record=True)
-    state = g._names.arguments
+    state = extend.state(g)["names"].arguments  # the builder's arrays of the arguments
 
     def forward():
         if reset:

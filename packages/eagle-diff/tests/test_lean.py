@@ -14,7 +14,7 @@ import numpy as np
 import eagle
 import eagle.diff
 import hawk
-from hawk import Mutable, Param, Scalar
+from hawk import Mutable, Param, Scalar, UInt32
 from hawk import math as hm
 
 N = 5000  # several blocks: a cross-sample sum would need its barrier
@@ -139,3 +139,42 @@ def test_a_fused_reverse_gives_the_unfused_bits(threads):
 
 def vjp_launches(reverse_pass) -> int:
     return sum(isinstance(kept, hawk.KernelBound) for kept in reverse_pass.ctx.keep)
+
+
+@hawk.kernel
+def relax(x: Scalar, y: Scalar) -> Scalar:
+    return 0.9 * x + 0.1 * y
+
+
+@hawk.kernel
+def below(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
+    flag = hm.uint32(hawk.sum(s < lim))
+
+
+@eagle.Graph.builder
+def relaxing(x, flag, record=False):
+    g = eagle.Graph(record=record)
+    y = shift(x, 0.5)
+    for _ in range(12):  # capped: the guard's sum leaves early
+        if not flag:
+            break
+        x = shift(scale(relax(x, y), 1.01), 0.2)
+        below(x, 1.6, flag)
+    g.result = x
+    return g
+
+
+def test_a_loop_turn_reverses_fused_with_the_unfused_bits(threads):
+    rng = np.random.default_rng(4)
+    g = relaxing(rng.uniform(0.5, 1.0, N), np.ones(1, np.uint32), record=True)
+    g()
+    assert 1 < g.record._forward.tapes[0].turns < 12
+    seed = rng.standard_normal(N)
+    for wrt in (("x",), ("x", *(n for n in g.record.names if "." in n))):
+        fused = eagle.diff.reverse(g.record, {"result": seed}, wrt=wrt)
+        alone = eagle.diff.reverse(g.record, {"result": seed}, wrt=wrt, fuse=False)
+        for name in wrt:
+            np.testing.assert_array_equal(fused[name], alone[name])
+    # the turn's three kernels reverse as one vjp kernel (and the shift before the loop alone)
+    launches = sorted((key[-1], vjp_launches(p)) for key, p in g.record._passes.items())
+    assert launches == [(False, 4), (False, 4), (True, 2), (True, 2)]

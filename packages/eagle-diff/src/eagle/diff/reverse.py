@@ -20,6 +20,7 @@ whose adjoints are never needed at the same time.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -153,6 +154,7 @@ class Pass:
                  vjps: dict[str, Vjp], fuse: bool = True) -> None:
         self.record = record
         self.vjps = vjps
+        self.fuse = fuse
         forward = record._forward
         all_leaves = list(record._leaves())
         named = record._planes
@@ -301,15 +303,23 @@ class Pass:
                             "kept state, on arrays of the reverse pass, which this node cannot be pointed "
                             "at; make it a hawk kernel, or move it out of the loop")
         turn = [op for ops in reversed(per_step) for op in ops]
+        if self.fuse:  # adjoints flow from turn to turn: any active cotangent may hold something
+            turn = fused.runs(turn, self.groups.of, set(self.active))
         state = [own[p.place] if p.place in live else None for p in looped.state]
         return [LoopBack(looped.tape, state, again, turn, [emitter.tapes, emitter.kept, own])]
 
     # ---------------------------------------------------------- running
     def run(self, seeded: list[tuple[Place, np.ndarray]]) -> dict[Place, np.ndarray]:
+        # a place seeded once, by itself, takes its seed as it is; others sum into a cleared one
+        counts = Counter(p for p, _ in seeded if p in self.active)
+        once = {p for p, n in counts.items() if n == 1 and p not in self.groups.of}
         for p in self.seeds:
-            self.ctx.adj[self.groups.key(p)][...] = 0
+            if p not in once:
+                self.ctx.adj[self.groups.key(p)][...] = 0
         for p, ct in seeded:
-            if p in self.active:
+            if p in once:
+                np.copyto(self.ctx.adj[p], ct)
+            elif p in self.active:
                 self.ctx.adj[p] += ct
         self.program.run()
         if any(tape.failed for tape in self.tapes):
