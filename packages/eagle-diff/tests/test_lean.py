@@ -178,3 +178,22 @@ def test_a_loop_turn_reverses_fused_with_the_unfused_bits(threads):
     # the turn's three kernels reverse as one vjp kernel (and the shift before the loop alone)
     launches = sorted((key[-1], vjp_launches(p)) for key, p in g.record._passes.items())
     assert launches == [(False, 4), (False, 4), (True, 2), (True, 2)]
+
+
+def test_a_fused_reverse_kernel_is_its_ir_as_the_reference_evaluates_it():
+    """The one generated function of a fused run, compiled, against hawk's NumPy evaluator of its IR."""
+    rng = np.random.default_rng(5)
+    args = {"x": rng.uniform(0.5, 1.5, N), "y": rng.uniform(0.5, 1.5, N), "v": rng.uniform(-1, 1, (3, N))}
+    g = tangle(**args, record=True)
+    g()
+    eagle.diff.reverse(g.record, {"result": rng.standard_normal(N)},
+                       wrt=("x", "v", *(n for n in g.record.names if "." in n)))
+    (reverse_pass,) = g.record._passes.values()
+    (bound,) = [kept for kept in reverse_pass.ctx.keep if isinstance(kept, hawk.KernelBound)]
+    kernel = bound.plan.source
+    inputs = bound.args[:len(kernel.params)]
+    compiled, reference = kernel(*inputs), kernel.reference(*inputs)
+    assert set(compiled) == set(reference)
+    assert sum(compiled[name].shape == (1,) for name in compiled) == 8  # the eight Params: sums
+    for name in compiled:
+        np.testing.assert_array_equal(compiled[name], reference[name])
