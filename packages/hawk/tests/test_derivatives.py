@@ -257,3 +257,19 @@ def test_a_vjp_without_its_params_stays_per_sample():
     np.testing.assert_array_equal(only(x, x, 1.7, np.ones(N))["x"], smooth.vjp(x, x, 1.7, np.ones(N))["x"])
     # nothing of y's adjoint is left: d/dy of cos(y), log(1 + y*y) is never taken
     assert not any(isinstance(s, Op) and s.op == "sin" for s in walk(ir.body))
+
+
+@pytest.mark.parametrize("kernel, make", FORMS, ids=[k.__name__ for k, _ in FORMS])
+def test_a_zero_gradient_is_plus_zero(kernel, make):
+    """Adjoints start from a copy of their first contribution (no 0 + c on every value), so an
+    adjoint may be -0 inside; a gradient is stored as 0 + its total, +0 for every zero: the same
+    bits however the adjoints were accumulated (fused or not)."""
+    rng = np.random.default_rng(9)
+    args = make(rng)
+    count = len(kernel.params)
+    names = [n for n, _ in kernel.vjp.params[count:]]
+    cts = [np.full(o.shape, -0.0, o.dtype) for o in outputs(kernel, args, names)]
+    grads = kernel.vjp(*[a.copy() if isinstance(a, np.ndarray) else a for a in args], *cts)
+    for name, grad in grads.items():
+        zeros = grad == 0
+        assert zeros.all() and not np.signbit(grad[zeros]).any(), name

@@ -240,8 +240,17 @@ class _Vjp:
                 self.add(self.adj(arg, uniform_sweep), contribution)
 
     def add(self, target: Var, value: Operand) -> None:
-        self.b.accumulate(target, value)
-        self.nonzero.add(id(target))
+        """``target += value``; the first contribution to an adjoint is a copy (0 + value but for
+        the sign of a zero): a fused chain's adjoints are not one add longer per value.  A
+        gradient stays the same bits: it is stored as 0 + its total, which makes every zero +0,
+        and a zero adjoint only ever meets products and sums, which keep it a zero."""
+        if id(target) in self.nonzero:
+            self.b.accumulate(target, value)
+        else:
+            if isinstance(value, Var) and value.dtype != target.dtype:
+                value = self.b.op("cast", value, dtype=target.dtype)
+            self.b.body.append(Op(target, "copy", (value,)))
+            self.nonzero.add(id(target))
 
     def reduction(self, s: Op) -> None:
         """r = reduce(x): the whole adjoint of r (its uniform part plus the sum of its
