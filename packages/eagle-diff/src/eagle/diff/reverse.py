@@ -11,6 +11,14 @@ added in one fixed order (never by atomics): the same bits for any number
 of threads.  A choice reverses the arm that ran (the cell as the choice read
 it), a loop its turns last to first, each run again from its kept state.
 
+Only what was asked is derived: a leaf is reversed only on a path from a
+``wrt`` place to a seed, and a kernel's vjp takes cotangents only for its
+outputs on such a path and stores gradients only for its inputs on one (a
+``Param``'s cross-sample sum only when it is asked for).  A run of
+consecutive per-sample kernel reverses is one generated function
+(:mod:`eagle.diff.fused`; ``fuse=False`` reverses each on its own, with the
+same bits).
+
 The pass is itself one libeagle program, built once per set of seed and
 ``wrt`` names and run in one native call: per-sample vjps, clears and sums
 block-fuse like a forward replay.  Adjoint arrays are shared between places
