@@ -19,6 +19,7 @@ import numpy as np
 from eagle import _cuda, _gpu_kernels
 from eagle._core import BLOCK, CoreError, check, ffi, lib
 from eagle._driver_thread import no_cuda_calls, release, release_pending
+from eagle._fusion import emitter, groups
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import emit
 from eagle._lower_gpu import gpu_lowered
@@ -145,6 +146,13 @@ class GpuProgram(CallbackErrors):
                              "a body cannot be: move it out of the body")
         self.label = label
         items.emit(self)
+        return self
+
+    def nodes(self, nodes: Sequence[Node]) -> GpuProgram:
+        """Append the work of ``nodes`` in order inside a construct, a fused run of them as one kernel."""
+        lowerings = [gpu_lowered(node, "step") for node in nodes]
+        for group in groups(range(len(nodes)), lowerings):
+            emitter(group, lowerings, nodes, lambda i, target: target.node(nodes[i]))(self)
         return self
 
     # --- items ---------------------------------------------------------------

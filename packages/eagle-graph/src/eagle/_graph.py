@@ -18,6 +18,7 @@ from eagle._core import CoreError
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._extension import record_hooks
+from eagle._fusion import Liveness, enabled, fusing
 from eagle._kinds import Node, kind_of
 from eagle._lower_cpu import lowered
 from eagle._lower_gpu import gpu_lowered
@@ -83,6 +84,9 @@ class Graph:
         self._program: Target | None = None  # the lowering target, once built
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
+        self._fuse = True  # the build's choice (build(fuse=...)), which a bind's lowering keeps
+        self._fused: list[tuple[str, ...]] | None = None
+        self._temporaries: list[Any] = []  # arrays no one outside sees (extend.declare_temporaries)
         self._logical: int | None = None
         self._warned_rebuild = False
         self._retired_stats: dict[str, int] = {}  # GPU counters of the CUDA graphs bind replaced
@@ -255,6 +259,14 @@ class Graph:
         return None if self._schedule is None else list(self._schedule)
 
     @property
+    def fused(self) -> list[tuple[str, ...]] | None:
+        """The runs of per-sample kernels the build wrote as one function each, as tuples of
+        node labels in order (top-level nodes; a body's runs are fused too), once built;
+        ``[]`` when none fused (``build(fuse=False)``, a record=True graph).
+        """
+        return None if self._fused is None else list(self._fused)
+
+    @property
     def captures(self) -> int | None:
         """How many times the CUDA graph was built from the nodes (None off the GPU)."""
         return self._target_stat("captures")
@@ -333,9 +345,15 @@ class Graph:
         return self._labels[index] + (" [stream: cpu runs eagerly]" if eager else "")
 
     # -------------------------------------------------------------- build
-    def build(self, backend: str | None = None, dispatch: str | None = None) -> Graph:
+    def build(self, backend: str | None = None, dispatch: str | None = None, fuse: bool | None = None
+              ) -> Graph:
         """Analyze the nodes once (planes, views, devices, forks; the edges where a fork needs
-        them), refuse what could race, and lower the graph once; the analysis is kept."""
+        them), refuse what could race, and lower the graph once; the analysis is kept.
+
+        ``fuse``: write each run of per-sample kernels as one function (:attr:`fused` lists
+        them); the default is on, unless the environment sets ``EAGLE_FUSE=0``.  Fused and
+        unfused graphs give the same bits.
+        """
         with self._guard("eagle.Graph.build"):
             if self._program is not None:
                 raise RuntimeError("eagle.Graph.build: the graph is already built; a second build is "
@@ -348,6 +366,7 @@ class Graph:
                 raise ValueError(f"eagle.Graph.build: a built graph takes dispatch='switch' or "
                                  f"'predicated' (or a dict of them), got {dispatch!r}")
             analysis = self._analyze()
+            self._fuse = enabled(fuse)
             local = functools.partial(self._build_local, backend, analysis)
             chosen, schedule, (program, reducing), tape = (
                 local() if self._comm is None else agree(self._comm, self, local))
@@ -375,7 +394,12 @@ class Graph:
         again as the build did), the nodes that reduce across samples, and eagle.diff's Record;
         ``analysis``: the build's, whose views the target uses."""
         lower = self._lower_host if backend == "cpu" else self._lower_device
-        target, schedule, reducing, tape = lower(schedule, analysis)
+        # a record=True graph keeps every plane eagle.diff reads: its kernels run unfused
+        liveness = Liveness(self._nodes, self._temporaries) \
+            if self._fuse and not self._recording else None
+        with fusing(liveness):
+            target, schedule, reducing, tape = lower(schedule, analysis)
+        self._fused = [] if liveness is None else [tuple(self._labels[i] for i in r) for r in liveness.runs]
         if self._logical is not None:
             target.set_logical_size(self._logical)
         return target, schedule, reducing, tape
@@ -387,7 +411,7 @@ class Graph:
             schedule = [stage_schedule(stage.branches, stage.group, self._nodes, lowerings)
                         for stage in self._stages]
         stages = list(zip(schedule, (stage.branches for stage in self._stages), strict=True))
-        program, reducing = lower_host(stages, lowerings, analysis.views)
+        program, reducing = lower_host(stages, lowerings, self._nodes, analysis.views)
         return program, schedule, reducing, tape
 
     def _lower_device(self, schedule: list[str] | None, analysis: Analysis
@@ -402,7 +426,7 @@ class Graph:
         lowerings = [gpu_lowered(n, label, planes)
                      for n, label, planes in zip(self._nodes, self._labels, analysis.planes, strict=True)]
         program, reducing = lower_device([stage.branches for stage in self._stages], lowerings, self._labels,
-                                         analysis.device())
+                                         self._nodes, analysis.device())
         return program.finalize(), schedule or ["cuda_graph"] * len(self._stages), reducing, None
 
     def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:

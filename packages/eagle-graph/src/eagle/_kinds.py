@@ -31,6 +31,28 @@ PlaneTuple = tuple[str, Any, str]  # (plane name, array, role)
 
 
 @dataclass(frozen=True)
+class Fusible:
+    """A lowering's offer to join a fused run of per-sample kernels (``eagle._fusion``).
+
+    ``fuser(payloads, key, live)`` writes a whole run: the ``payload`` of each member in
+    order, ``key(array)`` (one number per view: equal numbers, the very same view), and
+    ``live(array)`` (whether the run must store that plane); it returns the run's emit
+    function, as ``HostItems.emit`` (``GpuItems.emit`` for a GPU lowering).  Members
+    join a run only with the same ``fuser``, the same ``samples``, planes (``accesses``,
+    (array, role) pairs) that are the very same views or disjoint, while the member before
+    is not ``last`` (a cross-sample reduction, a cell written) and the run stays under
+    the size cap (``size``: statements).
+    """
+
+    fuser: Callable[[list[Any], Callable[[Any], int], Callable[[Any], bool]], Callable[[Any], object]]
+    payload: Any
+    samples: int
+    accesses: tuple[tuple[Any, str], ...]
+    size: int = 1
+    last: bool = False
+
+
+@dataclass(frozen=True)
 class HostItems:
     """What ``lower_cpu`` returns for native work: a function that appends
     libeagle items to a program.  A plain callable is a Python step instead.
@@ -53,6 +75,7 @@ class HostItems:
 
     emit: Callable[[Target], object]
     native: bool = True
+    fuse: Fusible | None = None  # the node may be fused with its neighbours (eagle._fusion)
 
 
 @dataclass(frozen=True)
@@ -116,6 +139,7 @@ class GpuItems:
 
     emit: Callable[[Target], object] | None = None
     eager: Callable[[], object] | None = None
+    fuse: Fusible | None = None  # the node may be fused with its neighbours (eagle._fusion)
 
 
 #: ``vjp(payload, primals, cotangents) -> {read plane name: gradient}``: the

@@ -7,29 +7,42 @@ are noted (a communicator makes them global).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from eagle._fusion import current, emitter, groups
 from eagle._gpu_program import GpuProgram
 from eagle._gpu_segments import GpuSegments
-from eagle._kinds import GpuItems
+from eagle._kinds import GpuItems, Node
 from eagle._lower_cpu import emit
 from eagle._program import Program
 from eagle._target import Target
 
 
-def _emit_noting(target: Target, index: int, append: Callable[[Target], None], reducing: list[int]) -> None:
+def _emit_noting(target: Target, indices: Sequence[int], append: Callable[[Target], object],
+                 reducing: list[int]) -> None:
     before = target.reductions
     append(target)
     if target.reductions != before:
-        reducing.append(index)
+        reducing.extend(indices)
 
 
-def lower_host(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any],
+def _emit_runs(target: Target, indices: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node],
+               append: Callable[[int, Target], object], reducing: list[int]) -> None:
+    """Append the lowerings of ``indices`` (one item list of ``target``), fused runs as one function
+    each (noted on the liveness: ``Graph.fused``), noting the nodes that reduce."""
+    for group in groups(indices, lowerings):
+        if len(group) > 1:
+            current().runs.append(tuple(group))
+        _emit_noting(target, group, emitter(group, lowerings, nodes, append), reducing)
+
+
+def lower_host(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any], nodes: Sequence[Node],
                views: dict[int, tuple[Any, Any]] | None = None) -> tuple[Program, list[int]]:
     """A finalized program from (schedule, branches of node indices) per stage, and the indices
     of the nodes that reduce across samples; ``views``: the build analysis's table of the views
-    it made (``Program(views=...)``), which the program's items use.
+    it made (``Program(views=...)``), which the program's items use.  Fused runs (under
+    ``eagle._fusion.fusing``) stay inside one list of items.
 
     work_share stages run their branches one after another, so consecutive
     ones become one list of items: libeagle then block-fuses kernel chains
@@ -39,21 +52,29 @@ def lower_host(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any],
     program = Program(views)
     reducing: list[int] = []
     open_work_share = False
+    pending: list[int] = []  # the nodes of the item list being written
+
+    def flush() -> None:
+        _emit_runs(program, pending, lowerings, nodes, lambda i, p: emit(lowerings[i], p), reducing)
+        pending.clear()
+
     for schedule, branches in stages:
         tasks = schedule == "branch_tasks"
         if tasks or not open_work_share:
+            flush()
             program.stage(schedule)
         open_work_share = not tasks
         for b, branch in enumerate(branches):
             if b and tasks:
+                flush()
                 program.branch()
-            for index in branch:
-                _emit_noting(program, index, lambda p, i=index: emit(lowerings[i], p), reducing)
+            pending += branch
+    flush()
     return program.finalize(), reducing
 
 
 def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], labels: list[str],
-                 device: int) -> tuple[GpuProgram | GpuSegments, list[int]]:
+                 nodes: Sequence[Node], device: int) -> tuple[GpuProgram | GpuSegments, list[int]]:
     """The GPU program of the stages (branches of node indices), not yet instantiated, and the
     indices of the nodes that reduce across samples.
 
@@ -63,6 +84,19 @@ def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], label
     """
     parts: list[GpuProgram | Callable[[], object]] = [GpuProgram(device)]
     reducing: list[int] = []
+    pending: list[int] = []  # consecutive one-branch stages: one chain of the CUDA graph
+
+    def append(index: int, program: GpuProgram) -> None:
+        program.label = labels[index]
+        lowerings[index].emit(program)
+
+    def flush() -> None:
+        if pending:
+            program = parts[-1]
+            program.stage()
+            _emit_runs(program, pending, lowerings, nodes, append, reducing)
+            pending.clear()
+
     for branches in stages:
         eager = [i for branch in branches for i in branch if lowerings[i].eager is not None]
         if eager:
@@ -70,16 +104,20 @@ def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], label
                 raise ValueError(f"eagle.Graph.build: node {labels[eager[0]]!r} runs eagerly "
                                  "(opaque(..., eager=True)) inside a fork; the graph is cut around an "
                                  "eager node, so it runs alone: move it out of the parallel region")
+            flush()
             parts += [lowerings[eager[0]].eager, GpuProgram(device)]
             continue
+        if len(branches) == 1:
+            pending += branches[0]
+            continue
+        flush()
         program = parts[-1]
         program.stage()
         for b, branch in enumerate(branches):
             if b:
                 program.branch()
-            for index in branch:
-                program.label = labels[index]
-                _emit_noting(program, index, lowerings[index].emit, reducing)
+            _emit_runs(program, branch, lowerings, nodes, append, reducing)
+    flush()
     if len(parts) == 1:
         return parts[0], reducing
     return GpuSegments([p for p in parts if not (isinstance(p, GpuProgram) and p.empty)], device), reducing

@@ -19,8 +19,9 @@ import numpy as np
 from eagle._arrays import is_guard_cell
 from eagle._core import BLOCK, check, ffi, lib
 from eagle._driver_thread import no_cuda_calls
+from eagle._fusion import emitter, groups
 from eagle._kinds import Node
-from eagle._lower_cpu import emit_node
+from eagle._lower_cpu import emit, emit_node, lowered
 from eagle._slots import slots
 from eagle._views import view_of
 
@@ -160,6 +161,13 @@ class Program(CallbackErrors):
     def node(self, node: Node, label: str = "step") -> Program:
         """Append the host items of ``node``."""
         emit_node(node, self, label)
+        return self
+
+    def nodes(self, nodes: Sequence[Node]) -> Program:
+        """Append the host items of ``nodes`` in order, a fused run of them as one function."""
+        lowerings = [lowered(node, "step") for node in nodes]
+        for group in groups(range(len(nodes)), lowerings):
+            emitter(group, lowerings, nodes, lambda i, target: emit(lowerings[i], target))(self)
         return self
 
     # --- items -------------------------------------------------------------

@@ -91,11 +91,13 @@ def interpret(graph: Graph, n: int = 1) -> Any:
 
 
 def _host_planes(graph: Graph) -> list[np.ndarray]:
-    """Every host array the graph's nodes touch, each once."""
+    """Every host array the graph's nodes touch, each once, but its temporaries (which hold no
+    value after a run: a fused run does not store them)."""
     seen: dict[int, np.ndarray] = {}
+    temporaries = {id(a) for a in graph._temporaries}
     for node in graph._nodes:
         for _, array, _ in node.planes():
-            if isinstance(array, np.ndarray):
+            if isinstance(array, np.ndarray) and id(array) not in temporaries:
                 seen.setdefault(id(array), array)
     return list(seen.values())
 
@@ -109,9 +111,9 @@ def _where(graph: Graph, array: np.ndarray) -> str:
 
 
 def check(graph: Graph, n: int = 1) -> None:
-    """Replay the built ``graph`` ``n`` times and hold every array it touches to the reference
-    interpreter run from the same starting values, byte for byte; the graph is left as the
-    replay left it.
+    """Replay the built ``graph`` ``n`` times and hold every array it touches (but the temporaries
+    of a builder's graph, which no one outside sees) to the reference interpreter run from the
+    same starting values, byte for byte; the graph is left as the replay left it.
 
     :raises AssertionError: naming each plane that differs, with the first differing element.
 

@@ -81,10 +81,7 @@ class Body:
         """A body of ``parent`` running the steps in order (None when there are none)."""
         if not self.steps:
             return None
-        body = parent.body()
-        for node in self.nodes():
-            body.node(node)
-        return body
+        return parent.body().nodes(list(self.nodes()))
 
 
 @dataclass

@@ -40,6 +40,10 @@ class Target(Protocol):
         """Append the work of ``node`` (an ``eagle.graph.Node``: its kind's lowering for this
         target; the protocol names no node type, so the kinds can name the target)."""
 
+    def nodes(self, nodes: Sequence[Any]) -> Target:
+        """Append the work of ``nodes`` in order (a body's); a run of per-sample kernels among
+        them is fused into one function (``eagle._fusion``) while a build fuses."""
+
     def callback(self, fn: Callable[[], object], touches: Sequence[Any] = ()) -> Target:
         """Append a Python call; an exception it raises is raised by the call that waits.
         ``touches``: the arrays it reads or writes."""

@@ -19,7 +19,8 @@ What it holds, by use:
 - **Lowering targets**: the protocol :class:`Target` that :class:`Program`
   (host) and :class:`GpuProgram` both implement (a kind's ``lower=`` writes
   against it once), :class:`HostItems`, :class:`GpuItems`, :class:`NativeCall`, and
-  :func:`emit` / :func:`emit_node` that append a lowering to a program.
+  :func:`emit` / :func:`emit_node` that append a lowering to a program; :class:`Fusible`,
+  a lowering's offer to join a fused run of per-sample kernels.
 - **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`, :func:`overlap`,
   :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, and the
   device-array helpers hawk allocates with.
@@ -42,7 +43,7 @@ changes or removes them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,17 @@ from eagle._flows import (
 )
 from eagle._gpu_program import GpuProgram
 from eagle._graph import Graph
-from eagle._kinds import GpuItems, HostItems, NativeCall, Node, NodeKind, PlaneTuple, Swap, register_node_kind
+from eagle._kinds import (
+    Fusible,
+    GpuItems,
+    HostItems,
+    NativeCall,
+    Node,
+    NodeKind,
+    PlaneTuple,
+    Swap,
+    register_node_kind,
+)
 from eagle._kinds import kind_of as node_kind
 from eagle._lower_cpu import emit, emit_node
 from eagle._nodes import Conditional, Copy, Opaque, Reduce
@@ -177,6 +188,13 @@ def record_into(graph: Graph, recorder: Recording | None) -> None:
         state(graph)["recording"] = recorder
 
 
+def declare_temporaries(graph: Graph, arrays: Sequence[Any]) -> None:
+    """Declare the arrays of ``graph`` no one outside it sees (a builder's temporaries: not a
+    result, a buffer or an argument): the build need not keep their values after the nodes
+    that use them (a fused run does not store them)."""
+    graph._temporaries = list(arrays)
+
+
 def recording_of(graph: Graph) -> Recording | None:
     """The recording that writes into ``graph`` now, if any."""
     return state(graph).get("recording")
@@ -212,6 +230,7 @@ __all__ = [
     "Flow",
     "Fork",
     "FramePicture",
+    "Fusible",
     "GpuItems",
     "GpuProgram",
     "Graph",
@@ -243,6 +262,7 @@ __all__ = [
     "candidate_pairs",
     "contiguous",
     "cuda_module",
+    "declare_temporaries",
     "default_label",
     "device_copy_like",
     "device_of",

@@ -18,7 +18,7 @@ import numpy as np
 
 from eagle._edges import same_view
 from eagle._flows import KernelFlow
-from eagle._kinds import GpuItems, HostItems, PlaneTuple, register_node_kind
+from eagle._kinds import Fusible, GpuItems, HostItems, PlaneTuple, register_node_kind
 from eagle._pictures import BoxPicture
 from eagle._program import Program
 from eagle._slots import typed_slot
@@ -200,6 +200,12 @@ class BoundPlan:
         program.kernel(self.plan.kernel, self.slots(), self.samples, per_sample=self.plan.per_sample,
                        accesses=[(a, role) for _, a, role in self.planes()])
 
+    def fusible(self, target: str) -> Fusible | None:
+        """This launch as a member of a fused run on ``target`` ("cpu" or "gpu"): a native (C)
+        kernel's code is its own, so it runs alone (a kernel language that writes its IR
+        fuses)."""
+        return None
+
     def gpu_items(self) -> GpuItems:
         """This launch in a CUDA graph: a plan of a native (C) kernel has none."""
         raise ValueError(f"eagle.Graph.build: plan {self.plan.name!r} has device planes, but its kernel is "
@@ -291,7 +297,7 @@ register_node_kind(
     "plan",
     reads=lambda b: b.reads(),
     writes=lambda b: b.writes(),
-    lower_cpu=lambda b: HostItems(b.emit, native=True),
+    lower_cpu=lambda b: HostItems(b.emit, native=True, fuse=b.fusible("cpu")),
     lower_gpu=lambda b: b.gpu_items(),
     reference=lambda b, interpreter: b.reference(interpreter),
     refuse=_refuse_node,

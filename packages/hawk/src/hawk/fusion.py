@@ -87,7 +87,7 @@ def fuse(members: Sequence[Member], live: Callable[[Hashable], bool], name: str)
                 slots[j] = _joined(slots[j], slot)
             else:
                 j = len(slots)
-                slots.append(slot)
+                slots.append(_named(slot, {s.name for s in slots}, m))
                 origins.append((m, k))
                 keys.append(key)
                 if key is not None:
@@ -96,6 +96,14 @@ def fuse(members: Sequence[Member], live: Callable[[Hashable], bool], name: str)
         body += _Copier(where, stored).body(ir.body)
     body = _without_dead_stores(body, [key is None or live(key) for key in keys])
     return _compacted(KernelIR(name, slots, body), origins)
+
+
+def _named(slot: Slot, taken: set[str], member: int) -> Slot:
+    """``slot`` under a name no slot of the fused kernel has (its launch's number appended)."""
+    name = slot.name if slot.name not in taken else f"{slot.name}_{member}"
+    while name in taken:
+        name += "_"
+    return Slot(name, slot.role, slot.dtype, slot.components, slot.cell, slot.reduction)
 
 
 def _joined(a: Slot, b: Slot) -> Slot:

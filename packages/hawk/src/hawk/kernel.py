@@ -21,17 +21,12 @@ from eagle.extend import GpuItems, ffi
 from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
-from eagle.plan import Param as PlanParam
-from hawk import cuda, derive, emit, frontend, recording
+from hawk import cuda, derive, emit, frontend, recording, runs
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Slot
 from hawk.phases import Phased, split
 from hawk.reference import evaluate
-from hawk.types import NUMPY, Kind, Param, Scalar, of_numpy, strong
-
-#: How a by-value slot is stored in its eagle_arg (eagle.plan.VALUE_TYPES).
-_VALUE_TYPE = {"f64": "f64", "f32": "f32", "i64": "i64", "i32": "i32", "u32": "u32", "u64": "u64",
-               "bool": "i64"}
+from hawk.types import NUMPY, Kind, Param, Scalar, of_numpy
 
 
 @dataclass
@@ -388,8 +383,7 @@ class KernelPlan(Plan):
     """
 
     def __init__(self, kernel: Kernel, compiled: Compiled) -> None:
-        params = [PlanParam(s.name, s.role, _VALUE_TYPE[strong(s.dtype)]) for s in compiled.phased.slots]
-        super().__init__(compiled.functions[-1], [*params, PlanParam("n", "value", "i64")],
+        super().__init__(compiled.functions[-1], runs.plan_params(compiled.phased.slots),
                          name=kernel.__name__, per_sample=compiled.ir.per_sample, owner=compiled.library,
                          derivative=kernel.derivative)
         self.compiled = compiled
@@ -425,12 +419,7 @@ class KernelBound(BoundPlan):
         slots = compiled.phased.slots
         device = next((a for a in arrays if extend.on_device(a)), None)
         outputs = _outputs(compiled.ir, n, buffer, api, device)
-        # Reduction scratch: on the CPU a partial per sample block, on the GPU the operand of
-        # every sample (the graph reduces the plane), and the one-cell result.
-        blocks = -(-n // extend.BLOCK)
-        scratch = [np.empty(1 if s.cell else max(blocks, 1), NUMPY[s.dtype]) if device is None else
-                   extend.empty_like_device(device, (1 if s.cell else n,), NUMPY[s.dtype])
-                   for s in slots[len(arrays) + len(outputs):]]
+        scratch = runs.scratch(slots[len(arrays) + len(outputs):], n, device)
         held = kernel._plans.get(id(compiled))
         if held is None:
             held = kernel._plans[id(compiled)] = (compiled, KernelPlan(kernel, compiled))
@@ -451,42 +440,22 @@ class KernelBound(BoundPlan):
         return new
 
     def emit(self, program: Any) -> None:
-        phased, functions = self.plan.compiled.phased, self.plan.compiled.functions
-        slots = self.slots()
-        accesses = [(a, role) for _, a, role in super()._plane_args()]
-        for j in range(len(phased.phases) - 1):
-            # a phase before a reduction writes only its sample of a scratch plane: it may be
-            # block-fused with the per-sample kernels before it
-            program.kernel(functions[j], slots, self.samples, per_sample=True, accesses=accesses)
-            for reduction in phased.reductions:
-                if reduction.phase == j:
-                    program.reduce_partials(self.args[reduction.partials], self.args[reduction.cell],
-                                            self.samples, reduction.op)
-        # a kernel that reduces or writes a cell runs over an empty batch too: its cells get the
-        # reductions' identities, as eagle.reduce writes them
-        program.kernel(functions[-1], slots, self.samples, per_sample=self.plan.per_sample,
-                       accesses=accesses, empty_call=not self.plan.per_sample)
+        compiled = self.plan.compiled
+        runs.emit_phases(program, compiled.phased, compiled.functions, self.slots(), self.args, self.samples,
+                         [(a, role) for _, a, role in super()._plane_args()], self.plan.per_sample)
+
+    def fusible(self, target: str) -> extend.Fusible | None:
+        """This launch as a member of a fused run (:mod:`hawk.runs`)."""
+        return runs.fusible(self, target)
 
     def gpu_items(self) -> GpuItems:
         """The launch in a CUDA graph: each phase a grid-stride kernel compiled by NVRTC, and
         eagle's fixed-order reduction of the operand plane between phases."""
-        return GpuItems(self._emit_gpu)
+        return GpuItems(self._emit_gpu, fuse=self.fusible("gpu"))
 
     def _emit_gpu(self, gpu: Any) -> None:
         compiled = self.plan.compiled
-        prefix = compiled.prefix
-        source = emit.source(compiled.ir, compiled.phased, prefix, "cuda")
-        module = extend.cuda_module(source, prefix, gpu.device)
-        slots = compiled.phased.slots
-        args = [a if s.role != "value" else np.dtype(NUMPY[strong(s.dtype)]).type(a)
-                for a, s in zip(self.args, slots, strict=False)]
-        args.append(np.int64(self.samples))  # n: the plane length; the logical end comes last
-        phased = compiled.phased
-        for j in range(len(phased.phases)):
-            gpu.samples_kernel(module.function(f"{prefix}_p{j}"), args, self.samples)
-            for reduction in phased.reductions:
-                if reduction.phase == j:
-                    gpu.reduce(self.args[reduction.partials], self.args[reduction.cell], reduction.op)
+        runs.emit_gpu_phases(gpu, compiled.ir, compiled.phased, compiled.prefix, self.args, self.samples)
 
     def reference(self, interpreter: Any) -> None:
         """This launch by hawk's NumPy evaluator of the IR, over the samples a replay processes

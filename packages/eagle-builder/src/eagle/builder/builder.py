@@ -113,6 +113,7 @@ class Builder:
                 raise TypeError(f"{name}: a builder returns its graph: `return g`; declare the arrays with "
                                 "`g.result = ...`")
             recorder.finish()
+            extend.declare_temporaries(graph, recorder.temporaries())
         except Exception as exc:
             comm = getattr(recorder.graph, "comm", None)
             if comm is not None:  # the other ranks wait in their builds for this one

@@ -172,6 +172,7 @@ class Recorder(extend.Recording):
         # id(array) -> (array, the device body whose node made it): only a merged name carries it out
         self.homes: dict[int, tuple[Any, _DeviceBody]] = {}
         self.constants: dict[int, Any] = {}  # value -> a one-cell uint32 array holding it
+        self.fresh: dict[int, Any] = {}  # id -> an output a kernel call allocated (no buffer=)
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
@@ -269,6 +270,8 @@ class Recorder(extend.Recording):
             self.producer[id(out)] = node
             if buffer is True:
                 self.kept[id(out)] = out
+            elif buffer is None:
+                self.fresh[id(out)] = out
             if home is not None:
                 self.homes[id(out)] = (out, home)
         return bound.result()
@@ -761,6 +764,17 @@ class Recorder(extend.Recording):
                 graph.add_group(branches, names=[[self.labels[id(n)] for n in b] for b in branches])
             else:
                 graph.add_node(step, name=self.labels[id(step)])
+
+    def temporaries(self) -> list[Any]:
+        """The outputs kernel calls allocated that a node still touches and no result of the
+        graph shares memory with: in a builder's graph no one outside sees them (seed 000: a
+        temporary has no array that survives the run), so a fused run need not store them.
+        (A block's on a hand-made graph are what the block returns: not these.)"""
+        results = list(flatten(self.graph.result))
+        touched = {id(a) for node in self.top.nodes() for top in node.walk() for _, a, _ in top.planes()}
+        held = [a for a in results if is_array(a)]
+        return [a for i, a in self.fresh.items()
+                if i in touched and not any(extend.overlap(a, r) for r in held)]
 
     def check_fork(self, fork: Fork) -> None:
         """Siblings of a fork inside a branch or a construct (the graph checks the top-level ones)."""

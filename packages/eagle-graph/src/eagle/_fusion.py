@@ -1,0 +1,191 @@
+"""Fusion at build: each maximal run of per-sample kernels becomes one generated function.
+
+A lowering that may join a run says so with a :class:`~eagle._kinds.Fusible`
+(a hawk kernel launch does).  Consecutive ones in one item list of the target
+(one work_share stretch, one branch of a branch_tasks stage, one body) form a
+run while they cover the same samples, every plane two members share is the
+very same view or provably disjoint from the other's (libeagle's rule for
+block-fused execution, ``fusable`` in ``libeagle/src/program.c``), they come
+from one fuser (one kernel language), the member before does not end runs (a
+cross-sample reduction is a run's last phase), and the run stays under
+:data:`MAX_STATEMENTS` (compile time grows with it).  Anything else (a Python
+step, a copy, an opaque, a plugin's node, a device conditional or loop) ends
+the run; a construct's bodies are fused on their own.
+
+The fuser writes the run's one function and stores only the planes that are
+*live* after it: what :class:`Liveness` says, from the build.  A plane is dead
+after a run only if it is a temporary the builder made (not a result, a
+buffer, an argument or anything a user holds: ``extend.declare_temporaries``)
+and no node outside the run reads its memory, anywhere in the graph (a loop
+body's next turn included).  When in doubt, it is live.
+
+``EAGLE_FUSE=0`` in the environment, or ``Graph.build(fuse=False)``, turns
+fusion off: each kernel then runs as its own items (the same bits).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+
+from eagle._edges import group_key
+from eagle._kinds import Fusible, Node
+from eagle._views import _root, overlap, view_of
+
+#: The most IR statements one fused function holds (about 0.25 ms of -O3 compile each).
+MAX_STATEMENTS = 400
+
+
+def enabled(fuse: bool | None) -> bool:
+    """Whether a build fuses: ``fuse`` when given, else unless ``EAGLE_FUSE=0``."""
+    return (os.environ.get("EAGLE_FUSE", "1") != "0") if fuse is None else bool(fuse)
+
+
+def _memory(array: Any) -> int:
+    """What a plane's memory is known by: its NumPy allocation, else the object itself."""
+    return id(_root(array)) if isinstance(array, np.ndarray) else id(array)
+
+
+def _owned(array: Any) -> bool:
+    """Whether NumPy knows the plane's allocation: planes of two such allocations share no byte."""
+    return isinstance(array, np.ndarray) and _root(array).flags.owndata
+
+
+class Liveness:
+    """Which planes a fused run must store, for one lowering of a graph.
+
+    :param nodes: the graph's top-level nodes (their bodies are walked).
+    :param temporaries: the arrays no one outside the graph sees.
+    """
+
+    def __init__(self, nodes: Sequence[Node], temporaries: Sequence[Any]) -> None:
+        self.temporaries = {id(a): a for a in temporaries}
+        #: memory of a temporary -> the leaf nodes that read it
+        self.readers: dict[int, set[int]] = {}
+        #: the fused runs of the top level, as tuples of their node indices
+        self.runs: list[tuple[int, ...]] = []
+        if not self.temporaries:
+            return
+        wanted = {_memory(a) for a in temporaries}
+        for top in nodes:
+            for node in top.walk():
+                if node.bodies():
+                    continue  # a construct's planes are its bodies' nodes'
+                for _, array, role in node.planes():
+                    memory = _memory(array)
+                    if role != "write" and memory in wanted:
+                        self.readers.setdefault(memory, set()).add(id(node))
+
+    def live(self, array: Any, members: set[int]) -> bool:
+        """Whether ``array``, written by the run of nodes ``members`` (ids), is read after it."""
+        if id(array) not in self.temporaries:
+            return True
+        return not self.readers.get(_memory(array), set()) <= members
+
+
+#: The liveness of the graph being lowered; None: no fusion (a launch outside a build, fuse=False).
+_current: ContextVar[Liveness | None] = ContextVar("eagle_fusion", default=None)
+
+
+@contextmanager
+def fusing(liveness: Liveness | None) -> Iterator[None]:
+    """Lower with fusion (``liveness`` None: without) inside the ``with``."""
+    token = _current.set(liveness)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def current() -> Liveness | None:
+    return _current.get()
+
+
+def runs(lowerings: Sequence[Any]) -> list[list[int]]:
+    """The lowerings cut into runs (indices): a fused run of two or more, or one alone."""
+    out: list[list[int]] = []
+    run = _Run()
+    for i, lowering in enumerate(lowerings):
+        part = getattr(lowering, "fuse", None)
+        if part is not None and run.takes(part):
+            run.add(part)
+            out[-1].append(i)
+            continue
+        run = _Run()
+        if part is not None:
+            run.add(part)
+        out.append([i])
+    return out
+
+
+class _Run:
+    """The run being formed: its members' fuser, samples, size, and the planes it touches."""
+
+    def __init__(self) -> None:
+        self.parts: list[Fusible] = []
+        self.size = 0
+        self.keys: dict[Any, bool] = {}  # view key -> written by a member
+        self.by_memory: dict[int, list[tuple[Any, bool]]] = {}  # memory -> (array, written)
+        self.loose: list[tuple[Any, bool]] = []  # planes whose allocation NumPy does not know
+
+    def takes(self, part: Fusible) -> bool:
+        if not self.parts:
+            return False
+        head, last = self.parts[0], self.parts[-1]
+        if last.last or part.fuser is not head.fuser or part.samples != head.samples \
+                or self.size + part.size > MAX_STATEMENTS:
+            return False
+        return all(self._apart(array, role != "read") for array, role in part.accesses)
+
+    def _apart(self, array: Any, writes: bool) -> bool:
+        """Whether a plane is the very view a member touched, or shares no byte with any plane
+        of the run that it or the other writes."""
+        key = group_key(array, view_of)
+        if key is None or key in self.keys:
+            return True
+        others = ([t for ts in self.by_memory.values() for t in ts] if not _owned(array)
+                  else self.by_memory.get(_memory(array), []) + self.loose)
+        return not any((writes or written) and overlap(array, other) for other, written in others)
+
+    def add(self, part: Fusible) -> None:
+        self.parts.append(part)
+        self.size += part.size
+        for array, role in part.accesses:
+            key = group_key(array, view_of)
+            if key is None:
+                continue
+            self.keys[key] = self.keys.get(key, False) or role != "read"
+            self.by_memory.setdefault(_memory(array), []).append((array, role != "read"))
+            if not _owned(array):
+                self.loose.append((array, role != "read"))
+
+
+def groups(indices: Sequence[int], lowerings: Sequence[Any]) -> list[list[int]]:
+    """``indices`` (of one item list, in order) cut into fused runs and single lowerings; all
+    single outside :func:`fusing`."""
+    if current() is None:
+        return [[i] for i in indices]
+    return [[indices[k] for k in run] for run in runs([lowerings[i] for i in indices])]
+
+
+def emitter(group: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node],
+            append: Callable[[int, Any], object]) -> Callable[[Any], object]:
+    """What appends ``group`` (indices into ``lowerings`` and ``nodes``) to a target: a fused
+    run's one function, or ``append(index, target)`` for a lowering alone."""
+    if len(group) == 1:
+        return lambda target: append(group[0], target)
+    liveness = current()
+    run = group
+    members = {id(node) for i in run for node in nodes[i].walk()}
+    parts = [lowerings[i].fuse for i in run]
+    keys: dict[Any, int] = {}
+
+    def key(array: Any) -> int:
+        return keys.setdefault(group_key(array, view_of), len(keys))
+
+    return parts[0].fuser([p.payload for p in parts], key, lambda array: liveness.live(array, members))
