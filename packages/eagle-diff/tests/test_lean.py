@@ -142,13 +142,13 @@ def vjp_launches(reverse_pass) -> int:
 
 
 @hawk.kernel
-def relax(x: Scalar, y: Scalar) -> Scalar:
-    return 0.9 * x + 0.1 * y
+def ease(x: Scalar, y: Scalar) -> Scalar:
+    return 0.8 * x + 0.2 * y
 
 
 @hawk.kernel
-def below(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
-    flag = hm.uint32(hawk.sum(s < lim))
+def under(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
+    flag = hm.uint32(hawk.sum(lim > s))  # samples still under the limit
 
 
 @eagle.Graph.builder
@@ -158,8 +158,8 @@ def relaxing(x, flag, record=False):
     for _ in range(12):  # capped: the guard's sum leaves early
         if not flag:
             break
-        x = shift(scale(relax(x, y), 1.01), 0.2)
-        below(x, 1.6, flag)
+        x = shift(scale(ease(x, y), 1.01), 0.2)
+        under(x, 1.6, flag)
     g.result = x
     return g
 
@@ -190,7 +190,7 @@ def algebraic(x, y, record=False):
     g = eagle.Graph(record=record)
     a = blend(x, y, 0.3)
     nudge(y, a, 1.1)
-    b = scale(relax(blend(y, x, 0.7), a), 0.9)
+    b = scale(ease(blend(y, x, 0.7), a), 0.9)
     g.result = blend(b, b, 0.2)
     return g
 
