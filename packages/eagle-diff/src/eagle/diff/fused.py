@@ -34,9 +34,13 @@ from hawk.ir import If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
 from hawk.kernel import from_ir
 from hawk.types import is_float
 
-#: Statements of the run's forward IRs a fused reverse takes at most (its vjp has about three
-#: times as many): C compile time grows with the function's size (about 0.25 ms per statement).
-MAX_STATEMENTS = 400
+#: Statements of the run's forward IRs a fused reverse takes at most.  Each iteration of the fused
+#: sample loop carries one vector of samples through the run's forward and then its adjoints, one
+#: chain of dependent operations; past a few dozen statements the core cannot overlap iterations
+#: and the loop waits on that chain.  Measured on the 100-kernel chain of benchmarks/bench_diff.py
+#: (medians, 2 threads): 400 statements 499 us at 4,096 samples and 92 ms at 262,144, 60: 287 us
+#: and 60 ms, unfused 374 us and 123 ms; the 20-kernel chain is 65-69 us for any cap >= 60.
+MAX_STATEMENTS = 60
 
 
 def joins(op: Any, shared: Any) -> bool:
