@@ -16,7 +16,7 @@ import eagle
 import eagle.diff
 import eagle.diff.fused
 import hawk
-from hawk import Mutable, Param, Scalar, UInt32
+from hawk import Int32, Mutable, Param, Scalar, UInt32
 from hawk import math as hm
 
 N = 5000  # several blocks: a cross-sample sum would need its barrier
@@ -101,10 +101,15 @@ def spin(v: Scalar, t: Param) -> Scalar:
     return v[0] * hm.cos(t) - v[1] * hm.sin(t) + v[2] * v[0]
 
 
+@hawk.kernel
+def hop(x: Scalar, k: Param[Int32]) -> Scalar:
+    return x * hm.float64(k) * 0.5
+
+
 @eagle.Graph.builder
 def tangle(x, y, v, record=False):
     """Inputs read by several kernels of one run (and twice by one), a Mutable rewritten and read
-    again, a plane of three values per sample, Params on the way."""
+    again, a plane of three values per sample, Params on the way (an integer one too)."""
     g = eagle.Graph(record=record)
     a = mix(x, y, 0.3)
     b = mix(a, x, 0.7)
@@ -113,7 +118,7 @@ def tangle(x, y, v, record=False):
     d = spin(v, 0.4)
     e = mix(c, d, 0.9)
     nudge(e, a, 0.8)
-    g.result = mix(e, b, 0.1)
+    g.result = hop(mix(e, b, 0.1), 3)
     return g
 
 
@@ -138,7 +143,7 @@ def test_a_fused_reverse_gives_the_unfused_bits(threads, cap, monkeypatch):
     launches = {key[-1]: [] for key in g.record._passes}
     for key, reverse_pass in g.record._passes.items():
         launches[key[-1]].append(vjp_launches(reverse_pass))
-    assert min(launches[False]) >= 7
+    assert min(launches[False]) >= 8
     assert launches[True] == [1, 1, 1] if cap == 1000 else 1 < min(launches[True]) < min(launches[False])
 
 

@@ -136,14 +136,15 @@ class RunBack:
         self.outputs = [j for j, s in enumerate(self.forward.slots) if s.role != "read" and s.role != "value"
                         and is_float(s.dtype) and self.targets[j] in self.active]
 
-    def target(self, j: int) -> Place:
-        """The place fused slot ``j`` stands for: its plane's, or its Param's."""
+    def target(self, j: int) -> Place | None:
+        """The place fused slot ``j`` stands for: its plane's, its float Param's (None for a
+        value of another type, which has no gradient)."""
         m, k = self.origins[j]
         op = self.members[m]
         bound = op.leaf.node.payload
         slot = bound.plan.compiled.ir.slots[k]
         if slot.role == "value":
-            return next((s.place for s in op.leaf.params if s.name == slot.name), ("no place", j))
+            return next((s.place for s in op.leaf.params if s.name == slot.name), None)
         return place(bound.args[k])
 
     def value(self, j: int) -> Any:

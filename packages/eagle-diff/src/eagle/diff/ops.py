@@ -112,8 +112,11 @@ class KernelBack:
         slot = {p.name: k for k, p in enumerate(params)}
         params_of = {s.name: s.place for s in self.leaf.params}
 
-        def target(name: str) -> Place:
-            return params_of.get(name) or place(bound.args[slot[name]])
+        def target(name: str) -> Place | None:
+            """The place of an argument: its plane's, its float Param's; None for another value."""
+            if name in params_of or params[slot[name]].role == "value":
+                return params_of.get(name)
+            return place(bound.args[slot[name]])
 
         # only the active: an inactive input gets no gradient (a Param not asked for, no
         # cross-sample sum), an inactive output no cotangent (a symbolic zero)
