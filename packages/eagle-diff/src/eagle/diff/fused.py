@@ -75,7 +75,7 @@ def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
     for op in ops:
         if joins(op, shared):
             n = op.leaf.node.payload.samples
-            statements = sum(fusion.size(r.leaf.node.payload.plan.compiled.ir) for r in run)
+            statements = sum(fusion.size(r.leaf.node.payload.plan.compiled.ir) for r in [*run, op])
             if run and (run[0].leaf.node.payload.samples != n or statements > MAX_STATEMENTS):
                 close()
             run.append(op)
