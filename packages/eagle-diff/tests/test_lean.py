@@ -122,7 +122,7 @@ def tangle(x, y, v, record=False):
     return g
 
 
-@pytest.mark.parametrize("cap", [1000, 12])
+@pytest.mark.parametrize("cap", [1000, 24])
 def test_a_fused_reverse_gives_the_unfused_bits(threads, cap, monkeypatch):
     """The whole graph as one run, and cut into runs of a few kernels by the size cap."""
     monkeypatch.setattr(eagle.diff.fused, "MAX_STATEMENTS", cap)
