@@ -3,10 +3,12 @@
 For each program:
 - the graph's replay equals the program run as plain Python (kernels by hawk's reference
   evaluator), bit for bit, for two closures of one builder;
-- at 1, 2 and 3 threads (small and large batches, so both CPU schedules), three replays equal
-  the reference interpreter's (eagle.testing.check);
+- at 1, 2 and 3 threads (small and large batches, so both CPU schedules), with fusion on and
+  off (EAGLE_FUSE), three replays equal the reference interpreter's (eagle.testing.check), and
+  the fused replay gives the unfused one's bits;
 - ``bind`` to fresh arrays gives what a graph built on them gives;
-- on device arrays (the CUDA driver emulation, or a GPU), the replay gives the NumPy one's bits;
+- on device arrays (the CUDA driver emulation, or a GPU), fused and unfused, the replay gives
+  the NumPy one's bits;
 - a smooth program's ``record=True`` gradient equals central differences.
 
 ``EAGLE_FUZZ_EXAMPLES`` sets the number of programs per test (the ``fuzz`` nox session runs
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import os
 import sys
 import warnings
@@ -115,6 +118,20 @@ def threads(n: int) -> Iterator[None]:
         _core.set_num_threads(before)
 
 
+@contextlib.contextmanager
+def fusion(on: bool) -> Iterator[None]:
+    """Build with fusion on or off (EAGLE_FUSE): both are held to the reference."""
+    before = os.environ.get("EAGLE_FUSE")
+    os.environ["EAGLE_FUSE"] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["EAGLE_FUSE"]
+        else:
+            os.environ["EAGLE_FUSE"] = before
+
+
 def eager_run(make: Any, closure: float, values: dict[str, Any]) -> tuple[Any, np.ndarray]:
     args = fresh(values)
     return make(closure)(**args), args["y"]
@@ -131,9 +148,12 @@ def test_programs_on_the_cpu(program: Program, folder: Path) -> None:
         same_bits(g(), want, f"replay vs plain Python (closure {closure})")
         same_bits(args["y"], want_y, "y, written in place")
     builder = make_graph(program.closure)
-    for team in (1, 2, 3):
-        with threads(team):
+    for team, fused in itertools.product((1, 2, 3), (True, False)):
+        with threads(team), fusion(fused):
             check(record(builder, fresh(program.values)), 3)
+    with fusion(False):
+        unfused = record(builder, fresh(program.values))()
+    same_bits(record(builder, fresh(program.values))(), unfused, "fused vs unfused replay")
     # bind to fresh arrays == a graph built on them
     g = record(builder, fresh(program.values))
     other = {k: (v + 0.5 if v.dtype == np.float64 else v.copy()) for k, v in program.values.items()}
@@ -150,12 +170,14 @@ def test_programs_on_device_arrays(program: Program, folder: Path, gpu: Any) -> 
     builder = make_graph(program.closure)
     host_args = fresh(program.values)
     want = record(builder, host_args)()
-    device_args = {k: gpu.asarray(v) for k, v in program.values.items()}
-    g = record(builder, device_args)
-    assert g.backend == "gpu"
-    got = g()
-    same_bits([gpu.get(a) for a in leaves(got)], leaves(want), "device replay vs host replay")
-    same_bits(gpu.get(device_args["y"]), host_args["y"], "y on the device")
+    for fused in (True, False):
+        device_args = {k: gpu.asarray(v) for k, v in program.values.items()}
+        with fusion(fused):
+            g = record(builder, device_args)
+        assert g.backend == "gpu"
+        got = g()
+        same_bits([gpu.get(a) for a in leaves(got)], leaves(want), f"device replay (fused: {fused}) vs host")
+        same_bits(gpu.get(device_args["y"]), host_args["y"], "y on the device")
 
 
 @settings(FUZZ, max_examples=max(EXAMPLES // 3, 5))

@@ -14,7 +14,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from hawk import cuda
+from hawk import cuda, runs
 
 
 def sibling(name: str) -> ModuleType:
@@ -67,3 +67,21 @@ def test_no_contraction_into_fma():
 def test_a_rejected_source_raises_with_the_log():
     with pytest.raises(cuda.NvrtcError, match="compiling broken failed"):
         cuda.compile_ptx('extern "C" __global__ void k() { undefined_thing(); }', "broken")
+
+
+def test_a_fused_run_compiles_to_one_kernel_per_phase():
+    """The CUDA C of a fused run (hawk.runs), from the same fused IR as the CPU's: one entry for a
+    chain, two for a chain ending in a reduction, no contraction."""
+    y = np.ones(8)
+    chain = [calls.affine.plan(y, 2.0, 1.0)]
+    chain.append(calls.affine.plan(chain[-1].outputs[0], 0.5, 0.25))
+    chain.append(calls.centre.plan(chain[-1].outputs[0]))
+    keys: dict[int, int] = {}
+
+    def key(array):
+        return keys.setdefault(id(array), len(keys))
+
+    for members, entries in ((chain[:2], 1), (chain, 2)):
+        ptx = cuda.compile_ptx(runs.source(members, key, lambda array: True, "cuda"), "hk_run")
+        assert len(re.findall(r"\.entry hk_run_p\d+", ptx)) == entries
+        assert "fma" not in ptx

@@ -63,7 +63,7 @@ def test_reductions_share_a_phase():
     members = [(b.plan.compiled.ir, [id(a) for a in b.args[:len(b.plan.compiled.ir.slots)]])
                for b in (b1, b2)]
     fused = fuse(members, lambda key: True, "sums")
-    phased = split(fused.ir)
+    phased = split(fused.ir, shared=True)
     assert len(phased.phases) == 2 and {r.phase for r in phased.reductions} == {0}
     assert not any(isinstance(s, Load) and not phased.slots[s.slot].uniform for s in walk(phased.phases[-1]))
     outs = [np.zeros(1) for _ in range(3)]

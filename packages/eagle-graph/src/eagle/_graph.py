@@ -85,7 +85,7 @@ class Graph:
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
         self._fuse = True  # the build's choice (build(fuse=...)), which a bind's lowering keeps
-        self._fused: list[tuple[str, ...]] | None = None
+        self._runs: list[tuple[int, ...]] | None = None  # the fused runs, by node index, once built
         self._temporaries: list[Any] = []  # arrays no one outside sees (extend.declare_temporaries)
         self._logical: int | None = None
         self._warned_rebuild = False
@@ -264,7 +264,7 @@ class Graph:
         node labels in order (top-level nodes; a body's runs are fused too), once built;
         ``[]`` when none fused (``build(fuse=False)``, a record=True graph).
         """
-        return None if self._fused is None else list(self._fused)
+        return None if self._runs is None else [tuple(self._labels[i] for i in run) for run in self._runs]
 
     @property
     def captures(self) -> int | None:
@@ -399,7 +399,7 @@ class Graph:
             if self._fuse and not self._recording else None
         with fusing(liveness):
             target, schedule, reducing, tape = lower(schedule, analysis)
-        self._fused = [] if liveness is None else [tuple(self._labels[i] for i in r) for r in liveness.runs]
+        self._runs = [] if liveness is None else liveness.runs
         if self._logical is not None:
             target.set_logical_size(self._logical)
         return target, schedule, reducing, tape

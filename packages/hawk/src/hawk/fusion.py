@@ -15,10 +15,10 @@ order, sample by sample:
   (a sample's plane holds the last value written), and a plane that
   ``live(key)`` says nothing after the run reads is not stored at all; a
   slot then neither loaded from memory nor stored is dropped;
-- **reductions stay** as the ``Op`` s they are: :func:`hawk.phases.split`
-  cuts the fused body into phases, so that reductions whose operands do
-  not depend on one another (a reverse pass's ``Param`` gradients) share one
-  phase, and one barrier.
+- **reductions stay** as the ``Op`` s they are: ``hawk.phases.split(ir,
+  shared=True)`` cuts the fused body into phases, so that reductions whose
+  operands do not depend on one another (a reverse pass's ``Param``
+  gradients) share one phase, and one barrier.
 
 Each launch's vars are copied, so two launches of one kernel (one IR) stay
 apart.  The fused statements are the launches' own, in their order, through
@@ -28,7 +28,7 @@ after another (no reassociation, no contraction).
 Call it as::
 
     fused = hawk.fusion.fuse([(ir_a, keys_a), (ir_b, keys_b)], live=lambda key: ..., name="run")
-    fused.ir        # the fused KernelIR: phases.split(fused.ir), then emit.source(...)
+    fused.ir        # the fused KernelIR: phases.split(fused.ir, shared=True), then emit.source(...)
     fused.origins   # per fused slot: (launch index, slot index) whose argument fills it
 
 where ``keys_x[k]`` is the key of slot ``k`` of launch x's IR (a plane's view
@@ -123,13 +123,17 @@ class _Copier:
         self.where = where
         self.stored = stored
         self.vars: dict[int, Operand] = {}
+        self.copied: set[int] = set()  # ids of the vars given a copy
 
     def operand(self, o: Operand) -> Operand:
         return self.vars.get(id(o), o) if isinstance(o, Var) else o
 
     def fresh(self, v: Var) -> Var:
-        new = self.vars[id(v)] = Var(v.dtype, v.uniform, v.name)
-        return new
+        """The copy of ``v``: one per var, which every assignment of it (an if's arms) writes."""
+        if id(v) not in self.copied:
+            self.vars[id(v)] = Var(v.dtype, v.uniform, v.name)
+            self.copied.add(id(v))
+        return self.vars[id(v)]  # type: ignore[return-value]
 
     def body(self, stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []

@@ -455,7 +455,8 @@ class KernelBound(BoundPlan):
 
     def _emit_gpu(self, gpu: Any) -> None:
         compiled = self.plan.compiled
-        runs.emit_gpu_phases(gpu, compiled.ir, compiled.phased, compiled.prefix, self.args, self.samples)
+        source = emit.source(compiled.ir, compiled.phased, compiled.prefix, "cuda")
+        runs.emit_gpu_phases(gpu, source, compiled.phased, compiled.prefix, self.args, self.samples)
 
     def reference(self, interpreter: Any) -> None:
         """This launch by hawk's NumPy evaluator of the IR, over the samples a replay processes

@@ -1,15 +1,17 @@
 """A kernel with cross-sample reductions, cut into per-sample phases.
 
 ``y = x - hawk.sum(x)`` cannot run one sample at a time: every sample needs
-the sum first.  A reduction's *level* is how many reductions its operand
-waits for (``hawk.sum(x)``: 0; ``hawk.sum(x - hawk.sum(x))``: 1).  A kernel
-whose reductions reach level L - 1 runs as
+the sum first.  So a kernel runs as
 
-    phase 0 -> reduce level 0 -> phase 1 -> … -> reduce level L-1 -> final phase
+    phase 0 -> reduce -> phase 1 -> … -> reduce -> final phase
 
-Phase j computes the operands of every level-j reduction (several
-reductions that do not wait for one another share it: one pass, one
-barrier) and reduces each block of them at once, in libeagle's fixed order,
+A kernel's own launch gives each reduction a phase, in order.  A fused run
+(``split(ir, shared=True)``) gives each *level* one: a reduction's level is
+how many reductions its operand waits for (``hawk.sum(x)``: 0;
+``hawk.sum(x - hawk.sum(x))``: 1), and the reductions of one level, which
+do not wait for one another, share a phase (one pass, one barrier: a
+reverse pass's ``Param`` gradients).  Phase j computes the operands of its
+reductions and reduces each block of them at once, in libeagle's fixed order,
 into one partial per block (on the CPU no plane of values is written);
 libeagle then finishes the partials into cells with the same fixed tree;
 later phases read the cells.  A store that does not wait for the last level
@@ -47,9 +49,11 @@ class Phased:
     reductions: list[Reduction]
 
 
-def split(ir: KernelIR) -> Phased:
+def split(ir: KernelIR, shared: bool = False) -> Phased:
+    """The phases of ``ir``: with ``shared``, a phase per level (reductions that wait for no other
+    share one: a fused run's); else a phase per reduction, in order (a kernel's own)."""
     slots = list(ir.slots)
-    depth = _depths(ir.body)
+    depth = _depths(ir.body, shared)
     found = [s for s in ir.body if isinstance(s, Op) and s.op in REDUCTIONS]
     levels = 1 + max((depth[id(s.dst)] - 1 for s in found), default=-1)
     reductions: list[Reduction] = []
@@ -80,9 +84,12 @@ def split(ir: KernelIR) -> Phased:
     return Phased(slots, [*phases, body], reductions)
 
 
-def _depths(body: list[Stmt]) -> dict[int, int]:
-    """id(var) -> how many reductions it waits for, in a chain (an if's vars wait for its condition)."""
+def _depths(body: list[Stmt], shared: bool) -> dict[int, int]:
+    """id(var) -> the first phase that can compute it: one after the phase of each reduction it
+    waits for (an if's vars wait for its condition).  A reduction's phase is its operand's
+    (``shared``), or its place among the reductions."""
     depth: dict[int, int] = {}
+    count = [0]
 
     def of(x: object) -> int:
         return depth.get(id(x), 0) if isinstance(x, Var) else 0
@@ -90,7 +97,10 @@ def _depths(body: list[Stmt]) -> dict[int, int]:
     def visit(stmts: list[Stmt], floor: int) -> None:
         for s in stmts:
             if isinstance(s, Op):
-                d = max([floor, *(of(a) for a in s.args)]) + (s.op in REDUCTIONS)
+                d = max([floor, *(of(a) for a in s.args)])
+                if s.op in REDUCTIONS:
+                    d = (d if shared else count[0]) + 1
+                    count[0] += 1
                 depth[id(s.dst)] = max(depth.get(id(s.dst), 0), d)
             elif isinstance(s, Load):
                 depth[id(s.dst)] = max(depth.get(id(s.dst), 0), floor)

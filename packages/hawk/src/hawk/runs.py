@@ -18,10 +18,11 @@ import numpy as np
 
 from eagle import extend
 from eagle.native import Library, compile_library
+from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
-from eagle.plan import Plan
 from hawk import emit, fusion
-from hawk.ir import KernelIR, Slot
+from hawk.emit import _is_uniform as is_uniform
+from hawk.ir import Slot, Store
 from hawk.phases import Phased, split
 from hawk.types import NUMPY, strong
 
@@ -60,14 +61,21 @@ def emit_phases(program: Any, phased: Phased, functions: Sequence[Any], slots: l
             if reduction.phase == j:
                 program.reduce_partials(args[reduction.partials], args[reduction.cell], n, reduction.op)
     # a kernel that reduces or writes a cell runs over an empty batch too: its cells get the
-    # reductions' identities, as eagle.reduce writes them
-    program.kernel(functions[-1], slots, n, per_sample=per_sample, accesses=accesses,
+    # reductions' identities, as eagle.reduce writes them; a final phase that only stores cells
+    # is one small item (one call on this thread), not a pass over every block
+    final = n if _varying(phased, phased.phases[-1]) else min(n, 1)
+    program.kernel(functions[-1], slots, final, per_sample=per_sample, accesses=accesses,
                    empty_call=not per_sample)
 
 
-def emit_gpu_phases(gpu: Any, ir: KernelIR, phased: Phased, prefix: str, args: Sequence[Any], n: int) -> None:
-    """The phases of a launch on a GPU program: one NVRTC module, a kernel per phase."""
-    module = extend.cuda_module(emit.source(ir, phased, prefix, "cuda"), prefix, gpu.device)
+def _varying(phased: Phased, body: Sequence[Any]) -> bool:
+    """Whether a phase does anything per sample (else it only computes uniform values and stores cells)."""
+    return any(not is_uniform(s) and not (isinstance(s, Store) and phased.slots[s.slot].cell) for s in body)
+
+
+def emit_gpu_phases(gpu: Any, source: str, phased: Phased, prefix: str, args: Sequence[Any], n: int) -> None:
+    """The phases of a launch on a GPU program: one NVRTC module (``source``), a kernel per phase."""
+    module = extend.cuda_module(source, prefix, gpu.device)
     typed = [a if s.role != "value" else np.dtype(NUMPY[strong(s.dtype)]).type(a)
              for a, s in zip(args, phased.slots, strict=False)]
     typed.append(np.int64(n))  # n: the plane length; the logical end comes last
@@ -92,7 +100,7 @@ def _fused(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any
                 planes[keys[-1]] = arg
         members.append((ir, keys))
     fused = fusion.fuse(members, lambda k: live(planes[k]), "run")
-    phased = split(fused.ir)
+    phased = split(fused.ir, shared=True)
     args = [bounds[m].args[k] for m, k in fused.origins]
     device = next((a for a in args if extend.on_device(a)), None)
     return fused, phased, [*args, *scratch(phased.slots[len(args):], bounds[0].samples, device)]
@@ -102,9 +110,19 @@ def _accesses(phased: Phased, args: Sequence[Any], planes: int) -> list[tuple[An
     return [(a, s.role) for a, s in zip(args[:planes], phased.slots, strict=False) if s.role != "value"]
 
 
+def source(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool],
+           dialect: str) -> str:
+    """The C (``dialect`` "c") or CUDA C ("cuda") of a fused run of launches: the prelude, then a
+    function ``hk_run_p<j>`` per phase; ``key`` and ``live`` as :func:`host_run` takes them."""
+    fused, phased, _ = _fused(bounds, key, live)
+    return emit.source(fused.ir, phased, PREFIX, dialect)
+
+
 def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool]
              ) -> Callable[[Any], object]:
-    """A fused run of launches on the CPU: each phase one C function over the whole run."""
+    """A fused run of launches (KernelBounds) on the CPU: each phase one C function over the whole
+    run; ``key(array)``: equal for the very same view; ``live(array)``: whether a plane is read
+    after the run (its ``eagle.extend.Fusible`` fuser)."""
     fused, phased, args = _fused(bounds, key, live)
     source = emit.source(fused.ir, phased, PREFIX, "c")
     held = _LIBRARIES.get(source)
@@ -114,7 +132,8 @@ def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[A
                                                for j in range(len(phased.phases))])
     library, functions = held
     n = bounds[0].samples
-    slots = Plan(functions[-1], plan_params(phased.slots), name="run", owner=library).bind(*args, n).slots()
+    slots = BoundPlan(Plan(functions[-1], plan_params(phased.slots), name="run", owner=library),
+                      [*args, n]).slots()
     accesses = _accesses(phased, args, len(fused.origins))
 
     def emit_run(program: Any) -> None:
@@ -128,9 +147,10 @@ def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[An
     """A fused run of launches in a CUDA graph: each phase one CUDA kernel over the whole run."""
     fused, phased, args = _fused(bounds, key, live)
     n = bounds[0].samples
+    cuda_source = emit.source(fused.ir, phased, PREFIX, "cuda")
 
     def emit_run(gpu: Any) -> None:
-        emit_gpu_phases(gpu, fused.ir, phased, PREFIX, args, n)
+        emit_gpu_phases(gpu, cuda_source, phased, PREFIX, args, n)
 
     return emit_run
 
@@ -140,6 +160,9 @@ def fusible(bound: Any, target: str) -> extend.Fusible | None:
     ir = bound.plan.compiled.ir
     if not fusion.fusible(ir):
         return None
+    # a launch whose per-sample work waits for its reductions ends a run (a later member would
+    # wait too); one whose reductions only fill cells lets the next share its reduction phase
+    phased = bound.plan.compiled.phased
     return extend.Fusible(host_run if target == "cpu" else gpu_run, bound, bound.samples,
                           tuple((a, role) for _, a, role in bound.planes()), fusion.size(ir),
-                          last=not ir.per_sample)
+                          last=len(phased.phases) > 1 and _varying(phased, phased.phases[-1]))

@@ -134,9 +134,10 @@ def describe(graph: Any, api: str) -> GraphModel:
     for i, (node, label) in enumerate(zip(graph._nodes, graph._labels, strict=True)):
         adapter.info(node, label, i)
     schedule = graph._schedule
-    stages = tuple(StageInfo(s, schedule[s] if schedule else None, adapter.stage(stage, graph._nodes))
-                   for s, stage in enumerate(graph._stages))
-    return GraphModel(tuple(adapter.nodes), stages, tuple(graph.edges()), graph._backend,
+    stages = [StageInfo(s, schedule[s] if schedule else None, adapter.stage(stage, graph._nodes))
+              for s, stage in enumerate(graph._stages)]
+    stages = _framed_runs(stages, [stage.branches for stage in graph._stages], graph._runs or [])
+    return GraphModel(tuple(adapter.nodes), tuple(stages), tuple(graph.edges()), graph._backend,
                       sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes))
 
 
@@ -179,6 +180,31 @@ class _Adapter:
             elif not isinstance(step.picture(), NoPicture):
                 items.append(self.block(self.info(step, step.default_label(), owner), step))
         return _seq(items)
+
+
+def _framed_runs(stages: list[StageInfo], branches: list[list[list[int]]], runs: list[tuple[int, ...]]
+                 ) -> list[StageInfo]:
+    """The stages with each fused run of one-node stages drawn as one stage: a "fused" frame
+    around its boxes (a run that reaches into a fork is not framed; ``Graph.fused`` lists it)."""
+    alone = {b[0][0]: s for s, b in enumerate(branches) if len(b) == 1 and len(b[0]) == 1}
+    first: dict[int, tuple[int, int]] = {}  # stage of a run's first node -> (its last stage, run size)
+    for run in runs:
+        at = [alone.get(i) for i in run]
+        if None not in at and at == list(range(at[0], at[0] + len(run))):
+            first[at[0]] = (at[-1], len(run))
+    out: list[StageInfo] = []
+    s = 0
+    while s < len(stages):
+        if s in first and all(isinstance(stages[k].block, Box) for k in range(s, first[s][0] + 1)):
+            last, size = first[s]
+            boxes = tuple(stages[k].block for k in range(s, last + 1))
+            frame = Frame(f"fused {size}", "fused", Seq(boxes))
+            out.append(StageInfo(stages[s].index, stages[s].schedule, frame))
+            s = last + 1
+            continue
+        out.append(stages[s])
+        s += 1
+    return out
 
 
 def _seq(items: list[Block]) -> Block:

@@ -1,0 +1,74 @@
+"""Fused runs in the GPU lowering: one CUDA kernel per phase of a run, the CPU's bits.
+
+On a machine with a GPU these run on it; elsewhere on the driver emulation (tests/fakecuda),
+where the fused CUDA C runs as a host build.  NVRTC's compilation of the same source is
+checked in packages/hawk/tests/test_cuda.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import eagle
+
+hawk = pytest.importorskip("hawk")
+pytest.importorskip("eagle.builder")
+from hawk import Mutable, Param, Scalar, UInt32  # noqa: E402
+
+N = 3000
+
+
+@hawk.kernel
+def scale(x: Scalar, a: Param) -> Scalar:
+    return x * a
+
+
+@hawk.kernel
+def shift(x: Scalar, b: Param) -> Scalar:
+    return x + b
+
+
+@hawk.kernel
+def settled(x: Scalar, flag: Mutable[UInt32]):
+    flag = hawk.math.uint32(hawk.sum(x > 2.0))
+
+
+@eagle.Graph.builder
+def chain(x, flag):
+    g = eagle.Graph()
+    for _ in range(4):
+        x = scale(x, 1.0001)
+        x = shift(x, 0.25)
+    settled(x, flag)
+    g.result = x
+    return g
+
+
+@eagle.Graph.builder
+def loop(x, flag):
+    g = eagle.Graph()
+    for _ in range(50):
+        if not flag:
+            break
+        x = scale(x, 1.5)
+        x = shift(x, 0.125)
+        settled(x, flag)
+    g.result = x
+    return g
+
+
+@pytest.mark.parametrize("builder", [chain, loop], ids=["chain", "loop"])
+def test_fused_device_graphs_give_the_cpus_bits(gpu, builder, monkeypatch):
+    x = np.linspace(-1.0, 1.0, N)
+    want_flag = np.ones(1, np.uint32)
+    monkeypatch.setenv("EAGLE_FUSE", "0")
+    want = builder(x.copy(), want_flag)()
+    for fuse in ("1", "0"):
+        monkeypatch.setenv("EAGLE_FUSE", fuse)
+        flag = gpu.asarray(np.ones(1, np.uint32))
+        g = builder(gpu.asarray(x), flag)
+        assert g.backend == "gpu"
+        assert bool(g.fused) == (fuse == "1" and builder is chain)  # a body's runs are not listed
+        assert gpu.get(g()).tobytes() == want.tobytes()
+        assert gpu.get(flag).tobytes() == want_flag.tobytes()
