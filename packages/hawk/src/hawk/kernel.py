@@ -82,6 +82,8 @@ class Kernel:
         self._checked: dict[tuple[Any, ...], tuple[tuple[ArgSpec, ...], int, Compiled]] = {}
         self._fast: Callable[..., Any] = _miss
         self.derivative = derivative  # "vjp" / "jvp" for a derived kernel
+        #: a vjp's reductions (its Params' gradients) wait for none: they share one phase, one barrier
+        self._shared_phases = derivative == "vjp"
         self._derived: dict[Any, Kernel] = {}  # "jvp", or ("vjp", wrt, seeded)
 
     # ---------------------------------------------------------- looking
@@ -99,7 +101,7 @@ class Kernel:
     def cuda_source(self, *args: Any) -> str:
         """The CUDA C for a call with these arguments (see :mod:`hawk.cuda`)."""
         ir = self.ir(*args)
-        return emit.source(ir, split(ir), f"hk_{self.__name__}", "cuda")
+        return emit.source(ir, split(ir, shared=self._shared_phases), f"hk_{self.__name__}", "cuda")
 
     def ptx(self, *args: Any, arch: str | None = None) -> str:
         """The PTX NVRTC makes of :meth:`cuda_source` (NVRTC needed, no GPU)."""
@@ -273,7 +275,7 @@ class Kernel:
 
     def _compile(self, signature: tuple[ArgSpec, ...], build: bool = True) -> Any:
         ir = self.ir_of(signature)
-        phased = split(ir)
+        phased = split(ir, shared=self._shared_phases)
         prefix = f"hk_{self.__name__}"
         source = emit.source(ir, phased, prefix, "c")
         if not build:
