@@ -36,11 +36,13 @@ from hawk.types import is_float
 
 #: Statements of the run's forward IRs a fused reverse takes at most.  Each iteration of the fused
 #: sample loop carries one vector of samples through the run's forward and then its adjoints, one
-#: chain of dependent operations; past a few dozen statements the core cannot overlap iterations
-#: and the loop waits on that chain.  Measured on the 100-kernel chain of benchmarks/bench_diff.py
-#: (medians, 2 threads): 400 statements 499 us at 4,096 samples and 92 ms at 262,144, 60: 287 us
-#: and 60 ms, unfused 374 us and 123 ms; the 20-kernel chain is 65-69 us for any cap >= 60.
-MAX_STATEMENTS = 60
+#: chain of dependent operations; a loop body longer than about half the core's reorder window
+#: cannot overlap the next iteration and waits on that chain.  Measured (medians, 2 threads, the
+#: reverse program alone): the 100-kernel chain of benchmarks/bench_diff.py at 4,096 samples 499 us
+#: at 400 statements, 287 at 60, 223 at 30, unfused 374; at 262,144: 92, 60, 59 and 123 ms; the
+#: 20-kernel logistic chain of benchmarks/run.py at 65,536: 912 us at 120, 667 at 60, 536 at 30,
+#: unfused 958; the 20-kernel scale/shift chain: 65 us at 60 and more, 74 at 30, unfused 242.
+MAX_STATEMENTS = 30
 
 
 def joins(op: Any, shared: Any) -> bool:
