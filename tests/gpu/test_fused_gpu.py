@@ -20,13 +20,13 @@ N = 3000
 
 
 @hawk.kernel
-def scale(x: Scalar, a: Param) -> Scalar:
-    return x * a
+def affine(x: Scalar, a: Param, b: Param) -> Scalar:
+    return x * a + b
 
 
 @hawk.kernel
-def shift(x: Scalar, b: Param) -> Scalar:
-    return x + b
+def damp(x: Scalar) -> Scalar:
+    return x - x * x * 0.01
 
 
 @hawk.kernel
@@ -37,9 +37,9 @@ def settled(x: Scalar, flag: Mutable[UInt32]):
 @eagle.Graph.builder
 def chain(x, flag):
     g = eagle.Graph()
-    for _ in range(4):
-        x = scale(x, 1.0001)
-        x = shift(x, 0.25)
+    for k in range(4):
+        x = affine(x, 1.0001, 0.25 * k)
+        x = damp(x)
     settled(x, flag)
     g.result = x
     return g
@@ -51,8 +51,7 @@ def loop(x, flag):
     for _ in range(50):
         if not flag:
             break
-        x = scale(x, 1.5)
-        x = shift(x, 0.125)
+        x = damp(affine(x, 1.5, 0.125))
         settled(x, flag)
     g.result = x
     return g

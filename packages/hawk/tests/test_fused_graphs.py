@@ -231,3 +231,68 @@ def test_param_gradient_sums_share_one_reduction_phase():
     assert g.fused == [("sums", "guard")]
     g.launch()
     assert launches[0].outputs[0][0] == hawk.sum(x) and launches[0].outputs[1][0] == 1.0
+
+
+@hawk.kernel
+def copy_to(x: Scalar, y: Mutable[Scalar]):
+    y = x + 0.0
+
+
+def _pair(case: str) -> list[Any]:
+    """Two launches whose planes meet as ``case`` says."""
+    base = np.zeros((3, N + 1))
+    a, b = base[0, :N], base[1, :N]
+    if case == "same":
+        return [bump.plan(a, 2.0), bump.plan(a, 3.0)]
+    if case == "disjoint rows":
+        return [bump.plan(a, 2.0), bump.plan(b, 3.0)]
+    if case == "shifted write":
+        return [bump.plan(a, 2.0), bump.plan(base[0, 1:], 3.0)]
+    if case == "shifted reads":
+        return [copy_to.plan(a, b), copy_to.plan(base[0, 1:], base[2, :N])]
+    if case == "read then shifted write":
+        return [copy_to.plan(base[0, 1:], b), bump.plan(a, 2.0)]
+    return [bump.plan(a, 2.0), bump.plan(np.zeros(N), 3.0)]  # two allocations
+
+
+@pytest.mark.parametrize("case, fuses", [("same", True), ("disjoint rows", True), ("shifted write", False),
+                                         ("shifted reads", True), ("read then shifted write", False),
+                                         ("two allocations", True)])
+def test_the_fusion_rule_is_libeagles(case, fuses, threads):
+    """A run fuses at build exactly where libeagle block-fuses the unfused launches (one barrier for
+    both on a team, where the launches span several blocks)."""
+    if threads < 2:
+        pytest.skip("block fusion shows in the barriers of a team")
+    plain = eagle.Graph()
+    for k, bound in enumerate(_pair(case)):
+        plain.add(bound, name=f"k{k}")
+    fused = eagle.Graph()
+    for k, bound in enumerate(_pair(case)):
+        fused.add(bound, name=f"k{k}")
+    plain.build(fuse=False).launch()
+    fused.build(fuse=True)
+    assert (plain._program.stats()["barriers"] == 1) == bool(fused.fused) == fuses
+
+
+def test_a_run_past_the_size_cap_is_cut_into_several_functions():
+    from eagle._fusion import MAX_STATEMENTS
+    from hawk.fusion import size
+
+    results = []
+    for fuse in (True, False):
+        x = np.linspace(0.0, 1.0, N)
+        g = eagle.Graph()
+        for k in range(2 * MAX_STATEMENTS // size(bump.ir(x, 1.0)) + 3):
+            g.add(bump.plan(x, 1.0001), name=f"k{k}")
+        g.build(fuse=fuse).launch()
+        results.append((x.tobytes(), g.fused))
+    (fused_bits, runs), (unfused_bits, _) = results
+    assert fused_bits == unfused_bits and len(runs) == 3
+    assert [label for run in runs for label in run] == [f"k{k}" for k in range(sum(map(len, runs)))]
+    assert all(len(run) * size(bump.ir(np.zeros(2), 1.0)) <= MAX_STATEMENTS for run in runs)
+
+
+def test_a_fused_run_names_only_its_reducing_nodes():
+    x = np.linspace(0.0, 1.0, N)
+    g = eagle.Graph().add(bump.plan(x, 2.0), name="bump").add(centre.plan(x), name="centre").build()
+    assert g.fused == [("bump", "centre")] and g.reductions == ["centre"]

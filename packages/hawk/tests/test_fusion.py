@@ -96,3 +96,16 @@ def test_later_phase_reads_what_it_started_from():
     assert not any(isinstance(s, Store) and not phased.slots[s.slot].reduction for s in first)
     center(x)
     np.testing.assert_array_equal(x, np.arange(5.0) - 10.0)
+
+
+def test_a_plane_read_from_memory_before_it_is_stored_stays_stored():
+    """A run that reads a plane and then writes it (a loop turn, the next replay read it) stores
+    it even when nothing outside the run reads it."""
+    x = np.arange(4.0)
+    first, second = shift_in_place.plan(x, 1.0), shift_in_place.plan(x, 2.0)
+    members = [(b.plan.compiled.ir, [id(a) if isinstance(a, np.ndarray) else None for a in b.args[:2]])
+               for b in (first, second)]
+    fused = fuse(members, lambda key: False, "turn")
+    assert [s.role for s in fused.ir.slots if s.role != "value"] == ["readwrite"]
+    evaluate(fused.ir, [[first, second][m].args[k] for m, k in fused.origins], 4)
+    np.testing.assert_array_equal(x, np.arange(4.0) + 3.0)

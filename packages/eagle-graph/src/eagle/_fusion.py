@@ -61,9 +61,13 @@ class Liveness:
 
     :param nodes: the graph's top-level nodes (their bodies are walked).
     :param temporaries: the arrays no one outside the graph sees.
+    :param key: a plane's view key, ``group_key(array, view_of)`` (the build's ``Analysis.key``).
     """
 
-    def __init__(self, nodes: Sequence[Node], temporaries: Sequence[Any]) -> None:
+    def __init__(self, nodes: Sequence[Node], temporaries: Sequence[Any],
+                 key: Callable[[Any], Any] = lambda array: group_key(array, view_of)) -> None:
+        #: a plane's view key (``eagle._edges.group_key``): the build analysis's, worked out once
+        self.key = key
         self.temporaries = {id(a): a for a in temporaries}
         #: memory of a temporary -> the leaf nodes that read it
         self.readers: dict[int, set[int]] = {}
@@ -106,17 +110,18 @@ def current() -> Liveness | None:
     return _current.get()
 
 
-def runs(lowerings: Sequence[Any]) -> list[list[int]]:
-    """The lowerings cut into runs (indices): a fused run of two or more, or one alone."""
+def runs(lowerings: Sequence[Any], key: Callable[[Any], Any]) -> list[list[int]]:
+    """The lowerings cut into runs (indices): a fused run of two or more, or one alone; ``key``:
+    a plane's view key."""
     out: list[list[int]] = []
-    run = _Run()
+    run = _Run(key)
     for i, lowering in enumerate(lowerings):
         part = getattr(lowering, "fuse", None)
         if part is not None and run.takes(part):
             run.add(part)
             out[-1].append(i)
             continue
-        run = _Run()
+        run = _Run(key)
         if part is not None:
             run.add(part)
         out.append([i])
@@ -126,7 +131,8 @@ def runs(lowerings: Sequence[Any]) -> list[list[int]]:
 class _Run:
     """The run being formed: its members' fuser, samples, size, and the planes it touches."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: Callable[[Any], Any]) -> None:
+        self.key = key
         self.parts: list[Fusible] = []
         self.size = 0
         self.keys: dict[Any, bool] = {}  # view key -> written by a member
@@ -145,7 +151,7 @@ class _Run:
     def _apart(self, array: Any, writes: bool) -> bool:
         """Whether a plane is the very view a member touched, or shares no byte with any plane
         of the run that it or the other writes."""
-        key = group_key(array, view_of)
+        key = self.key(array)
         if key is None or key in self.keys:
             return True
         others = ([t for ts in self.by_memory.values() for t in ts] if not _owned(array)
@@ -156,7 +162,7 @@ class _Run:
         self.parts.append(part)
         self.size += part.size
         for array, role in part.accesses:
-            key = group_key(array, view_of)
+            key = self.key(array)
             if key is None:
                 continue
             self.keys[key] = self.keys.get(key, False) or role != "read"
@@ -170,7 +176,7 @@ def groups(indices: Sequence[int], lowerings: Sequence[Any]) -> list[list[int]]:
     single outside :func:`fusing`."""
     if current() is None:
         return [[i] for i in indices]
-    return [[indices[k] for k in run] for run in runs([lowerings[i] for i in indices])]
+    return [[indices[k] for k in run] for run in runs([lowerings[i] for i in indices], current().key)]
 
 
 def emitter(group: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node],
@@ -186,6 +192,7 @@ def emitter(group: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node
     keys: dict[Any, int] = {}
 
     def key(array: Any) -> int:
-        return keys.setdefault(group_key(array, view_of), len(keys))
+        view = liveness.key(array)  # None for an empty plane: each its own
+        return keys.setdefault(("empty", id(array)) if view is None else view, len(keys))
 
     return parts[0].fuser([p.payload for p in parts], key, lambda array: liveness.live(array, members))

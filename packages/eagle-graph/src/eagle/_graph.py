@@ -395,7 +395,7 @@ class Graph:
         ``analysis``: the build's, whose views the target uses."""
         lower = self._lower_host if backend == "cpu" else self._lower_device
         # a record=True graph keeps every plane eagle.diff reads: its kernels run unfused
-        liveness = Liveness(self._nodes, self._temporaries) \
+        liveness = Liveness(self._nodes, self._temporaries, analysis.key) \
             if self._fuse and not self._recording else None
         with fusing(liveness):
             target, schedule, reducing, tape = lower(schedule, analysis)

@@ -40,8 +40,8 @@ class Fusible:
     function, as ``HostItems.emit`` (``GpuItems.emit`` for a GPU lowering).  Members
     join a run only with the same ``fuser``, the same ``samples``, planes (``accesses``,
     (array, role) pairs) that are the very same views or disjoint, while the member before
-    is not ``last`` (a cross-sample reduction, a cell written) and the run stays under
-    the size cap (``size``: statements).
+    is not ``last`` (its per-sample work waits for a cross-sample reduction) and the run
+    stays under the size cap (``size``: statements).
     """
 
     fuser: Callable[[list[Any], Callable[[Any], int], Callable[[Any], bool]], Callable[[Any], object]]
@@ -50,6 +50,7 @@ class Fusible:
     accesses: tuple[tuple[Any, str], ...]
     size: int = 1
     last: bool = False
+    reduces: bool = False  # it reduces across samples (``Graph.reductions`` names it)
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,11 @@ def _emit_runs(target: Target, indices: Sequence[int], lowerings: Sequence[Any],
     """Append the lowerings of ``indices`` (one item list of ``target``), fused runs as one function
     each (noted on the liveness: ``Graph.fused``), noting the nodes that reduce."""
     for group in groups(indices, lowerings):
+        noted = group
         if len(group) > 1:
             current().runs.append(tuple(group))
-        _emit_noting(target, group, emitter(group, lowerings, nodes, append), reducing)
+            noted = [i for i in group if lowerings[i].fuse.reduces]
+        _emit_noting(target, noted, emitter(group, lowerings, nodes, append), reducing)
 
 
 def lower_host(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any], nodes: Sequence[Node],

@@ -13,8 +13,9 @@ order, sample by sample:
   stored at this sample takes the stored value (a register), not memory;
 - **dead stores go**: of several stores to one plane only the last is kept
   (a sample's plane holds the last value written), and a plane that
-  ``live(key)`` says nothing after the run reads is not stored at all; a
-  slot then neither loaded from memory nor stored is dropped;
+  ``live(key)`` says nothing after the run reads, and that the run does not
+  read from memory itself, is not stored at all; a slot then neither loaded
+  from memory nor stored is dropped;
 - **reductions stay** as the ``Op`` s they are: ``hawk.phases.split(ir,
   shared=True)`` cuts the fused body into phases, so that reductions whose
   operands do not depend on one another (a reverse pass's ``Param``
@@ -163,7 +164,11 @@ class _Copier:
 
 
 def _without_dead_stores(body: list[Stmt], live: list[bool]) -> list[Stmt]:
-    """The body with only the last store of each plane component, and none to a dead plane."""
+    """The body with only the last store of each plane component, and none to a dead plane.  A
+    plane the run reads from memory before storing it is live whatever ``live`` says: its next
+    run (a replay, a loop's next turn) reads what this one stores."""
+    loaded = {s.slot for s in walk(body) if isinstance(s, Load)}
+    live = [alive or k in loaded for k, alive in enumerate(live)]
     last: dict[tuple[int, int], int] = {}
     for position, s in enumerate(body):
         if isinstance(s, Store):

@@ -31,6 +31,11 @@ VALUE_TYPE = {"f64": "f64", "f32": "f32", "i64": "i64", "i32": "i32", "u32": "u3
               "bool": "i64"}
 #: C source of a fused run -> its library and phase functions (identical runs compile once).
 _LIBRARIES: dict[str, tuple[Library, list[Any]]] = {}
+#: The shape of a fused run (its IRs by id, its planes by first use, which are live) -> its fused
+#: IR, its phases and the IRs (held, so that their ids stay theirs).
+_RUNS: dict[tuple[Any, ...], tuple[fusion.Fused, Phased, list[Any]]] = {}
+#: id of a fused run's Phased (held in _RUNS) -> its source per dialect
+_SOURCES: dict[tuple[int, str], str] = {}
 #: The symbol prefix of a fused run's functions.
 PREFIX = "hk_run"
 
@@ -89,18 +94,22 @@ def emit_gpu_phases(gpu: Any, source: str, phased: Phased, prefix: str, args: Se
 def _fused(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool]
            ) -> tuple[fusion.Fused, Phased, list[Any]]:
     """The fused IR of a run of launches (KernelBounds), its phases, and its arguments per slot
-    (scratch of its own included)."""
+    (scratch of its own included).  Runs of one shape (the same IRs, the same planes shared, the
+    same planes live: a long chain cut at the size cap) are fused once."""
     members, planes = [], {}
     for bound in bounds:
         ir = bound.plan.compiled.ir
         keys = []
         for arg, slot in zip(bound.args, ir.slots, strict=False):
-            keys.append(None if slot.role == "value" else key(arg))
-            if slot.role != "value":
-                planes[keys[-1]] = arg
+            keys.append(None if slot.role == "value" else planes.setdefault(key(arg), (len(planes), arg))[0])
         members.append((ir, keys))
-    fused = fusion.fuse(members, lambda k: live(planes[k]), "run")
-    phased = split(fused.ir, shared=True)
+    alive = tuple(live(arg) for _, arg in planes.values())
+    shape = (tuple((id(ir), tuple(keys)) for ir, keys in members), alive)
+    held = _RUNS.get(shape)
+    if held is None:
+        fused = fusion.fuse(members, alive.__getitem__, "run")
+        held = _RUNS[shape] = (fused, split(fused.ir, shared=True), [ir for ir, _ in members])
+    fused, phased, _ = held
     args = [bounds[m].args[k] for m, k in fused.origins]
     device = next((a for a in args if extend.on_device(a)), None)
     return fused, phased, [*args, *scratch(phased.slots[len(args):], bounds[0].samples, device)]
@@ -115,7 +124,14 @@ def source(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any
     """The C (``dialect`` "c") or CUDA C ("cuda") of a fused run of launches: the prelude, then a
     function ``hk_run_p<j>`` per phase; ``key`` and ``live`` as :func:`host_run` takes them."""
     fused, phased, _ = _fused(bounds, key, live)
-    return emit.source(fused.ir, phased, PREFIX, dialect)
+    return _source(fused, phased, dialect)
+
+
+def _source(fused: fusion.Fused, phased: Phased, dialect: str) -> str:
+    at = (id(phased), dialect)
+    if at not in _SOURCES:
+        _SOURCES[at] = emit.source(fused.ir, phased, PREFIX, dialect)
+    return _SOURCES[at]
 
 
 def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool]
@@ -124,7 +140,7 @@ def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[A
     run; ``key(array)``: equal for the very same view; ``live(array)``: whether a plane is read
     after the run (its ``eagle.extend.Fusible`` fuser)."""
     fused, phased, args = _fused(bounds, key, live)
-    source = emit.source(fused.ir, phased, PREFIX, "c")
+    source = _source(fused, phased, "c")
     held = _LIBRARIES.get(source)
     if held is None:
         library = Library(compile_library(source, name="hawk_run"))
@@ -147,7 +163,7 @@ def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[An
     """A fused run of launches in a CUDA graph: each phase one CUDA kernel over the whole run."""
     fused, phased, args = _fused(bounds, key, live)
     n = bounds[0].samples
-    cuda_source = emit.source(fused.ir, phased, PREFIX, "cuda")
+    cuda_source = _source(fused, phased, "cuda")
 
     def emit_run(gpu: Any) -> None:
         emit_gpu_phases(gpu, cuda_source, phased, PREFIX, args, n)
@@ -165,4 +181,5 @@ def fusible(bound: Any, target: str) -> extend.Fusible | None:
     phased = bound.plan.compiled.phased
     return extend.Fusible(host_run if target == "cpu" else gpu_run, bound, bound.samples,
                           tuple((a, role) for _, a, role in bound.planes()), fusion.size(ir),
-                          last=len(phased.phases) > 1 and _varying(phased, phased.phases[-1]))
+                          last=len(phased.phases) > 1 and _varying(phased, phased.phases[-1]),
+                          reduces=bool(phased.reductions))
