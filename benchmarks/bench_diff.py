@@ -15,6 +15,7 @@ Run: python benchmarks/bench_diff.py
 from __future__ import annotations
 
 import numpy as np
+from bench_fusion import scale, shift  # the chain: x = scale(x, c); x = shift(x, d)
 from harness import fmt, interleaved_medians, table
 
 import eagle
@@ -38,16 +39,6 @@ def relax(x: Scalar, y: Scalar) -> Scalar:
 @hawk.kernel
 def below(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
     flag = hm.uint32(hawk.sum(s < lim))
-
-
-@hawk.kernel
-def scale(x: Scalar, c: Param) -> Scalar:
-    return x * c
-
-
-@hawk.kernel
-def shift(x: Scalar, d: Param) -> Scalar:
-    return x + d
 
 
 @eagle.Graph.builder
