@@ -1,8 +1,11 @@
 """Reverse passes (eagle.diff) beside the forward replay they reverse, and beside NumPy by hand.
 
-Two graphs: a chain of 100 hawk kernels, and a capped device loop that runs
-50 turns.  For each: the recorded forward replay, the reverse pass, their
-ratio (goal: reverse <= 3x forward), the same gradient written by hand in
+Three graphs: the issue's 20-kernel chain ``x = scale(x, c); x = shift(x, d)``
+at 65,536 samples (``wrt`` its argument), a chain of 100 hawk kernels, and a
+capped device loop that runs 50 turns.  For each: the recorded forward
+replay, the reverse pass (``eagle.diff.reverse``, the whole call), its native
+program alone (goal: <= 1.5x the forward), the same pass with every kernel
+reversed on its own (``fuse=False``), the same gradient written by hand in
 NumPy (forward keeping every intermediate, then the backward sweep), and,
 for the loop, the memory the recorded run keeps.
 
@@ -12,12 +15,13 @@ Run: python benchmarks/bench_diff.py
 from __future__ import annotations
 
 import numpy as np
+from bench_fusion import scale, shift  # the issue's chain: x = scale(x, c); x = shift(x, d)
 from harness import fmt, interleaved_medians, table
 
 import eagle
 import eagle.diff
 import hawk
-from eagle import _core
+from eagle import _core, extend
 from hawk import Mutable, Param, Scalar, UInt32
 from hawk import math as hm
 
@@ -35,6 +39,22 @@ def relax(x: Scalar, y: Scalar) -> Scalar:
 @hawk.kernel
 def below(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
     flag = hm.uint32(hawk.sum(s < lim))
+
+
+@eagle.Graph.builder
+def chain20(x, record=False):
+    g = eagle.Graph(record=record)
+    for _ in range(10):
+        x = scale(x, 1.0001)
+        x = shift(x, 0.25)
+    g.result = x
+    return g
+
+
+def numpy_chain20_gradient(x, seed):
+    for _ in range(10):  # the forward, for its cost (its values carry no derivative)
+        x = x * 1.0001 + 0.25
+    return seed * 1.0001 ** 10
 
 
 @eagle.Graph.builder
@@ -83,10 +103,10 @@ def numpy_loop_gradient(x, seed):
     return gs + gy * (1.0001 + 2e-4 * x)
 
 
-def measure(name, build, arrays, numpy_gradient, rows, reset=None):
+def measure(name, build, arrays, numpy_gradient, rows, reset=None, repeat=None):
     n = arrays["x"].size
     g = build(**{k: v.copy() for k, v in arrays.items()}, record=True)
-    state = g._names.arguments
+    state = extend.state(g)["names"].arguments  # the builder's arrays of the arguments
 
     def forward():
         if reset:
@@ -96,25 +116,34 @@ def measure(name, build, arrays, numpy_gradient, rows, reset=None):
     forward()
     seed = np.linspace(0.5, 1.5, n)
 
-    def backward():
-        return eagle.diff.reverse(g.record, {"result": seed}, wrt=("x",))
+    def backward(fuse=True):
+        return eagle.diff.reverse(g.record, {"result": seed}, wrt=("x",), fuse=fuse)
 
     grads = backward()["x"]
     np.testing.assert_allclose(grads, numpy_gradient(arrays["x"], seed), rtol=1e-9)
-    t = interleaved_medians({"forward": forward, "reverse": backward,
-                             "numpy": lambda: numpy_gradient(arrays["x"], seed)},
-                            repeat=31 if n < 100_000 else 7)
-    ratio = t["reverse"] / t["forward"]
+    np.testing.assert_array_equal(grads, backward(fuse=False)["x"])
+    passes = {key[-1]: p.program for key, p in g.record._passes.items()}  # fuse -> its native program
+    t = interleaved_medians({"forward": forward, "reverse": backward, "program": passes[True].run,
+                             "unfused": lambda: backward(fuse=False), "numpy": lambda: numpy_gradient(
+                                 arrays["x"], seed)}, repeat=repeat or (31 if n < 100_000 else 7))
     rows.append((f"{name}, {n:,} samples: forward replay", fmt(t["forward"]),
                  "the recorded graph, g.launch()"))
     rows.append((f"{name}, {n:,} samples: reverse pass", fmt(t["reverse"]),
-                 f"{ratio:.2f}x the forward (goal <= 3x); NumPy by hand {fmt(t['numpy']).strip()} "
+                 f"{t['reverse'] / t['forward']:.2f}x the forward; NumPy by hand {fmt(t['numpy']).strip()} "
                  f"({t['reverse'] / t['numpy']:.2f}x)"))
+    rows.append((f"{name}, {n:,} samples: its program alone", fmt(t["program"]),
+                 f"{t['program'] / t['forward']:.2f}x the forward (goal <= 1.5x); "
+                 f"{passes[True].stats()['barriers']} barriers"))
+    rows.append((f"{name}, {n:,} samples: reverse, unfused", fmt(t["unfused"]),
+                 f"{t['unfused'] / t['forward']:.2f}x the forward: each kernel reversed on its own "
+                 f"(fuse=False, same bits)"))
     return g
 
 
 def main():
     rows = []
+    x = np.random.default_rng(0).uniform(0.5, 1.0, 65_536)
+    measure("chain of 20 kernels", chain20, {"x": x}, numpy_chain20_gradient, rows, repeat=101)
     for n in (4096, 1 << 18):
         x = np.random.default_rng(0).uniform(0.5, 1.0, n)
         measure("chain of 100 kernels", chain, {"x": x}, numpy_chain_gradient, rows)

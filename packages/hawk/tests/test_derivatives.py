@@ -201,3 +201,75 @@ def test_dependencies_follow_only_differentiable_operands():
     assert names[out1] == {"y", "a"}  # a where's condition carries none
     assert names[out2] == set()
     assert names["s"] == {"s", "y"}
+
+
+FORMS = [
+    (smooth, lambda rng: [rng.standard_normal(N), rng.standard_normal(N), 1.7]),
+    (algebra, lambda rng: [rng.uniform(0.2, 2.0, N), rng.standard_normal(N), 1.3]),
+    (branchy, lambda rng: [rng.standard_normal(N) * 2, rng.standard_normal(N), 0.7]),
+    (reduced, lambda rng: [rng.standard_normal(N), 0.9]),
+    (in_place, lambda rng: [rng.standard_normal(N), rng.standard_normal(N), np.zeros(1, np.uint32),
+                            rng.integers(-3, 3, N).astype(np.int32)]),
+    (vectors, lambda rng: [rng.standard_normal((3, N)), 0.4]),
+    (single, lambda rng: [rng.standard_normal(N).astype(np.float32), 1.5]),
+]
+
+
+@pytest.mark.parametrize("kernel, make", FORMS, ids=[k.__name__ for k, _ in FORMS])
+def test_a_vjp_of_some_gradients_gives_the_full_vjps_bits(kernel, make):
+    """Each input alone, each cotangent alone: the restricted vjp's gradients are the full vjp's
+    (with the other cotangents zero), bit for bit; it returns only what was asked."""
+    rng = np.random.default_rng(8)
+    args = make(rng)
+    count = len(kernel.params)
+    cts = {name: rng.standard_normal(o.shape).astype(o.dtype)
+           for name, o in zip([n for n, _ in kernel.vjp.params[count:]],
+                              outputs(kernel, args, [n for n, _ in kernel.vjp.params[count:]]), strict=True)}
+    fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    full = kernel.vjp(*fresh, *cts.values())
+    for name in full:
+        only = kernel.vjp_of(wrt=(name,))(*[a.copy() if isinstance(a, np.ndarray) else a for a in args],
+                                          *cts.values())
+        assert list(only) == [name]
+        np.testing.assert_array_equal(only[name], full[name])
+    for seed in cts:
+        vjp = kernel.vjp_of(seeded=(seed[len("d_"):],))
+        assert [n for n, _ in vjp.params[count:]] == [seed]
+        some = vjp(*[a.copy() if isinstance(a, np.ndarray) else a for a in args], cts[seed])
+        zeroed = [ct if name == seed else np.zeros_like(ct) for name, ct in cts.items()]
+        alone = kernel.vjp(*[a.copy() if isinstance(a, np.ndarray) else a for a in args], *zeroed)
+        for name in alone:
+            np.testing.assert_array_equal(some[name], alone[name])
+
+
+def test_a_vjp_without_its_params_stays_per_sample():
+    """A Param's gradient is a cross-sample sum; left out, a per-sample kernel's vjp keeps no
+    reduction (one phase), and its IR keeps only what reaches the gradient asked for."""
+    from hawk.ir import Op, walk
+
+    x = np.linspace(0.5, 1.5, N)
+    assert not smooth.vjp.per_sample
+    only = smooth.vjp_of(wrt=("x",))
+    assert only.per_sample
+    ir = only.ir(x, x, 1.7, np.ones(N))
+    assert not any(isinstance(s, Op) and s.op == "sum" for s in walk(ir.body))
+    assert [s.name for s in ir.slots if s.role == "write"] == ["grad_x"]
+    np.testing.assert_array_equal(only(x, x, 1.7, np.ones(N))["x"], smooth.vjp(x, x, 1.7, np.ones(N))["x"])
+    # nothing of y's adjoint is left: d/dy of cos(y), log(1 + y*y) is never taken
+    assert not any(isinstance(s, Op) and s.op == "sin" for s in walk(ir.body))
+
+
+@pytest.mark.parametrize("kernel, make", FORMS, ids=[k.__name__ for k, _ in FORMS])
+def test_a_zero_gradient_is_plus_zero(kernel, make):
+    """Adjoints start from a copy of their first contribution (no 0 + c on every value), so an
+    adjoint may be -0 inside; a gradient is stored as 0 + its total, +0 for every zero: the same
+    bits however the adjoints were accumulated (fused or not)."""
+    rng = np.random.default_rng(9)
+    args = make(rng)
+    count = len(kernel.params)
+    names = [n for n, _ in kernel.vjp.params[count:]]
+    cts = [np.full(o.shape, -0.0, o.dtype) for o in outputs(kernel, args, names)]
+    grads = kernel.vjp(*[a.copy() if isinstance(a, np.ndarray) else a for a in args], *cts)
+    for name, grad in grads.items():
+        zeros = grad == 0
+        assert zeros.all() and not np.signbit(grad[zeros]).any(), name

@@ -143,8 +143,10 @@ def inputs(primal: KernelIR) -> list[int]:
 
 
 class _Vjp:
-    def __init__(self, primal: KernelIR, cotangents: list[Cotangent], ct_slots: list[Slot]) -> None:
+    def __init__(self, primal: KernelIR, cotangents: list[Cotangent], ct_slots: list[Slot],
+                 wanted: list[int]) -> None:
         self.primal = primal
+        self.wanted = wanted
         self.b = _Builder()
         nargs = sum(s.role != "write" for s in primal.slots)
         self.slots = [replace(s, role="read") if s.role == "readwrite" else s for s in primal.slots[:nargs]]
@@ -152,6 +154,9 @@ class _Vjp:
         self.slots += ct_slots
         self.varying: dict[int, Var] = {}  # adjoint of a varying var, or partials of a uniform one
         self.uniform: dict[int, Var] = {}  # the same-for-every-sample adjoint of a uniform var
+        #: adjoint vars something was added into; any other is a symbolic zero, sent nowhere (a
+        #: zero cotangent through d log = 1/x at x = 0 would make 0/0 = NaN)
+        self.nonzero: set[int] = set()
 
     # adjoint vars: made on first use, zeroed at the top of the body
     def adj(self, v: Var, uniform_part: bool) -> Var:
@@ -175,7 +180,7 @@ class _Vjp:
         for table in (self.uniform, self.varying):
             for var in table.values():
                 zeros.zero(var)
-        body = [*forward, *zeros.body, *seeds, *reverse.body, *grads.body]
+        body = live_only([*forward, *zeros.body, *seeds, *reverse.body, *grads.body])
         return KernelIR(f"{self.primal.name}_vjp", self.slots, body, result)
 
     def seed_statements(self) -> list[Stmt]:
@@ -186,7 +191,7 @@ class _Vjp:
             ct_slot = self.ct_index[s.slot]
             ct = Var(strong(self.slots[ct_slot].dtype), self.slots[ct_slot].uniform, "ct")
             self.b.body.append(Load(ct, ct_slot, s.comp))
-            self.b.accumulate(self.adj(s.value, s.value.uniform and ct.uniform), ct)
+            self.add(self.adj(s.value, s.value.uniform and ct.uniform), ct)
         seeds, self.b = self.b.body, saved
         return seeds
 
@@ -225,12 +230,27 @@ class _Vjp:
                 self.propagate(s, self.adj(s.dst, uniform_sweep), uniform_sweep)
 
     def propagate(self, s: Op, grad: Var, uniform_sweep: bool) -> None:
+        if id(grad) not in self.nonzero:
+            return
         for k, arg in enumerate(s.args):
             if not differentiable(arg):
                 continue
             contribution = _partial(self.b, s, k, grad)
             if contribution is not None:
-                self.b.accumulate(self.adj(arg, uniform_sweep), contribution)
+                self.add(self.adj(arg, uniform_sweep), contribution)
+
+    def add(self, target: Var, value: Operand) -> None:
+        """``target += value``; the first contribution to an adjoint is a copy (0 + value but for
+        the sign of a zero): a fused chain's adjoints are not one add longer per value.  A
+        gradient stays the same bits: it is stored as 0 + its total, which makes every zero +0,
+        and a zero adjoint only ever meets products and sums, which keep it a zero."""
+        if id(target) in self.nonzero:
+            self.b.accumulate(target, value)
+        else:
+            if isinstance(value, Var) and value.dtype != target.dtype:
+                value = self.b.op("cast", value, dtype=target.dtype)
+            self.b.body.append(Op(target, "copy", (value,)))
+            self.nonzero.add(id(target))
 
     def reduction(self, s: Op) -> None:
         """r = reduce(x): the whole adjoint of r (its uniform part plus the sum of its
@@ -238,11 +258,13 @@ class _Vjp:
         x = s.args[0]
         if s.op not in ("sum", "max", "min") or not differentiable(x):
             return
+        if not {id(self.adj(s.dst, False)), id(self.adj(s.dst, True))} & self.nonzero:
+            return
         partials = self.b.op("sum", self.adj(s.dst, False), dtype=s.dst.dtype)
         spread: Operand = self.b.op("add", self.adj(s.dst, True), partials)
         if s.op != "sum":  # max, min: every sample equal to the result gets it (ties all do)
             spread = self.b.op("select", self.b.op("eq", x, s.dst), spread, Const(0.0, strong(x.dtype)))
-        self.b.accumulate(self.adj(x, False), spread)
+        self.add(self.adj(x, False), spread)
 
     def gradients(self) -> dict[str, int]:
         """Store each input's gradient: per-sample planes directly, uniform ones summed."""
@@ -251,7 +273,7 @@ class _Vjp:
             if isinstance(s, Load) and differentiable(s.dst):
                 loads.setdefault((s.slot, s.comp), []).append(s.dst)
         result = {}
-        for k in inputs(self.primal):
+        for k in self.wanted:
             slot = self.primal.slots[k]
             grad_slot = Slot(f"grad_{slot.name}", "write", strong(slot.dtype), slot.components, slot.uniform)
             self.slots.append(grad_slot)
@@ -319,9 +341,55 @@ def _carries(s: Op, k: int) -> bool:
     return _partial(_Builder(), s, k, Var(strong(s.dst.dtype), s.dst.uniform)) is not None
 
 
-def vjp(primal: KernelIR, ct_slots: list[Slot]) -> KernelIR:
-    """The vjp kernel of ``primal`` given its cotangent slots (in the order of :func:`seeded`)."""
-    return _Vjp(primal, seeded(primal), ct_slots).run()
+def vjp(primal: KernelIR, ct_slots: list[Slot], seeds: list[Cotangent] | None = None,
+        wanted: list[int] | None = None) -> KernelIR:
+    """The vjp kernel of ``primal`` given its cotangent slots (in the order of ``seeds``).
+
+    ``seeds``: the outputs that get a cotangent (:func:`seeded` by default); any other output's
+    cotangent is a symbolic zero, so nothing is derived from it.  ``wanted``: the inputs
+    (:func:`inputs`) whose gradient is stored, in order (all by default).  Only what reaches a
+    wanted gradient is kept (:func:`live_only`): a ``Param`` not wanted has no cross-sample sum,
+    so a vjp of per-sample kernel that wants no Param stays per-sample.
+    """
+    cotangents = seeded(primal) if seeds is None else seeds
+    return _Vjp(primal, cotangents, ct_slots, inputs(primal) if wanted is None else wanted).run()
+
+
+def live_only(body: list[Stmt]) -> list[Stmt]:
+    """``body`` without the statements no ``Store`` depends on (dead code of a derived kernel:
+    the forward statements of an output not seeded, the adjoints of an input not wanted).
+
+    Vars may be assigned more than once (adjoints accumulate); a backward walk keeps a statement
+    when its var is live after it.  An ``if`` is live when an arm keeps something; what is live
+    before it is what either arm needs, and its condition.
+    """
+    kept, _ = _live(body, set())
+    return kept
+
+
+def _live(body: list[Stmt], live: set[int]) -> tuple[list[Stmt], set[int]]:
+    out: list[Stmt] = []
+    for s in reversed(body):
+        if isinstance(s, Store):
+            out.append(s)
+            if isinstance(s.value, Var):
+                live.add(id(s.value))
+        elif isinstance(s, (Op, Load)):
+            if id(s.dst) not in live:
+                continue
+            out.append(s)
+            live.discard(id(s.dst))
+            if isinstance(s, Op):
+                live.update(id(a) for a in s.args if isinstance(a, Var))
+        else:
+            then, live_then = _live(s.then, set(live))
+            orelse, live_else = _live(s.orelse, set(live))
+            if not then and not orelse:
+                continue
+            out.append(If(s.cond, then, orelse))
+            live = live_then | live_else | {id(s.cond)}
+    out.reverse()
+    return out, live
 
 
 # ------------------------------------------------------------------- jvp

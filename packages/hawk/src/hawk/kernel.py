@@ -10,7 +10,7 @@ eagle.native); later calls reuse it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +82,9 @@ class Kernel:
         self._checked: dict[tuple[Any, ...], tuple[tuple[ArgSpec, ...], int, Compiled]] = {}
         self._fast: Callable[..., Any] = _miss
         self.derivative = derivative  # "vjp" / "jvp" for a derived kernel
-        self._derived: dict[str, Kernel] = {}
+        #: a vjp's reductions (its Params' gradients) wait for none: they share one phase, one barrier
+        self._shared_phases = derivative == "vjp"
+        self._derived: dict[Any, Kernel] = {}  # "jvp", or ("vjp", wrt, seeded)
 
     # ---------------------------------------------------------- looking
     def __repr__(self) -> str:
@@ -99,7 +101,7 @@ class Kernel:
     def cuda_source(self, *args: Any) -> str:
         """The CUDA C for a call with these arguments (see :mod:`hawk.cuda`)."""
         ir = self.ir(*args)
-        return emit.source(ir, split(ir), f"hk_{self.__name__}", "cuda")
+        return emit.source(ir, split(ir, shared=self._shared_phases), f"hk_{self.__name__}", "cuda")
 
     def ptx(self, *args: Any, arch: str | None = None) -> str:
         """The PTX NVRTC makes of :meth:`cuda_source` (NVRTC needed, no GPU)."""
@@ -115,20 +117,45 @@ class Kernel:
         gradient of every float argument; a ``Param``'s is one cell, summed
         over samples in eagle's fixed order.
         """
-        if "vjp" not in self._derived:
+        return self.vjp_of()
+
+    def vjp_of(self, wrt: Iterable[str] | None = None, seeded: Iterable[str] | None = None) -> Kernel:
+        """The reverse-mode kernel of only some gradients (:attr:`vjp` when both are None).
+
+        :param wrt: the float arguments whose gradient it returns; a ``Param`` left out has no
+            cross-sample sum, so the vjp of a per-sample kernel is per-sample too.
+        :param seeded: the float outputs and Mutables (by their slot names, ``out``, ``y``) that
+            take a cotangent; the others' cotangents are zero and nothing is derived from them.
+
+        >>> from hawk import Param, Scalar
+        >>> @hawk.kernel
+        ... def affine(x: Scalar, a: Param, b: Param) -> Scalar:
+        ...     return a * x + b
+        >>> only_x = affine.vjp_of(wrt=("x",))
+        >>> only_x(np.arange(3.0), 2.0, 1.0, np.ones(3))
+        {'x': array([2., 2., 2.])}
+        >>> only_x.per_sample, affine.vjp.per_sample
+        (True, False)
+        """
+        key = ("vjp", None if wrt is None else frozenset(wrt), None if seeded is None else frozenset(seeded))
+        if key not in self._derived:
             primal = self.ir_of(frontend.default_signature(self.params))
-            cotangents = [(c.name, Scalar) for c in derive.seeded(primal)]
+            chosen = _chosen(primal, key[2])
+            cotangents = [(c.name, Scalar) for c in derive.seeded(primal) if c.slot in chosen]
             arguments = [(n, Kind("in", k.dtype) if k.role == "mutable" else k) for n, k in self.params]
             count = len(self.params)
 
             def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
                 ct_slots = [Slot(name, "read", spec.dtype, spec.components, spec.cell)
                             for (name, _), spec in zip(cotangents, signature[count:], strict=True)]
-                return derive.vjp(self.ir_of(signature[:count]), ct_slots)
+                ir = self.ir_of(signature[:count])
+                seeds = [c for c in derive.seeded(ir) if c.slot in _chosen(ir, key[2])]
+                wanted = [k for k in derive.inputs(ir) if key[1] is None or ir.slots[k].name in key[1]]
+                return derive.vjp(ir, ct_slots, seeds, wanted)
 
-            self._derived["vjp"] = Kernel(f"{self.__name__}_vjp", [*arguments, *cotangents], lower,
-                                          derivative="vjp")
-        return self._derived["vjp"]
+            self._derived[key] = Kernel(f"{self.__name__}_vjp", [*arguments, *cotangents], lower,
+                                        derivative="vjp")
+        return self._derived[key]
 
     @property
     def jvp(self) -> Kernel:
@@ -248,7 +275,7 @@ class Kernel:
 
     def _compile(self, signature: tuple[ArgSpec, ...], build: bool = True) -> Any:
         ir = self.ir_of(signature)
-        phased = split(ir)
+        phased = split(ir, shared=self._shared_phases)
         prefix = f"hk_{self.__name__}"
         source = emit.source(ir, phased, prefix, "c")
         if not build:
@@ -258,6 +285,37 @@ class Kernel:
                             [library.kernel(f"{prefix}_p{j}") for j in range(len(phased.phases))], prefix)
         self._compiled[signature] = compiled
         return compiled
+
+
+def from_ir(ir: KernelIR, derivative: str | None = None) -> Kernel:
+    """A kernel whose IR is ``ir``, made by a transform rather than read from Python (the vjp of a
+    fused run): one parameter per slot that is not an output, each of its slot's dtype; a call
+    whose arguments give another signature is refused.
+
+    >>> from hawk.ir import KernelIR, Load, Op, Slot, Store, Var
+    >>> from hawk.kernel import from_ir
+    >>> x, y = Var("f64", False), Var("f64", False)
+    >>> ir = KernelIR("twice", [Slot("x", "read", "f64"), Slot("out", "write", "f64")],
+    ...               [Load(x, 0), Op(y, "add", (x, x)), Store(1, 0, y)], result=1)
+    >>> from_ir(ir)(np.arange(3.0))
+    array([0., 2., 4.])
+    """
+    params = [(s.name, Kind("param", None if s.dtype == "wf" else s.dtype) if s.role == "value"
+               else Kind("in", s.dtype)) for s in ir.slots if s.role != "write"]
+    wanted = tuple(ArgSpec(s.dtype) if s.role == "value" else ArgSpec(s.dtype, s.components, s.cell)
+                   for s in ir.slots if s.role != "write")
+
+    def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
+        if signature != wanted:
+            raise TypeError(f"hawk.kernel {ir.name}: made for arguments {wanted}, called with {signature}")
+        return ir
+
+    return Kernel(ir.name, params, lower, derivative=derivative)
+
+
+def _chosen(ir: KernelIR, names: frozenset[str] | None) -> set[int]:
+    """The slots of ``ir`` named in ``names`` (every slot when None)."""
+    return {k for k, s in enumerate(ir.slots) if names is None or s.name in names}
 
 
 def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:

@@ -110,27 +110,36 @@ class KernelBack:
         count = len(kernel.params)
         params = bound.plan.params
         slot = {p.name: k for k, p in enumerate(params)}
+        params_of = {s.name: s.place for s in self.leaf.params}
+
+        def target(name: str) -> Place | None:
+            """The place of an argument: its plane's, its float Param's; None for another value."""
+            if name in params_of or params[slot[name]].role == "value":
+                return params_of.get(name)
+            return place(bound.args[slot[name]])
+
+        # only the active: an inactive input gets no gradient (a Param not asked for, no
+        # cross-sample sum), an inactive output no cotangent (a symbolic zero)
+        seeded = [p.name for p in self.leaf.planes if p.writes and p.place in self.active]
+        wrt = [name for name, _ in kernel.params if name in slot and target(name) in self.active]
+        vjp = kernel.vjp_of(wrt, seeded)
         args = [a if params[k].role == "value" else self.values[place(a)]
                 for k, a in enumerate(bound.args[:count])]
-        cts = []
-        for name, _ in kernel.vjp.params[count:]:
-            written = bound.args[slot[name[len("d_"):]]]
-            cts.append(ctx.adj[place(written)] if place(written) in self.active else ctx.zeros(written))
-        probe = kernel.vjp.plan(*args, *cts)  # compiles once; tells the gradients' shapes
-        params_of = {s.name: s.place for s in self.leaf.params}
-        target = {id(g): params_of.get(name) or place(bound.args[slot[name]])
-                  for name, g in probe.result().items()}
-        into = [ctx.adj[target[id(g)]] if target[id(g)] in self.direct else s
-                for g, s in zip(probe.outputs, ctx.scratch(probe.outputs), strict=True)]
-        back = kernel.vjp.plan(*args, *cts, buffer=into)
+        cts = [ctx.adj[place(bound.args[slot[name[len("d_"):]]])] for name, _ in vjp.params[count:]]
+        probe = vjp.plan(*args, *cts)  # compiles once; tells the gradients' shapes
+        of = {id(g): name for name, g in probe.result().items()}
+        names = [of[id(g)] for g in probe.outputs]
+        into = [ctx.adj[target(name)] if target(name) in self.direct else s
+                for name, s in zip(names, ctx.scratch(probe.outputs), strict=True)]
+        back = vjp.plan(*args, *cts, buffer=into)
         back.emit(program)
         ctx.keep.append(back)
         for p in self.leaf.planes:
             if p.writes and p.place in self.active and p.place not in self.dead:
                 _native.zero(program, ctx.adj[p.place])
-        for g, grad in zip(probe.outputs, into, strict=True):
-            if target[id(g)] in self.active and target[id(g)] not in self.direct:
-                _native.accumulate(program, grad, ctx.adj[target[id(g)]])
+        for name, grad in zip(names, into, strict=True):
+            if target(name) not in self.direct:
+                _native.accumulate(program, grad, ctx.adj[target(name)])
 
 
 @dataclass(eq=False)

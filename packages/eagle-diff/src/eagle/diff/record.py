@@ -110,6 +110,7 @@ class Record:
         self._ran = False
         self._passes: dict[Any, Any] = {}  # reverse passes built, by what they depend on
         self._linked: dict[str, list[list[Link]]] = {}  # name -> where its arrays meet the planes
+        self._named: Names | None = None
 
     def __repr__(self) -> str:
         state = "ran" if self._ran else "not run yet"
@@ -173,10 +174,12 @@ class Record:
         return leaves([s for s in self._forward.steps if s is not None])
 
     def _names(self) -> Names:
-        recorder = extend.state(self._graph).get("names")
-        if recorder is not None:
-            return Names.of_builder(recorder, self._graph.result, self)
-        return Names.of_planes(self, self._graph.result)
+        """The names of this build's arrays, made once (a bind makes a new Record)."""
+        if self._named is None:
+            recorder = extend.state(self._graph).get("names")
+            self._named = (Names.of_builder(recorder, self._graph.result, self) if recorder is not None
+                           else Names.of_planes(self, self._graph.result))
+        return self._named
 
 
 NOT_A_KEY = ("eagle.diff.reverse: {name!r} is not a builder argument, 'result' or a buffer= label: gradients "

@@ -11,6 +11,14 @@ added in one fixed order (never by atomics): the same bits for any number
 of threads.  A choice reverses the arm that ran (the cell as the choice read
 it), a loop its turns last to first, each run again from its kept state.
 
+Only what was asked is derived: a leaf is reversed only on a path from a
+``wrt`` place to a seed, and a kernel's vjp takes cotangents only for its
+outputs on such a path and stores gradients only for its inputs on one (a
+``Param``'s cross-sample sum only when it is asked for).  A run of
+consecutive per-sample kernel reverses is one generated function
+(:mod:`eagle.diff.fused`; ``fuse=False`` reverses each on its own, with the
+same bits).
+
 The pass is itself one libeagle program, built once per set of seed and
 ``wrt`` names and run in one native call: per-sample vjps, clears and sums
 block-fuse like a forward replay.  Adjoint arrays are shared between places
@@ -20,12 +28,13 @@ whose adjoints are never needed at the same time.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from eagle.diff import memory
+from eagle.diff import fused, memory
 from eagle.diff.forward import Chose, Emitter, Kept, Looped, Snap, unbound
 from eagle.diff.loops import needed_again
 from eagle.diff.ops import (
@@ -48,7 +57,7 @@ from eagle.extend import node_kind as kind_of
 
 
 def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None = None,
-            vjps: Mapping[str, Vjp] | None = None) -> dict[str, Any]:
+            vjps: Mapping[str, Vjp] | None = None, fuse: bool = True) -> dict[str, Any]:
     """Gradients of the seeded outputs of the last run with respect to the ``wrt`` names.
 
     :param record: ``g.record`` of a graph built with ``record=True`` that has run.
@@ -59,6 +68,9 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
         A hand-built graph defaults to its float inputs and Params; a builder graph has no default.
     :param vjps: node label -> ``fn(primals, cotangents) -> {read name: gradient}``, run in
         place of that node's derivative (an opaque node on the reverse path needs one).
+    :param fuse: reverse each run of consecutive per-sample hawk kernels as one generated
+        function (:mod:`eagle.diff.fused`); False reverses every kernel on its own, with the
+        same bits.
     :returns: name -> gradient, shaped like the name's array (a tree for ``result``; a
         one-cell array for a Param).
 
@@ -102,11 +114,12 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
         raise KeyError(f"eagle.diff.reverse: vjps names {', '.join(map(repr, unknown))}, which no node of "
                        f"the graph is called; its nodes: {', '.join(sorted(labels))}")
     wanted = {link.place: link.spec for found in linked.values() for each in found for link in each}
-    key = (frozenset(p for p, _ in seeded), tuple(wanted), tuple(sorted((k, id(f)) for k, f in vjps.items())))
+    key = (frozenset(p for p, _ in seeded), tuple(wanted), tuple(sorted((k, id(f)) for k, f in vjps.items())),
+           bool(fuse))
     if key not in record._passes:
         if len(record._passes) >= 8:  # seeds and wrt change rarely; keep the last few passes
             record._passes.pop(next(iter(record._passes)))
-        record._passes[key] = Pass(record, key[0], wanted, vjps)
+        record._passes[key] = Pass(record, key[0], wanted, vjps, bool(fuse))
     grads = record._passes[key].run(seeded)
     return {name: unflatten(value, iter([gather(x, found, grads) for x, found
                                          in zip(flatten(value), linked[name], strict=True)]))
@@ -146,9 +159,10 @@ class Pass:
     """The reverse pass of one record for one set of seeded places, ``wrt`` places and vjps."""
 
     def __init__(self, record: Record, seeds: frozenset[Place], wrt: Mapping[Place, tuple[Any, ...]],
-                 vjps: dict[str, Vjp]) -> None:
+                 vjps: dict[str, Vjp], fuse: bool = True) -> None:
         self.record = record
         self.vjps = vjps
+        self.fuse = fuse
         forward = record._forward
         all_leaves = list(record._leaves())
         named = record._planes
@@ -174,6 +188,9 @@ class Pass:
                 self.captures[p] = np.empty(*specs[p])
                 groups[len(trace) - 1 - first].insert(0, Capture(p, self.captures[p]))
         self.at_end = at_end
+        # one op per group from here: runs of kernel reverses fused, each as one op
+        ops = [op for group in groups for op in group]
+        groups = [[op] for op in (fused.runs(ops, self.groups.of, set(self.seeds)) if fuse else ops)]
         self.ctx = Context()
         self._allocate(groups, specs)
         program = Program().stage()
@@ -211,11 +228,11 @@ class Pass:
             alone = p in specs  # not a group's buffer: a vjp may define it, or skip its clear
             if start >= 0:
                 op = first[p][1]
-                if alone and isinstance(op, KernelBack) and op.can_define(p):
+                if alone and isinstance(op, (KernelBack, fused.RunBack)) and op.can_define(p):
                     op.direct.add(p)
                 else:
                     clear.append((start, p))
-            if alone and end < len(groups) and isinstance(last[p][1], KernelBack):
+            if alone and end < len(groups) and isinstance(last[p][1], (KernelBack, fused.RunBack)):
                 last[p][1].dead.add(p)
         for start, p in sorted(clear, key=lambda sp: (-sp[0], repr(sp[1]))):
             groups[start].insert(0, Zero([p]))
@@ -294,15 +311,23 @@ class Pass:
                             "kept state, on arrays of the reverse pass, which this node cannot be pointed "
                             "at; make it a hawk kernel, or move it out of the loop")
         turn = [op for ops in reversed(per_step) for op in ops]
+        if self.fuse:  # adjoints flow from turn to turn: any active cotangent may hold something
+            turn = fused.runs(turn, self.groups.of, set(self.active))
         state = [own[p.place] if p.place in live else None for p in looped.state]
         return [LoopBack(looped.tape, state, again, turn, [emitter.tapes, emitter.kept, own])]
 
     # ---------------------------------------------------------- running
     def run(self, seeded: list[tuple[Place, np.ndarray]]) -> dict[Place, np.ndarray]:
+        # a place seeded once, by itself, takes its seed as it is; others sum into a cleared one
+        counts = Counter(p for p, _ in seeded if p in self.active)
+        once = {p for p, n in counts.items() if n == 1 and p not in self.groups.of}
         for p in self.seeds:
-            self.ctx.adj[self.groups.key(p)][...] = 0
+            if p not in once:
+                self.ctx.adj[self.groups.key(p)][...] = 0
         for p, ct in seeded:
-            if p in self.active:
+            if p in once:
+                np.copyto(self.ctx.adj[p], ct)
+            elif p in self.active:
                 self.ctx.adj[p] += ct
         self.program.run()
         if any(tape.failed for tape in self.tapes):
