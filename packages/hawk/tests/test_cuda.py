@@ -52,8 +52,13 @@ CASES = [
 @pytest.mark.parametrize("kernel, args", CASES, ids=[k.__name__ for k, _ in CASES])
 def test_every_kernel_compiles_to_ptx(kernel, args):
     ptx = kernel.ptx(*args)
-    phases = len(kernel.ir(*args).reductions) + 1
-    assert len(re.findall(r"\.entry hk_\w+_p\d+", ptx)) == phases
+    entries = re.findall(r"__global__ void (hk_\w+_p\d+)", kernel.cuda_source(*args))
+    assert re.findall(r"\.entry (hk_\w+_p\d+)", ptx) == entries  # every phase compiled
+    reductions = len(kernel.ir(*args).reductions)
+    if kernel.__name__.endswith("_vjp"):  # its Params' sums wait for no other: they share phases
+        assert 1 <= len(entries) <= reductions + 1
+    else:  # a kernel's own launch: a phase per reduction, then the last
+        assert len(entries) == reductions + 1
     assert f".target sm_{cuda.default_arch().removeprefix('compute_')}" in ptx
 
 
