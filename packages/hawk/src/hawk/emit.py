@@ -91,12 +91,7 @@ def prelude(dialect: str) -> str:
     own transcendental functions (:mod:`hawk.libm`)."""
     if dialect == "c":
         head = ("#include <math.h>\n#include <stdint.h>\n#include \"eagle/eagle.h\"\n"
-                "#define HK_FN static inline\n#define HK_TABLE static const\n"
-                # GCC gives the math functions vector clones, so the loop over samples stays
-                # vectorised; not inlined, they are compiled once per translation unit, not per call
-                "#if defined(__GNUC__) && !defined(__clang__)\n"
-                "#define HK_MATH __attribute__((simd(\"notinbranch\"), noinline)) static\n"
-                "#else\n#define HK_MATH static inline\n#endif\n"
+                "#define HK_FN static inline\n"
                 "#if defined(__clang__)\n"
                 "#define HK_SAMPLES _Pragma(\"clang loop vectorize(assume_safety)\")\n"
                 "#else\n#define HK_SAMPLES _Pragma(\"GCC ivdep\")\n#endif\n")
@@ -112,8 +107,11 @@ def prelude(dialect: str) -> str:
                 "#else\n#include <stdint.h>\n#endif\n"
                 "#define HK_FN static __device__ __forceinline__\n#define HK_MATH HK_FN\n"
                 "#define HK_TABLE static __device__ const\n")
+    # C calls the math functions compiled once into hawk's math library (libm.load); NVRTC links
+    # nothing, so CUDA C holds them
+    math = libm.c_declarations() if dialect == "c" else libm.c_functions()
     return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
-        "".join(_float_helpers(t) for t in ("f32", "f64")) + libm.c_functions()
+        "".join(_float_helpers(t) for t in ("f32", "f64")) + math
 
 
 def literal(c: Const) -> str:

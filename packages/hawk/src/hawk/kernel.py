@@ -21,7 +21,7 @@ from eagle.extend import GpuItems, ffi
 from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
-from hawk import cuda, derive, emit, frontend, recording, runs
+from hawk import cuda, derive, emit, frontend, libm, recording, runs
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Slot
 from hawk.phases import Phased, split
@@ -280,6 +280,7 @@ class Kernel:
         source = emit.source(ir, phased, prefix, "c")
         if not build:
             return source
+        libm.load()  # the functions the library calls
         library = Library(compile_library(source, name=f"hawk_{self.__name__}"))
         compiled = Compiled(ir, phased, library,
                             [library.kernel(f"{prefix}_p{j}") for j in range(len(phased.phases))], prefix)

@@ -26,6 +26,7 @@ this software is freely granted, provided that this notice is preserved.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import re
 from collections.abc import Callable
@@ -33,6 +34,8 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+
+from eagle.native import compile_library
 
 #: |x| from which sin, cos and tan reduce by Payne-Hanek (fdlibm's medium reduction serves below)
 HUGE = 1.6e6
@@ -536,6 +539,13 @@ C_SUPPORT = (
 
 
 @functools.cache  # traced once per process
+def _f32(name: str, arity: int) -> str:
+    """``hk_{name}_f32``: the float64 function, rounded once more."""
+    args = ", ".join(f"(double){p}" for p in "xy"[:arity])
+    return (f"HK_FN float hk_{name}_f32({', '.join(f'float {p}' for p in 'xy'[:arity])})\n"
+            f"{{ return (float)hk_{name}_f64({args}); }}\n")
+
+
 def c_functions() -> str:
     """``hk_{name}_f64`` and ``hk_{name}_f32`` for every function, as C that is also CUDA C (the
     prelude defines ``HK_FN``, ``HK_MATH`` and ``HK_TABLE``)."""
@@ -546,10 +556,31 @@ def c_functions() -> str:
         result = globals()[name](tracer, *params)
         out.append(f"HK_MATH double hk_{name}_f64({', '.join(f'double {p}' for p in 'xy'[:arity])})\n{{\n"
                    + tracer.body(result) + "\n}\n")
-        args = ", ".join(f"(double){p}" for p in "xy"[:arity])
-        out.append(f"HK_FN float hk_{name}_f32({', '.join(f'float {p}' for p in 'xy'[:arity])})\n"
-                   f"{{ return (float)hk_{name}_f64({args}); }}\n")
+        out.append(_f32(name, arity))
     return "".join(out)
+
+
+#: GCC gives each float64 function vector clones (SSE2, AVX, AVX2, AVX-512), exported with it, so
+#: a kernel's loop over samples that calls one stays vectorised.
+_SIMD = ("#if defined(__GNUC__) && !defined(__clang__)\n"
+         "#define HK_SIMD __attribute__((simd(\"notinbranch\")))\n#else\n#define HK_SIMD\n#endif\n")
+
+
+def c_declarations() -> str:
+    """What a C kernel needs to call the functions of hawk's math library (:func:`load`): the
+    float64 ones declared with their vector clones, the float32 ones over them (``HK_FN``)."""
+    return _SIMD + "".join(f"HK_SIMD double hk_{name}_f64({', '.join(['double'] * arity)});\n"
+                           + _f32(name, arity) for name, arity in FUNCTIONS.items())
+
+
+@functools.cache
+def load() -> ctypes.CDLL:
+    """hawk's math library, compiled once (cached on disk like a kernel) and loaded so that the
+    kernels' libraries find its functions: compiled into every kernel instead, they cost each
+    kernel that calls one about 0.4 s of compile time."""
+    source = ("#include <stdint.h>\n#define HK_FN static inline\n#define HK_TABLE static const\n"
+              + _SIMD + "#define HK_MATH HK_SIMD __attribute__((noinline))\n" + c_functions())
+    return ctypes.CDLL(str(compile_library(source, name="hawk_math")), mode=ctypes.RTLD_GLOBAL)
 
 
 def evaluate(name: str, *args: Any) -> Any:

@@ -20,7 +20,7 @@ from eagle import extend
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
-from hawk import emit, fusion
+from hawk import emit, fusion, libm
 from hawk.ir import Slot
 from hawk.phases import Phased, split
 from hawk.types import NUMPY, strong
@@ -137,6 +137,7 @@ def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[A
     source = _source(fused, phased, "c")
     held = _LIBRARIES.get(source)
     if held is None:
+        libm.load()  # the functions the library calls
         library = Library(compile_library(source, name="hawk_run"))
         held = _LIBRARIES[source] = (library, [library.kernel(f"{PREFIX}_p{j}")
                                                for j in range(len(phased.phases))])
