@@ -183,7 +183,7 @@ class _Run:
 def groups(indices: Sequence[int], lowerings: Sequence[Any]) -> list[list[int]]:
     """``indices`` (of one item list, in order) cut into fused runs and single lowerings; all
     single outside :func:`fusing`."""
-    if current() is None:
+    if current() is None or len(indices) < 2:
         return [[i] for i in indices]
     return [[indices[k] for k in run] for run in runs([lowerings[i] for i in indices], current().key)]
 

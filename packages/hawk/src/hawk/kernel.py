@@ -21,7 +21,7 @@ from eagle.extend import GpuItems, ffi
 from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
-from hawk import cuda, derive, emit, frontend, libm, recording, runs
+from hawk import cuda, derive, emit, frontend, fusion, libm, recording, runs
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Slot
 from hawk.phases import Phased, split
@@ -38,6 +38,12 @@ class Compiled:
     library: Library
     functions: list[Any]  # one eagle_kernel_fn per phase
     prefix: str  # of the symbols: {prefix}_p0 …, {prefix}_call
+
+    @functools.cached_property
+    def fused_size(self) -> int | None:
+        """The statements a launch brings to a fused run, None where it joins none: asked of
+        every launch a build lowers, worked out once per kernel and signature."""
+        return fusion.size(self.ir) if fusion.fusible(self.ir) else None
 
     def direct_fn(self) -> Any:
         """``{prefix}_call(n, slot, …)`` of a one-phase kernel, typed for cffi."""

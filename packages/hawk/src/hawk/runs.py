@@ -168,13 +168,13 @@ def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[An
 
 def fusible(bound: Any, target: str) -> extend.Fusible | None:
     """A launch's offer to join a fused run on ``target`` ("cpu" or "gpu")."""
-    ir = bound.plan.compiled.ir
-    if not fusion.fusible(ir):
+    size = bound.plan.compiled.fused_size
+    if size is None:
         return None
     # a launch whose per-sample work waits for its reductions ends a run (a later member would
     # wait too); one whose reductions only fill cells lets the next share its reduction phase
     phased = bound.plan.compiled.phased
     return extend.Fusible(host_run if target == "cpu" else gpu_run, bound, bound.samples,
-                          tuple((a, role) for _, a, role in bound.planes()), fusion.size(ir),
+                          tuple((a, role) for _, a, role in bound.planes()), size,
                           last=len(phased.phases) > 1 and not phased.cells_only,
                           reduces=bool(phased.reductions))
