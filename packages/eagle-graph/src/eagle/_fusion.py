@@ -126,58 +126,70 @@ def runs(lowerings: Sequence[Any], key: Callable[[Any], Any]) -> list[list[int]]
     run = _Run(key)
     for i, lowering in enumerate(lowerings):
         part = getattr(lowering, "fuse", None)
-        if part is not None and run.takes(part):
-            run.add(part)
-            out[-1].append(i)
-            continue
+        if part is not None:
+            planes = run.planes(part)
+            if run.takes(part, planes):
+                run.add(part, planes)
+                out[-1].append(i)
+                continue
         run = _Run(key)
         if part is not None:
-            run.add(part)
+            run.add(part, run.planes(part))
         out.append([i])
     return out
 
 
+#: A member's plane as a run weighs it: (view key, array, written); the key None: no bytes.
+_Plane = tuple[Any, Any, bool]
+
+
 class _Run:
-    """The run being formed: its members' fuser, samples, size, and the planes it touches."""
+    """The run being formed: its members' fuser, samples, size, and the views it touches (each
+    once: the very same view overlaps what it overlaps)."""
 
     def __init__(self, key: Callable[[Any], Any]) -> None:
         self.key = key
         self.parts: list[Fusible] = []
         self.size = 0
-        self.keys: dict[Any, bool] = {}  # view key -> written by a member
-        self.by_memory: dict[int, list[tuple[Any, bool]]] = {}  # memory -> (array, written)
-        self.loose: list[tuple[Any, bool]] = []  # planes whose allocation NumPy does not know
+        self.keys: dict[Any, list[Any]] = {}  # view key -> [array, written by a member]
+        self.by_memory: dict[int, list[list[Any]]] = {}  # memory -> its views' entries
+        self.loose: list[list[Any]] = []  # entries of views whose allocation NumPy does not know
 
-    def takes(self, part: Fusible) -> bool:
+    def planes(self, part: Fusible) -> list[_Plane]:
+        key = self.key
+        return [(key(array), array, role != "read") for _, array, role in part.planes()]
+
+    def takes(self, part: Fusible, planes: list[_Plane]) -> bool:
         if not self.parts:
             return False
         head, last = self.parts[0], self.parts[-1]
         if last.last or part.fuser is not head.fuser or part.samples != head.samples \
                 or self.size + part.size > MAX_STATEMENTS:
             return False
-        return all(self._apart(array, role != "read") for array, role in part.accesses)
+        return all(key is None or key in self.keys or self._apart(array, writes)
+                   for key, array, writes in planes)
 
     def _apart(self, array: Any, writes: bool) -> bool:
-        """Whether a plane is the very view a member touched, or shares no byte with any plane
-        of the run that it or the other writes."""
-        key = self.key(array)
-        if key is None or key in self.keys:
-            return True
-        others = ([t for ts in self.by_memory.values() for t in ts] if not _owned(array)
+        """Whether a view no member touched shares no byte with any plane of the run that it or
+        the other writes."""
+        others = ([e for es in self.by_memory.values() for e in es] if not _owned(array)
                   else self.by_memory.get(_memory(array), []) + self.loose)
         return not any((writes or written) and overlap(array, other) for other, written in others)
 
-    def add(self, part: Fusible) -> None:
+    def add(self, part: Fusible, planes: list[_Plane]) -> None:
         self.parts.append(part)
         self.size += part.size
-        for array, role in part.accesses:
-            key = self.key(array)
+        for key, array, writes in planes:
             if key is None:
                 continue
-            self.keys[key] = self.keys.get(key, False) or role != "read"
-            self.by_memory.setdefault(_memory(array), []).append((array, role != "read"))
+            entry = self.keys.get(key)
+            if entry is not None:
+                entry[1] = entry[1] or writes
+                continue
+            entry = self.keys[key] = [array, writes]
+            self.by_memory.setdefault(_memory(array), []).append(entry)
             if not _owned(array):
-                self.loose.append((array, role != "read"))
+                self.loose.append(entry)
 
 
 def groups(indices: Sequence[int], lowerings: Sequence[Any]) -> list[list[int]]:
@@ -197,7 +209,6 @@ def emitter(group: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node
         return lambda target: append(group[0], target)
     liveness = current()
     run = group
-    members = {id(node) for i in run for node in nodes[i].walk()}
     parts = [lowerings[i].fuse for i in run]
     keys: dict[Any, int] = {}
 
@@ -206,4 +217,11 @@ def emitter(group: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node
         return keys.setdefault(("empty", id(array)) if view is None else view, len(keys))
 
     end = run[-1] if top else None
-    return parts[0].fuser([p.payload for p in parts], key, lambda array: liveness.live(array, members, end))
+    members: set[int] = set()  # ids of the run's nodes, walked when a temporary asks
+
+    def live(array: Any) -> bool:
+        if not members and id(array) in liveness.temporaries:
+            members.update(id(node) for i in run for node in nodes[i].walk())
+        return liveness.live(array, members, end)
+
+    return parts[0].fuser([p.payload for p in parts], key, live)

@@ -38,16 +38,16 @@ class Fusible:
     order, ``key(array)`` (one number per view: equal numbers, the very same view), and
     ``live(array)`` (whether the run must store that plane); it returns the run's emit
     function, as ``HostItems.emit`` (``GpuItems.emit`` for a GPU lowering).  Members
-    join a run only with the same ``fuser``, the same ``samples``, planes (``accesses``,
-    (array, role) pairs) that are the very same views or disjoint, while the member before
-    is not ``last`` (its per-sample work waits for a cross-sample reduction) and the run
-    stays under the size cap (``size``: statements).
+    join a run only with the same ``fuser``, the same ``samples``, planes (``planes()``: the
+    (name, array, role) triples it touches, asked only when a run is formed) that are the very
+    same views or disjoint, while the member before is not ``last`` (its per-sample work waits
+    for a cross-sample reduction) and the run stays under the size cap (``size``: statements).
     """
 
     fuser: Callable[[list[Any], Callable[[Any], int], Callable[[Any], bool]], Callable[[Any], object]]
     payload: Any
     samples: int
-    accesses: tuple[tuple[Any, str], ...]
+    planes: Callable[[], Sequence[PlaneTuple]]
     size: int = 1
     last: bool = False
     reduces: bool = False  # it reduces across samples (``Graph.reductions`` names it)

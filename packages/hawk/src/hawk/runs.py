@@ -12,6 +12,7 @@ makes of the run, with scratch of its own for its reductions.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,11 +31,34 @@ VALUE_TYPE = {"f64": "f64", "f32": "f32", "i64": "i64", "i32": "i32", "u32": "u3
               "bool": "i64"}
 #: C source of a fused run -> its library and phase functions (identical runs compile once).
 _LIBRARIES: dict[str, tuple[Library, list[Any]]] = {}
-#: The shape of a fused run (its IRs by id, its planes by first use, which are live) -> its fused
-#: IR, its phases and the IRs (held, so that their ids stay theirs).
-_RUNS: dict[tuple[Any, ...], tuple[fusion.Fused, Phased, list[Any]]] = {}
-#: id of a fused run's Phased (held in _RUNS) -> its source per dialect
-_SOURCES: dict[tuple[int, str], str] = {}
+
+
+@dataclass
+class _Shaped:
+    """A fused run of one shape: its IR, its phases, the members' IRs (held, so that their ids,
+    part of the shape, stay theirs), and what is made of it once: its source per dialect and
+    the plan its argument block is filled by."""
+
+    fused: fusion.Fused
+    phased: Phased
+    irs: list[Any]
+    sources: dict[str, str] = field(default_factory=dict)
+    plan: Plan | None = None
+
+    def source(self, dialect: str) -> str:
+        if dialect not in self.sources:
+            self.sources[dialect] = emit.source(self.fused.ir, self.phased, PREFIX, dialect)
+        return self.sources[dialect]
+
+    def slots(self, args: Sequence[Any], n: int) -> list[Any]:
+        """The argument slots of the phase functions, as ``Program.kernel`` takes them."""
+        if self.plan is None:
+            self.plan = Plan(None, plan_params(self.phased.slots), name="run")
+        return BoundPlan(self.plan, [*args, n]).slots()
+
+
+#: The shape of a fused run (its IRs by id, its planes by first use, which are live) -> it.
+_RUNS: dict[tuple[Any, ...], _Shaped] = {}
 #: The symbol prefix of a fused run's functions.
 PREFIX = "hk_run"
 
@@ -86,10 +110,10 @@ def emit_gpu_phases(gpu: Any, source: str, phased: Phased, prefix: str, args: Se
 
 
 def _fused(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool]
-           ) -> tuple[fusion.Fused, Phased, list[Any]]:
-    """The fused IR of a run of launches (KernelBounds), its phases, and its arguments per slot
-    (scratch of its own included).  Runs of one shape (the same IRs, the same planes shared, the
-    same planes live: a long chain cut at the size cap) are fused once."""
+           ) -> tuple[_Shaped, list[Any]]:
+    """The fused run of launches (KernelBounds) and its arguments per slot (scratch of its own
+    included).  Runs of one shape (the same IRs, the same planes shared, the same planes live:
+    a long chain cut at the size cap) are fused once."""
     members, planes = [], {}
     for bound in bounds:
         ir = bound.plan.compiled.ir
@@ -99,14 +123,13 @@ def _fused(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any
         members.append((ir, keys))
     alive = tuple(live(arg) for _, arg in planes.values())
     shape = (tuple((id(ir), tuple(keys)) for ir, keys in members), alive)
-    held = _RUNS.get(shape)
-    if held is None:
+    shaped = _RUNS.get(shape)
+    if shaped is None:
         fused = fusion.fuse(members, alive.__getitem__, "run")
-        held = _RUNS[shape] = (fused, split(fused.ir, shared=True), [ir for ir, _ in members])
-    fused, phased, _ = held
-    args = [bounds[m].args[k] for m, k in fused.origins]
+        shaped = _RUNS[shape] = _Shaped(fused, split(fused.ir, shared=True), [ir for ir, _ in members])
+    args = [bounds[m].args[k] for m, k in shaped.fused.origins]
     device = next((a for a in args if extend.on_device(a)), None)
-    return fused, phased, [*args, *scratch(phased.slots[len(args):], bounds[0].samples, device)]
+    return shaped, [*args, *scratch(shaped.phased.slots[len(args):], bounds[0].samples, device)]
 
 
 def _accesses(phased: Phased, args: Sequence[Any], planes: int) -> list[tuple[Any, str]]:
@@ -117,15 +140,7 @@ def source(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any
            dialect: str) -> str:
     """The C (``dialect`` "c") or CUDA C ("cuda") of a fused run of launches: the prelude, then a
     function ``hk_run_p<j>`` per phase; ``key`` and ``live`` as :func:`host_run` takes them."""
-    fused, phased, _ = _fused(bounds, key, live)
-    return _source(fused, phased, dialect)
-
-
-def _source(fused: fusion.Fused, phased: Phased, dialect: str) -> str:
-    at = (id(phased), dialect)
-    if at not in _SOURCES:
-        _SOURCES[at] = emit.source(fused.ir, phased, PREFIX, dialect)
-    return _SOURCES[at]
+    return _fused(bounds, key, live)[0].source(dialect)
 
 
 def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool]
@@ -133,18 +148,18 @@ def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[A
     """A fused run of launches (KernelBounds) on the CPU: each phase one C function over the whole
     run; ``key(array)``: equal for the very same view; ``live(array)``: whether a plane is read
     after the run (its ``eagle.extend.Fusible`` fuser)."""
-    fused, phased, args = _fused(bounds, key, live)
-    source = _source(fused, phased, "c")
+    shaped, args = _fused(bounds, key, live)
+    source = shaped.source("c")
     held = _LIBRARIES.get(source)
     if held is None:
         libm.load()  # the functions the library calls
         library = Library(compile_library(source, name="hawk_run"))
         held = _LIBRARIES[source] = (library, [library.kernel(f"{PREFIX}_p{j}")
-                                               for j in range(len(phased.phases))])
-    library, functions = held
+                                               for j in range(len(shaped.phased.phases))])
+    functions = held[1]
     n = bounds[0].samples
-    slots = BoundPlan(Plan(functions[-1], plan_params(phased.slots), name="run", owner=library),
-                      [*args, n]).slots()
+    slots = shaped.slots(args, n)
+    phased, fused = shaped.phased, shaped.fused
     accesses = _accesses(phased, args, len(fused.origins))
 
     def emit_run(program: Any) -> None:
@@ -156,12 +171,12 @@ def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[A
 def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool]
             ) -> Callable[[Any], object]:
     """A fused run of launches in a CUDA graph: each phase one CUDA kernel over the whole run."""
-    fused, phased, args = _fused(bounds, key, live)
+    shaped, args = _fused(bounds, key, live)
     n = bounds[0].samples
-    cuda_source = _source(fused, phased, "cuda")
+    cuda_source = shaped.source("cuda")
 
     def emit_run(gpu: Any) -> None:
-        emit_gpu_phases(gpu, cuda_source, phased, PREFIX, args, n)
+        emit_gpu_phases(gpu, cuda_source, shaped.phased, PREFIX, args, n)
 
     return emit_run
 
@@ -174,7 +189,6 @@ def fusible(bound: Any, target: str) -> extend.Fusible | None:
     # a launch whose per-sample work waits for its reductions ends a run (a later member would
     # wait too); one whose reductions only fill cells lets the next share its reduction phase
     phased = bound.plan.compiled.phased
-    return extend.Fusible(host_run if target == "cpu" else gpu_run, bound, bound.samples,
-                          tuple((a, role) for _, a, role in bound.planes()), size,
+    return extend.Fusible(host_run if target == "cpu" else gpu_run, bound, bound.samples, bound.planes, size,
                           last=len(phased.phases) > 1 and not phased.cells_only,
                           reduces=bool(phased.reductions))
