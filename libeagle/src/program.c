@@ -143,6 +143,27 @@ EAGLE_API int eagle_add_kernel(eagle_program *p, eagle_kernel_fn fn, const eagle
     return EAGLE_OK;
 }
 
+typedef struct patch {
+    eagle_kernel_fn from, to;
+} patch;
+
+static int patch_item(void *p, void *ctx)
+{
+    item *it = p;
+    const patch *pt = ctx;
+    if (it->kind == ITEM_KERNEL && it->u.kernel.fn == pt->from)
+        it->u.kernel.fn = pt->to;
+    return 0;
+}
+
+EAGLE_API int eagle_patch_kernel(eagle_program *p, eagle_kernel_fn from, eagle_kernel_fn to)
+{
+    if (!p || !from || !to)
+        return eagle_fail(EAGLE_ERR_ARG, "eagle_patch_kernel: bad arguments");
+    patch pt = {from, to};
+    return stages_each(&p->st, sizeof(item), patch_item, &pt);
+}
+
 EAGLE_API int eagle_add_callback(eagle_program *p, eagle_callback_fn fn, void *ctx)
 {
     int rc = check_open(p, "eagle_add_callback");

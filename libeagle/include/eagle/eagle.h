@@ -228,6 +228,10 @@ EAGLE_API int eagle_add_kernel(eagle_program *p, eagle_kernel_fn fn, const eagle
                                int32_t nargs, int64_t n, int32_t flags,
                                const eagle_access *accesses, int32_t naccesses);
 EAGLE_API int eagle_add_callback(eagle_program *p, eagle_callback_fn fn, void *ctx);
+/* Make every kernel item of p (not of its sub-programs) that calls `from`
+ * call `to`: a build appends a kernel whose code it compiles after lowering
+ * under a stand-in address, then patches it before the program runs. */
+EAGLE_API int eagle_patch_kernel(eagle_program *p, eagle_kernel_fn from, eagle_kernel_fn to);
 /* out[0] = op over the first n elements of the contiguous 1-D array x, in
  * the fixed order of eagle_sum_order (see below); over none, op's identity
  * (sum and any 0, all 1, max the lowest value of dtype or -inf, min the

@@ -15,7 +15,7 @@ from eagle._gpu_program import GpuProgram
 from eagle._gpu_segments import GpuSegments
 from eagle._kinds import GpuItems, Node
 from eagle._lower_cpu import emit
-from eagle._program import Program
+from eagle._program import Program, compiling_after
 from eagle._target import Target
 
 
@@ -51,6 +51,14 @@ def lower_host(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any], 
     across them, and consecutive Python steps share one GIL acquisition.
     Only a branch_tasks stage keeps its branches apart.
     """
+    with compiling_after() as batch:
+        program, reducing = _host_items(stages, lowerings, nodes, views)
+        batch.resolve()  # the fused runs not compiled before, in one translation unit
+    return program.finalize(), reducing
+
+
+def _host_items(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any], nodes: Sequence[Node],
+                views: dict[int, tuple[Any, Any]] | None) -> tuple[Program, list[int]]:
     program = Program(views)
     reducing: list[int] = []
     open_work_share = False
@@ -72,7 +80,7 @@ def lower_host(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any], 
                 program.branch()
             pending += branch
     flush()
-    return program.finalize(), reducing
+    return program, reducing
 
 
 def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], labels: list[str],

@@ -10,7 +10,9 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -104,6 +106,72 @@ class CallbackErrors:
         return found
 
 
+class DeferredKernel:
+    """A kernel function that a build compiles after lowering (with the others of its batch, in
+    one compiler process): appended under a stand-in address of its own, which
+    :meth:`resolve` patches in every program that calls it."""
+
+    def __init__(self) -> None:
+        self._stand_in = ffi.new("char[1]")  # never called: a distinct address, held
+        self.address = ffi.cast("eagle_kernel_fn", self._stand_in)
+        self.programs: list[Program] = []
+
+    def resolve(self, fn: Any, owner: object) -> None:
+        """Patch ``fn`` (``owner`` keeps its code loaded) in for the stand-in."""
+        for program in self.programs:
+            check(lib.eagle_patch_kernel(program._ptr, self.address, fn), "DeferredKernel.resolve")
+            program._keep += [fn, owner]
+            program._deferred -= 1
+        self.programs.clear()
+
+
+class CompileBatch:
+    """The kernels a build compiles after lowering: ``compile(items)`` -> per item its phase
+    functions and their owner, once for all the items of one ``compile``."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[Callable[..., Any], dict[Any, list[DeferredKernel]]] = {}
+
+    def defer(self, compile: Callable[[list[Any]], list[tuple[list[Any], object]]], item: Any,
+              count: int) -> list[DeferredKernel]:
+        """Stand-ins for the ``count`` functions ``compile`` makes of ``item`` (hashable)."""
+        jobs = self._jobs.setdefault(compile, {})
+        if item not in jobs:
+            jobs[item] = [DeferredKernel() for _ in range(count)]
+        return jobs[item]
+
+    def resolve(self) -> None:
+        for compile, jobs in self._jobs.items():
+            items = list(jobs)
+            for item, (functions, owner) in zip(items, compile(items), strict=True):
+                for deferred, fn in zip(jobs[item], functions, strict=True):
+                    deferred.resolve(fn, owner)
+        self._jobs.clear()
+
+
+_batch: ContextVar[CompileBatch | None] = ContextVar("eagle_compile_batch", default=None)
+
+
+@contextmanager
+def compiling_after() -> Iterator[CompileBatch]:
+    """Inside the ``with``, kernels may be deferred (:func:`deferred_kernels`); the caller
+    resolves the batch before any program of the lowering runs."""
+    batch = CompileBatch()
+    token = _batch.set(batch)
+    try:
+        yield batch
+    finally:
+        _batch.reset(token)
+
+
+def deferred_kernels(compile: Callable[[list[Any]], list[tuple[list[Any], object]]], item: Any,
+                     count: int) -> list[DeferredKernel] | None:
+    """Stand-ins for ``count`` functions that ``compile`` makes of ``item`` with the rest of
+    the build's batch; None outside a build that compiles after lowering (compile now)."""
+    batch = _batch.get()
+    return None if batch is None else batch.defer(compile, item, count)
+
+
 class Program(CallbackErrors):
     """A libeagle program under construction, then finalized and runnable: the host's
     lowering target (:class:`eagle._target.Target`).
@@ -137,6 +205,7 @@ class Program(CallbackErrors):
         #: communicator makes global.
         self.reductions = 0
         self._views = {} if views is None else views
+        self._deferred = 0  # kernels appended under a stand-in address, not yet patched
 
     # --- structure ---------------------------------------------------------
     def stage(self, schedule: str = "work_share") -> Program:
@@ -179,6 +248,10 @@ class Program(CallbackErrors):
         (a kernel writing one-cell results writes them then too).
         """
         self._batch = None
+        if isinstance(fn, DeferredKernel):  # compiled after the lowering, patched then
+            fn.programs.append(self)
+            self._deferred += 1
+            fn = fn.address
         filled = slots(args, device=False, api="Program.kernel")
         self._keep += [a for a in args if isinstance(a, np.ndarray)]
         acc = ffi.new("eagle_access[]", max(len(accesses), 1))
@@ -308,8 +381,14 @@ class Program(CallbackErrors):
     # --- running -----------------------------------------------------------
     def finalize(self) -> Program:
         self._batch = None
+        if self._unresolved():
+            raise RuntimeError("eagle.Program.finalize: the program calls kernels not compiled yet; "
+                               "resolve the build's CompileBatch before finalizing")
         check(lib.eagle_program_finalize(self._ptr), "Program.finalize")
         return self
+
+    def _unresolved(self) -> bool:
+        return bool(self._deferred) or any(sub._unresolved() for sub in self._subs)
 
     def set_collective(self, comm: Any) -> Program:
         """Make every reduction global over the ranks of ``comm`` (an eagle.Communicator).

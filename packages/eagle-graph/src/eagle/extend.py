@@ -20,7 +20,8 @@ What it holds, by use:
   (host) and :class:`GpuProgram` both implement (a kind's ``lower=`` writes
   against it once), :class:`HostItems`, :class:`GpuItems`, :class:`NativeCall`, and
   :func:`emit` / :func:`emit_node` that append a lowering to a program; :class:`Fusible`,
-  a lowering's offer to join a fused run of per-sample kernels.
+  a lowering's offer to join a fused run of per-sample kernels; :func:`deferred_kernels`,
+  stand-ins for kernels a host build compiles after lowering, all in one batch.
 - **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`, :func:`overlap`,
   :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, and the
   device-array helpers hawk allocates with.
@@ -90,7 +91,7 @@ from eagle._kinds import kind_of as node_kind
 from eagle._lower_cpu import emit, emit_node
 from eagle._nodes import Conditional, Copy, Opaque, Reduce
 from eagle._pictures import ROLES, BoxPicture, FramePicture, NoPicture, Picture
-from eagle._program import Program
+from eagle._program import Program, deferred_kernels
 from eagle._races import refuse_sibling_races
 from eagle._recording import Recording, active, recorded, recording, withdrawn
 from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, SignalAfter, Wait
@@ -265,6 +266,7 @@ __all__ = [
     "cuda_module",
     "declare_temporaries",
     "default_label",
+    "deferred_kernels",
     "device_copy_like",
     "device_of",
     "emit",

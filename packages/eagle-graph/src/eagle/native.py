@@ -40,7 +40,7 @@ import shutil
 import subprocess
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -156,23 +156,75 @@ def compile_library(source: str, name: str = "kernels", extra_flags: tuple[str, 
     >>> path.suffix, path == compile_library("double twice(double x) { return 2 * x; }", name="doc_twice")
     ('.so', True)
     """
-    cc = _compiler()
-    flags = (*CFLAGS, *(SANITIZE_FLAGS if _sanitizing() else ()), *extra_flags)
-    # What fixes the library's meaning on this machine, whoever compiles it: the
-    # header too, which a change during development may leave at the same ABI version.
-    header = (include_dir() / "eagle" / "eagle.h").read_bytes()
-    recipe = [source, " ".join(flags), str(ABI_VERSION), hashlib.sha256(header).hexdigest(),
-              _machine_identity()]
+    cc, flags, recipe = _toolchain(extra_flags)
     try:
         identity = _compiler_identity(tuple(cc))
     except CompileError:
-        warm = lookup(f"{name}.so", recipe)
+        warm = lookup(f"{name}.so", recipe(source))
         if warm is None:
             raise
         return warm
 
     build = functools.partial(_compile, source, name, cc, flags)
-    return cached(f"{name}.so", [*recipe, " ".join(cc), identity], build, index=recipe)
+    return cached(f"{name}.so", [*recipe(source), " ".join(cc), identity], build, index=recipe(source))
+
+
+def _toolchain(extra_flags: tuple[str, ...]) -> tuple[list[str], tuple[str, ...], Callable[[str], list[str]]]:
+    """The compiler, the flags, and a source's recipe: what fixes a library's meaning on this
+    machine, whoever compiles it (the header too, which a change during development may leave
+    at the same ABI version)."""
+    flags = (*CFLAGS, *(SANITIZE_FLAGS if _sanitizing() else ()), *extra_flags)
+    header = hashlib.sha256((include_dir() / "eagle" / "eagle.h").read_bytes()).hexdigest()
+    return _compiler(), flags, lambda source: [source, " ".join(flags), str(ABI_VERSION), header,
+                                               _machine_identity()]
+
+
+def compile_libraries(sources: Sequence[str], name: str,
+                      join: Callable[[Sequence[str]], str | None]) -> list[Path]:
+    """A shared library holding each of ``sources`` (whole translation units whose symbols are
+    each their own), in order: one compiled before (alone, or with others) is taken from the
+    cache as :func:`compile_library` takes it; the others compile together, as the one
+    translation unit ``join(those sources)`` (None: each alone), in one compiler process.  The
+    joint library's checksum file names each source's key, so that a later call finds it by
+    any one of them; a damaged entry is compiled again."""
+    cc, flags, recipe = _toolchain(())
+    recipes = [recipe(source) for source in sources]
+    try:
+        identity = _compiler_identity(tuple(cc))
+    except CompileError:
+        return [_member(name, r, "index") or compile_library(source, name)
+                for source, r in zip(sources, recipes, strict=True)]
+    keys = [[*r, " ".join(cc), identity] for r in recipes]
+    paths = [_member(name, key, "key") for key in keys]
+    missing = [i for i, path in enumerate(paths) if path is None]
+    joined = join([sources[i] for i in missing]) if len(missing) > 1 else None
+    if joined is None:
+        return [path or compile_library(source, name) for path, source in zip(paths, sources, strict=True)]
+    build = functools.partial(_compile, joined, name, cc, flags)
+    try:
+        target = cached(f"{name}.so", [*recipe(joined), " ".join(cc), identity], build, index=recipe(joined),
+                        members={"members": [_digest(keys[i]) for i in missing],
+                                 "member_indexes": [_digest(recipes[i]) for i in missing]})
+    except CompileError:  # each alone: the one that does not compile says why
+        return [path or compile_library(source, name) for path, source in zip(paths, sources, strict=True)]
+    for i in missing:
+        _point_index(target, f"{name}.so", keys[i], ".member")
+        _point_index(target, f"{name}.so", recipes[i], ".member-index")
+        paths[i] = target
+    return paths  # type: ignore[return-value]
+
+
+def _member(name: str, key: list[str], field: str) -> Path | None:
+    """The verified library made for ``key`` (``field`` "key": with the compiler, "index":
+    without): its own entry, or a joint library that names it."""
+    if field == "key":
+        digest = _digest(key)
+        for folder in _folders():
+            target = _entry(folder, f"{name}.so", key)
+            if _verified(target, "key", digest):
+                return target
+        return lookup(f"{name}.so", key, "members", ".member")
+    return lookup(f"{name}.so", key) or lookup(f"{name}.so", key, "member_indexes", ".member-index")
 
 
 def _compile(source: str, name: str, cc: list[str], flags: tuple[str, ...], out: Path) -> None:
@@ -209,7 +261,8 @@ def _verified(target: Path, field: str, digest: str) -> bool:
     truncated, damaged, or another key's."""
     try:
         record = json.loads(_checksum_path(target).read_text())
-        return (isinstance(record, dict) and record.get(field) == digest
+        named = record.get(field) if isinstance(record, dict) else None
+        return ((named == digest or (isinstance(named, list) and digest in named))
                 and record.get("sha256") == _file_digest(target))
     except (OSError, ValueError):
         return False
@@ -249,7 +302,7 @@ def _entry(folder: Path, filename: str, key: list[str]) -> Path:
 
 
 def cached(filename: str, key: list[str], build: Callable[[Path], None],
-           index: list[str] | None = None) -> Path:
+           index: list[str] | None = None, members: dict[str, list[str]] | None = None) -> Path:
     """The cache file for ``key``, made by ``build(path)`` the first time.
 
     The name is ``filename`` with a hash of the key before its suffix.  The
@@ -257,7 +310,8 @@ def cached(filename: str, key: list[str], build: Callable[[Path], None],
     another process building the same key never sees half of it; then its
     checksum file (its SHA-256 and the key's) is written the same way.  A file
     whose checksum file does not match is built again.  With ``index`` (a part
-    of ``key``), :func:`lookup` finds the file by that part alone.
+    of ``key``), :func:`lookup` finds the file by that part alone; ``members``
+    (field -> digests) is written into the checksum file of a file it builds.
 
     >>> from eagle.native import cached
     >>> path = cached("doc_note.txt", ["hello", "v1"], lambda p: p.write_text("hello"))
@@ -266,13 +320,14 @@ def cached(filename: str, key: list[str], build: Callable[[Path], None],
     """
     digest = _digest(key)
     found = [t for t in (_entry(f, filename, key) for f in _folders()) if _verified(t, "key", digest)]
-    target = found[0] if found else _build(filename, key, build, index)
+    target = found[0] if found else _build(filename, key, build, index, members or {})
     if index is not None:
         _point_index(target, filename, index)
     return target
 
 
-def _build(filename: str, key: list[str], build: Callable[[Path], None], index: list[str] | None) -> Path:
+def _build(filename: str, key: list[str], build: Callable[[Path], None], index: list[str] | None,
+           members: dict[str, list[str]]) -> Path:
     folder = cache_dir()
     try:
         staging = _staging(folder)
@@ -286,6 +341,7 @@ def _build(filename: str, key: list[str], build: Callable[[Path], None], index: 
         record = {"key": _digest(key), "sha256": _file_digest(out)}
         if index is not None:
             record["index"] = _digest(index)
+        record.update(members)
         os.replace(out, target)
     _write_atomically(_checksum_path(target), json.dumps(record))
     return target
@@ -296,16 +352,16 @@ def _staging(folder: Path) -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(dir=folder)
 
 
-def _point_index(target: Path, filename: str, index: list[str]) -> None:
+def _point_index(target: Path, filename: str, index: list[str], tag: str = ".index") -> None:
     # Only a pointer: lookup trusts it when the file's own checksum file names
     # the same index.  A read-only warm cache may lack it; it is then not written.
-    pointer = _entry(target.parent, filename + ".index", index)
+    pointer = _entry(target.parent, filename + tag, index)
     with contextlib.suppress(OSError):
         if not pointer.is_file() or pointer.read_text() != target.name:
             _write_atomically(pointer, target.name)
 
 
-def lookup(filename: str, index: list[str]) -> Path | None:
+def lookup(filename: str, index: list[str], field: str = "index", tag: str = ".index") -> Path | None:
     """The verified cache file last made by :func:`cached` with this ``index``, or None.
 
     >>> from eagle.native import cached, lookup
@@ -316,8 +372,8 @@ def lookup(filename: str, index: list[str]) -> Path | None:
     digest = _digest(index)
     for folder in _folders():
         with contextlib.suppress(OSError):
-            target = folder / _entry(folder, filename + ".index", index).read_text()
-            if _verified(target, "index", digest):
+            target = folder / _entry(folder, filename + tag, index).read_text()
+            if _verified(target, field, digest):
                 return target
     return None
 

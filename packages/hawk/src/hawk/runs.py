@@ -11,14 +11,16 @@ makes of the run, with scratch of its own for its reductions.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from eagle import extend
-from eagle.native import Library, compile_library
+from eagle.native import Library, compile_libraries
 from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
 from hawk import emit, fusion, libm
@@ -42,12 +44,22 @@ class _Shaped:
     fused: fusion.Fused
     phased: Phased
     irs: list[Any]
-    sources: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, tuple[str, str]] = field(default_factory=dict)
     plan: Plan | None = None
 
     def source(self, dialect: str) -> str:
+        return self.named(dialect)[0]
+
+    def named(self, dialect: str) -> tuple[str, str]:
+        """The source in ``dialect`` and its symbol prefix: for C, :data:`PREFIX` and the digest
+        of the run's code, so that runs compiled into one library keep their symbols apart."""
         if dialect not in self.sources:
-            self.sources[dialect] = emit.source(self.fused.ir, self.phased, PREFIX, dialect)
+            source = emit.source(self.fused.ir, self.phased, PREFIX, dialect)
+            if dialect == "c":
+                prefix = f"{PREFIX}_{hashlib.sha256(source.encode()).hexdigest()[:16]}"
+                self.sources[dialect] = (emit.source(self.fused.ir, self.phased, prefix, dialect), prefix)
+            else:
+                self.sources[dialect] = (source, PREFIX)
         return self.sources[dialect]
 
     def slots(self, args: Sequence[Any], n: int) -> list[Any]:
@@ -149,14 +161,7 @@ def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[A
     run; ``key(array)``: equal for the very same view; ``live(array)``: whether a plane is read
     after the run (its ``eagle.extend.Fusible`` fuser)."""
     shaped, args = _fused(bounds, key, live)
-    source = shaped.source("c")
-    held = _LIBRARIES.get(source)
-    if held is None:
-        libm.load()  # the functions the library calls
-        library = Library(compile_library(source, name="hawk_run"))
-        held = _LIBRARIES[source] = (library, [library.kernel(f"{PREFIX}_p{j}")
-                                               for j in range(len(shaped.phased.phases))])
-    functions = held[1]
+    functions = _functions(shaped)
     n = bounds[0].samples
     slots = shaped.slots(args, n)
     phased, fused = shaped.phased, shaped.fused
@@ -166,6 +171,43 @@ def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[A
         emit_phases(program, phased, functions, slots, args, n, accesses, fused.ir.per_sample)
 
     return emit_run
+
+
+def _functions(shaped: _Shaped) -> list[Any]:
+    """The phase functions of a fused run: compiled before, or stand-ins the build patches once
+    it has compiled its new runs together (``extend.deferred_kernels``), else compiled now."""
+    source, prefix = shaped.named("c")
+    held = _LIBRARIES.get(source)
+    if held is not None:
+        return held[1]
+    item = (source, prefix, len(shaped.phased.phases))
+    deferred = extend.deferred_kernels(_compile_runs, item, item[2])
+    return deferred if deferred is not None else _compile_runs([item])[0][0]
+
+
+def _compile_runs(items: list[tuple[str, str, int]]) -> list[tuple[list[Any], Library]]:
+    """Each (source, prefix, phases) compiled (those not cached, in one translation unit): its
+    phase functions and their library."""
+    libm.load()  # the functions the libraries call
+    paths = compile_libraries([source for source, _, _ in items], "hawk_run", _one_unit)
+    loaded: dict[Path, Library] = {}
+    out = []
+    for (source, prefix, phases), path in zip(items, paths, strict=True):
+        held = _LIBRARIES.get(source)
+        if held is None:
+            library = loaded.get(path) or loaded.setdefault(path, Library(path))
+            held = _LIBRARIES[source] = (library, [library.kernel(f"{prefix}_p{j}") for j in range(phases)])
+        out.append((held[1], held[0]))
+    return out
+
+
+def _one_unit(sources: Sequence[str]) -> str | None:
+    """The C sources of runs as one translation unit: the prelude they share, once, then each
+    run's functions; None when one does not start with it."""
+    prelude = emit.prelude("c")
+    if not all(source.startswith(prelude) for source in sources):
+        return None
+    return prelude + "".join(source[len(prelude):] for source in sources)
 
 
 def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool]
