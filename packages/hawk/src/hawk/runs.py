@@ -12,6 +12,7 @@ makes of the run, with scratch of its own for its reductions.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,8 +70,12 @@ class _Shaped:
         return BoundPlan(self.plan, [*args, n]).slots()
 
 
-#: The shape of a fused run (its IRs by id, its planes by first use, which are live) -> it.
-_RUNS: dict[tuple[Any, ...], _Shaped] = {}
+#: The most shapes of fused runs a process keeps (:data:`_RUNS`), the least recently used going
+#: first: a build asks for each of its runs once, so this bounds what many builds leave behind.
+MAX_RUNS = 512
+#: The shape of a fused run (its IRs by id, its planes by first use, which are live) -> it; an entry
+#: holds the IRs whose ids it is keyed by, so no other IR takes those ids while it lives.
+_RUNS: OrderedDict[tuple[Any, ...], _Shaped] = OrderedDict()
 #: The symbol prefix of a fused run's functions.
 PREFIX = "hk_run"
 
@@ -139,6 +144,10 @@ def _fused(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any
     if shaped is None:
         fused = fusion.fuse(members, alive.__getitem__, "run")
         shaped = _RUNS[shape] = _Shaped(fused, split(fused.ir, shared=True), [ir for ir, _ in members])
+        if len(_RUNS) > MAX_RUNS:
+            _RUNS.popitem(last=False)
+    else:
+        _RUNS.move_to_end(shape)
     args = [bounds[m].args[k] for m, k in shaped.fused.origins]
     device = next((a for a in args if extend.on_device(a)), None)
     return shaped, [*args, *scratch(shaped.phased.slots[len(args):], bounds[0].samples, device)]
