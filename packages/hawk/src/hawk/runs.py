@@ -84,6 +84,8 @@ def scratch(slots: Sequence[Slot], n: int, device: Any) -> list[Any]:
     """Reduction scratch for ``slots`` (those after the kernel's own): on the CPU a partial per
     sample block, on the GPU the operand of every sample (the graph reduces the plane), and
     the one-cell result."""
+    if not slots:  # most launches: worked out at each of a recording's calls
+        return []
     blocks = -(-n // extend.BLOCK)
     return [np.empty(1 if s.cell else max(blocks, 1), NUMPY[s.dtype]) if device is None else
             extend.empty_like_device(device, (1 if s.cell else n,), NUMPY[s.dtype]) for s in slots]
