@@ -21,34 +21,26 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from bench_builder import scaled, shifted
 
 import eagle
-import hawk
-from hawk import Param, Scalar
-from hawk import math as hm
 
 
-@hawk.kernel
-def wave(x: Scalar, a: Param) -> Scalar:
-    return hm.sin(x) * a
-
-
-@hawk.kernel
-def tilt(x: Scalar, a: Param) -> Scalar:
-    return x * a + 1.0
+def copied(y: np.ndarray) -> np.ndarray:
+    """``y`` copied into a new plane: a copy ends a fused run."""
+    z = np.empty_like(y)
+    eagle.copy(y, into=z)
+    return z
 
 
 @eagle.Graph.builder
 def distinct_runs(x, count):
     g = eagle.Graph()
-    y = x
     for r in range(count):  # unrolled: run r has r + 2 launches, a shape of its own
         for j in range(r + 2):
-            y = wave(y, 1.0 + j) if j % 2 else tilt(y, 0.5)
-        z = np.empty_like(x)
-        eagle.copy(y, into=z)  # a copy ends a run
-        y = z
-    g.result = y
+            x = (shifted, scaled)[j % 2](x, (1.0001, 0.25)[j % 2])
+        x = copied(x)
+    g.result = x
     return g
 
 
