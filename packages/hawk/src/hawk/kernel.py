@@ -45,6 +45,11 @@ class Compiled:
         every launch a build lowers, worked out once per kernel and signature."""
         return fusion.size(self.ir) if fusion.fusible(self.ir) else None
 
+    @functools.cached_property
+    def plane_roles(self) -> list[tuple[int, str]]:
+        """(slot index, role) of every plane slot, scratch included: a launch's accesses."""
+        return [(k, s.role) for k, s in enumerate(self.phased.slots) if s.role != "value"]
+
     def direct_fn(self) -> Any:
         """``{prefix}_call(n, slot, …)`` of a one-phase kernel, typed for cffi."""
         signature = ", ".join(emit.call_signature(self.phased.slots))
@@ -450,8 +455,9 @@ class KernelBound(BoundPlan):
 
     def emit(self, program: Any) -> None:
         compiled = self.plan.compiled
-        runs.emit_phases(program, compiled.phased, compiled.functions, self.slots(), self.args, self.samples,
-                         [(a, role) for _, a, role in super()._plane_args()], self.plan.per_sample)
+        args = self.args
+        runs.emit_phases(program, compiled.phased, compiled.functions, self.slots(), args, self.samples,
+                         [(args[k], role) for k, role in compiled.plane_roles], self.plan.per_sample)
 
     def fusible(self, target: str) -> extend.Fusible | None:
         """This launch as a member of a fused run (:mod:`hawk.runs`)."""

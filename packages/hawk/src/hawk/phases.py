@@ -24,6 +24,7 @@ its own final phase.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
@@ -48,7 +49,7 @@ class Phased:
     phases: list[list[Stmt]]
     reductions: list[Reduction]
 
-    @property
+    @functools.cached_property  # asked at every launch a build lowers; a Phased is never changed
     def cells_only(self) -> bool:
         """The final phase stores nothing but cells, of values the same for every sample (a
         reduction's result, a flag): its sample loop has no effect (loads and ops only), so one
