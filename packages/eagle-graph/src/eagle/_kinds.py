@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 PlaneTuple = tuple[str, Any, str]  # (plane name, array, role)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a build makes one per launch, and a frozen one costs 5x to make
 class Fusible:
     """A lowering's offer to join a fused run of per-sample kernels (``eagle._fusion``).
 
