@@ -134,7 +134,7 @@ def runs(lowerings: Sequence[Any], key: Callable[[Any], Any]) -> list[list[int]]
                 continue
         run = _Run(key)
         if part is not None:
-            run.add(part, run.planes(part))
+            run.add(part, planes)  # the views are keyed alike in every run
         out.append([i])
     return out
 
