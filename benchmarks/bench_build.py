@@ -14,6 +14,21 @@ Main at 07a7bd3 (issue 18 merged) against the per-signature argument checks, the
 once and the cheaper kernel slots after it, eleven runs each taken in turns on this shared 2-vCPU
 machine (medians of the runs' medians): chain 572 -> 440 ms, forks 573 -> 488 ms; the quietest
 turn 501 -> 338 ms and 535 -> 388 ms.
+
+Issue 19 (fused runs, buffer planning) added build work; that work was then cut (views keyed
+once per run, a launch's planes asked only when a run forms, a run's plan and sources made once
+per shape, no frozen record per launch).  On this loaded machine wall and CPU times swing by
+1.5-2x between turns, so the A/B is counted in instructions (``valgrind --tool=cachegrind``, one
+record+build, the warm-up subtracted), in G instructions:
+
+=========  =======================  ==============  ===========
+case       07a7bd3 (572 / 573 ms)   main 6aa6473    this change
+=========  =======================  ==============  ===========
+chain      3.39                     2.65            2.27
+forks      3.61                     3.28            2.96
+=========  =======================  ==============  ===========
+
+Scaled by 07a7bd3's figures (169 and 158 ms per G), about 384 ms (chain) and 469 ms (forks).
 """
 
 from __future__ import annotations
