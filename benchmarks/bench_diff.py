@@ -15,7 +15,8 @@ Run: python benchmarks/bench_diff.py
 from __future__ import annotations
 
 import numpy as np
-from bench_fusion import scale, shift  # the chain: x = scale(x, c); x = shift(x, d)
+from bench_builder import scaled as scale  # the chain: x = scale(x, c); x = shift(x, d)
+from bench_builder import shifted as shift
 from harness import fmt, interleaved_medians, table
 
 import eagle

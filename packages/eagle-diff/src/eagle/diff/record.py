@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eagle import extend
-from eagle.diff.forward import Emitter, Snap
+from eagle.diff.forward import Emitter, Run, Snap
 from eagle.diff.memory import aliases
+from eagle.diff.recompute import Segment, unstored
 from eagle.diff.steps import (
     Leaf,
     ParamSlot,
@@ -54,6 +55,8 @@ class Forward:
     trace: list[Any]
     kept: list[np.ndarray]  # snapshots
     tapes: list[Tape]
+    #: the temporaries the forward did not store, each with the segment a pass recomputes it from
+    unstored: dict[Place, Segment]
 
 
 def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
@@ -73,13 +76,17 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
     groups, trace = emitter.steps(steps, external, {})
     out = []
     for step, lowering, items in zip(steps, lowerings, groups, strict=True):
-        if step is None or not items:
-            out.append(lowering)
+        if step is None or not items or (len(items) == 1 and isinstance(items[0], Run)
+                                         and items[0].what is lowering):
+            out.append(lowering)  # nothing kept beside it: it may join a fused run
             continue
         native = (isinstance(step, Leaf) and isinstance(lowering, HostItems) and lowering.native
                   and all(i.native for i in items if isinstance(i, Snap)))
         out.append(HostItems(lambda program, items=items: _emit(items, program), native=native))
-    return out, Record(graph, Forward(steps, trace, emitter.kept, emitter.tapes))
+    temporaries = seen.temporaries
+    missing = unstored(steps, groups, lowerings, trace, temporaries, shared)
+    extend.keep_stored([a for a in temporaries if place(a) not in missing])
+    return out, Record(graph, Forward(steps, trace, emitter.kept, emitter.tapes, missing))
 
 
 def _emit(items: list[Any], program: Program) -> None:
