@@ -204,13 +204,14 @@ def declare_temporaries(graph: Graph, arrays: Sequence[Any]) -> None:
     graph._temporaries = list(arrays)
 
 
-def keep_stored(arrays: Sequence[Any]) -> None:
+def keep_stored(arrays: Sequence[Any]) -> bool:
     """While a build lowers a graph (an extension's lowering hook, such as eagle.diff's
     instrument), have every fused run store ``arrays`` (temporaries the extension reads after
-    the run); outside a fused build, nothing to do: every plane is stored."""
+    the run).  Returns whether the build fuses: if not, every plane is stored anyway."""
     liveness = current_fusion()
     if liveness is not None:
         liveness.keep(arrays)
+    return liveness is not None
 
 
 def recording_of(graph: Graph) -> Recording | None:

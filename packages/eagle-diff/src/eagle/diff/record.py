@@ -85,7 +85,8 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
         out.append(HostItems(lambda program, items=items: _emit(items, program), native=native))
     temporaries = seen.temporaries
     missing = unstored(steps, groups, lowerings, trace, temporaries, shared)
-    extend.keep_stored([a for a in temporaries if place(a) not in missing])
+    if not extend.keep_stored([a for a in temporaries if place(a) not in missing]):
+        missing = {}  # an unfused build stores every plane
     return out, Record(graph, Forward(steps, trace, emitter.kept, emitter.tapes, missing))
 
 
