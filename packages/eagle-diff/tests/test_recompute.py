@@ -15,24 +15,23 @@ import pytest
 
 import eagle
 import eagle.diff
+import hawk
 from eagle import _core, extend
 from eagle.diff.steps import place
 from hawk import Mutable, Param, Scalar, UInt32
 from hawk import math as hm
 
-import hawk
-
 N = 3000
 
 
 @hawk.kernel
-def scale(x: Scalar, c: Param) -> Scalar:
-    return x * c
+def bend(x: Scalar, c: Param, d: Param) -> Scalar:
+    return c * x + hm.sin(d * x)
 
 
 @hawk.kernel
-def bend(x: Scalar, d: Param) -> Scalar:
-    return x + hm.sin(d * x)
+def guard(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
+    flag = hm.uint32(hawk.sum(hm.abs(s) < lim))  # the loop goes on while some sample is below
 
 
 @hawk.kernel
@@ -40,17 +39,11 @@ def damp(x: Mutable[Scalar], c: Param) -> None:
     x = x * c
 
 
-@hawk.kernel
-def below(s: Scalar, lim: Param, flag: Mutable[UInt32]) -> None:
-    flag = hm.uint32(hawk.sum(s < lim))
-
-
 @eagle.Graph.builder
 def chain(x, record=False):
     g = eagle.Graph(record=record)
-    for k in range(8):
-        x = scale(x, 1.0 + 0.01 * k)
-        x = bend(x, 0.25)
+    for k in range(16):
+        x = bend(x, 1.0 + 0.01 * k, 0.25)
     g.result = x
     return g
 
@@ -58,16 +51,16 @@ def chain(x, record=False):
 @eagle.Graph.builder
 def mixed(x, y, flag, record=False):
     g = eagle.Graph(record=record)
-    a = bend(scale(x, 1.5), 0.5)
-    b = bend(scale(y[y.size // 2:], 0.5), 0.25)  # a view of an argument
+    a = bend(bend(x, 1.5, 0.1), 1.0, 0.5)
+    b = bend(bend(y[y.size // 2:], 0.5, 0.2), 1.0, 0.25)  # a view of an argument
     damp(a, 0.9)  # a Mutable ends what can be left unstored
-    c = scale(bend(a, 0.3), 1.1)
+    c = bend(bend(a, 1.0, 0.3), 1.1, 0.0)
     for _ in range(3):  # a device loop reads c: it stays stored
         if not flag:
             break
-        c = bend(c, 0.1)
-        below(c, 1e30, flag)
-    g.result = (scale(bend(c, 0.2), 0.7), bend(b, 0.4))
+        c = bend(c, 1.0, 0.1)
+        guard(c, 1e30, flag)
+    g.result = (bend(bend(c, 1.0, 0.2), 0.7, 0.0), bend(b, 1.0, 0.4))
     return g
 
 

@@ -63,7 +63,6 @@ from eagle._cuda import module as cuda_module
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import SiblingRace
 from eagle._extension import register_record, state
-from eagle._fusion import current as current_fusion
 from eagle._flows import (
     ChoiceFlow,
     CopyFlow,
@@ -75,6 +74,7 @@ from eagle._flows import (
     NoFlow,
     ReduceFlow,
 )
+from eagle._fusion import current as current_fusion
 from eagle._gpu_program import GpuProgram
 from eagle._graph import Graph
 from eagle._kinds import (
