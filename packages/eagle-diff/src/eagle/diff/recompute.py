@@ -126,6 +126,7 @@ class Recompute:
     """The kernels of segments run again on arrays of the pass: what its reverses read of them."""
 
     nodes: list[Any]
+    arrays: dict[Place, np.ndarray]  # the pass's own, which its program writes and reads
 
     def uses(self) -> set[Place]:
         return set()
@@ -133,6 +134,7 @@ class Recompute:
     def emit(self, program: Program, ctx: Context) -> None:
         for node in self.nodes:
             emit_node(node, program)
+        ctx.keep.append(self)  # the program holds pointers into the arrays, not the arrays
 
 
 def plan(ops: list[Any], missing: Mapping[Place, Segment]) -> Recompute | None:
@@ -161,7 +163,7 @@ def plan(ops: list[Any], missing: Mapping[Place, Segment]) -> Recompute | None:
             nodes.append(rebind(kept.step, arrays))
     for back, lost in readers:
         back.values = {**back.values, **{p: own[p] for p in lost}}
-    return Recompute(nodes)
+    return Recompute(nodes, own)
 
 
 def _reads(op: Any) -> Iterator[tuple[KernelBack, set[Place]]]:
