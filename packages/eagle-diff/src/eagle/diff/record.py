@@ -1,8 +1,10 @@
 """The Record of a ``record=True`` graph: what its last run kept, and the names of its arrays.
 
 ``eagle.Graph.build`` hands a recorded graph's lowering to :func:`instrument`,
-which adds the keeping items (snapshots, loop tapes) and makes the Record;
-``g.record`` is that Record once the graph is built.
+which adds the keeping items (snapshots, loop tapes), has the build's fused
+runs store the temporaries the reverse reads (the others it recomputes:
+:mod:`eagle.diff.recompute`) and makes the Record; ``g.record`` is that
+Record once the graph is built.
 
 Names.  A builder graph maps each builder argument to the array bound to
 it, ``result`` to the arrays of the result tree, and each ``buffer=`` array
