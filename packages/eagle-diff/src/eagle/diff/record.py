@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eagle import extend
-from eagle.diff.forward import Emitter, Run, Snap
+from eagle.diff.forward import Emitter, Run, Snap, sub_program
 from eagle.diff.memory import aliases
 from eagle.diff.recompute import Segment, unstored
 from eagle.diff.steps import (
@@ -59,6 +59,7 @@ class Forward:
     tapes: list[Tape]
     #: the temporaries the forward did not store, each with the segment a pass recomputes it from
     unstored: dict[Place, Segment]
+    after: Program | None  # the snapshots taken after the run (Emitter.after)
 
 
 def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
@@ -74,7 +75,7 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
     # the reverse pass.
     external = reads_of(present) - writes_of(present)
     shared = aliases({p.place: p.array for _, p in steps_planes(present)})
-    emitter = Emitter(aliases=shared)
+    emitter = Emitter(aliases=shared, settled=frozenset(p for p in external if p not in shared))
     groups, trace = emitter.steps(steps, external, {})
     out = []
     for step, lowering, items in zip(steps, lowerings, groups, strict=True):
@@ -89,7 +90,8 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
     missing = unstored(steps, groups, lowerings, trace, temporaries, shared)
     if not extend.keep_stored([a for a in temporaries if place(a) not in missing]):
         missing = {}  # an unfused build stores every plane
-    return out, Record(graph, Forward(steps, trace, emitter.kept, emitter.tapes, missing))
+    after = sub_program(emitter.after).finalize() if emitter.after else None
+    return out, Record(graph, Forward(steps, trace, emitter.kept, emitter.tapes, missing, after))
 
 
 def _emit(items: list[Any], program: Program) -> None:
@@ -130,6 +132,8 @@ class Record:
         """Replay the graph's program: a run that fails describes nothing (the core's replay hook)."""
         self._ran = False
         program.run(n)
+        if self._forward.after is not None:
+            self._forward.after.run()
         self._ran = True
 
     def _check(self) -> None:
