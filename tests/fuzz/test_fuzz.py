@@ -10,7 +10,9 @@ For each program:
 - ``bind`` to fresh arrays gives what a graph built on them gives;
 - on device arrays (the CUDA driver emulation, or a GPU), fused and unfused, the replay gives
   the NumPy one's bits;
-- a smooth program's ``record=True`` gradient equals central differences.
+- a smooth program's ``record=True`` gradient equals central differences, and its bits are
+  those of the kernels reversed one by one and of a forward built unfused (which stores every
+  plane: the fused one's reverse recomputes what it kept in registers).
 
 ``EAGLE_FUZZ_EXAMPLES`` sets the number of programs per test (the ``fuzz`` nox session runs
 thousands, drawn afresh: ``EAGLE_FUZZ_RANDOM=1``); a failure prints the program in both
@@ -214,8 +216,13 @@ def test_gradients_of_smooth_programs(program: Program, folder: Path) -> None:
     assume(all(np.all(np.isfinite(a)) for a in leaves(g())))
     grads = eagle.diff.reverse(g.record, {"result": seed}, wrt=tuple(wrt))
     unfused = eagle.diff.reverse(g.record, {"result": seed}, wrt=tuple(wrt), fuse=False)
+    with fusion(False):  # a forward that stores every plane: the reverse recomputes none
+        stored = record(make_graph(program.closure), fresh(program.values), record=True)
+    stored()
+    kept = eagle.diff.reverse(stored.record, {"result": seed}, wrt=tuple(wrt))
     for name in wrt:  # a fused reverse gives the bits of the kernels reversed one by one
         np.testing.assert_array_equal(grads[name], unfused[name])
+        np.testing.assert_array_equal(grads[name], kept[name])
     eager = make_eager(program.closure)
 
     def loss(name: str, i: int, step: float) -> float:

@@ -91,6 +91,12 @@ class FusionContext:
                     if role != "write" and memory in wanted:
                         self.readers.setdefault(memory, set()).add(id(node))
 
+    def keep(self, arrays: Sequence[Any]) -> None:
+        """Store ``arrays`` after any run that writes them: an extension reads them after the
+        run (eagle.diff's reverse pass)."""
+        for array in arrays:
+            self.temporaries.pop(id(array), None)
+
     def live(self, array: Any, members: set[int], position: int | None = None) -> bool:
         """Whether ``array``, written by the run of nodes ``members`` (ids) that ends at top-level
         ``position`` (None: in a body), is read after it."""

@@ -267,7 +267,7 @@ class Graph:
     def fused(self) -> list[tuple[str, ...]] | None:
         """The runs of per-sample kernels the build wrote as one function each, as tuples of
         node labels in order (top-level nodes; a body's runs are fused too), once built;
-        ``[]`` when none fused (``build(fuse=False)``, a record=True graph).
+        ``[]`` when none fused (``build(fuse=False)``).
         """
         return None if self._runs is None else [tuple(self._labels[i] for i in run) for run in self._runs]
 
@@ -400,13 +400,14 @@ class Graph:
         """The analysis of the nodes once the temporaries a builder declared
         (``extend.declare_temporaries``) have their planned storage (``share`` False: each its
         own); only those found to be the nodes' alone stay temporaries.  A record=True graph
-        keeps its arrays (eagle.diff reads them after the run), and a device graph declares none
-        (the check of who holds an array is the host's)."""
+        gives each its own (eagle.diff tells a place by its memory), and a device graph declares
+        none (the check of who holds an array is the host's)."""
         candidates, self._temporaries = self._temporaries, []
-        if candidates and not self._recording:
+        if candidates:
             analysis = self._analyze()
             if not analysis.device_planes:
-                settle = plan_storage(self._nodes, analysis.planes, analysis.forks, candidates, share)
+                settle = plan_storage(self._nodes, analysis.planes, analysis.forks, candidates,
+                                      share and not self._recording)
                 del analysis  # its planes held the old arrays: settle sees who else does
                 self._temporaries = list(settle())
         candidates.clear()
@@ -429,9 +430,9 @@ class Graph:
         again as the build did), the nodes that reduce across samples, and eagle.diff's Record;
         ``analysis``: the build's, whose views the target uses."""
         lower = self._lower_host if backend == "cpu" else self._lower_device
-        # a record=True graph keeps every plane eagle.diff reads: its kernels run unfused
+        # a record=True graph fuses too: eagle.diff's instrument keeps stored what it reads
         liveness = FusionContext(self._nodes, self._temporaries, analysis.key, analysis.read_after) \
-            if self._fuse and not self._recording else None
+            if self._fuse else None
         with fusing(liveness):
             target, schedule, reducing, tape = lower(schedule, analysis)
         self._runs = [] if liveness is None else liveness.runs
