@@ -68,6 +68,7 @@ def test_fused_device_graphs_give_the_cpus_bits(gpu, builder, monkeypatch):
         flag = gpu.asarray(np.ones(1, np.uint32))
         g = builder(gpu.asarray(x), flag)
         assert g.backend == "gpu"
-        assert bool(g.fused) == (fuse == "1" and builder is chain)  # a body's runs are not listed
+        assert bool(g.fused) == (fuse == "1")  # a loop body's run is listed too
+        assert all(run.where.startswith("body of" if builder is loop else "stage") for run in g.fused_runs)
         assert gpu.get(g()).tobytes() == want.tobytes()
         assert gpu.get(flag).tobytes() == want_flag.tobytes()

@@ -77,8 +77,8 @@ class FusionContext:
         self.temporaries = {id(a): a for a in temporaries}
         #: memory of a temporary -> the leaf nodes that read it
         self.readers: dict[int, set[int]] = {}
-        #: the fused runs of the top level, as tuples of their node indices
-        self.runs: list[tuple[int, ...]] = []
+        #: the fused runs, top level and bodies, as tuples of their nodes (noted by :func:`emitter`)
+        self.runs: list[tuple[Node, ...]] = []
         if not self.temporaries:
             return
         wanted = {_memory(a) for a in temporaries}
@@ -197,6 +197,7 @@ def emitter(group: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node
         return lambda target: append(group[0], target)
     liveness = current()
     run = group
+    liveness.runs.append(tuple(nodes[i] for i in run))
     members = {id(node) for i in run for node in nodes[i].walk()}
     parts = [lowerings[i].fuse for i in run]
     keys: dict[Any, int] = {}

@@ -19,6 +19,8 @@ from eagle._core import CoreError
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._extension import record_hooks
+from eagle._fused_runs import FusedRun, in_graph_order
+from eagle._fused_runs import describe as describe_runs
 from eagle._fusion import FusionContext, enabled, fusing
 from eagle._kinds import Node, kind_of
 from eagle._lower_cpu import lowered
@@ -90,7 +92,7 @@ class Graph:
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
         self._fuse = True  # the build's choice (build(fuse=...)), which a bind's lowering keeps
-        self._runs: list[tuple[int, ...]] | None = None  # the fused runs, by node index, once built
+        self._runs: list[tuple[Node, ...]] | None = None  # the fused runs' nodes, in order, once built
         self._temporaries: list[Any] = []  # arrays no one outside sees (extend.declare_temporaries)
         self._logical: int | None = None
         self._warned_rebuild = False
@@ -266,10 +268,20 @@ class Graph:
     @property
     def fused(self) -> list[tuple[str, ...]] | None:
         """The runs of per-sample kernels the build wrote as one function each, as tuples of
-        node labels in order (top-level nodes; a body's runs are fused too), once built;
-        ``[]`` when none fused (``build(fuse=False)``, a record=True graph).
+        node labels in order (a node inside a device construct's body by its default label), in
+        the graph's order, once built; ``[]`` when none fused (``build(fuse=False)``, a
+        record=True graph).  :attr:`fused_runs` says where each lives.
         """
-        return None if self._runs is None else [tuple(self._labels[i] for i in run) for run in self._runs]
+        return None if self._runs is None else [run.nodes for run in self.fused_runs]
+
+    @property
+    def fused_runs(self) -> list[FusedRun] | None:
+        """:attr:`fused` with where each run lives (``FusedRun.where``: ``"stage 2"``,
+        ``"stages 2-4"``, ``"stage 3, branch 1"``, ``"body of 'loop' (stage 5)"``), once built."""
+        if self._runs is None:
+            return None
+        stages = [stage.branches for stage in self._stages]
+        return describe_runs(self._runs, self._nodes, self._labels, stages)
 
     @property
     def captures(self) -> int | None:
@@ -434,7 +446,7 @@ class Graph:
             if self._fuse and not self._recording else None
         with fusing(liveness):
             target, schedule, reducing, tape = lower(schedule, analysis)
-        self._runs = [] if liveness is None else liveness.runs
+        self._runs = [] if liveness is None else in_graph_order(liveness.runs, self._nodes)
         if self._logical is not None:
             target.set_logical_size(self._logical)
         return target, schedule, reducing, tape
