@@ -87,7 +87,7 @@ class Graph:
         self._program: Target | None = None  # the lowering target, once built
         #: The replay launch() makes, prepared at build where it is one native call (a host
         #: program, no Record, no communicator): the guard, the run, Python's signals.
-        self._launch: Callable[[int], int] | None = None
+        self._launch: tuple[Callable[[Any, int], int], Any] | None = None  # Program.native_launch
         self._record_replay: Any = None  # eagle.diff's hook, found at build
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
@@ -406,7 +406,7 @@ class Graph:
         """The launch of the target built now: one native call where a host program replays
         plainly; else launch() takes the guard and runs the target through ``_run``."""
         plain = self._backend == "cpu" and self._tape is None and self._comm is None
-        self._launch = self._program.launcher(self._busy) if plain else None
+        self._launch = self._program.native_launch(self._busy) if plain else None
 
     def _planned(self, share: bool) -> Analysis:
         """The analysis of the nodes once the temporaries a builder declared
@@ -551,9 +551,15 @@ class Graph:
     # ---------------------------------------------------------------- run
     def launch(self, n: int = 1) -> Graph:
         """Replay the built graph ``n`` times and wait."""
-        if not self._prepared(n, "eagle.Graph.launch"):
-            with self._guard("eagle.Graph.launch"):
-                self._run(n, "eagle.Graph.launch")
+        # the launch prepared at build, called here: a frame more costs what a small replay does
+        prepared = self._launch
+        if prepared is not None and type(n) is int and n >= 0:
+            status = prepared[0](prepared[1], n)
+            if status:
+                self._failed_launch(status, "eagle.Graph.launch")
+            return self
+        with self._guard("eagle.Graph.launch"):
+            self._run(n, "eagle.Graph.launch")
         return self
 
     def enqueue(self, n: int = 1) -> Graph:
@@ -570,15 +576,18 @@ class Graph:
     def _prepared(self, n: int, api: str) -> bool:
         """Replay ``n`` times by the launch prepared at build, where there is one (and ``n`` is
         a plain count): whether it did."""
-        launch = self._launch
-        if launch is None or type(n) is not int or n < 0:
+        prepared = self._launch
+        if prepared is None or type(n) is not int or n < 0:
             return False
-        status = launch(n)
+        status = prepared[0](prepared[1], n)
+        if status:
+            self._failed_launch(status, api)
+        return True
+
+    def _failed_launch(self, status: int, api: str) -> None:
         if status == _core.lib.EAGLE_ERR_BUSY:  # another thread holds the guard
             raise Busy(api)
-        if status:
-            self._program.failed(status, api)
-        return True
+        self._program.failed(status, api)
 
     def synchronize(self) -> Graph:
         """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception
