@@ -48,8 +48,14 @@ def enabled(fuse: bool | None) -> bool:
 
 
 def _memory(array: Any) -> int:
-    """What a plane's memory is known by: its NumPy allocation, else the object itself."""
-    return id(_root(array)) if isinstance(array, np.ndarray) else id(array)
+    """What a plane's memory is known by: its NumPy allocation, else the array it views (the
+    buffer plan's storage of a device temporary: temporaries sharing it are one memory), else
+    the object itself."""
+    if isinstance(array, np.ndarray):
+        return id(_root(array))
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return id(array)
 
 
 def _owned(array: Any) -> bool:

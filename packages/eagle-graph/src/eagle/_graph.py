@@ -412,15 +412,13 @@ class Graph:
         """The analysis of the nodes once the temporaries a builder declared
         (``extend.declare_temporaries``) have their planned storage (``share`` False: each its
         own); only those found to be the nodes' alone stay temporaries.  A record=True graph
-        keeps its arrays (eagle.diff reads them after the run), and a device graph declares none
-        (the check of who holds an array is the host's)."""
+        keeps its arrays (eagle.diff reads them after the run)."""
         candidates, self._temporaries = self._temporaries, []
         if candidates and not self._recording:
             analysis = self._analyze()
-            if not analysis.device_planes:
-                settle = plan_storage(self._nodes, analysis.planes, analysis.forks, candidates, share)
-                del analysis  # its planes held the old arrays: settle sees who else does
-                self._temporaries = list(settle())
+            settle = plan_storage(self._nodes, analysis.planes, analysis.forks, candidates, share)
+            del analysis  # its planes held the old arrays: settle sees who else does
+            self._temporaries = list(settle())
         candidates.clear()
         return self._analyze()
 
