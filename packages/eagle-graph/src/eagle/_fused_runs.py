@@ -20,7 +20,11 @@ class FusedRun:
     ``nodes``: the members' labels in order (a node inside a body by its default label);
     ``where``: ``"stage 2"``, ``"stages 2-4"``, ``"stage 3, branch 1"`` at the top level, or
     ``"body of 'loop' (stage 5)"`` inside a device construct's body (the innermost
-    construct's label).
+    construct's label), or ``"inside a node's own lowering"`` for nodes a plugin's kind lowers
+    without giving them as its bodies.
+
+    >>> eagle.graph.FusedRun(("scale", "shift"), "stage 0")
+    FusedRun(nodes=('scale', 'shift'), where='stage 0')
     """
 
     nodes: tuple[str, ...]
@@ -31,7 +35,7 @@ def in_graph_order(runs: Sequence[tuple[Node, ...]], nodes: Sequence[Node]) -> l
     """``runs`` in the order their first nodes come in the graph (bodies are lowered before the
     top level's runs are noted)."""
     order = {id(node): k for k, node in enumerate(n for top in nodes for n in top.walk())}
-    return sorted(runs, key=lambda run: order[id(run[0])])
+    return sorted(runs, key=lambda run: order.get(id(run[0]), len(order)))  # a kind's own: last
 
 
 def describe(runs: Sequence[tuple[Node, ...]], nodes: Sequence[Node], labels: Sequence[str],
@@ -50,6 +54,8 @@ def describe(runs: Sequence[tuple[Node, ...]], nodes: Sequence[Node], labels: Se
         return node.default_label() if i is None else labels[i]
 
     def where(run: tuple[Node, ...]) -> str:
+        if id(run[0]) not in parent and id(run[0]) not in top:
+            return "inside a node's own lowering"  # nodes a kind lowers but does not give as bodies
         if id(run[0]) in parent:
             construct = parent[id(run[0])]
             outer = construct
