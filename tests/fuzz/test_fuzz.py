@@ -8,8 +8,8 @@ For each program:
   off (EAGLE_FUSE), three replays equal the reference interpreter's (eagle.testing.check), and
   the fused replay gives the unfused one's bits;
 - ``bind`` to fresh arrays gives what a graph built on them gives;
-- on device arrays (the CUDA driver emulation, or a GPU), fused and unfused, the replay gives
-  the NumPy one's bits;
+- on device arrays (the CUDA driver emulation, or a GPU), fused and unfused, with the buffer
+  plan on and off, the replay gives the NumPy one's bits;
 - a smooth program's ``record=True`` gradient equals central differences, and its bits are
   those of the kernels reversed one by one and of a forward built unfused (which stores every
   plane: the fused one's reverse recomputes what it kept in registers).
@@ -188,13 +188,15 @@ def test_programs_on_device_arrays(program: Program, folder: Path, gpu: Any) -> 
     builder = make_graph(program.closure)
     host_args = fresh(program.values)
     want = record(builder, host_args)()
-    for fused in (True, False):
+    # the buffer plan shares device temporaries' storage too (inside bodies as well): on and off
+    for fused, planned in ((True, True), (False, True), (True, False)):
         device_args = {k: gpu.asarray(v) for k, v in program.values.items()}
-        with fusion(fused):
+        with fusion(fused), plan(planned):
             g = record(builder, device_args)
         assert g.backend == "gpu"
         got = g()
-        same_bits([gpu.get(a) for a in leaves(got)], leaves(want), f"device replay (fused: {fused}) vs host")
+        same_bits([gpu.get(a) for a in leaves(got)], leaves(want),
+                  f"device replay (fused: {fused}, buffer plan: {planned}) vs host")
         same_bits(gpu.get(device_args["y"]), host_args["y"], "y on the device")
 
 

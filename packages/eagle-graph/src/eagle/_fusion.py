@@ -48,8 +48,14 @@ def enabled(fuse: bool | None) -> bool:
 
 
 def _memory(array: Any) -> int:
-    """What a plane's memory is known by: its NumPy allocation, else the object itself."""
-    return id(_root(array)) if isinstance(array, np.ndarray) else id(array)
+    """What a plane's memory is known by: its NumPy allocation, else the array it views (the
+    buffer plan's storage of a device temporary: temporaries sharing it are one memory), else
+    the object itself."""
+    if isinstance(array, np.ndarray):
+        return id(_root(array))
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return id(array)
 
 
 def _owned(array: Any) -> bool:
@@ -77,8 +83,8 @@ class FusionContext:
         self.temporaries = {id(a): a for a in temporaries}
         #: memory of a temporary -> the leaf nodes that read it
         self.readers: dict[int, set[int]] = {}
-        #: the fused runs of the top level, as tuples of their node indices
-        self.runs: list[tuple[int, ...]] = []
+        #: the fused runs, top level and bodies, as tuples of their nodes (noted by :func:`emitter`)
+        self.runs: list[tuple[Node, ...]] = []
         if not self.temporaries:
             return
         wanted = {_memory(a) for a in temporaries}
@@ -203,6 +209,7 @@ def emitter(group: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node
         return lambda target: append(group[0], target)
     liveness = current()
     run = group
+    liveness.runs.append(tuple(nodes[i] for i in run))
     members = {id(node) for i in run for node in nodes[i].walk()}
     parts = [lowerings[i].fuse for i in run]
     keys: dict[Any, int] = {}
