@@ -10,7 +10,10 @@ samples with a grid-stride loop.
 Both dialects print the same statements: values the same for every sample
 are computed once before the sample loop, one-cell results are stored
 after it, and the sample loop carries ``ivdep`` (samples never depend on
-one another) so that the C compiler vectorises it without alias checks.
+one another) so that the C compiler vectorises it without alias checks.  A
+long C loop body is printed interleaved over independent streams of samples
+(:meth:`Emitter.interleaved`), so that a chain of dependent operations runs
+at the vector units' throughput.
 """
 
 from __future__ import annotations
