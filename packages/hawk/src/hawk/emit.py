@@ -320,11 +320,13 @@ class Emitter:
         STREAMS equal parts, each statement printed once per part.  A vector op then has STREAMS
         independent neighbours, so a long dependent chain (a fused run) issues at the FP units'
         throughput, not at their latency.  Samples never depend on one another, so the order
-        across streams changes no bit; the rest of the range (fewer than STREAMS samples, or a
-        range too short to pay) is the plain loop after it."""
+        across streams changes no bit; the rest of the range (fewer than 8 STREAMS samples) is
+        the plain loop after it."""
         if sum(1 for _ in walk(loop)) < INTERLEAVED_FROM:
             return ["    const int64_t rest = begin;"]
-        lines = [f"    const int64_t part = end - begin >= {STREAMS * 8} ? (end - begin) / {STREAMS} : 0;",
+        # each stream a whole number of 8-sample vectors: the vectoriser's scalar epilogue would
+        # run once per stream, the plain loop's once
+        lines = [f"    const int64_t part = (end - begin) / {STREAMS * 8} * 8;",
                  "    HK_SAMPLES", "    for (int64_t i = begin; i < begin + part; ++i) {"]
         for u in range(STREAMS):
             self.stream = f"_{u}"
