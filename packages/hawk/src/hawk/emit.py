@@ -50,6 +50,8 @@ def _identity(op: str, dtype: str) -> str:
 #: Independent streams of samples a C sample loop interleaves (Emitter.interleaved): a vector op's
 #: latency (4 cycles) times the FP ports (2) on current x86 cores, AVX2 and AVX-512 alike.
 STREAMS = 8
+#: The samples of a stream come in multiples of this: the doubles of an AVX-512 vector, two of AVX2.
+LANES = 8
 #: The statements from which a sample loop is interleaved: a shorter body's iterations already
 #: overlap in the core's reorder window, and interleaving multiplies the code gcc compiles.
 INTERLEAVED_FROM = 32
@@ -320,13 +322,13 @@ class Emitter:
         STREAMS equal parts, each statement printed once per part.  A vector op then has STREAMS
         independent neighbours, so a long dependent chain (a fused run) issues at the FP units'
         throughput, not at their latency.  Samples never depend on one another, so the order
-        across streams changes no bit; the rest of the range (fewer than 8 STREAMS samples) is
-        the plain loop after it."""
+        across streams changes no bit; the rest of the range (fewer than STREAMS * LANES samples)
+        is the plain loop after it."""
         if sum(1 for _ in walk(loop)) < INTERLEAVED_FROM:
             return ["    const int64_t rest = begin;"]
-        # each stream a whole number of 8-sample vectors: the vectoriser's scalar epilogue would
-        # run once per stream, the plain loop's once
-        lines = [f"    const int64_t part = (end - begin) / {STREAMS * 8} * 8;",
+        # a stream of whole vectors ends in no scalar epilogue: what is left runs once, vectorised,
+        # in the plain loop
+        lines = [f"    const int64_t part = (end - begin) / {STREAMS * LANES} * {LANES};",
                  "    HK_SAMPLES", "    for (int64_t i = begin; i < begin + part; ++i) {"]
         for u in range(STREAMS):
             self.stream = f"_{u}"
