@@ -6,7 +6,8 @@ For each program:
   temporaries' storage and with it off (``EAGLE_PLAN=0``);
 - at 1, 2 and 3 threads (small and large batches, so both CPU schedules), with fusion on and
   off (EAGLE_FUSE), three replays equal the reference interpreter's (eagle.testing.check), and
-  the fused replay gives the unfused one's bits;
+  the fused replay gives the unfused one's bits; at 2 threads every fused run's sample loop is
+  interleaved (hawk.emit.Emitter.interleaved), however short;
 - ``bind`` to fresh arrays gives what a graph built on them gives;
 - on device arrays (the CUDA driver emulation, or a GPU), fused and unfused, with the buffer
   plan on and off, the replay gives the NumPy one's bits;
@@ -146,6 +147,19 @@ def fusion(on: bool) -> contextlib.AbstractContextManager[None]:
     return switched("EAGLE_FUSE", on)
 
 
+@contextlib.contextmanager
+def interleaving(always: bool) -> Iterator[None]:
+    """Fused runs built inside interleave every sample loop (``always``), or those long enough."""
+    from hawk import emit
+
+    before = emit.INTERLEAVED_FROM
+    emit.INTERLEAVED_FROM = 0 if always else before
+    try:
+        yield
+    finally:
+        emit.INTERLEAVED_FROM = before
+
+
 
 def eager_run(make: Any, closure: float, values: dict[str, Any]) -> tuple[Any, np.ndarray]:
     args = fresh(values)
@@ -167,7 +181,7 @@ def test_programs_on_the_cpu(program: Program, folder: Path) -> None:
         same_bits(args["y"], want_y, "y, written in place")
     builder = make_graph(program.closure)
     for team, fused in itertools.product((1, 2, 3), (True, False)):
-        with threads(team), fusion(fused):
+        with threads(team), fusion(fused), interleaving(team == 2):
             check(record(builder, fresh(program.values)), 3)
     with fusion(False):
         unfused = record(builder, fresh(program.values))()

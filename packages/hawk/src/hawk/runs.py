@@ -33,8 +33,8 @@ _LIBRARIES: dict[str, tuple[Library, list[Any]]] = {}
 #: The shape of a fused run (its IRs by id, its planes by first use, which are live) -> its fused
 #: IR, its phases and the IRs (held, so that their ids stay theirs).
 _RUNS: dict[tuple[Any, ...], tuple[fusion.Fused, Phased, list[Any]]] = {}
-#: id of a fused run's Phased (held in _RUNS) -> its source per dialect
-_SOURCES: dict[tuple[int, str], str] = {}
+#: id of a fused run's Phased (held in _RUNS) -> its source per dialect (and emission rule)
+_SOURCES: dict[tuple[int, str, int], str] = {}
 #: The symbol prefix of a fused run's functions.
 PREFIX = "hk_run"
 
@@ -122,7 +122,7 @@ def source(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any
 
 
 def _source(fused: fusion.Fused, phased: Phased, dialect: str) -> str:
-    at = (id(phased), dialect)
+    at = (id(phased), dialect, emit.INTERLEAVED_FROM)
     if at not in _SOURCES:
         _SOURCES[at] = emit.source(fused.ir, phased, PREFIX, dialect)
     return _SOURCES[at]
