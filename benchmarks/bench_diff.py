@@ -9,14 +9,24 @@ reversed on its own (``fuse=False``), the same gradient written by hand in
 NumPy (forward keeping every intermediate, then the backward sweep), and,
 for the loop, the memory the recorded run keeps.
 
+Last, the memory a recorded forward holds (peak resident growth over the
+input, in a fresh process each): run.py's 20-kernel logistic chain, after
+its recorded runs and after a reverse pass too.  A recorded graph fuses:
+its runs keep in registers what the reverse recomputes, and store the rest.
+
 Run: python benchmarks/bench_diff.py
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
-from bench_fusion import scale, shift  # the issue's chain: x = scale(x, c); x = shift(x, d)
+from bench_builder import scaled as scale  # the issue's chain: x = scale(x, c); x = shift(x, d)
+from bench_builder import shifted as shift
 from harness import fmt, interleaved_medians, table
+from run import REVERSE, logistic_chain, resident
 
 import eagle
 import eagle.diff
@@ -161,8 +171,32 @@ def main():
         rows.append((f"loop of 50 turns, {n:,} samples: memory kept", f"{kept['loops'] / 2**20:.2f} MiB",
                      f"{turns} turns x {per_turn:,} bytes of carried state = "
                      f"{turns * per_turn / 2**20:.2f} MiB; snapshots {kept['snapshots'] / 2**20:.2f} MiB"))
+    for n in (65_536, 1 << 20):
+        done = subprocess.run([sys.executable, __file__, "--memory", str(n)], capture_output=True, text=True,
+                              check=True)
+        forward, both = map(int, done.stdout.split()[-2:])
+        rows.append((f"recorded chain of {REVERSE[0]} kernels, {n:,} samples: memory held",
+                     f"{forward / 1e6:.1f} MB", f"{forward / (8 * n):.1f} planes after the recorded runs; "
+                     f"{both / (8 * n):.1f} with the reverse pass's arrays"))
     table(f"eagle.diff reverse passes on the CPU ({_core.num_threads()} threads; medians)", rows)
 
 
+def memory_child(n: int) -> None:
+    """Peak resident growth over the input of the recorded chain's runs, then of a reverse pass too."""
+    x = np.random.default_rng(1).uniform(0.1, 0.9, n)
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # the peak so far (imports, compilation) is not the graph's
+    before = resident()[0]
+    g = logistic_chain(x, REVERSE[0], record=True)
+    for _ in range(3):
+        g()
+    forward = resident()[1] - before
+    eagle.diff.reverse(g.record, {"result": np.ones(n)}, wrt=("x",))
+    print(forward, resident()[1] - before)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--memory"]:
+        memory_child(int(sys.argv[2]))
+    else:
+        main()

@@ -349,8 +349,10 @@ def reverse_case(n):
 
             g()
             np.testing.assert_allclose(backward(), want, rtol=1e-12)
+            (program,) = [p.program for p in g.record._passes.values()]  # the pass's native program
             found += [Entry("eagle", "eagle.diff.reverse", lambda: (g(), backward())),
-                      Entry("eagle", "", g, form="forward"), Entry("eagle", "", backward, form="reverse")]
+                      Entry("eagle", "", g, form="forward"), Entry("eagle", "", program.run, form="reverse"),
+                      Entry("eagle", "", backward, form="call")]
         if peers.jax:
             jax, jnp = peers.jax
 
@@ -367,7 +369,8 @@ def reverse_case(n):
 
     return Case(f"forward + gradient of {length} kernels, {n:,} samples (wrt x)", n, entries, 16 * n,
                 {"forward": f"  eagle's forward replay alone, {n:,} samples",
-                 "reverse": f"  eagle's reverse program alone, {n:,} samples"})
+                 "reverse": f"  eagle's reverse program alone, {n:,} samples",
+                 "call": f"  eagle.diff.reverse, the whole call, {n:,} samples"})
 
 
 def build_case():

@@ -298,3 +298,60 @@ def test_a_result_that_views_a_temporary_keeps_its_array(monkeypatch):
     g = built(halves, x, plan=True, monkeypatch=monkeypatch)
     assert g().tolist() == ((x[:3] + 1.0) * 2.0).tolist()
     assert not any(np.shares_memory(g.result, t) for t in g._temporaries)
+
+
+@eagle.Graph.builder
+def bodies(x, flag, mode):
+    """Temporaries at the top level, inside a capped loop's body and inside match arms."""
+    g = eagle.Graph()
+    t = shift(scale(x, 2.0), 1.0)
+    for _ in range(4):
+        if not flag:
+            break
+        a = scale(t, 1.0001)
+        b = shift(a, 0.25)
+        c = scale(b, 0.999)
+        t = shift(c, 0.5)
+        positive(t, flag)
+    match mode:
+        case 0:
+            t = shift(scale(shift(t, 1.0), 2.0), 3.0)
+        case _:
+            t = scale(shift(scale(t, 1.0), 2.0), 3.0)
+    g.result = scale(t, 1.0)
+    return g
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("fuse", ["1", "0"])
+def test_temporaries_inside_bodies_share_storage(mode, fuse, monkeypatch):
+    """A loop body's temporaries (written each turn before they are read) share storage over the
+    body's order, and with the top level's; the arms' too; the bits stay the unplanned ones."""
+    monkeypatch.setenv("EAGLE_FUSE", fuse)
+    x = np.linspace(0.0, 1.0, 32)
+    graphs = [built(bodies, x, np.ones(1, np.uint32), np.full(1, mode, np.uint32), plan=p,
+                    monkeypatch=monkeypatch) for p in (True, False)]
+    planned, unplanned = graphs
+    assert len(planned._temporaries) == len(unplanned._temporaries) == 9
+    # the argument, the result, the flag and the mode, then the nine temporaries: in three
+    # storages planned (five when the body's were planned at the loop's one position), nine not
+    assert (len(storage(planned)), len(storage(unplanned))) == (7, 13)
+    for g in graphs:
+        extend.state(g)["names"].arguments["flag"][:] = 1
+    assert planned().tobytes() == unplanned().tobytes()
+    extend.state(planned)["names"].arguments["flag"][:] = 1
+    interpreted = np.asarray(interpret(planned, 1)).copy()
+    extend.state(planned)["names"].arguments["flag"][:] = 1
+    assert np.asarray(planned()).tobytes() == interpreted.tobytes()
+
+
+def test_a_value_a_loop_turn_carries_is_planned_around_the_loop(monkeypatch):
+    """The carried ``t`` of ``looped`` (written before the loop, read each turn before the body
+    writes it) is planned at the top level, where the loop is one position: the body's ``u`` may
+    not take its storage."""
+    g = built(looped, np.linspace(0.0, 3.0, 32), np.ones(1, np.uint32), plan=True, monkeypatch=monkeypatch)
+    loop = next(top for top in extend.view(g).nodes if top.bodies())
+    scale_in_body = next(iter(loop.bodies()[0].nodes()))
+    t, u = (a for _, a, _ in scale_in_body.planes())
+    assert {id(t), id(u)} <= {id(a) for a in g._temporaries}
+    assert not np.shares_memory(t, u)

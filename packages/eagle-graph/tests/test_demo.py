@@ -23,7 +23,8 @@ def test_demo_prints_the_picture_the_result_and_the_timing(tmp_path, capsys):
     demo.main(["--png", str(png), "--sizes", "8,4096", "--seconds", "0"])
     out = capsys.readouterr().out
     assert "eagle.Graph 10 nodes · 1 group · backend: cpu" in out
-    assert "╭─ repeat ≤ 50 ─╮" in out
+    # the loop's body is one fused run (issue 19): its frame inside the loop's
+    assert "╭─── repeat ≤ 50 ───╮" in out and "│ ╭─── fused 4 ───╮ │" in out
     assert "the same bits as NumPy eager: True" in out
     assert "  s = [  -80.  -254." in out
     assert "       8  " in out and "   4,096  " in out

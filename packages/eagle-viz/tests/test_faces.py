@@ -19,22 +19,24 @@ def expected(lay: Layout) -> tuple[list[str], list[tuple[str, str, str]], list[t
     """Box texts, links (source, destination, label) and frames (label, box texts) of the model.
 
     A device construct and a wait are graph nodes without a box: the construct's nodes are boxes.
+    Frames are listed in the order they open (an outer frame before the frames inside it).
     """
     texts = lay.texts
     links = sorted((texts[k.src], texts[k.dst], link_text(k)) for k in lay.links)  # texts may repeat
     frames, boxes = [], []
     for stage in lay.model.stages:
-        open_frames: list[tuple[str, list[str]]] = []
+        open_frames: list[tuple[int, str, list[str]]] = []
         for event, part in walk(stage.block):
             if event == "open":
-                open_frames.append((part.label, []))
+                open_frames.append((len(frames), part.label, []))
+                frames.append(None)
             elif event == "box":
                 boxes.append(texts[part.node])
-                for _, members in open_frames:
+                for _, _, members in open_frames:
                     members.append(texts[part.node])
             else:
-                label, members = open_frames.pop()
-                frames.append((label, tuple(members)))
+                at, label, members = open_frames.pop()
+                frames[at] = (label, tuple(members))
     return boxes, links, frames
 
 
@@ -80,14 +82,16 @@ def test_mermaid_lists_the_same(any_graph, build):
     arrows = sorted((names[int(a)], names[int(b)], unquote(label or ""))
                     for a, label, b in re.findall(r'^\s*n(\d+) (?:-->\|"(.*?)"\||-\.->) n(\d+)$', text, re.M))
     assert arrows == links
-    found, stack = [], []
+    found, stack = [], []  # in the order the subgraphs open, as expected() lists frames
     for line in text.splitlines():
         if m := re.match(r'\s*subgraph f\d+\["(.*)"\]$', line):
-            stack.append((unquote(m.group(1)), []))
+            stack.append((len(found), unquote(m.group(1)), []))
+            found.append(None)
         elif line.strip() == "end":
-            found.append((stack[-1][0], tuple(stack.pop()[1])))
+            at, label, members = stack.pop()
+            found[at] = (label, tuple(members))
         elif (m := re.match(r"\s*n(\d+)\[", line)) and stack:
-            for _, members in stack:
+            for _, _, members in stack:
                 members.append(names[int(m.group(1))])
     assert found == frames
 

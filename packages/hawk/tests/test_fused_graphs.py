@@ -10,6 +10,8 @@ be left unwritten where the run does not store them.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +20,7 @@ import pytest
 
 import eagle
 import hawk
-from eagle import extend
+from eagle import extend, native
 from eagle.graph import opaque
 from hawk import Float32, Int32, Mutable, Param, Scalar, UInt32
 from hawk import math as hm
@@ -182,12 +184,58 @@ def same_bytes(got: list[np.ndarray], want: list[np.ndarray]) -> None:
         assert a.tobytes() == b.tobytes()
 
 
+@pytest.fixture(params=[False, True], ids=["plain", "interleaved"])
+def interleaved(request, monkeypatch) -> bool:
+    """Fused runs compiled as they come (these cases are short: a plain sample loop), or every
+    sample loop interleaved (hawk.emit.Emitter.interleaved), whatever its length."""
+    if request.param:
+        monkeypatch.setattr(hawk.emit, "INTERLEAVED_FROM", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
-def test_fused_graphs_give_the_unfused_bits(case, threads):
+def test_fused_graphs_give_the_unfused_bits(case, threads, interleaved):
     want, unfused = replay(case, False)
     got, g = replay(case, True)
     assert unfused.fused == [] and g.fused, "the case must fuse something"
     same_bytes(got, want)
+
+
+@hawk.kernel
+def step(x: Scalar, p: Param) -> Scalar:
+    return (x * p + 0.25) / (1.0 + abs(x))
+
+
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 71, 1023, 1024, 1025, 2500, 4103])
+def test_a_long_run_interleaves_its_samples_and_gives_the_unfused_bits_at_any_length(n, threads,
+                                                                                     monkeypatch):
+    """A functional chain long enough to interleave, in place (a Mutable) and reduced: every range
+    a block or a team cuts, with its tail of fewer samples than streams, gives the unfused bits."""
+    monkeypatch.setattr(hawk.runs, "_RUNS", type(hawk.runs._RUNS)())  # this test's runs only
+    outs, runs = [], []
+    for fuse in (True, False):
+        x, y = np.linspace(-2.0, 3.0, n), np.linspace(1.0, 0.0, n)
+        g = eagle.Graph()
+        value = x
+        for k in range(12):
+            launch = step.plan(value, 1.0 + k / 64)
+            g.add(launch, name=f"step{k}")
+            value = launch.outputs[0]
+        sums = every_reduction.plan(y, np.arange(n, dtype=np.int32))
+        g.add(bump.plan(y, 0.5), name="bump").add(copy_to.plan(value, y), name="copy")
+        g.add(bump.plan(y, 0.25), name="again").add(sums, name="sums")
+        g.build(fuse=fuse).launch(2)
+        outs.append([y.copy(), *(a.copy() for a in sums.outputs)])
+        runs.append(g.fused)
+    assert [len(run) for run in runs[0]] == [16] and runs[1] == []
+    [source] = [c for shaped in hawk.runs._RUNS.values() for c, _ in shaped.sources.values()
+                if "const int64_t part =" in c]  # it interleaved
+    same_bytes(*outs)
+    if n == 1024:  # the optimize pragma that keeps the streams apart keeps FMAs out too
+        command = [shutil.which("cc") or "cc", *native.CFLAGS, "-S", "-I", str(native.include_dir()),
+                   "-x", "c", "-", "-o", "-"]
+        assembly = subprocess.run(command, input=source, capture_output=True, text=True, check=True).stdout
+        assert not any(op in assembly for op in ("vfmadd", "vfmsub", "vfnmadd", "vfnmsub"))
 
 
 def test_the_fused_chain_stores_only_what_is_read_after_it():

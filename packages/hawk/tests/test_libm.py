@@ -148,6 +148,80 @@ def test_the_vectorised_build_has_no_fma_and_vectorises_every_loop(source):
     assert loops <= vectorised, sorted(loops - vectorised)
 
 
+# ------------------------------------------------------------ the math library's vector clones
+#: -march for each x86-64 vector clone a kernel's loop calls: SSE2 (b), AVX (c), AVX2 (d), AVX-512 (e)
+CLONE_FLAGS = {"b": ["-march=x86-64"], "c": ["-march=x86-64", "-mavx"], "d": ["-march=x86-64-v3"],
+               "e": ["-march=x86-64-v4", "-mprefer-vector-width=512"]}
+TRIG = ("sin", "cos", "tan")
+
+
+def mixed_lanes() -> np.ndarray:
+    """Blocks of 16 medium arguments, block k with a huge one at position k (so at every lane of
+    every vector width), then blocks all huge and all special (inf, NaN: the whole function too),
+    then the usual inputs: a clone picks the whole function for its vector or the medium one."""
+    rng = np.random.default_rng(11)
+    blocks = []
+    for k in range(16):
+        block = rng.uniform(-10, 10, 16) * 10.0 ** rng.integers(0, 6, 16)
+        block[k] = np.exp(rng.uniform(np.log(libm.HUGE), 700)) * rng.choice([-1.0, 1.0])
+        blocks.append(block)
+    blocks.append(np.exp(rng.uniform(np.log(libm.HUGE), 700, 16)))
+    blocks.append(np.resize([np.inf, -np.inf, np.nan, 1.0, *EDGES], 16))
+    return np.concatenate([*blocks, inputs(12, 1000)])
+
+
+@needs_cc
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86-64's clones")
+@pytest.mark.parametrize("isa", list(CLONE_FLAGS))
+def test_every_clone_of_the_math_library_gives_the_references_bits(isa, tmp_path):
+    """sin, cos and tan's clones run the medium range's function unless a lane needs the whole one:
+    the reference's bits with a huge argument at any lane, through each x86-64 clone."""
+    flags = CLONE_FLAGS[isa]
+    cpu = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if any(f in flags for f in ("-march=x86-64-v3", "-march=x86-64-v4", "-mavx")) and \
+            not all(need in cpu for need in {"c": ["avx"], "d": ["avx2"], "e": ["avx512f"]}.get(isa, [])):
+        pytest.skip("this CPU does not run that clone")
+    libm.load()  # exports the clones the loops call
+    source = tmp_path / "calls.c"
+    source.write_text("#include <stdint.h>\n" + "".join(
+        f'__attribute__((simd("notinbranch"))) double hk_{name}_f64(double);\n'
+        f"void run_{name}(const double *restrict x, double *restrict out, int64_t n)\n"
+        f"{{\n#pragma GCC ivdep\n    for (int64_t i = 0; i < n; ++i) out[i] = hk_{name}_f64(x[i]);\n}}\n"
+        for name in TRIG))
+    out = tmp_path / "calls.so"
+    subprocess.run([CC, *COMMON, "-O3", *flags, str(source), "-o", str(out)], check=True, capture_output=True)
+    called = subprocess.run(["nm", "-u", str(out)], capture_output=True, text=True).stdout
+    if "_ZGV" not in called:
+        pytest.skip("this compiler calls no vector clone")
+    lanes = {"b": 2, "c": 4, "d": 4, "e": 8}[isa]
+    assert all(f"_ZGV{isa}N{lanes}v_hk_{name}_f64" in called for name in TRIG), called
+    lib = ctypes.CDLL(str(out))
+    x = mixed_lanes()
+    with np.errstate(all="ignore"):
+        for name in TRIG:
+            got = np.empty_like(x)
+            pointers = (a.ctypes.data_as(ctypes.c_void_p) for a in (x, got))
+            getattr(lib, f"run_{name}")(*pointers, ctypes.c_int64(x.size))
+            identical(got, libm.evaluate(name, x))
+
+
+def test_the_reference_skips_the_huge_reduction_where_no_sample_needs_it():
+    """hawk.libm.Numpy.only runs nothing over no samples, and gives the dtypes it would."""
+    calls = []
+
+    def parts(B, x):
+        calls.append(x.size)
+        return x * 2.0, B.bits(x)
+
+    x = np.array([1.0, 2.0, 3.0])
+    for _ in range(2):  # its dtypes learnt once, on no samples
+        none = libm.Numpy.only(x > 5.0, parts, x)
+        assert calls == [0] and [p.dtype for p in none] == [np.float64, np.uint64]
+        assert all((p == 0).all() and p.shape == x.shape for p in none)
+    some = libm.Numpy.only(x > 2.0, parts, x)
+    assert calls == [0, 1] and some[0].tolist() == [0.0, 0.0, 6.0]
+
+
 # ------------------------------------------------------------ hawk kernels
 @hawk.kernel
 def every_function(x: Scalar, y: Scalar):

@@ -144,6 +144,16 @@ class DeviceArray:
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.nbytes = self.size * self.dtype.itemsize
         self._buffer = DeviceBuffer(device, self.nbytes)
+        #: The array whose memory this one is (:meth:`view`), else None: its own allocation.
+        self.base: DeviceArray | None = None
+
+    def view(self) -> DeviceArray:
+        """A new array object on the same memory (as NumPy's ``view()``): the buffer plan gives
+        each temporary its own object, so its own name and edges, on shared storage."""
+        out = object.__new__(DeviceArray)
+        out.__dict__.update(self.__dict__)
+        out.base = self
+        return out
 
     @classmethod
     def from_host(cls, array: Any, device: int = 0) -> DeviceArray:

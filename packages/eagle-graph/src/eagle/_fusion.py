@@ -48,8 +48,14 @@ def enabled(fuse: bool | None) -> bool:
 
 
 def _memory(array: Any) -> int:
-    """What a plane's memory is known by: its NumPy allocation, else the object itself."""
-    return id(_root(array)) if isinstance(array, np.ndarray) else id(array)
+    """What a plane's memory is known by: its NumPy allocation, else the array it views (the
+    buffer plan's storage of a device temporary: temporaries sharing it are one memory), else
+    the object itself."""
+    if isinstance(array, np.ndarray):
+        return id(_root(array))
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return id(array)
 
 
 def _owned(array: Any) -> bool:
@@ -77,8 +83,8 @@ class FusionContext:
         self.temporaries = {id(a): a for a in temporaries}
         #: memory of a temporary -> the leaf nodes that read it
         self.readers: dict[int, set[int]] = {}
-        #: the fused runs of the top level, as tuples of their node indices
-        self.runs: list[tuple[int, ...]] = []
+        #: the fused runs, top level and bodies, as tuples of their nodes (noted by :func:`emitter`)
+        self.runs: list[tuple[Node, ...]] = []
         if not self.temporaries:
             return
         wanted = {_memory(a) for a in temporaries}
@@ -90,6 +96,12 @@ class FusionContext:
                     memory = _memory(array)
                     if role != "write" and memory in wanted:
                         self.readers.setdefault(memory, set()).add(id(node))
+
+    def keep(self, arrays: Sequence[Any]) -> None:
+        """Store ``arrays`` after any run that writes them: an extension reads them after the
+        run (eagle.diff's reverse pass)."""
+        for array in arrays:
+            self.temporaries.pop(id(array), None)
 
     def live(self, array: Any, members: set[int], position: int | None = None) -> bool:
         """Whether ``array``, written by the run of nodes ``members`` (ids) that ends at top-level
@@ -209,6 +221,7 @@ def emitter(group: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node
         return lambda target: append(group[0], target)
     liveness = current()
     run = group
+    liveness.runs.append(tuple(nodes[i] for i in run))
     parts = [lowerings[i].fuse for i in run]
     keys: dict[Any, int] = {}
 

@@ -19,6 +19,8 @@ from eagle._core import CoreError
 from eagle._edges import Edge, is_plane, is_value
 from eagle._errors import Busy, RebuildWarning
 from eagle._extension import record_hooks
+from eagle._fused_runs import FusedRun, in_graph_order
+from eagle._fused_runs import describe as describe_runs
 from eagle._fusion import FusionContext, enabled, fusing
 from eagle._kinds import Node, kind_of
 from eagle._lower_cpu import lowered
@@ -85,12 +87,12 @@ class Graph:
         self._program: Target | None = None  # the lowering target, once built
         #: The replay launch() makes, prepared at build where it is one native call (a host
         #: program, no Record, no communicator): the guard, the run, Python's signals.
-        self._launch: Callable[[int], int] | None = None
+        self._launch: tuple[Callable[[Any, int], int], Any] | None = None  # Program.native_launch
         self._record_replay: Any = None  # eagle.diff's hook, found at build
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
         self._fuse = True  # the build's choice (build(fuse=...)), which a bind's lowering keeps
-        self._runs: list[tuple[int, ...]] | None = None  # the fused runs, by node index, once built
+        self._runs: list[tuple[Node, ...]] | None = None  # the fused runs' nodes, in order, once built
         self._temporaries: list[Any] = []  # arrays no one outside sees (extend.declare_temporaries)
         self._logical: int | None = None
         self._warned_rebuild = False
@@ -266,10 +268,20 @@ class Graph:
     @property
     def fused(self) -> list[tuple[str, ...]] | None:
         """The runs of per-sample kernels the build wrote as one function each, as tuples of
-        node labels in order (top-level nodes; a body's runs are fused too), once built;
-        ``[]`` when none fused (``build(fuse=False)``, a record=True graph).
+        node labels in order (a node inside a device construct's body by its default label), in
+        the graph's order, once built; ``[]`` when none fused (``build(fuse=False)``).
+        :attr:`fused_runs` says where each lives.
         """
-        return None if self._runs is None else [tuple(self._labels[i] for i in run) for run in self._runs]
+        return None if self._runs is None else [run.nodes for run in self.fused_runs]
+
+    @property
+    def fused_runs(self) -> list[FusedRun] | None:
+        """:attr:`fused` with where each run lives (``FusedRun.where``: ``"stage 2"``,
+        ``"stages 2-4"``, ``"stage 3, branch 1"``, ``"body of 'loop' (stage 5)"``), once built."""
+        if self._runs is None:
+            return None
+        stages = [stage.branches for stage in self._stages]
+        return describe_runs(self._runs, self._nodes, self._labels, stages)
 
     @property
     def captures(self) -> int | None:
@@ -394,21 +406,20 @@ class Graph:
         """The launch of the target built now: one native call where a host program replays
         plainly; else launch() takes the guard and runs the target through ``_run``."""
         plain = self._backend == "cpu" and self._tape is None and self._comm is None
-        self._launch = self._program.launcher(self._busy) if plain else None
+        self._launch = self._program.native_launch(self._busy) if plain else None
 
     def _planned(self, share: bool) -> Analysis:
         """The analysis of the nodes once the temporaries a builder declared
         (``extend.declare_temporaries``) have their planned storage (``share`` False: each its
         own); only those found to be the nodes' alone stay temporaries.  A record=True graph
-        keeps its arrays (eagle.diff reads them after the run), and a device graph declares none
-        (the check of who holds an array is the host's)."""
+        gives each its own (eagle.diff tells a place by its memory)."""
         candidates, self._temporaries = self._temporaries, []
-        if candidates and not self._recording:
+        if candidates:
             analysis = self._analyze()
-            if not analysis.device_planes:
-                settle = plan_storage(self._nodes, analysis.planes, analysis.forks, candidates, share)
-                del analysis  # its planes held the old arrays: settle sees who else does
-                self._temporaries = list(settle())
+            settle = plan_storage(self._nodes, analysis.planes, analysis.forks, candidates,
+                                  share and not self._recording)
+            del analysis  # its planes held the old arrays: settle sees who else does
+            self._temporaries = list(settle())
         candidates.clear()
         return self._analyze()
 
@@ -429,12 +440,12 @@ class Graph:
         again as the build did), the nodes that reduce across samples, and eagle.diff's Record;
         ``analysis``: the build's, whose views the target uses."""
         lower = self._lower_host if backend == "cpu" else self._lower_device
-        # a record=True graph keeps every plane eagle.diff reads: its kernels run unfused
+        # a record=True graph fuses too: eagle.diff's instrument keeps stored what it reads
         liveness = FusionContext(self._nodes, self._temporaries, analysis.key, analysis.read_after) \
-            if self._fuse and not self._recording else None
+            if self._fuse else None
         with fusing(liveness):
             target, schedule, reducing, tape = lower(schedule, analysis)
-        self._runs = [] if liveness is None else liveness.runs
+        self._runs = [] if liveness is None else in_graph_order(liveness.runs, self._nodes)
         if self._logical is not None:
             target.set_logical_size(self._logical)
         return target, schedule, reducing, tape
@@ -539,9 +550,15 @@ class Graph:
     # ---------------------------------------------------------------- run
     def launch(self, n: int = 1) -> Graph:
         """Replay the built graph ``n`` times and wait."""
-        if not self._prepared(n, "eagle.Graph.launch"):
-            with self._guard("eagle.Graph.launch"):
-                self._run(n, "eagle.Graph.launch")
+        # the launch prepared at build, called here: a frame more costs what a small replay does
+        prepared = self._launch
+        if prepared is not None and type(n) is int and n >= 0:
+            status = prepared[0](prepared[1], n)
+            if status:
+                self._failed_launch(status, "eagle.Graph.launch")
+            return self
+        with self._guard("eagle.Graph.launch"):
+            self._run(n, "eagle.Graph.launch")
         return self
 
     def enqueue(self, n: int = 1) -> Graph:
@@ -558,15 +575,18 @@ class Graph:
     def _prepared(self, n: int, api: str) -> bool:
         """Replay ``n`` times by the launch prepared at build, where there is one (and ``n`` is
         a plain count): whether it did."""
-        launch = self._launch
-        if launch is None or type(n) is not int or n < 0:
+        prepared = self._launch
+        if prepared is None or type(n) is not int or n < 0:
             return False
-        status = launch(n)
+        status = prepared[0](prepared[1], n)
+        if status:
+            self._failed_launch(status, api)
+        return True
+
+    def _failed_launch(self, status: int, api: str) -> None:
         if status == _core.lib.EAGLE_ERR_BUSY:  # another thread holds the guard
             raise Busy(api)
-        if status:
-            self._program.failed(status, api)
-        return True
+        self._program.failed(status, api)
 
     def synchronize(self) -> Graph:
         """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception

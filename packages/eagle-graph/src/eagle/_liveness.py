@@ -48,11 +48,11 @@ class Liveness:
     """
 
     def __init__(self, planes: Sequence[Sequence[PlaneTuple]], forks: Forks = ()) -> None:
-        spread = {i: (min(m), max(m)) for fork in forks
-                  for m in [[i for branch in fork for i in branch]] if m for i in m}
+        self._spread = {i: (min(m), max(m)) for fork in forks
+                        for m in [[i for branch in fork for i in branch]] if m for i in m}
         self._spans: dict[int, Span] = {}
         for i, node_planes in enumerate(planes):
-            low, high = spread.get(i, (i, i))
+            low, high = self.extent(i)
             for _, array, role in node_planes:
                 reads, writes = role != "write", role != "read"
                 span = self._spans.get(id(array))
@@ -67,6 +67,11 @@ class Liveness:
                 span.last = max(span.last, high)
                 if reads:
                     span.last_read = max(span.last_read, high)
+
+    def extent(self, position: int) -> tuple[int, int]:
+        """The positions over which what the node at ``position`` touches is touched: its own, or
+        its fork's whole span."""
+        return self._spread.get(position, (position, position))
 
     def span(self, array: Any) -> tuple[int, int] | None:
         """``(first, last)`` position touching ``array``; None where no node does."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from eagle._fusion import current, emitter, groups
+from eagle._fusion import emitter, groups
 from eagle._gpu_program import GpuProgram
 from eagle._gpu_segments import GpuSegments
 from eagle._kinds import GpuItems, Node
@@ -30,12 +30,9 @@ def _emit_noting(target: Target, indices: Sequence[int], append: Callable[[Targe
 def _emit_runs(target: Target, indices: Sequence[int], lowerings: Sequence[Any], nodes: Sequence[Node],
                append: Callable[[int, Target], object], reducing: list[int]) -> None:
     """Append the lowerings of ``indices`` (one item list of ``target``), fused runs as one function
-    each (noted on the liveness: ``Graph.fused``), noting the nodes that reduce."""
+    each (``emitter`` notes them for ``Graph.fused``), noting the nodes that reduce."""
     for group in groups(indices, lowerings):
-        noted = group
-        if len(group) > 1:
-            current().runs.append(tuple(group))
-            noted = [i for i in group if lowerings[i].fuse.reduces]
+        noted = group if len(group) == 1 else [i for i in group if lowerings[i].fuse.reduces]
         _emit_noting(target, noted, emitter(group, lowerings, nodes, append, top=True), reducing)
 
 

@@ -431,9 +431,14 @@ class Program(CallbackErrors):
         """``run`` prepared for a graph's replays: ``launcher(guard)(n)`` is one native call of
         two arguments that also holds ``guard`` (a graph's ``eagle_guard_enter`` flag) and
         returns libeagle's status (:meth:`failed` raises what it means)."""
+        return functools.partial(*self.native_launch(guard))
+
+    def native_launch(self, guard: Any) -> tuple[Callable[[Any, int], int], Any]:
+        """:meth:`launcher` as the pair ``(launch, program)``: ``launch(program, n)``.  What
+        ``Graph.launch`` calls: a partial's call costs about what a small replay does."""
         self._launch_with(guard, "Program.launcher")
         self._keep.append(guard)
-        return functools.partial(lib.eagle_launch, self._ptr)
+        return lib.eagle_launch, self._ptr
 
     def _launch_with(self, guard: Any, api: str) -> None:
         # Polled in the thread that handles Python's signals (the main thread): a run elsewhere

@@ -20,8 +20,10 @@ What it holds, by use:
   (host) and :class:`GpuProgram` both implement (a kind's ``lower=`` writes
   against it once), :class:`HostItems`, :class:`GpuItems`, :class:`NativeCall`, and
   :func:`emit` / :func:`emit_node` that append a lowering to a program; :class:`Fusible`,
-  a lowering's offer to join a fused run of per-sample kernels; :func:`deferred_kernels`,
-  stand-ins for kernels a host build compiles after lowering, all in one batch.
+  a lowering's offer to join a fused run of per-sample kernels; :func:`keep_stored`,
+  the temporaries an extension reads after a run, which a fused run then stores; and
+  :func:`deferred_kernels`, stand-ins for kernels a host build compiles after lowering,
+  all in one batch.
 - **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`, :func:`overlap`,
   :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, and the
   device-array helpers hawk allocates with.
@@ -74,6 +76,7 @@ from eagle._flows import (
     NoFlow,
     ReduceFlow,
 )
+from eagle._fusion import current as current_fusion
 from eagle._gpu_program import GpuProgram
 from eagle._graph import Graph
 from eagle._kinds import (
@@ -100,7 +103,7 @@ from eagle._target import Target
 from eagle._trees import flatten, unflatten
 from eagle._views import candidate_pairs, overlap, view_of
 
-API_VERSION = (1, 0)
+API_VERSION = (1, 1)
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,12 @@ class GraphView:
         """Made with ``record=True`` (eagle.diff keeps what a reverse pass needs)."""
         return self._graph._recording
 
+    @property
+    def temporaries(self) -> tuple[Any, ...]:
+        """The arrays the build found no one outside the graph holds (a builder's temporaries,
+        each kept only while a node reads it: a fused run need not store one)."""
+        return tuple(self._graph._temporaries)
+
     def edges(self) -> list[Edge]:
         return self._graph.edges()
 
@@ -195,6 +204,16 @@ def declare_temporaries(graph: Graph, arrays: Sequence[Any]) -> None:
     them share storage by liveness (the buffer plan) and need not keep their values after the
     nodes that use them (a fused run does not store them)."""
     graph._temporaries = list(arrays)
+
+
+def keep_stored(arrays: Sequence[Any]) -> bool:
+    """While a build lowers a graph (an extension's lowering hook, such as eagle.diff's
+    instrument), have every fused run store ``arrays`` (temporaries the extension reads after
+    the run).  Returns whether the build fuses: if not, every plane is stored anyway."""
+    liveness = current_fusion()
+    if liveness is not None:
+        liveness.keep(arrays)
+    return liveness is not None
 
 
 def recording_of(graph: Graph) -> Recording | None:
@@ -279,6 +298,7 @@ __all__ = [
     "is_guard_cell",
     "is_plane",
     "is_value",
+    "keep_stored",
     "lib",
     "node_kind",
     "num_threads",

@@ -9,6 +9,7 @@ from eagle._flows import LeafFlow as LeafFlow
 from eagle._flows import LoopFlow as LoopFlow
 from eagle._flows import NoFlow as NoFlow
 from eagle._flows import ReduceFlow as ReduceFlow
+from eagle._fused_runs import FusedRun as FusedRun
 from eagle._graph import Graph as Graph
 from eagle._kinds import GpuItems as GpuItems
 from eagle._kinds import HostItems as HostItems
@@ -38,6 +39,7 @@ __all__ = [
            "CopyFlow",
            "Edge",
            "FramePicture",
+           "FusedRun",
            "GpuItems",
            "Graph",
            "HostItems",

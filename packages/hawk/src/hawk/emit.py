@@ -10,7 +10,10 @@ samples with a grid-stride loop.
 Both dialects print the same statements: values the same for every sample
 are computed once before the sample loop, one-cell results are stored
 after it, and the sample loop carries ``ivdep`` (samples never depend on
-one another) so that the C compiler vectorises it without alias checks.
+one another) so that the C compiler vectorises it without alias checks.  A
+long C loop body is printed interleaved over independent streams of samples
+(:meth:`Emitter.interleaved`), so that a chain of dependent operations runs
+at the vector units' throughput.
 """
 
 from __future__ import annotations
@@ -43,6 +46,15 @@ def _identity(op: str, dtype: str) -> str:
         return "1"
     return {"max": "INT{w}_MIN", "min": "INT{w}_MAX" if dtype[0] == "i" else "UINT{w}_MAX"}[op].format(
         w=dtype[1:])
+
+#: Independent streams of samples a C sample loop interleaves (Emitter.interleaved): a vector op's
+#: latency (4 cycles) times the FP ports (2) on current x86 cores, AVX2 and AVX-512 alike.
+STREAMS = 8
+#: The samples of a stream come in multiples of this: the doubles of an AVX-512 vector, two of AVX2.
+LANES = 8
+#: The statements from which a sample loop is interleaved: a shorter body's iterations already
+#: overlap in the core's reorder window, and interleaving multiplies the code gcc compiles.
+INTERLEAVED_FROM = 32
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
           "eq": "==", "ne": "!="}
@@ -94,7 +106,12 @@ def prelude(dialect: str) -> str:
                 "#define HK_FN static inline\n"
                 "#if defined(__clang__)\n"
                 "#define HK_SAMPLES _Pragma(\"clang loop vectorize(assume_safety)\")\n"
-                "#else\n#define HK_SAMPLES _Pragma(\"GCC ivdep\")\n#endif\n")
+                "#else\n#define HK_SAMPLES _Pragma(\"GCC ivdep\")\n"
+                # gcc's expansion (TER) moves a single-use value next to its use, which undoes
+                # an interleaved loop's order (Emitter.interleaved) and leaves one chain at a
+                # time; the FP rules are restated, as an optimize pragma may reset them
+                "#pragma GCC optimize(\"no-tree-ter\", \"fp-contract=off\", \"no-math-errno\")\n"
+                "#endif\n")
     else:
         # NVRTC has no C library headers: the fixed-width types by hand; any other compiler of
         # this CUDA C (nvcc, a host build for tests) has <stdint.h>.
@@ -138,11 +155,14 @@ class Emitter:
     def __init__(self, slots: list[Slot]) -> None:
         self.slots = slots
         self.names: dict[int, str] = {}
+        self.sample = "i"  # the sample the statements being printed work on
+        self.stream = ""  # the suffix of their per-sample vars (one stream of an interleaved loop)
 
     # ----------------------------------------------------------- operands
     def var(self, v: Var) -> str:
         suffix = f"_{v.name}" if v.name else ""
-        return self.names.setdefault(id(v), f"v{len(self.names)}{suffix}")
+        name = self.names.setdefault(id(v), f"v{len(self.names)}{suffix}")
+        return name if v.uniform else name + self.stream
 
     def operand(self, o: Operand) -> str:
         return literal(o) if isinstance(o, Const) else self.var(o)
@@ -153,7 +173,7 @@ class Emitter:
             return f"p{slot}"
         if s.cell:
             return f"s{slot}[0]"
-        return f"s{slot}[{comp} * n + i]" if s.components > 1 else f"s{slot}[i]"
+        return f"s{slot}[{comp} * n + {self.sample}]" if s.components > 1 else f"s{slot}[{self.sample}]"
 
     # --------------------------------------------------------- statements
     def expr(self, s: Op) -> str:
@@ -245,7 +265,7 @@ class Emitter:
         libeagle's fixed tree, run after the loop."""
         s = self.slots[slot]
         if is_float(s.dtype):
-            return f"t{slot}[i - begin] = {value};"
+            return f"t{slot}[{self.sample} - begin] = {value};"
         acc, u = f"r{slot}", _UNSIGNED.get(s.dtype, "uint8_t")
         return {"sum": f"{acc} = ({CTYPES[s.dtype]})(({u}){acc} + ({u}){value});",
                 "max": f"{acc} = {value} > {acc} ? {value} : {acc};",
@@ -281,9 +301,10 @@ class Emitter:
                   for v in variables.values() if v.uniform]
         for s in hoisted:
             self.statement(s, lines, "    ")
+        varying = [v for v in variables.values() if not v.uniform]
+        lines += self.interleaved(loop, varying)
         lines += self.loop_open()
-        lines += [f"        {CTYPES[strong(v.dtype)]} {self.var(v)};" for v in variables.values()
-                  if not v.uniform]
+        lines += [f"        {CTYPES[strong(v.dtype)]} {self.var(v)};" for v in varying]
         for s in loop:
             self.statement(s, lines, "        ")
         lines.append("    }")
@@ -295,6 +316,30 @@ class Emitter:
             lines.append("    }")
         lines.append("}")
         return "\n".join(lines)
+
+    def interleaved(self, loop: list[Stmt], varying: list[Var]) -> list[str]:
+        """The loop over most of the samples as STREAMS interleaved streams: the range cut in
+        STREAMS equal parts, each statement printed once per part.  A vector op then has STREAMS
+        independent neighbours, so a long dependent chain (a fused run) issues at the FP units'
+        throughput, not at their latency.  Samples never depend on one another, so the order
+        across streams changes no bit; the rest of the range (fewer than STREAMS * LANES samples)
+        is the plain loop after it."""
+        if sum(1 for _ in walk(loop)) < INTERLEAVED_FROM:
+            return ["    const int64_t rest = begin;"]
+        # a stream of whole vectors ends in no scalar epilogue: what is left runs once, vectorised,
+        # in the plain loop
+        lines = [f"    const int64_t part = (end - begin) / {STREAMS * LANES} * {LANES};",
+                 "    HK_SAMPLES", "    for (int64_t i = begin; i < begin + part; ++i) {"]
+        for u in range(STREAMS):
+            self.stream = f"_{u}"
+            lines += [f"        {CTYPES[strong(v.dtype)]} {self.var(v)};" for v in varying]
+        for s in loop:
+            for u in range(STREAMS):
+                self.stream, self.sample = f"_{u}", f"i + {u} * part" if u else "i"
+                self.statement(s, lines, "        ")
+        self.stream, self.sample = "", "i"
+        lines += ["    }", f"    const int64_t rest = begin + {STREAMS} * part;"]
+        return lines
 
     def header(self, name: str) -> str:
         return f"EAGLE_API void {name}(int64_t begin, int64_t end, const eagle_arg *a)\n{{"
@@ -311,7 +356,7 @@ class Emitter:
         return lines
 
     def loop_open(self) -> list[str]:
-        return ["    HK_SAMPLES", "    for (int64_t i = begin; i < end; ++i) {"]
+        return ["    HK_SAMPLES", "    for (int64_t i = rest; i < end; ++i) {"]
 
     def first_sample(self) -> str:
         # over no samples libeagle calls the kernel once with begin == end == 0 (EAGLE_EMPTY_CALL):
@@ -321,6 +366,9 @@ class Emitter:
 
 class CudaEmitter(Emitter):
     dialect = "cuda"
+
+    def interleaved(self, loop: list[Stmt], varying: list[Var]) -> list[str]:
+        return []  # a GPU thread's latency is hidden by the other warps
 
     def header(self, name: str) -> str:
         params = []

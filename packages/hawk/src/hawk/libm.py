@@ -87,6 +87,8 @@ class Numpy:
         """``fn(*args)`` where ``mask`` holds (zero elsewhere, which the caller's select drops):
         the same bits as everywhere, for a fraction of the work."""
         mask = np.asarray(mask)
+        if not mask.any():  # the usual case for trig: no sample needs fn, only its dtypes
+            return tuple(np.zeros(mask.shape, d) for d in _dtypes(fn, *(np.asarray(a).dtype for a in args)))
         parts = fn(Numpy, *(np.broadcast_to(a, mask.shape)[mask] for a in args))
         out = tuple(np.zeros(mask.shape, np.asarray(p).dtype) for p in parts)
         for o, p in zip(out, parts, strict=True):
@@ -95,6 +97,12 @@ class Numpy:
 
 
 _TABLE = np.array(TWO_OVER_PI, np.uint64)
+
+
+@functools.cache
+def _dtypes(fn: Callable[..., tuple[Any, ...]], *args: np.dtype) -> tuple[np.dtype, ...]:
+    """The dtypes of ``fn``'s results for arguments of dtypes ``args`` (fn run once, on no samples)."""
+    return tuple(np.asarray(p).dtype for p in fn(Numpy, *(np.empty(0, d) for d in args)))
 
 
 # ------------------------------------------------------------------ helpers
@@ -475,10 +483,13 @@ _TEMPORARY = re.compile(r"\bt\d+\b")
 
 
 class _Tracer:
-    """The operations as C statements, one ``const`` temporary each (the algorithm traced once)."""
+    """The operations as C statements, one ``const`` temporary each (the algorithm traced once);
+    ``medium``: traced for arguments that need no :meth:`only` part (|x| < HUGE for trig)."""
 
-    def __init__(self) -> None:
+    def __init__(self, medium: bool = False) -> None:
         self.statements: list[tuple[str, str, str]] = []
+        self.medium = medium
+        self.skipped = False  # whether a medium trace left an only() part out
 
     def new(self, kind: str, expr: str) -> _Value:
         name = f"t{len(self.statements)}"
@@ -522,8 +533,14 @@ class _Tracer:
         return self.new("u", f"hk_two_over_pi[{index.text}]")
 
     def only(self, mask: _Value, fn: Callable[..., tuple[Any, ...]], *args: Any) -> tuple[Any, ...]:
-        """Every lane computes ``fn`` (a branch would stop the vectoriser)."""
-        return fn(self, *args)
+        """Every lane computes ``fn`` (a branch would stop the vectoriser).  A medium trace gives
+        zeros, which the caller's select drops where ``mask`` is clear (everywhere, for the
+        arguments it serves); :meth:`body` then drops ``fn``'s statements, unused."""
+        parts = fn(self, *args)
+        if not self.medium:
+            return parts
+        self.skipped = True
+        return tuple(self.f(0.0) if p.kind == "f" else self.u(0) for p in parts)
 
 
 #: the functions, their arities
@@ -546,16 +563,66 @@ def _f32(name: str, arity: int) -> str:
             f"{{ return (float)hk_{name}_f64({args}); }}\n")
 
 
+def _function(name: str, arity: int, symbol: str, medium: bool = False) -> tuple[str, bool]:
+    """``HK_MATH double {symbol}(...)``: function ``name`` traced (a medium trace: its arguments
+    of the medium range only), and whether the trace left an only() part out."""
+    tracer = _Tracer(medium)
+    params = [_Value(tracer, "f", p) for p in "xy"[:arity]]
+    result = globals()[name](tracer, *params)
+    return (f"HK_MATH double {symbol}({', '.join(f'double {p}' for p in 'xy'[:arity])})\n{{\n"
+            + tracer.body(result) + "\n}\n", tracer.skipped)
+
+
 def c_functions() -> str:
     """``hk_{name}_f64`` and ``hk_{name}_f32`` for every function, as C that is also CUDA C (the
     prelude defines ``HK_FN``, ``HK_MATH`` and ``HK_TABLE``)."""
     out = [C_SUPPORT]
     for name, arity in FUNCTIONS.items():
-        tracer = _Tracer()
-        params = [_Value(tracer, "f", p) for p in "xy"[:arity]]
-        result = globals()[name](tracer, *params)
-        out.append(f"HK_MATH double hk_{name}_f64({', '.join(f'double {p}' for p in 'xy'[:arity])})\n{{\n"
-                   + tracer.body(result) + "\n}\n")
+        out += [_function(name, arity, f"hk_{name}_f64")[0], _f32(name, arity)]
+    return "".join(out)
+
+
+#: The x86-64 vector-function ABI's unmasked variants GCC makes of a simd function of one double:
+#: ISA letter, lanes, the target that passes that vector in one register.
+_CLONES = (("b", 2, "sse2"), ("c", 4, "avx"), ("d", 4, "avx2"), ("e", 8, "avx512f"))
+_SPLIT = "defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)"
+
+
+def _medium_first(name: str) -> str:
+    """``hk_{name}_f64`` and its vector clones, which run the medium-range function
+    (``hk_{name}_medium_f64``) unless some lane needs the whole one (``hk_{name}_all_f64``): the
+    same bits (the whole function selects the medium part's there), without the Payne-Hanek
+    work every lane of the whole function does.  Where the clones are not x86-64 GCC's, the
+    whole function serves."""
+    f = f"hk_{name}"
+    out = [f"#if {_SPLIT}\ndouble {f}_f64(double x) {{ return hk_medium(x) ? {f}_medium_f64(x) : "
+           f"{f}_all_f64(x); }}\n"]
+    for isa, lanes, target in _CLONES:
+        v, abi = f"hk_vec_{isa}", f"_ZGV{isa}N{lanes}v_{f}"
+        attribute = f'__attribute__((target("{target}")))'
+        out.append(f"{attribute} {v} {abi}_medium_f64({v});\n{attribute} {v} {abi}_all_f64({v});\n"
+                   f"{attribute} {v} {abi}_f64({v} x)\n{{\n"
+                   f"    for (int j = 0; j < {lanes}; ++j)\n"
+                   f"        if (!hk_medium(x[j])) return {abi}_all_f64(x);\n"
+                   f"    return {abi}_medium_f64(x);\n}}\n")
+    out.append(f"#else\nHK_SIMD double {f}_f64(double x) {{ return {f}_all_f64(x); }}\n#endif\n")
+    return "".join(out)
+
+
+def library_source() -> str:
+    """The C of hawk's math library (:func:`load`): every function with its vector clones; sin,
+    cos and tan as :func:`_medium_first` makes them."""
+    out = [C_SUPPORT, f"#if {_SPLIT}\n",
+           *(f"typedef double hk_vec_{isa} __attribute__((vector_size({8 * lanes})));\n"
+             for isa, lanes, _ in _CLONES),
+           f"#endif\nHK_FN int hk_medium(double x) {{ return (hk_bits(x) & 0x{(1 << 63) - 1:x}ull) < "
+           f"0x{int(np.float64(HUGE).view(np.uint64)):x}ull; }}\n"]
+    for name, arity in FUNCTIONS.items():
+        medium, skipped = _function(name, arity, f"hk_{name}_medium_f64", medium=True)
+        if skipped:
+            out += [medium, _function(name, arity, f"hk_{name}_all_f64")[0], _medium_first(name)]
+        else:
+            out.append(_function(name, arity, f"hk_{name}_f64")[0])
         out.append(_f32(name, arity))
     return "".join(out)
 
@@ -579,7 +646,7 @@ def load() -> ctypes.CDLL:
     kernels' libraries find its functions: compiled into every kernel instead, they cost each
     kernel that calls one about 0.4 s of compile time."""
     source = ("#include <stdint.h>\n#define HK_FN static inline\n#define HK_TABLE static const\n"
-              + _SIMD + "#define HK_MATH HK_SIMD __attribute__((noinline))\n" + c_functions())
+              + _SIMD + "#define HK_MATH HK_SIMD __attribute__((noinline))\n" + library_source())
     return ctypes.CDLL(str(compile_library(source, name="hawk_math")), mode=ctypes.RTLD_GLOBAL)
 
 

@@ -45,23 +45,25 @@ class _Shaped:
     fused: fusion.Fused
     phased: Phased
     irs: list[Any]
-    sources: dict[str, tuple[str, str]] = field(default_factory=dict)
+    sources: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)
     plan: Plan | None = None
 
     def source(self, dialect: str) -> str:
         return self.named(dialect)[0]
 
     def named(self, dialect: str) -> tuple[str, str]:
-        """The source in ``dialect`` and its symbol prefix: for C, :data:`PREFIX` and the digest
-        of the run's code, so that runs compiled into one library keep their symbols apart."""
-        if dialect not in self.sources:
+        """The source in ``dialect`` (and the emission rule) and its symbol prefix: for C,
+        :data:`PREFIX` and the digest of the run's code, so that runs compiled into one library
+        keep their symbols apart."""
+        at = (dialect, emit.INTERLEAVED_FROM)
+        if at not in self.sources:
             source = emit.source(self.fused.ir, self.phased, PREFIX, dialect)
             if dialect == "c":
                 prefix = f"{PREFIX}_{hashlib.sha256(source.encode()).hexdigest()[:16]}"
-                self.sources[dialect] = (emit.source(self.fused.ir, self.phased, prefix, dialect), prefix)
+                self.sources[at] = (emit.source(self.fused.ir, self.phased, prefix, dialect), prefix)
             else:
-                self.sources[dialect] = (source, PREFIX)
-        return self.sources[dialect]
+                self.sources[at] = (source, PREFIX)
+        return self.sources[at]
 
     def slots(self, args: Sequence[Any], n: int) -> list[Any]:
         """The argument slots of the phase functions, as ``Program.kernel`` takes them."""

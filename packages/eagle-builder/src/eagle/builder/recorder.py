@@ -690,7 +690,9 @@ class Recorder(extend.Recording):
         # enclosing construct) gets a copy of its own.
         taken = id(old) in self.own or any(c is old for c in claimed)
         argument, passed = self.is_argument(old), any(old is a for a in self.frames[-1][2])
-        if argument and not taken:
+        # Inside a device loop the construct starts again each turn, from the array the enclosing
+        # loop carries the name in by then: a copy here, not one refreshed only at launch.
+        if argument and not taken and not any(loop.device for loop in self.loops):
             target = self.own_copy(old, name)  # refreshed from the argument by every launch
         elif argument or passed or holders or taken:
             target = self.copy_in(old, name)  # a block's caller, or another name, keeps old as it was

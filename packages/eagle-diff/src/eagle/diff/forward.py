@@ -5,9 +5,12 @@ An :class:`Emitter` lays out steps as libeagle items and, beside them, a
 needs.  A value a step reads stays where it is when nothing writes that
 place again before the reverse pass reads it; otherwise it is copied aside
 just before the step (a *snapshot*): a Mutable's old value, an input a later
-node overwrites, a cell an arm rewrites.  A loop keeps each turn's carried
-state in a :class:`~eagle.diff._native.Tape`.  Snapshots and tapes are
-native items inside the one replay, so the run still costs one call.
+node overwrites, a cell an arm rewrites.  A place whose memory nothing in
+the run writes (an input the user may change before the reverse pass) is
+copied aside after the run instead (:attr:`Emitter.after`), so its copy cuts
+no fused run.  A loop keeps each turn's carried state in a
+:class:`~eagle.diff._native.Tape`.  Snapshots and tapes are native items
+inside the replay.
 
 The same emitter runs a loop body again in a reverse pass, on arrays of
 its own (``values``: place -> the array to use), so that nothing a user can
@@ -151,11 +154,16 @@ class Emitter:
     """
 
     def __init__(self, values: Mapping[Place, np.ndarray] | None = None,
-                 aliases: Mapping[Place, frozenset[Place]] | None = None) -> None:
+                 aliases: Mapping[Place, frozenset[Place]] | None = None,
+                 settled: frozenset[Place] = frozenset()) -> None:
         self.values = values
         self.aliases = aliases or {}  # place -> the places sharing its memory: a write to one is to all
         self.kept: list[np.ndarray] = []
         self.tapes: list[_native.Tape] = []
+        #: places whose memory nothing in the run writes: their snapshots are taken after the run
+        #: (the same value), in :attr:`after`, so no snapshot sits between two kernels of a fused run
+        self.settled = settled
+        self.after: list[Snap] = []
 
     def value(self, plane: Plane) -> np.ndarray:
         return plane.array if self.values is None else self.values[plane.place]
@@ -236,7 +244,7 @@ class Emitter:
             value = self.value(plane)
             snaps[plane.place] = np.empty(value.shape, value.dtype)
             self.kept.append(snaps[plane.place])
-            items.append(Snap(value, snaps[plane.place]))
+            (self.after if plane.place in self.settled else items).append(Snap(value, snaps[plane.place]))
         return snaps[plane.place]
 
     def run_leaf(self, leaf: Leaf) -> Run | Unbound:

@@ -27,7 +27,7 @@ from typing import Any
 
 from eagle.diff import _native
 from eagle.diff.ops import Context, KernelBack
-from eagle.diff.steps import Place, place
+from eagle.diff.steps import Leaf, Place, place
 from eagle.extend import Program
 from hawk import derive, fusion
 from hawk.ir import If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
@@ -49,12 +49,20 @@ def joins(op: Any, shared: Any) -> bool:
     """Whether ``op`` may join a fused run: a hawk kernel's reverse whose kernel is per-sample and
     fusible, none of whose planes shares memory with another place (``shared``: the pass's
     memory groups, whose adjoints are views of one buffer)."""
-    if not isinstance(op, KernelBack):
-        return False
-    ir = op.leaf.node.payload.plan.compiled.ir
+    return isinstance(op, KernelBack) and leaf_joins(op.leaf, shared)
+
+
+def leaf_joins(leaf: Leaf, shared: Any) -> bool:
+    """Whether a hawk kernel leaf's reverse may join a fused run (:func:`joins`)."""
+    ir = leaf.node.payload.plan.compiled.ir
     nested = [s for top in ir.body if isinstance(top, If) for s in walk([top]) if isinstance(s, Load)]
     return (ir.per_sample and fusion.fusible(ir) and not nested
-            and not any(p.place in shared for p in op.leaf.planes))
+            and not any(p.place in shared for p in leaf.planes))
+
+
+def statements(leaf: Leaf) -> int:
+    """The statements a kernel leaf adds to a fused run (its cap is :data:`MAX_STATEMENTS`)."""
+    return fusion.size(leaf.node.payload.plan.compiled.ir)
 
 
 def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
@@ -77,8 +85,8 @@ def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
     for op in ops:
         if joins(op, shared):
             n = op.leaf.node.payload.samples
-            statements = sum(fusion.size(r.leaf.node.payload.plan.compiled.ir) for r in [*run, op])
-            if run and (run[0].leaf.node.payload.samples != n or statements > MAX_STATEMENTS):
+            if run and (run[0].leaf.node.payload.samples != n
+                        or sum(statements(r.leaf) for r in [*run, op]) > MAX_STATEMENTS):
                 close()
             run.append(op)
             continue
@@ -155,6 +163,12 @@ class RunBack:
         op = self.members[m]
         arg = op.leaf.node.payload.args[k]
         return arg if self.forward.slots[j].role == "value" else op.values[place(arg)]
+
+    def reads(self) -> set[tuple[int, Place]]:
+        """(member, place) of every plane the vjp takes as its kernel read it (:meth:`value`)."""
+        return {(m, place(self.members[m].leaf.node.payload.args[k]))
+                for (m, k), s in zip(self.origins, self.forward.slots, strict=True)
+                if s.role in ("read", "readwrite")}
 
     def uses(self) -> set[Place]:
         grads = {self.targets[j] for j in derive.inputs(self.forward)}

@@ -1,8 +1,10 @@
 """The Record of a ``record=True`` graph: what its last run kept, and the names of its arrays.
 
 ``eagle.Graph.build`` hands a recorded graph's lowering to :func:`instrument`,
-which adds the keeping items (snapshots, loop tapes) and makes the Record;
-``g.record`` is that Record once the graph is built.
+which adds the keeping items (snapshots, loop tapes), has the build's fused
+runs store the temporaries the reverse reads (the others it recomputes:
+:mod:`eagle.diff.recompute`) and makes the Record; ``g.record`` is that
+Record once the graph is built.
 
 Names.  A builder graph maps each builder argument to the array bound to
 it, ``result`` to the arrays of the result tree, and each ``buffer=`` array
@@ -22,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eagle import extend
-from eagle.diff.forward import Emitter, Snap
+from eagle.diff.forward import Emitter, Run, Snap, sub_program
 from eagle.diff.memory import aliases
+from eagle.diff.recompute import Segment, unstored
 from eagle.diff.steps import (
     Leaf,
     ParamSlot,
@@ -54,6 +57,9 @@ class Forward:
     trace: list[Any]
     kept: list[np.ndarray]  # snapshots
     tapes: list[Tape]
+    #: the temporaries the forward did not store, each with the segment a pass recomputes it from
+    unstored: dict[Place, Segment]
+    after: Program | None  # the snapshots taken after the run (Emitter.after)
 
 
 def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
@@ -69,17 +75,23 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
     # the reverse pass.
     external = reads_of(present) - writes_of(present)
     shared = aliases({p.place: p.array for _, p in steps_planes(present)})
-    emitter = Emitter(aliases=shared)
+    emitter = Emitter(aliases=shared, settled=frozenset(p for p in external if p not in shared))
     groups, trace = emitter.steps(steps, external, {})
     out = []
     for step, lowering, items in zip(steps, lowerings, groups, strict=True):
-        if step is None or not items:
-            out.append(lowering)
+        if step is None or not items or (len(items) == 1 and isinstance(items[0], Run)
+                                         and items[0].what is lowering):
+            out.append(lowering)  # nothing kept beside it: it may join a fused run
             continue
         native = (isinstance(step, Leaf) and isinstance(lowering, HostItems) and lowering.native
                   and all(i.native for i in items if isinstance(i, Snap)))
         out.append(HostItems(lambda program, items=items: _emit(items, program), native=native))
-    return out, Record(graph, Forward(steps, trace, emitter.kept, emitter.tapes))
+    temporaries = seen.temporaries
+    missing = unstored(steps, groups, lowerings, trace, temporaries, shared)
+    if not extend.keep_stored([a for a in temporaries if place(a) not in missing]):
+        missing = {}  # an unfused build stores every plane
+    after = sub_program(emitter.after).finalize() if emitter.after else None
+    return out, Record(graph, Forward(steps, trace, emitter.kept, emitter.tapes, missing, after))
 
 
 def _emit(items: list[Any], program: Program) -> None:
@@ -120,6 +132,8 @@ class Record:
         """Replay the graph's program: a run that fails describes nothing (the core's replay hook)."""
         self._ran = False
         program.run(n)
+        if self._forward.after is not None:
+            self._forward.after.run()
         self._ran = True
 
     def _check(self) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle.diff import fused, memory
+from eagle.diff import fused, memory, recompute
 from eagle.diff.forward import Chose, Emitter, Kept, Looped, Snap, unbound
 from eagle.diff.loops import needed_again
 from eagle.diff.ops import (
@@ -191,6 +191,9 @@ class Pass:
         # one op per group from here: runs of kernel reverses fused, each as one op
         ops = [op for group in groups for op in group]
         groups = [[op] for op in (fused.runs(ops, self.groups.of, set(self.seeds)) if fuse else ops)]
+        again = recompute.plan([op for group in groups for op in group], forward.unstored)
+        if again is not None:  # what the fused forward kept in registers, run again first
+            groups.insert(0, [again])
         self.ctx = Context()
         self._allocate(groups, specs)
         program = Program().stage()

@@ -18,7 +18,7 @@ the data edge it waits for is drawn.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +64,7 @@ class Frame:
     #: What the frame says: ``"skip if guard"``, ``"repeat ≤ N"``.
     label: str
     #: ``"skip"`` or ``"repeat"`` (the builder adds ``"if"``, ``"switch"``, ``"loop"``; a
-    #: plugin kind its own word).
+    #: plugin kind its own word), or ``"fused"``: a fused run of the build (``Graph.fused_runs``).
     kind: str
     body: Block
 
@@ -136,7 +136,8 @@ def describe(graph: Any, api: str) -> GraphModel:
     schedule = graph._schedule
     stages = [StageInfo(s, schedule[s] if schedule else None, adapter.stage(stage, graph._nodes))
               for s, stage in enumerate(graph._stages)]
-    stages = _framed_runs(stages, [stage.branches for stage in graph._stages], graph._runs or [])
+    runs = [[adapter.index[id(node)] for node in run] for run in graph._runs or []]
+    stages = _framed_runs(stages, runs)
     return GraphModel(tuple(adapter.nodes), tuple(stages), tuple(graph.edges()), graph._backend,
                       sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes))
 
@@ -145,10 +146,11 @@ class _Adapter:
     def __init__(self, backend: str | None) -> None:
         self.backend = backend
         self.nodes: list[NodeInfo] = []
+        self.index: dict[int, int] = {}  # id of a node -> its index
 
     def info(self, node: Node, label: str, owner: int) -> int:
         """Number ``node`` (the next index) and describe it; its index."""
-        index = len(self.nodes)
+        index = self.index[id(node)] = len(self.nodes)
         self.nodes.append(_node_info(index, node.picture(), label, owner, self.backend))
         return index
 
@@ -182,29 +184,78 @@ class _Adapter:
         return _seq(items)
 
 
-def _framed_runs(stages: list[StageInfo], branches: list[list[list[int]]], runs: list[tuple[int, ...]]
-                 ) -> list[StageInfo]:
-    """The stages with each fused run of one-node stages drawn as one stage: a "fused" frame
-    around its boxes (a run that reaches into a fork is not framed; ``Graph.fused`` lists it)."""
-    alone = {b[0][0]: s for s, b in enumerate(branches) if len(b) == 1 and len(b[0]) == 1}
-    first: dict[int, tuple[int, int]] = {}  # stage of a run's first node -> (its last stage, run size)
-    for run in runs:
-        at = [alone.get(i) for i in run]
-        if None not in at and at == list(range(at[0], at[0] + len(run))):
-            first[at[0]] = (at[-1], len(run))
-    out: list[StageInfo] = []
-    s = 0
-    while s < len(stages):
-        if s in first and all(isinstance(stages[k].block, Box) for k in range(s, first[s][0] + 1)):
-            last, size = first[s]
-            boxes = tuple(stages[k].block for k in range(s, last + 1))
-            frame = Frame(f"fused {size}", "fused", Seq(boxes))
-            out.append(StageInfo(stages[s].index, stages[s].schedule, frame))
-            s = last + 1
-            continue
-        out.append(stages[s])
-        s += 1
-    return out
+class _Framer:
+    """Frames each fused run (``runs``: model node index -> its run) in the blocks: a ``fused N``
+    frame around the consecutive blocks wholly in one run, at any depth (a stage, a branch of a
+    fork, a construct's body).  A run a fork's branches cut is framed in parts, each
+    ``fused N, part k of m`` (``parts``: how many each run has, from a pass without it)."""
+
+    def __init__(self, runs: dict[int, int], sizes: list[int], parts: list[int] | None = None) -> None:
+        self.runs, self.sizes, self.parts = runs, sizes, parts
+        self.made = [0] * len(sizes)  # frames made per run
+
+    def whole(self, block: Block) -> int | None:
+        """The run every box of ``block`` is in; None when none is (a construct's frame is never
+        in a run: the construct is not a member, only its body's nodes may be)."""
+        if isinstance(block, Box):
+            return self.runs.get(block.node)
+        if isinstance(block, Frame):
+            return None
+        found = {self.whole(part) for part in (block.branches if isinstance(block, Fork) else block.items)}
+        return found.pop() if len(found) == 1 else None
+
+    def frame(self, run: int, blocks: list[Block]) -> Frame:
+        self.made[run] += 1
+        label = f"fused {self.sizes[run]}"
+        if self.parts is not None and self.parts[run] > 1:
+            label += f", part {self.made[run]} of {self.parts[run]}"
+        return Frame(label, "fused", blocks[0] if len(blocks) == 1 else Seq(tuple(blocks)))
+
+    def seq(self, items: Sequence[Block]) -> list[Block]:
+        """``items`` (in order) with each stretch wholly in one run framed, the rest looked into."""
+        out: list[Block] = []
+        k = 0
+        while k < len(items):
+            run = self.whole(items[k])
+            j = k + 1
+            while run is not None and j < len(items) and self.whole(items[j]) == run:
+                j += 1
+            out.append(self.inside(items[k]) if run is None else self.frame(run, list(items[k:j])))
+            k = j
+        return out
+
+    def inside(self, block: Block) -> Block:
+        if isinstance(block, Box):
+            return block
+        if isinstance(block, Frame):
+            return Frame(block.label, block.kind, self.seq([block.body])[0])
+        if isinstance(block, Fork):
+            return Fork(tuple(Seq(tuple(self.seq(branch.items))) for branch in block.branches))
+        return Seq(tuple(self.seq(block.items)))
+
+    def stages(self, stages: list[StageInfo]) -> list[StageInfo]:
+        """The stages, those wholly in one run drawn as one stage: the run's frame."""
+        out: list[StageInfo] = []
+        s = 0
+        while s < len(stages):
+            run = self.whole(stages[s].block)
+            t = s + 1
+            while run is not None and t < len(stages) and self.whole(stages[t].block) == run:
+                t += 1
+            block = self.inside(stages[s].block) if run is None else \
+                self.frame(run, [stage.block for stage in stages[s:t]])
+            out.append(StageInfo(stages[s].index, stages[s].schedule, block))
+            s = t
+        return out
+
+
+def _framed_runs(stages: list[StageInfo], runs: list[list[int]]) -> list[StageInfo]:
+    """The stages with every fused run (``runs``: model node indices) framed."""
+    of = {node: r for r, run in enumerate(runs) for node in run}
+    sizes = [len(run) for run in runs]
+    counting = _Framer(of, sizes)
+    counting.stages(stages)
+    return _Framer(of, sizes, counting.made).stages(stages)
 
 
 def _seq(items: list[Block]) -> Block:
