@@ -86,7 +86,18 @@ def frames(g: eagle.Graph) -> dict[str, list[str]]:
     return out
 
 
-def test_runs_inside_branches_and_a_loop_body_are_listed_and_framed():
+@pytest.fixture
+def two_threads():
+    """A team of two, whatever EAGLE_NUM_THREADS says: branch_tasks needs one (seed 001's rule)."""
+    from eagle import _core
+
+    before = _core.num_threads()
+    _core.set_num_threads(2)
+    yield
+    _core.set_num_threads(before)
+
+
+def test_runs_inside_branches_and_a_loop_body_are_listed_and_framed(two_threads):
     n = 8  # a fork this small runs its branches as tasks: a run in each branch
     g = forked(np.ones(n), np.ones(n), np.ones(n), np.ones(1, np.uint32))
     assert g.schedule[1] == "branch_tasks"
