@@ -33,6 +33,21 @@ def test_arrays_round_trip(gpu):
     np.testing.assert_array_equal(gpu.get(gpu.zeros((2, 2), np.int32)), np.zeros((2, 2), np.int32))
 
 
+def test_a_device_array_reshapes_to_a_view_of_its_memory(cuda_driver):
+    from eagle._cuda import DeviceArray
+
+    d = DeviceArray.from_host(np.arange(12, dtype=np.float32))
+    r = d.reshape(3, -1)
+    assert r.shape == (3, 4) and r.base is d and d.reshape((12,)).shape == (12,)
+    assert r.__cuda_array_interface__["data"] == d.__cuda_array_interface__["data"]
+    np.testing.assert_array_equal(r.get(), np.arange(12, dtype=np.float32).reshape(3, 4))
+    r.set(np.ones((3, 4)))
+    np.testing.assert_array_equal(d.get(), np.ones(12))  # one memory
+    for bad in ((5, -1), (2, 2), (-1, -1)):
+        with pytest.raises(ValueError, match=r"DeviceArray.reshape: 12 elements cannot take the shape"):
+            d.reshape(*bad)
+
+
 def test_eagle_compiled_cuda_runs(gpu):
     """CUDA C compiled the way eagle compiles its kernels, loaded and run with the installed libeagle."""
     from eagle import _core, _nvrtc

@@ -155,6 +155,21 @@ class DeviceArray:
         out.base = self
         return out
 
+    def reshape(self, *shape: int) -> DeviceArray:
+        """The same memory in another shape, in C order, as NumPy's ``reshape`` of a contiguous
+        array (one extent may be ``-1``): a flat plane of cells read as a 2-D Table, say."""
+        if len(shape) == 1 and isinstance(shape[0], tuple):
+            shape = shape[0]
+        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        if shape.count(-1) == 1 and known and self.size % known == 0:
+            shape = tuple(self.size // known if s == -1 else s for s in shape)
+        if shape.count(-1) or int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise ValueError(f"eagle.DeviceArray.reshape: {self.size} elements cannot take the shape "
+                             f"{shape}; give extents whose product is {self.size} (one may be -1)")
+        out = self.view()
+        out.shape = tuple(int(s) for s in shape)
+        return out
+
     @classmethod
     def from_host(cls, array: Any, device: int = 0) -> DeviceArray:
         """A device copy of ``array``."""
