@@ -143,6 +143,10 @@ class BoundPlan:
     [('x', 'readwrite')]
     """
 
+    #: its host items are native kernel calls only (no Python step), so they may run in a
+    #: ``branch_tasks`` stage
+    native = True
+
     def __init__(self, plan: Plan, args: list[Any]) -> None:
         self.plan = plan
         self._planes: _Split | None = None
@@ -298,7 +302,7 @@ register_node_kind(
     "plan",
     reads=lambda b: b.reads(),
     writes=lambda b: b.writes(),
-    lower_cpu=lambda b: HostItems(b.emit, native=True, fuse=b.fusible("cpu")),
+    lower_cpu=lambda b: HostItems(b.emit, native=b.native, fuse=b.fusible("cpu")),
     lower_gpu=lambda b: b.gpu_items(),
     reference=lambda b, interpreter: b.reference(interpreter),
     refuse=_refuse_node,

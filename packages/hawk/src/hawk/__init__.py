@@ -23,7 +23,8 @@ from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
 from hawk.kernel import Kernel, KernelBound, KernelPlan
 from hawk.recording import recording
 from hawk.reductions import all, any, max, min, sum
-from hawk.types import Float32, Float64, Int32, Mutable, Param, Scalar, UInt32
+from hawk.tables import sample, sample2
+from hawk.types import Float32, Float64, Int32, Mutable, Param, Scalar, Table, UInt32
 
 __version__ = "0.1.0"
 
@@ -58,6 +59,7 @@ __all__ = [
     "Mutable",
     "Param",
     "Scalar",
+    "Table",
     "UInt32",
     "all",
     "any",
@@ -66,5 +68,7 @@ __all__ = [
     "max",
     "min",
     "recording",
+    "sample",
+    "sample2",
     "sum",
 ]

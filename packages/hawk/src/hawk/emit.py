@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 
-from hawk import libm
-from hawk.ir import Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
+from hawk import libm, tables
+from hawk.ir import Const, Gather, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
 from hawk.phases import Phased
 from hawk.types import is_float, strong
 
@@ -128,7 +128,7 @@ def prelude(dialect: str) -> str:
     # nothing, so CUDA C holds them
     math = libm.c_declarations() if dialect == "c" else libm.c_functions()
     return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
-        "".join(_float_helpers(t) for t in ("f32", "f64")) + math
+        "".join(_float_helpers(t) for t in ("f32", "f64")) + tables.c_helpers() + math
 
 
 def literal(c: Const) -> str:
@@ -157,6 +157,7 @@ class Emitter:
         self.names: dict[int, str] = {}
         self.sample = "i"  # the sample the statements being printed work on
         self.stream = ""  # the suffix of their per-sample vars (one stream of an interleaved loop)
+        self.bound_sites = 1  # the checked Table reads of the kernel (tables.c_gather's keys)
 
     # ----------------------------------------------------------- operands
     def var(self, v: Var) -> str:
@@ -183,6 +184,8 @@ class Emitter:
         op = s.op
         if op == "copy":
             return a[0]
+        if op == "sample":
+            return f"(int64_t)({self.sample})"
         if op == "cast":
             return self.cast(a[0], t, out)
         if op == "select":
@@ -249,6 +252,8 @@ class Emitter:
             out.append(f"{pad}{self.var(s.dst)} = {self.expr(s)};")
         elif isinstance(s, Store):
             out.append(f"{pad}{self.at(s.slot, s.comp)} = {self.operand(s.value)};")
+        elif isinstance(s, Gather):
+            out.append(pad + tables.c_gather(self, s))
         else:
             out.append(f"{pad}if ({self.var(s.cond)}) {{")
             for inner in s.then:
@@ -292,8 +297,10 @@ class Emitter:
         after = [s for s in body if isinstance(s, Store) and self.slots[s.slot].cell]
         hoisted = [s for s in body if _is_uniform(s)]
         loop = [s for s in body if not _is_uniform(s) and s not in after]
-        variables = {id(s.dst): s.dst for s in walk(body) if isinstance(s, (Op, Load))}
+        variables = {id(s.dst): s.dst for s in walk(body) if isinstance(s, (Op, Load, Gather))}
         buffers, reductions = self.reduce_partials(body)
+        bad, report = tables.c_bounds(self, body)
+        buffers, reductions = buffers + bad, report + reductions
         lines = [self.header(name)]
         lines += self.arguments()
         lines += buffers
@@ -429,8 +436,11 @@ def source(ir: KernelIR, phased: Phased, prefix: str, dialect: str) -> str:
     """The whole translation unit: the prelude, then phase functions ``{prefix}_p0`` …
     (and for C with one phase, the direct entry ``{prefix}_call``)."""
     emitter_type = Emitter if dialect == "c" else CudaEmitter
-    functions = [emitter_type(phased.slots).function(f"{prefix}_p{j}", body)
-                 for j, body in enumerate(phased.phases)]
+    functions = []
+    for j, body in enumerate(phased.phases):
+        emitter = emitter_type(phased.slots)
+        emitter.bound_sites = max(tables.sites(ir), 1)
+        functions.append(emitter.function(f"{prefix}_p{j}", body))
     if dialect == "c" and len(phased.phases) == 1:
         functions.append(direct_entry(phased.slots, prefix))
     return prelude(dialect) + f"\n/* hawk kernel {ir.name} */\n" + "\n\n".join(functions) + "\n"

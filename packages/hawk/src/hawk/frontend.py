@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from hawk import intrinsics
+from hawk import intrinsics, tables
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
@@ -82,12 +82,13 @@ class Source:
 
 
 #: One parameter of one call: dtype, components (0: not known yet, any index
-#: goes) and whether it is one cell.
+#: goes), whether it is one cell, and a Table's shape (``()``: not known yet).
 @dataclass(frozen=True)
 class ArgSpec:
     dtype: str
     components: int = 1
     cell: bool = False
+    table: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None) -> Sou
         kind = _annotation(source, hints.get(arg.arg), arg, f"of parameter {arg.arg!r}", scope)
         if not isinstance(kind, Kind):
             raise source.refuse(arg, f"parameter {arg.arg!r} needs a hawk annotation: Scalar, Float32, "
-                                     "Float64, Int32, UInt32, Param or Mutable[...]")
+                                     "Float64, Int32, UInt32, Param, Mutable[...] or Table")
         params.append((arg.arg, kind))
     returns = NO_CONTRACT
     if "return" in hints:
@@ -159,6 +160,9 @@ def _contract(source: Source, value: object, node: ast.AST) -> object:
     if value is None or value is type(None):
         return None
     if isinstance(value, Kind):
+        if value.role == "table":
+            raise source.refuse(node, "a kernel returns per-sample values: annotate the return Scalar (a "
+                                      "Table is an array the kernel reads)")
         if value.role == "mutable":
             plain = Kind("in", value.dtype)
             raise source.refuse(node, f"a kernel returns new values: annotate the return {plain!r}, not "
@@ -183,6 +187,7 @@ def default_signature(params: tuple[tuple[str, Kind], ...]) -> tuple[ArgSpec, ..
     """The signature decoration checks with: float64 planes of any number of components,
     float Params."""
     return tuple(ArgSpec("wf" if k.dtype is None else k.dtype) if k.role == "param"
+                 else ArgSpec(k.dtype or "f64", table=()) if k.role == "table"
                  else ArgSpec(k.dtype or "f64", components=0) for _, k in params)
 
 
@@ -212,9 +217,10 @@ class _Lowerer:
         self.slots: list[Slot] = []
         self.param_slot: dict[str, int] = {}
         for (name, kind), spec in zip(source.params, signature, strict=True):
-            role = {"in": "read", "param": "value", "mutable": "readwrite"}[kind.role]
+            role = {"in": "read", "param": "value", "mutable": "readwrite", "table": "read"}[kind.role]
             self.param_slot[name] = len(self.slots)
-            self.slots.append(Slot(name, role, spec.dtype, spec.components, spec.cell))
+            self.slots.append(Slot(name, role, spec.dtype, spec.components, spec.cell, table=spec.table))
+        self.sites = 0  # checked Table reads so far (tables.gather numbers them)
         self.body: list[Stmt] = []
         self.env: dict[str, Operand | _Unbound] = {}
         self.mutated: dict[str, tuple[int, int, ast.AST]] = {}  # binding -> (slot, comp, first assignment)
@@ -248,6 +254,8 @@ class _Lowerer:
     # -------------------------------------------------------- statements
     def statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Assign):
+            if tables.unpack_sample2(self, node):
+                return
             value = self.expr(node.value)
             for target in node.targets:
                 self.assign(target, value, node.value)
@@ -444,6 +452,8 @@ class _Lowerer:
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Name) and tables.is_table(self, node.value.id):
+                return tables.gather(self, node)
             name, comp = self.subscript(node)
             return self.read(f"{name}[{comp}]", name, comp, node)
         if isinstance(node, ast.BinOp):
@@ -494,6 +504,9 @@ class _Lowerer:
         slot = self.param_slot.get(name)
         if slot is None:
             return self.folded(self.resolve(node), node)
+        if self.slots[slot].table is not None:
+            raise self.src.refuse(node, f"{name!r} is a Table (an array all samples share): read a cell "
+                                        f"of it at an index, {name}[i]")
         if self.slots[slot].components > 1 and key == name:
             k = self.slots[slot].components
             raise self.src.refuse(node, f"{name!r} has {k} components per sample; read {name}[0] … "
@@ -510,6 +523,9 @@ class _Lowerer:
         if not isinstance(node.value, ast.Name) or node.value.id not in self.param_slot:
             raise self.src.refuse(node, "indexing is only for the components of a parameter: x[0], x[1] …")
         name = node.value.id
+        if tables.is_table(self, name):
+            raise self.src.refuse(node, f"{name!r} is a Table, which a kernel only reads; write a "
+                                        "per-sample result (return it, or assign a Mutable)")
         index = node.slice
         if not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
             raise self.src.refuse(node, f"{name}[...] takes a written-out integer component index")
@@ -588,12 +604,17 @@ class _Lowerer:
             raise self.src.refuse(node, f"{what}(...) cannot be called in a kernel; a kernel calls "
                                         f"{intrinsics.ALLOWED_CALLS} (positional arguments only)")
         op, arity = found
+        if op == "sample2":
+            raise self.src.refuse(node, "hawk.sample2 gives two values: write `i, j = hawk.sample2(width)` "
+                                        "on a line of its own")
         if len(node.args) != arity:
             raise self.src.refuse(node, f"{ast.unparse(node.func)} takes {arity} argument"
                                         f"{'s' * (arity != 1)}, got {len(node.args)}")
         args = [self.expr(a) for a in node.args]
         if op in _CASTS:
             return self.cast(args[0], _CASTS[op], force=True)
+        if op == "sample":
+            return tables.sample_index(self)
         if op in REDUCTIONS:
             return self.reduction(op, args[0], node)
         if op == "where":

@@ -4,7 +4,8 @@ A kernel is a list of argument slots (:class:`Slot`) and a body of
 statements.  Every value is a :class:`Var` (a typed local) or a
 :class:`Const`.  A var is *uniform* when it is the same for every sample
 (a ``Param``, a cross-sample reduction, arithmetic on those) and *varying*
-otherwise.  ``If`` keeps control flow structured, so a derivative can walk
+otherwise.  A ``Gather`` reads a Table (an array every sample sees whole) at
+computed indices.  ``If`` keeps control flow structured, so a derivative can walk
 it backwards and run only the arm that ran.  Results leave through
 ``Store`` statements at the end of the body.
 
@@ -42,7 +43,8 @@ REDUCTIONS = ("sum", "max", "min", "any", "all")
 @dataclass
 class Op:
     """``dst = op(*args)``: arithmetic, a math function, ``cast``, ``copy``,
-    ``select`` (cond, a, b) or a reduction (``sum`` ... ``all``)."""
+    ``select`` (cond, a, b), ``sample`` (no args: the sample's own index, int64) or a
+    reduction (``sum`` ... ``all``)."""
 
     dst: Var
     op: str
@@ -68,13 +70,30 @@ class Store:
 
 
 @dataclass
+class Gather:
+    """``dst = slot[index[0], index[1], ...]`` of a Table slot, at computed integer indices.
+
+    ``mode`` says what an index outside the table does: "check" records an error the launch
+    raises after it runs (the read itself takes cell 0, never memory outside the table),
+    "clamp" takes the nearest edge, "wrap" goes around (Python's ``%``).  ``site`` numbers the
+    checked reads of a kernel (the error names the read), ``line`` is the read's source line."""
+
+    dst: Var
+    slot: int
+    index: tuple[Operand, ...]
+    mode: str = "check"
+    site: int = 0
+    line: int = 0
+
+
+@dataclass
 class If:
     cond: Var
     then: list[Stmt] = field(default_factory=list)
     orelse: list[Stmt] = field(default_factory=list)
 
 
-Stmt = Op | Load | Store | If
+Stmt = Op | Load | Store | Gather | If
 
 
 @dataclass(frozen=True)
@@ -94,6 +113,8 @@ class Slot:
     components: int = 1
     cell: bool = False
     reduction: str | None = None
+    #: a Table: the shape of the array every sample reads at computed indices (None: a plane)
+    table: tuple[int, ...] | None = None
 
     @property
     def uniform(self) -> bool:
@@ -116,8 +137,9 @@ class KernelIR:
 
     @property
     def per_sample(self) -> bool:
-        """Reads and writes only its own sample and reduces nothing."""
-        return not self.reductions and not any(s.cell and s.role != "read" for s in self.slots)
+        """Reads and writes only its own sample and reduces nothing (a Table is read whole)."""
+        return not self.reductions and not any((s.cell and s.role != "read") or s.table is not None
+                                               for s in self.slots)
 
 
 def walk(body: list[Stmt]) -> Iterator[Stmt]:
@@ -133,7 +155,7 @@ def defined(body: list[Stmt]) -> list[Var]:
     """The vars a body assigns, each once, in first-assignment order."""
     seen: dict[int, Var] = {}
     for stmt in walk(body):
-        if isinstance(stmt, (Op, Load)):
+        if isinstance(stmt, (Op, Load, Gather)):
             seen.setdefault(id(stmt.dst), stmt.dst)
     return list(seen.values())
 
@@ -158,6 +180,9 @@ def render(ir: KernelIR) -> str:
                 lines.append(f"{pad}{name(s.dst)}: {s.dst.dtype} = {ir.slots[s.slot].name}[{s.comp}]")
             elif isinstance(s, Store):
                 lines.append(f"{pad}{ir.slots[s.slot].name}[{s.comp}] = {name(s.value)}")
+            elif isinstance(s, Gather):
+                at = ", ".join(map(name, s.index))
+                lines.append(f"{pad}{name(s.dst)}: {s.dst.dtype} = {ir.slots[s.slot].name}[{at}] ({s.mode})")
             else:
                 lines.append(f"{pad}if {name(s.cond)}:")
                 emit(s.then, depth + 1)

@@ -21,7 +21,7 @@ from eagle.extend import GpuItems, ffi
 from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
-from hawk import cuda, derive, emit, frontend, fusion, libm, recording, runs
+from hawk import cuda, derive, emit, frontend, fusion, libm, recording, runs, tables
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Slot
 from hawk.phases import Phased, split
@@ -223,7 +223,7 @@ class Kernel:
                 return out
         bound = self.plan(*args, eager=True, **kwargs)
         bound.run()
-        if key is not None and bound.direct:
+        if key is not None and bound.direct and bound._bounds() is None:
             self._fast = self._direct[key] = _direct_call(bound)
         return bound.result()
 
@@ -266,13 +266,16 @@ class Kernel:
         values = [_argument(name, kind, arg, api, eager) for (name, kind), arg in zip(self.params, args,
                                                                                        strict=True)]
         lengths = {name: a.shape[-1] for (name, kind), a in zip(self.params, values, strict=True)
-                   if kind.role != "param"}
+                   if kind.role not in ("param", "table")}
         # NumPy's broadcasting: a plane of one value goes with any length, 0 included (a rank's empty shard).
         n = max((length for length in lengths.values() if length != 1), default=1)
         specs = []
         for (name, kind), value in zip(self.params, values, strict=True):
             if kind.role == "param":
                 specs.append(ArgSpec(_value_dtype(name, kind, value, api)))
+                continue
+            if kind.role == "table":
+                specs.append(ArgSpec(of_numpy(value.dtype), table=tuple(int(d) for d in value.shape)))
                 continue
             cell = value.ndim == 1 and value.shape[0] == 1 and n != 1
             if not cell and value.shape[-1] != n:
@@ -325,6 +328,23 @@ def from_ir(ir: KernelIR, derivative: str | None = None) -> Kernel:
     return Kernel(ir.name, params, lower, derivative=derivative)
 
 
+def _apart_from_tables(ir: KernelIR, arrays: Sequence[Any], api: str) -> None:
+    """Refuse a launch that writes memory it also reads as a Table: every sample reads the whole
+    Table, so a sample's write would change what the others read (NumPy's bounds test: when in
+    doubt, they overlap)."""
+    for k, slot in enumerate(ir.slots):
+        if slot.table is None:
+            continue
+        for j, other in enumerate(ir.slots):
+            a, b = arrays[j], arrays[k]
+            if other.role != "read" and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) \
+                    and np.may_share_memory(a, b):
+                raise ValueError(f"{api}: writes plane {other.name!r}, which it also reads whole as Table "
+                                 f"{slot.name!r}: a sample's write would change what the other samples read; "
+                                 "write a new array (a returned value, or another Mutable) and read "
+                                 f"{slot.name!r} from the one before")
+
+
 def _chosen(ir: KernelIR, names: frozenset[str] | None) -> set[int]:
     """The slots of ``ir`` named in ``names`` (every slot when None)."""
     return {k for k, s in enumerate(ir.slots) if names is None or s.name in names}
@@ -340,6 +360,8 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
                             f"got {type(arg).__name__}")
         return arg
     device = extend.on_device(arg)
+    if kind.role == "table":
+        return _table(name, kind, arg, api, eager, device)
     if device and eager:
         raise TypeError(f"{api}: parameter {name!r} is a device array; a call runs on NumPy "
                         "arrays (device arrays run inside a GPU graph)")
@@ -369,6 +391,31 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
         return arg
     if kind.role == "mutable" and not arg.flags.writeable:
         raise ValueError(f"{api}: parameter {name!r} is written in place but the array is read-only")
+    return arg
+
+
+def _table(name: str, kind: Kind, arg: Any, api: str, eager: bool, device: bool) -> Any:
+    """Check a Table argument: an array of any shape with a cell on every axis, of the dtype
+    the annotation says (a float one for ``Table``), contiguous."""
+    if device and eager:
+        raise TypeError(f"{api}: Table {name!r} is a device array; a call runs on NumPy arrays (device "
+                        "arrays run inside a GPU graph)")
+    if not (device or isinstance(arg, np.ndarray)):
+        raise TypeError(f"{api}: parameter {name!r} is a Table; pass a NumPy array, got {type(arg).__name__}")
+    if arg.ndim == 0 or 0 in arg.shape:
+        raise ValueError(f"{api}: Table {name!r} has shape {arg.shape}; a Table has at least one cell on "
+                         "each of at least one axis")
+    if kind.dtype is None and arg.dtype not in (np.float64, np.float32):
+        raise TypeError(f"{api}: Table {name!r} is a float Table (float32 or float64); got {arg.dtype}: "
+                        "pass x.astype(np.float64), or annotate it Table[Int32]")
+    if kind.dtype is not None and arg.dtype != NUMPY[kind.dtype]:
+        raise TypeError(f"{api}: Table {name!r} is {kind!r} ({np.dtype(NUMPY[kind.dtype])}); got "
+                        f"{arg.dtype}: pass an array of that dtype")
+    if not extend.contiguous(arg):
+        if not eager or device:
+            raise ValueError(f"{api}: Table {name!r} is not contiguous; pass a contiguous array "
+                             "(np.ascontiguousarray)")
+        arg = np.ascontiguousarray(arg)
     return arg
 
 
@@ -432,7 +479,11 @@ class KernelBound(BoundPlan):
              api: str) -> KernelBound:
         slots = compiled.phased.slots
         device = next((a for a in arrays if extend.on_device(a)), None)
+        if device is not None and tables.sites(compiled.ir):
+            raise TypeError(f"{api}: a checked Table read (a Table parameter) raises after the launch, which "
+                            "a GPU graph cannot; annotate the Table Table.clamp or Table.wrap for the GPU")
         outputs = _outputs(compiled.ir, n, buffer, api, device)
+        _apart_from_tables(compiled.ir, [*arrays, *outputs], api)
         scratch = runs.scratch(slots[len(arrays) + len(outputs):], n, device)
         held = kernel._plans.get(id(compiled))
         if held is None:
@@ -458,6 +509,20 @@ class KernelBound(BoundPlan):
         args = self.args
         runs.emit_phases(program, compiled.phased, compiled.functions, self.slots(), args, self.samples,
                          [(args[k], role) for k, role in compiled.plane_roles], self.plan.per_sample)
+        cell = self._bounds()
+        if cell is not None:  # checked Table reads: raise in the launch that read out of range
+            program.callback(lambda: tables.check(compiled.ir, cell, f"hawk.kernel {self.plan.name}"),
+                             touches=[cell])
+
+    @property
+    def native(self) -> bool:
+        """Only native calls: no bounds check (a Python step after the launch)."""
+        return self._bounds() is None
+
+    def _bounds(self) -> Any:
+        """The bounds cell of a launch with checked Table reads (None without)."""
+        slots = self.plan.compiled.phased.slots
+        return next((a for a, s in zip(self.args, slots, strict=False) if s.name == tables.BOUNDS), None)
 
     def fusible(self, target: str) -> extend.Fusible | None:
         """This launch as a member of a fused run (:mod:`hawk.runs`)."""
@@ -496,6 +561,7 @@ class KernelBound(BoundPlan):
         slots = self.plan.compiled.phased.slots
         self.plan.compiled.direct_fn()(self.samples, *(ffi.from_buffer(a) if s.role != "value" else a
                                                       for a, s in zip(self.args, slots, strict=False)))
+        tables.check(self.plan.compiled.ir, self._bounds(), f"hawk.kernel {self.plan.name}")
 
     def result(self) -> Any:
         """The output arrays in the shape of the kernel's return (None without one)."""

@@ -27,7 +27,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
+from hawk import tables
+from hawk.ir import REDUCTIONS, Const, Gather, If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,9 @@ class Phased:
         """The final phase stores nothing but cells, of values the same for every sample (a
         reduction's result, a flag): its sample loop has no effect (loads and ops only), so one
         call does it all."""
-        return all(isinstance(s, (Op, Load)) or (isinstance(s, Store) and self.slots[s.slot].cell
-                                                 and (isinstance(s.value, Const) or s.value.uniform))
+        return all(isinstance(s, (Op, Load)) or (isinstance(s, Gather) and s.mode != "check")
+                   or (isinstance(s, Store) and self.slots[s.slot].cell
+                       and (isinstance(s.value, Const) or s.value.uniform))
                    for s in self.phases[-1])
 
 
@@ -74,6 +76,8 @@ def split(ir: KernelIR, shared: bool = False) -> Phased:
         slots.append(Slot(f"_{stmt.op}{j}", "write", stmt.dst.dtype, cell=True))
         partials[id(stmt)], cells[id(stmt)] = len(slots) - 2, len(slots) - 1
         reductions.append(Reduction(stmt.op, len(slots) - 2, len(slots) - 1, depth[id(stmt.dst)] - 1))
+    if tables.sites(ir):  # checked Table reads: the cell of the first that went out of range
+        slots.append(Slot(tables.BOUNDS, "readwrite", "i64", cell=True))
     stores = [s for s in ir.body if isinstance(s, Store)]
     # a cell is stored by the final phase, which runs over an empty batch too
     final = [s for s in stores if levels == 0 or slots[s.slot].cell or depth.get(id(s.value), 0) >= levels]
@@ -82,7 +86,7 @@ def split(ir: KernelIR, shared: bool = False) -> Phased:
     # (it recomputes from memory, which must still hold what the kernel started from).
     while True:
         body = _needed(_at_level(ir.body, levels, depth, cells, partials), final)
-        read = {s.slot for s in walk(body) if isinstance(s, Load)}
+        read = {s.slot for s in walk(body) if isinstance(s, (Load, Gather))}
         late = [s for s in early if s.slot in read]
         if not late:
             break
@@ -114,6 +118,8 @@ def _depths(body: list[Stmt], shared: bool) -> dict[int, int]:
                 depth[id(s.dst)] = max(depth.get(id(s.dst), 0), d)
             elif isinstance(s, Load):
                 depth[id(s.dst)] = max(depth.get(id(s.dst), 0), floor)
+            elif isinstance(s, Gather):
+                depth[id(s.dst)] = max([depth.get(id(s.dst), 0), floor, *(of(i) for i in s.index)])
             elif isinstance(s, If):
                 inner = max(floor, of(s.cond))
                 visit(s.then, inner)
@@ -160,8 +166,9 @@ def _needed(body: list[Stmt], stores: list[Store]) -> list[Stmt]:
                     needed.add(id(s.cond))
                     out.append(If(s.cond, then, orelse))
             elif id(s.dst) in needed:
-                if isinstance(s, Op):
-                    needed.update(id(a) for a in s.args if isinstance(a, Var))
+                if isinstance(s, (Op, Gather)):
+                    operands = s.args if isinstance(s, Op) else s.index
+                    needed.update(id(a) for a in operands if isinstance(a, Var))
                 out.append(s)
         return out[::-1]
 

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from eagle.extend import ffi, lib
-from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Stmt, Store, Var
+from hawk import tables
+from hawk.ir import REDUCTIONS, Const, Gather, If, KernelIR, Load, Op, Operand, Stmt, Store, Var
 from hawk.semantics import OPS, cast_array
 from hawk.types import NUMPY, strong
 
@@ -78,6 +79,10 @@ class _Evaluator:
                 self.assign(stmt.dst, self.op(stmt), mask)
             elif isinstance(stmt, Store):
                 self.store(stmt, mask)
+            elif isinstance(stmt, Gather):
+                index = [self.value(i) for i in stmt.index]
+                read = tables.evaluate(self.ir, stmt, self.args[stmt.slot], index, self.n, mask)
+                self.assign(stmt.dst, read, mask)
             elif isinstance(stmt, If):
                 cond = self.value(stmt.cond)
                 if stmt.cond.uniform:
@@ -99,6 +104,8 @@ class _Evaluator:
         args = [self.value(a) for a in stmt.args]
         if stmt.op in REDUCTIONS:
             return reduce_samples(stmt.op, args[0])
+        if stmt.op == "sample":
+            return np.arange(self.n, dtype=np.int64)
         if stmt.op == "cast":
             return cast_array(args[0], stmt.args[0].dtype, stmt.dst.dtype)
         with np.errstate(all="ignore"):

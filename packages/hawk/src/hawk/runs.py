@@ -24,7 +24,7 @@ from eagle import extend
 from eagle.native import Library, compile_libraries
 from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
-from hawk import emit, fusion, libm
+from hawk import emit, fusion, libm, tables
 from hawk.ir import Slot
 from hawk.phases import Phased, split
 from hawk.types import NUMPY, strong
@@ -89,7 +89,8 @@ def scratch(slots: Sequence[Slot], n: int, device: Any) -> list[Any]:
     if not slots:  # most launches: worked out at each of a recording's calls
         return []
     blocks = -(-n // extend.BLOCK)
-    return [np.empty(1 if s.cell else max(blocks, 1), NUMPY[s.dtype]) if device is None else
+    return [np.full(1, tables.NONE) if s.name == tables.BOUNDS else
+            np.empty(1 if s.cell else max(blocks, 1), NUMPY[s.dtype]) if device is None else
             extend.empty_like_device(device, (1 if s.cell else n,), NUMPY[s.dtype]) for s in slots]
 
 

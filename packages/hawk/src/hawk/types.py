@@ -9,6 +9,10 @@ A kernel parameter is annotated with its role and type:
   and friends fix its dtype.
 - ``Mutable[T]``: a per-sample plane of ``T`` the kernel writes in place; a
   ``Mutable`` assigned a cross-sample value (``hawk.sum(...)``) is one cell.
+- ``Table``: an array of any shape shared by all samples, read at computed integer
+  indices (``t[i]``, ``t[i, j]``); a float one (``Table[Int32]`` fixes the dtype).  An
+  index out of range is an error the call raises (``Table``), or is clamped to the edge
+  (``Table.clamp``) or wrapped around (``Table.wrap``).
 
 A per-sample plane of shape ``(k, n)`` gives the kernel ``k`` values per
 sample, read and written as ``x[0]`` … ``x[k-1]``.
@@ -94,19 +98,40 @@ def promote(*dtypes: str) -> str:
 class Kind:
     """What an annotation says: the role and, where fixed, the dtype."""
 
-    role: str  # "in" (per-sample, read), "param" (by value), "mutable" (per-sample, in place)
+    role: str  # "in" (per-sample, read), "param" (by value), "mutable" (per-sample, in place), "table"
     dtype: str | None  # None: a float whose width follows the plane (Scalar) or the call (Param)
+    bounds: str = "check"  # a Table's out-of-range indices: "check", "clamp" or "wrap"
 
     def __getitem__(self, inner: Kind) -> Kind:
         if self.role == "mutable" and self.dtype is None and isinstance(inner, Kind) and inner.role == "in":
             return Kind("mutable", inner.dtype)
-        if self is Param and isinstance(inner, Kind) and inner.role == "in" and inner.dtype:
-            return Kind("param", inner.dtype)
+        if self.role in ("param", "table") and self.dtype is None and isinstance(inner, Kind) \
+                and inner.role == "in" and inner.dtype:
+            return Kind(self.role, inner.dtype, self.bounds)
         raise TypeError(f"hawk: {self!r}[{inner!r}] is not a hawk type; write Mutable[Scalar], "
-                        "Mutable[UInt32], Param[Int32] and the like")
+                        "Mutable[UInt32], Param[Int32], Table[Int32] and the like")
+
+    @property
+    def clamp(self) -> Kind:
+        """A Table whose out-of-range indices take the nearest edge (``Table.clamp``)."""
+        return self._bounded("clamp")
+
+    @property
+    def wrap(self) -> Kind:
+        """A Table whose out-of-range indices go around, as Python's ``%`` (``Table.wrap``)."""
+        return self._bounded("wrap")
+
+    def _bounded(self, bounds: str) -> Kind:
+        if self.role != "table" or self.bounds != "check":
+            raise TypeError(f"hawk: {self!r}.{bounds} is not a hawk type; write Table.{bounds} or "
+                            f"Table.{bounds}[Int32]")
+        return Kind("table", self.dtype, bounds)
 
     def __repr__(self) -> str:
         names = {(k.role, k.dtype): n for n, k in _NAMED.items()}
+        if self.role == "table":
+            mode = "" if self.bounds == "check" else f".{self.bounds}"
+            return f"Table{mode}" + ("" if self.dtype is None else f"[{names['in', self.dtype]}]")
         if (self.role, self.dtype) in names:
             return names[self.role, self.dtype]
         return f"{self.role.capitalize()}[{names['in', self.dtype]}]"
@@ -119,5 +144,6 @@ Int32 = Kind("in", "i32")
 UInt32 = Kind("in", "u32")
 Param = Kind("param", None)
 Mutable = Kind("mutable", None)
+Table = Kind("table", None)
 _NAMED = {"Scalar": Scalar, "Float64": Float64, "Float32": Float32, "Int32": Int32, "UInt32": UInt32,
           "Param": Param, "Mutable": Mutable}

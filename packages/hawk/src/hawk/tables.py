@@ -1,0 +1,245 @@
+"""Tables: arrays every sample reads whole, gathered at computed indices; the sample's index.
+
+A ``Table`` parameter is an array of any shape shared by all samples (weights,
+a lookup table, a neighbour's plane).  ``t[i]``, ``t[i, j]`` (one integer index
+per axis) read it at indices the kernel computes: a :class:`~hawk.ir.Gather`.
+What an index outside the table does is the annotation's:
+
+- ``Table``: checked.  The read takes cell 0 (never memory outside the table)
+  and the call raises ``IndexError`` after the launch, naming the kernel, the
+  table, the read's line and the first sample that read out of range (the
+  smallest, so the same on any thread count);
+- ``Table.clamp``: the index is clamped to ``0 … size - 1`` on its axis;
+- ``Table.wrap``: the index goes around, as Python's ``%`` (``-1`` is the last).
+
+``hawk.sample()`` is the sample's own index (int64), and ``i, j =
+hawk.sample2(width)`` the row and column of a grid of that width flattened into
+samples, row-major (``sample() // width``, ``sample() % width``).
+
+This module holds the front end's part (called from :mod:`hawk.frontend`), the
+reference evaluator's, the C/CUDA emitters' and the bounds error a launch raises.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import numpy as np
+
+from hawk import intrinsics
+from hawk.ir import Const, Gather, KernelIR, Op, Slot, Var, walk
+
+#: The scratch cell of a launch with checked reads: the smallest ``sample * sites + site`` that
+#: read out of range, INT64_MAX when none did.
+BOUNDS = "_bounds"
+NONE = np.iinfo(np.int64).max
+#: The integer types an index may have (uint64 could exceed int64: cast it first).
+_INDEX_TYPES = ("i32", "i64", "u32", "wi")
+
+
+def sample() -> int:
+    """The sample's own index (inside a kernel only).
+
+    >>> from hawk import Scalar, Table
+    >>> @hawk.kernel
+    ... def left(x: Scalar, t: Table.clamp) -> Scalar:
+    ...     return t[hawk.sample() - 1]             # the neighbour to the left, clamped at 0
+    >>> x = np.array([1.0, 2.0, 4.0])
+    >>> left(x, x)
+    array([1., 1., 2.])
+    """
+    raise TypeError("hawk.sample: only inside a hawk kernel (the index of the sample it computes)")
+
+
+def sample2(width: int) -> tuple[int, int]:
+    """``i, j = hawk.sample2(width)``: the row and column of the sample in a row-major grid of
+    ``width`` columns flattened into samples (inside a kernel only).
+
+    >>> from hawk import Int32, Table
+    >>> @hawk.kernel
+    ... def row(x: Int32, t: Table[Int32]) -> Int32:
+    ...     i, j = hawk.sample2(3)
+    ...     return t[i]
+    >>> row(np.zeros(6, np.int32), np.array([10, 20], np.int32))
+    array([10, 10, 10, 20, 20, 20], dtype=int32)
+    """
+    raise TypeError("hawk.sample2: only inside a hawk kernel, as `i, j = hawk.sample2(width)`")
+
+
+intrinsics.register(sample, "sample", 0)
+intrinsics.register(sample2, "sample2", 1)
+
+
+# ------------------------------------------------------------ front end
+
+
+def is_table(lowerer: Any, name: str) -> bool:
+    slot = lowerer.param_slot.get(name)
+    return slot is not None and lowerer.slots[slot].table is not None
+
+
+def gather(lowerer: Any, node: ast.Subscript) -> Var:
+    """``t[i, j]`` of a Table parameter: one integer index per axis."""
+    src, name = lowerer.src, node.value.id
+    slot_index = lowerer.param_slot[name]
+    slot = lowerer.slots[slot_index]
+    written = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if slot.table and len(written) != len(slot.table):
+        raise src.refuse(node, f"{name!r} is a Table of shape {slot.table} in this call: read it with "
+                               f"{len(slot.table)} ind{'ices' if len(slot.table) != 1 else 'ex'} "
+                               f"({name}[{', '.join('ijkl'[:len(slot.table)])}]), got {len(written)}")
+    index = []
+    for part in written:
+        if isinstance(part, ast.Slice):
+            raise src.refuse(part, f"{name}[...] reads one cell: slices are not in hawk; read each cell "
+                                   "at its index")
+        value = lowerer.expr(part)
+        if value.dtype not in _INDEX_TYPES:
+            raise src.refuse(part, f"the index {ast.unparse(part)!r} of Table {name!r} is {value.dtype}; an "
+                                   "index is an integer: write hawk.math.int32(...) (floor first to round "
+                                   "down a float)")
+        index.append(value if isinstance(value, Var) else Const(int(value.value), "i64"))
+    mode = lowerer.src.params[slot_index][1].bounds
+    site = lowerer.sites if mode == "check" else 0
+    lowerer.sites += mode == "check"
+    dst = Var(_stored(slot.dtype), False, name)
+    lowerer.body.append(Gather(dst, slot_index, tuple(index), mode, site,
+                               getattr(node, "lineno", 0) + src.line_offset))
+    return dst
+
+
+def sample_index(lowerer: Any) -> Var:
+    dst = Var("i64", False, "sample")
+    lowerer.body.append(Op(dst, "sample", ()))
+    return dst
+
+
+def unpack_sample2(lowerer: Any, node: ast.Assign) -> bool:
+    """``i, j = hawk.sample2(width)``: False when ``node`` is another assignment."""
+    target, value = node.targets[0], node.value
+    if not (len(node.targets) == 1 and isinstance(target, ast.Tuple) and isinstance(value, ast.Call)
+            and intrinsics.lookup(lowerer.resolve(value.func)) == ("sample2", 1)):
+        return False
+    src = lowerer.src
+    if len(target.elts) != 2 or len(value.args) != 1 or value.keywords:
+        raise src.refuse(node, "write `i, j = hawk.sample2(width)`: two names, one width")
+    width = lowerer.expr(value.args[0])
+    if width.dtype not in _INDEX_TYPES or not (isinstance(width, Const) or width.uniform):
+        raise src.refuse(value, "hawk.sample2(width) takes an integer width the same for every sample: a "
+                                "number or a Param[Int32]")
+    flat = sample_index(lowerer)
+    for name, op in zip(target.elts, ("floordiv", "mod"), strict=True):
+        lowerer.assign(name, lowerer.apply(op, [flat, lowerer.cast(width, "i64")], value), value)
+    return True
+
+
+def _stored(dtype: str) -> str:
+    return {"wf": "f64", "wi": "i64"}.get(dtype, dtype)
+
+
+# ------------------------------------------------------------ reference
+
+
+def flat_index(slot: Slot, index: list[np.ndarray], mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """The flat (C-order) cell of each sample's read and whether its index was in range (a read
+    out of range takes cell 0, as the compiled code does)."""
+    flat = np.zeros(np.broadcast(*index).shape if index else (), np.int64)
+    inside = np.ones(flat.shape, bool)
+    for k, (extent, i) in enumerate(zip(slot.table, index, strict=True)):
+        i = np.asarray(i).astype(np.int64)
+        if mode == "clamp":
+            i = np.clip(i, 0, extent - 1)
+        elif mode == "wrap":
+            i = np.remainder(i, extent)
+        else:
+            inside &= (i >= 0) & (i < extent)
+        stride = int(np.prod(slot.table[k + 1:], dtype=np.int64))
+        flat = flat + i * stride
+    return np.where(inside, flat, 0), inside
+
+
+def evaluate(ir: KernelIR, stmt: Gather, table: np.ndarray, index: list[Any], n: int,
+             mask: np.ndarray | None) -> np.ndarray:
+    """What ``stmt`` reads per sample; raises the launch's IndexError for a sample the mask keeps
+    that read out of range."""
+    slot = ir.slots[stmt.slot]
+    flat, inside = flat_index(slot, [np.broadcast_to(i, (n,)) for i in index], stmt.mode)
+    bad = ~inside if mask is None else ~inside & mask
+    if bad.any():
+        raise bounds_error(ir, int(np.argmax(bad)) * sites(ir) + stmt.site, f"hawk.kernel {ir.name}")
+    return np.asarray(table).reshape(-1)[flat]
+
+
+# ---------------------------------------------------------- C and CUDA
+
+
+def c_gather(emitter: Any, s: Gather) -> str:
+    """The C (and CUDA C) of one gather, as one statement."""
+    slot = emitter.slots[s.slot]
+    terms = []
+    for k, (extent, i) in enumerate(zip(slot.table, s.index, strict=True)):
+        value = f"(int64_t){emitter.operand(i)}"
+        if s.mode != "check":
+            value = f"hk_{s.mode}_index({value}, {extent}LL)"
+        stride = int(np.prod(slot.table[k + 1:], dtype=np.int64))
+        terms.append((value, extent, stride))
+    flat = " + ".join(f"{v} * {stride}LL" if stride != 1 else v for v, _, stride in terms)
+    read = f"{emitter.var(s.dst)} = s{s.slot}[{flat}];"
+    if s.mode != "check":
+        return read
+    key = f"({emitter.sample}) * {emitter.bound_sites}LL + {s.site}LL"
+    checks = " && ".join(f"(uint64_t)({v}) < {extent}ULL" for v, extent, _ in terms)
+    return (f"{{ const uint8_t hk_in = {checks}; "
+            f"hk_bad = (hk_in || hk_bad < {key}) ? hk_bad : {key}; "
+            f"{emitter.var(s.dst)} = s{s.slot}[hk_in ? {flat} : 0]; }}")
+
+
+def c_helpers() -> str:
+    """The index functions of clamped and wrapped reads, and the bounds cell's atomic minimum."""
+    return """
+HK_FN int64_t hk_clamp_index(int64_t k, int64_t d) { return k < 0 ? 0 : k >= d ? d - 1 : k; }
+HK_FN int64_t hk_wrap_index(int64_t k, int64_t d) { int64_t r = k % d; return r < 0 ? r + d : r; }
+"""
+
+
+def c_bounds(emitter: Any, body: list[Any]) -> tuple[list[str], list[str]]:
+    """The per-call smallest bad key of a function with checked reads, and its atomic minimum into
+    the bounds cell after the sample loop (a minimum: the same on any thread count)."""
+    if not any(isinstance(s, Gather) and s.mode == "check" for s in walk(body)):
+        return [], []
+    cell = next(k for k, s in enumerate(emitter.slots) if s.name == BOUNDS)
+    head = ["    int64_t hk_bad = INT64_MAX;"]
+    if emitter.dialect == "c":
+        tail = [f"    if (hk_bad != INT64_MAX) {{ int64_t seen = __atomic_load_n(s{cell}, __ATOMIC_RELAXED);",
+                f"        while (hk_bad < seen && !__atomic_compare_exchange_n(s{cell}, &seen, hk_bad, 0, "
+                "__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}", "    }"]
+    else:
+        tail = [f"    if (hk_bad != INT64_MAX) atomicMin((unsigned long long *)s{cell}, "
+                "(unsigned long long)hk_bad);"]
+    return head, tail
+
+
+def sites(ir: KernelIR) -> int:
+    """The checked reads of ``ir`` (what a bounds key counts in)."""
+    return 1 + max((s.site for s in walk(ir.body) if isinstance(s, Gather) and s.mode == "check"), default=-1)
+
+
+def bounds_error(ir: KernelIR, key: int, api: str) -> IndexError:
+    """The error of a launch whose first out-of-range read has ``key`` (sample * sites + site)."""
+    count = sites(ir)
+    sample_number, site = divmod(key, count)
+    read = next(s for s in walk(ir.body) if isinstance(s, Gather) and s.mode == "check" and s.site == site)
+    slot = ir.slots[read.slot]
+    return IndexError(f"{api}: sample {sample_number} read Table {slot.name!r} (shape {slot.table}) out of "
+                      f"range at line {read.line}; compute an index inside 0 … size - 1 on each axis, or "
+                      f"annotate it Table.clamp (the nearest edge) or Table.wrap (around)")
+
+
+def check(ir: KernelIR, cell: np.ndarray | None, api: str) -> None:
+    """Raise the bounds error a launch recorded in its cell, and clear the cell for the next."""
+    if cell is None or int(cell[0]) == NONE:
+        return
+    key = int(cell[0])
+    cell[0] = NONE
+    raise bounds_error(ir, key, api)
