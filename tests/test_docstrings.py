@@ -33,6 +33,7 @@ PUBLIC: dict[str, list[str] | None] = {
     "eagle.diff": None,
     "hawk": None,
     "hawk.math": None,
+    "hawk.random": None,
 }
 
 

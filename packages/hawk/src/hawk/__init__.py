@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from hawk import math
+from hawk import math, random
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
 from hawk.kernel import Kernel, KernelBound, KernelPlan
 from hawk.recording import recording
@@ -67,6 +67,7 @@ __all__ = [
     "math",
     "max",
     "min",
+    "random",
     "recording",
     "sample",
     "sample2",

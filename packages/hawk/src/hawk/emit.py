@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from hawk import libm, tables
+from hawk import libm, philox, tables
 from hawk.ir import Const, Gather, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
 from hawk.phases import Phased
 from hawk.types import is_float, strong
@@ -126,7 +126,8 @@ def prelude(dialect: str) -> str:
                 "#define HK_TABLE static __device__ const\n")
     # C calls the math functions compiled once into hawk's math library (libm.load); NVRTC links
     # nothing, so CUDA C holds them
-    math = libm.c_declarations() if dialect == "c" else libm.c_functions()
+    math = (libm.c_declarations() + philox.c_declarations() if dialect == "c"
+            else libm.c_functions() + philox.c_functions())
     return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
         "".join(_float_helpers(t) for t in ("f32", "f64")) + tables.c_helpers() + math
 
@@ -186,6 +187,8 @@ class Emitter:
             return a[0]
         if op == "sample":
             return f"(int64_t)({self.sample})"
+        if op in philox.DRAWS:
+            return philox.call(op, a)
         if op == "cast":
             return self.cast(a[0], t, out)
         if op == "select":

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from hawk import intrinsics, tables
+from hawk import draws, intrinsics, tables
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
@@ -611,6 +611,8 @@ class _Lowerer:
             raise self.src.refuse(node, f"{ast.unparse(node.func)} takes {arity} argument"
                                         f"{'s' * (arity != 1)}, got {len(node.args)}")
         args = [self.expr(a) for a in node.args]
+        if op in draws.SPELLED:
+            return draws.draw(self, op, args, node)
         if op in _CASTS:
             return self.cast(args[0], _CASTS[op], force=True)
         if op == "sample":

@@ -30,4 +30,5 @@ register(builtins.abs, "abs", 1)
 #: What the refusal of an unknown call lists.
 ALLOWED_CALLS = ("hawk.math.sin, cos, tan, exp, log, sqrt, abs, floor, ceil, pow, minimum, maximum, "
                  "where, float32, float64, int32, uint32; hawk.sum, max, min, any, all; abs; "
-                 "hawk.sample(), hawk.sample2(width)")
+                 "hawk.sample(), hawk.sample2(width); hawk.random(...), hawk.random.uniform, uniform32, "
+                 "normal, bits")

@@ -79,6 +79,10 @@ class Numpy:
         return np.where(mask, a, b)
 
     @staticmethod
+    def sqrt(x: Any) -> Any:
+        return np.sqrt(x)
+
+    @staticmethod
     def table(index: Any) -> Any:
         return _TABLE[np.asarray(index).astype(np.intp)]
 
@@ -361,9 +365,14 @@ def sin(B: Any, x: Any) -> Any:
 
 def cos(B: Any, x: Any) -> Any:
     y0, y1, n, _ = reduce(B, x)
+    return finish(B, x, cos_reduced(B, y0, y1, n))
+
+
+def cos_reduced(B: Any, y0: Any, y1: Any, n: Any) -> Any:
+    """cos of a reduced argument: y0 + y1 + n pi/2."""
     s, c = sin_dd(B, y0, y1)[0], cos_dd(B, y0, y1)[0]
     y = B.select((n & B.u(1)) == B.u(1), s, c)
-    return finish(B, x, flip(B, ((n + B.u(1)) & B.u(2)) == B.u(2), y))
+    return flip(B, ((n + B.u(1)) & B.u(2)) == B.u(2), y)
 
 
 def tan(B: Any, x: Any) -> Any:
@@ -529,6 +538,9 @@ class _Tracer:
                                           f"(hk_bits({b.text}) & ~{mask.text})"))
         return self.new(a.kind, f"({a.text} & {mask.text}) | ({b.text} & ~{mask.text})")
 
+    def sqrt(self, x: _Value) -> _Value:  # correctly rounded in C, CUDA and NumPy alike
+        return self.new("f", f"HK_SQRT({x.text})")
+
     def table(self, index: _Value) -> _Value:
         return self.new("u", f"hk_two_over_pi[{index.text}]")
 
@@ -548,6 +560,7 @@ FUNCTIONS = {"sin": 1, "cos": 1, "tan": 1, "exp": 1, "log": 1, "pow": 2}
 
 #: what a C or CUDA translation unit needs before the functions
 C_SUPPORT = (
+    "#ifdef __CUDACC__\n#define HK_SQRT sqrt\n#else\n#define HK_SQRT __builtin_sqrt\n#endif\n"  # no header
     "HK_FN uint64_t hk_bits(double x) { union { double d; uint64_t u; } v; v.d = x; return v.u; }\n"
     "HK_FN double hk_double(uint64_t u) { union { double d; uint64_t u; } v; v.u = u; return v.d; }\n"
     f"HK_TABLE uint64_t hk_two_over_pi[{len(TWO_OVER_PI)}] = {{\n    "
@@ -563,14 +576,22 @@ def _f32(name: str, arity: int) -> str:
             f"{{ return (float)hk_{name}_f64({args}); }}\n")
 
 
+def trace(fn: Callable[..., Any], params: tuple[tuple[str, str], ...], symbol: str, ctype: str,
+          medium: bool = False) -> tuple[str, bool]:
+    """``HK_MATH {ctype} {symbol}(...)``: ``fn`` traced over parameters (name, kind: f for double,
+    u for uint64_t), a medium trace for arguments of the medium range only; and whether the trace
+    left an only() part out."""
+    tracer = _Tracer(medium)
+    result = fn(tracer, *(_Value(tracer, kind, p) for p, kind in params))
+    signature = ", ".join(f"{'double' if kind == 'f' else 'uint64_t'} {p}" for p, kind in params)
+    return (f"HK_MATH {ctype} {symbol}({signature})\n{{\n" + tracer.body(result) + "\n}\n",
+            tracer.skipped)
+
+
 def _function(name: str, arity: int, symbol: str, medium: bool = False) -> tuple[str, bool]:
     """``HK_MATH double {symbol}(...)``: function ``name`` traced (a medium trace: its arguments
     of the medium range only), and whether the trace left an only() part out."""
-    tracer = _Tracer(medium)
-    params = [_Value(tracer, "f", p) for p in "xy"[:arity]]
-    result = globals()[name](tracer, *params)
-    return (f"HK_MATH double {symbol}({', '.join(f'double {p}' for p in 'xy'[:arity])})\n{{\n"
-            + tracer.body(result) + "\n}\n", tracer.skipped)
+    return trace(globals()[name], tuple((p, "f") for p in "xy"[:arity]), symbol, "double", medium)
 
 
 def c_functions() -> str:
@@ -611,7 +632,9 @@ def _medium_first(name: str) -> str:
 
 def library_source() -> str:
     """The C of hawk's math library (:func:`load`): every function with its vector clones; sin,
-    cos and tan as :func:`_medium_first` makes them."""
+    cos and tan as :func:`_medium_first` makes them; then the random draws (:mod:`hawk.philox`)."""
+    from hawk import philox  # the draws, built on this module's functions
+
     out = [C_SUPPORT, f"#if {_SPLIT}\n",
            *(f"typedef double hk_vec_{isa} __attribute__((vector_size({8 * lanes})));\n"
              for isa, lanes, _ in _CLONES),
@@ -624,7 +647,7 @@ def library_source() -> str:
         else:
             out.append(_function(name, arity, f"hk_{name}_f64")[0])
         out.append(_f32(name, arity))
-    return "".join(out)
+    return "".join(out) + philox.c_functions()
 
 
 #: GCC gives each float64 function vector clones (SSE2, AVX, AVX2, AVX-512), exported with it, so

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from hawk import libm
+from hawk import libm, philox
 from hawk.types import NUMPY, is_float, strong
 
 
@@ -71,6 +71,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "sqrt": np.sqrt,
     "abs": np.absolute, "floor": np.floor, "ceil": np.ceil, "minimum": np.minimum, "maximum": np.maximum,
     "select": np.where, "copy": lambda a: a,
+    **{op: functools.partial(philox.evaluate, op) for op in philox.DRAWS},
 }
 
 
