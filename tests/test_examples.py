@@ -1,0 +1,72 @@
+"""The Warp example ported to eagle (examples/wave_equation.py), held to its NumPy twin bit for bit:
+on the CPU at 1, 2 and 4 threads, fused and unfused, and on the GPU driver emulation (device
+arrays).  It also runs as a script."""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+hawk = pytest.importorskip("hawk")
+pytest.importorskip("eagle.builder")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def example(name):
+    """examples/<name>.py, loaded by path (the folder is no package)."""
+    spec = importlib.util.spec_from_file_location(f"eagle_example_{name}", ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+wave = example("wave_equation")
+
+
+def wave_twin(size, frames, dtype=np.float32, **kw):
+    z = np.zeros((size, size), dtype)
+    return wave.numpy_frames(z, z, np.zeros(1), frames=frames, **kw)
+
+
+# ------------------------------------------------------------------------------------------ the wave
+
+
+@pytest.mark.parametrize("fuse", ["1", "0"], ids=["fused", "unfused"])
+def test_the_wave_gives_the_numpy_twins_bits(threads, fuse, monkeypatch):
+    monkeypatch.setenv("EAGLE_FUSE", fuse)
+    pond = wave.Pond(40)
+    for _ in range(3):
+        pond.step()
+    prev, cur, t = wave_twin(40, 3)
+    assert np.array_equal(pond.cur.reshape(40, 40), cur)
+    assert np.array_equal(pond.prev.reshape(40, 40), prev)
+    assert np.array_equal(pond.t, t)
+    assert np.array_equal(pond.vertices[1], pond.cur.reshape(-1))  # the mesh follows the heights
+    rows, cols = np.divmod(np.arange(40 * 40), 40)
+    assert np.array_equal(pond.vertices[0], (cols * wave.GRID_SIZE).astype(np.float32))  # and keeps x, z
+    assert np.array_equal(pond.vertices[2], (rows * wave.GRID_SIZE).astype(np.float32))
+    assert cur.min() == -0.5  # the sphere pushed the cells under it
+    assert np.count_nonzero((cur != 0.0) & (cur != -0.5)) > 100  # and the wave spread
+
+
+def test_the_wave_on_the_gpu_emulation(gpu):
+    pond = wave.Pond(24, device=gpu.asarray)
+    assert pond.graph.backend == "gpu"
+    pond.step()
+    pond.step()
+    prev, cur, t = wave_twin(24, 2)
+    assert np.array_equal(gpu.get(pond.cur).reshape(24, 24), cur)
+    assert np.array_equal(gpu.get(pond.prev).reshape(24, 24), prev)
+    assert np.array_equal(gpu.get(pond.t), t)
+
+
+def test_the_wave_runs_as_a_script():
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "wave_equation.py"), "--size", "32",
+                           "--frames", "3"], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "the same bits as NumPy: True" in done.stdout
