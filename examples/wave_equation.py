@@ -9,26 +9,26 @@ indices are clamped at the edges, at its own 2-D index from
 the heights are copied into the mesh's vertices.  ``numpy_frames`` is the
 same arithmetic in NumPy; the test holds the two to the same bits.
 
-Warp works in float32, and so does this port by default; the sphere's
-centre moves with the simulated time, a one-cell float64 clock the graph
-advances (Warp keeps it in Python), so the whole frame is one replay.
+Warp works in float32, and so does this port by default.  The sphere's
+centre moves with the simulated time, which Warp keeps in Python: here it
+is a one-cell float64 clock that a one-sample kernel advances each substep,
+writing the centre into two one-cell planes the displacement reads, so the
+whole frame is one replay.
 
 Run: python examples/wave_equation.py [--size 128] [--frames 60]
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import statistics
-import time
 
 import numpy as np
+import side_by_side
 
 import eagle
 import hawk
 from eagle import _core
-from hawk import Float64, Int32, Mutable, Param, Scalar, Table
+from hawk import Float32, Float64, Int32, Mutable, Param, Scalar, Table
 from hawk import math as hm
 
 SIZE, SUBSTEPS, FPS = 128, 16, 60
@@ -40,12 +40,20 @@ RADIUS, MAG, PUSH_PHASE = 10.0, 0.5, -math.pi * 0.5
 
 
 @hawk.kernel
-def displace(prev: Mutable[Scalar], cur: Mutable[Scalar], t: Float64, width: Param[Int32],
-             height: Param[Int32], radius: Param) -> None:
-    """Push the cells under the sphere (its centre moves with the clock ``t``) to a fixed height."""
-    i, j = hawk.sample2(width)
-    cx = hm.float32(width / 2 + hm.sin(t) * width / 3)  # as Warp: the centre in float32
+def clock(t: Mutable[Float64], cx: Mutable[Float32], cy: Mutable[Float32], width: Param[Int32],
+          height: Param[Int32], dt: Param) -> None:
+    """The sphere's centre at the time ``t`` (one cell each, float32 as Warp passes it), then the
+    clock advances by ``dt``."""
+    cx = hm.float32(width / 2 + hm.sin(t) * width / 3)
     cy = hm.float32(height / 2 + hm.cos(t) * height / 3)
+    t = t + dt
+
+
+@hawk.kernel
+def displace(prev: Mutable[Scalar], cur: Mutable[Scalar], cx: Float32, cy: Float32, width: Param[Int32],
+             radius: Param) -> None:
+    """Push the cells under the sphere (centred at the one-cell ``cx``, ``cy``) to a fixed height."""
+    i, j = hawk.sample2(width)
     dx = hm.float32(j) - cx
     dy = hm.float32(i) - cy
     if dx * dx + dy * dy < radius * radius:
@@ -67,11 +75,6 @@ def solve(prev: Mutable[Scalar], cur: Table.clamp, width: Param[Int32], dt: Para
 
 
 @hawk.kernel
-def tick(t: Mutable[Float64], dt: Param) -> None:
-    t = t + dt
-
-
-@hawk.kernel
 def lift(vertices: Mutable[Scalar], h: Scalar) -> None:
     """The mesh's vertices (x, h, z): the height becomes the y component."""
     vertices[1] = h
@@ -83,38 +86,40 @@ def energy(h: Scalar) -> Param:
 
 
 @eagle.Graph.builder
-def substeps(g: eagle.Graph, prev, cur, t, turns, radius, dt):
+def substeps(g: eagle.Graph, prev, cur, t, cx, cy, turns, radius, dt):
     """A block: ``turns`` turns of two substeps each, so the grids ``prev`` and ``cur`` (2-D) are
-    back in their roles after every turn; ``t`` is the clock.  ``turns`` a one-cell uint32 is a
-    counted device loop (the body recorded once), a Python number unrolls the turns.  The kernels
-    see each grid as a flat plane of cells, and ``solve`` also as a 2-D Table of the same memory."""
+    back in their roles after every turn; ``t`` is the clock, ``cx`` and ``cy`` one-cell float32
+    planes for the sphere's centre.  ``turns`` a one-cell uint32 is a counted device loop (the
+    body recorded once), a Python number unrolls the turns.  The kernels see each grid as a flat
+    plane of cells, and ``solve`` also as a 2-D Table of the same memory."""
     height, width = cur.shape
     prev1, cur1 = prev.reshape(-1), cur.reshape(-1)
     for _ in range(turns):
-        displace(prev1, cur1, t, width, height, radius)
+        clock(t, cx, cy, width, height, dt)
+        displace(prev1, cur1, cx, cy, width, radius)
         solve(prev1, cur, width, dt, K_SPEED, K_DAMP, INV_CELL)
-        tick(t, dt)
-        displace(cur1, prev1, t, width, height, radius)
+        clock(t, cx, cy, width, height, dt)
+        displace(cur1, prev1, cx, cy, width, radius)
         solve(cur1, prev, width, dt, K_SPEED, K_DAMP, INV_CELL)
-        tick(t, dt)
 
 
 @eagle.Graph.builder
-def frame(prev, cur, t, vertices, turns, radius=RADIUS, dt=DT):
+def frame(prev, cur, t, cx, cy, vertices, turns, radius=RADIUS, dt=DT):
     """One frame of the example: the substeps, then the mesh's vertices follow the heights."""
     g = eagle.Graph()
-    substeps(g, prev, cur, t, turns, radius, dt)
+    substeps(g, prev, cur, t, cx, cy, turns, radius, dt)
     lift(vertices, cur.reshape(-1))
     return g
 
 
 @eagle.Graph.builder
-def energy_after(prev, cur, t, turns, radius=RADIUS, dt=DT, record=False):
+def energy_after(prev, cur, t, cx, cy, turns, radius=RADIUS, dt=DT, record=False):
     """The substeps, then the energy sum(h * h) of the final heights (for gradients)."""
     g = eagle.Graph(record=record)
-    substeps(g, prev, cur, t, turns, radius, dt)
+    substeps(g, prev, cur, t, cx, cy, turns, radius, dt)
     g.result = energy(cur.reshape(-1))
     return g
+
 
 def numpy_frames(prev, cur, t, frames=1, substeps=SUBSTEPS, radius=RADIUS, dt=DT):
     """The same arithmetic in NumPy on the 2-D grids, substep by substep: returns the new
@@ -142,47 +147,39 @@ def numpy_frames(prev, cur, t, frames=1, substeps=SUBSTEPS, radius=RADIUS, dt=DT
 class Pond:
     """The example's state: two grids of ``size`` x ``size`` cells, the clock, the mesh's vertices
     (a plane of 3 components per cell), and the frame's graph over them (``device``: a function
-    that makes a device array of a NumPy one, for a graph on the GPU)."""
+    that makes a device array of a NumPy one, for a graph on the GPU; ``build=False``: the arrays
+    only, for the NumPy twin's ``numpy_step``)."""
 
-    def __init__(self, size=SIZE, dtype=np.float32, substeps=SUBSTEPS, device=None):
+    def __init__(self, size=SIZE, dtype=np.float32, substeps=SUBSTEPS, device=None, build=True):
         n = size * size
         rows, cols = np.divmod(np.arange(n), size)
         verts = np.array([cols * GRID_SIZE, np.zeros(n), rows * GRID_SIZE], dtype)
         put = np.asarray if device is None else device
         self.prev, self.cur = put(np.zeros((size, size), dtype)), put(np.zeros((size, size), dtype))
         self.t, self.vertices = put(np.zeros(1)), put(verts)
+        self.cx, self.cy = put(np.zeros(1, np.float32)), put(np.zeros(1, np.float32))
         self.turns = put(np.array([substeps // 2], np.uint32))
-        self.graph = frame(self.prev, self.cur, self.t, self.vertices, self.turns)
+        self.graph = frame(self.prev, self.cur, self.t, self.cx, self.cy, self.vertices,
+                           self.turns) if build else None
 
     def step(self):
         self.graph.launch()
 
+    def numpy_step(self):
+        self.prev, self.cur, self.t = numpy_frames(self.prev, self.cur, self.t)
+        self.vertices[1] = self.cur.reshape(-1)
+
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=SIZE)
-    parser.add_argument("--frames", type=int, default=60)
-    args = parser.parse_args(argv)
-    start = time.perf_counter()
-    pond = Pond(args.size)
-    built = time.perf_counter() - start
-    times = []
-    for _ in range(args.frames):
-        start = time.perf_counter()
-        pond.step()
-        times.append(time.perf_counter() - start)
-    zeros = np.zeros((args.size, args.size), np.float32)
-    start = time.perf_counter()
-    _, cur, t = numpy_frames(zeros, zeros, np.zeros(1), frames=args.frames)
-    t_numpy = (time.perf_counter() - start) / args.frames
-    same = np.array_equal(pond.cur, cur) and np.array_equal(pond.t, t)
-    t_eagle = statistics.median(times)
-    print(f"eagle: a {args.size}x{args.size} wave, {SUBSTEPS} substeps a frame, {args.frames} frames, "
+    run = side_by_side.run(__doc__, Pond, SIZE, argv)
+    pond, twin = run.ours, run.twin
+    same = all(np.array_equal(getattr(pond, k), getattr(twin, k)) for k in ("prev", "cur", "t", "vertices"))
+    print(f"eagle: a {run.size}x{run.size} wave, {SUBSTEPS} substeps a frame, {run.frames} frames, "
           f"one replay a frame ({_core.num_threads()} threads)")
-    print(f"  recorded and built in {built * 1e3:.1f} ms; schedule {pond.graph.schedule}")
-    print(f"  a frame: eagle {t_eagle * 1e3:.3f} ms, NumPy {t_numpy * 1e3:.3f} ms "
-          f"(eagle/NumPy = {t_eagle / t_numpy:.3f})")
-    print(f"  heights in [{cur.min():.4f}, {cur.max():.4f}] at t = {t[0]:.4f} s; "
+    print(f"  recorded and built in {run.built * 1e3:.1f} ms; schedule {pond.graph.schedule}")
+    print(f"  a frame: eagle {run.eagle * 1e3:.3f} ms, NumPy {run.numpy * 1e3:.3f} ms "
+          f"(eagle/NumPy = {run.eagle / run.numpy:.3f})")
+    print(f"  heights in [{pond.cur.min():.4f}, {pond.cur.max():.4f}] at t = {pond.t[0]:.4f} s; "
           f"the same bits as NumPy: {same}")
     if not same:
         raise SystemExit("eagle and NumPy disagree")
