@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hawk import math
+from hawk.flow import capped
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
 from hawk.kernel import Kernel, KernelBound, KernelPlan
 from hawk.recording import recording
@@ -61,6 +62,7 @@ __all__ = [
     "UInt32",
     "all",
     "any",
+    "capped",
     "kernel",
     "math",
     "max",

@@ -4,8 +4,8 @@ A kernel is a list of argument slots (:class:`Slot`) and a body of
 statements.  Every value is a :class:`Var` (a typed local) or a
 :class:`Const`.  A var is *uniform* when it is the same for every sample
 (a ``Param``, a cross-sample reduction, arithmetic on those) and *varying*
-otherwise.  ``If`` keeps control flow structured, so a derivative can walk
-it backwards and run only the arm that ran.  Results leave through
+otherwise.  ``If`` and ``Loop`` keep control flow structured, so a derivative can
+walk it backwards and run only the arm (and the turns) that ran.  Results leave through
 ``Store`` statements at the end of the body.
 
 The front end (``frontend.py``) writes this IR; the C and CUDA emitters, the
@@ -74,7 +74,28 @@ class If:
     orelse: list[Stmt] = field(default_factory=list)
 
 
-Stmt = Op | Load | Store | If
+@dataclass
+class Loop:
+    """``count`` turns of ``body``, ``index`` = 0, 1, … (``count``: a uniform integer; no turn
+    when it is 0 or less).
+
+    ``carried`` are the vars a turn hands to the next: each is set before the loop (by a
+    ``copy`` of ``init``, a statement before the loop) and, at the end of every turn, to its
+    ``update``, a var an ``Op`` of the body defines (never a carried var, so the updates may be
+    made one after another).  No other var of the body is read after the loop or in a later turn.  A sample that
+    should stop early (``break``, a ``return``, a capped ``while``) runs its later turns under an
+    ``If`` the front end writes; the count is the same for every sample.
+    """
+
+    count: Operand
+    index: Var
+    body: list[Stmt] = field(default_factory=list)
+    carried: list[Var] = field(default_factory=list)
+    init: list[Operand] = field(default_factory=list)
+    update: list[Var] = field(default_factory=list)
+
+
+Stmt = Op | Load | Store | If | Loop
 
 
 @dataclass(frozen=True)
@@ -127,6 +148,16 @@ def walk(body: list[Stmt]) -> Iterator[Stmt]:
         if isinstance(stmt, If):
             yield from walk(stmt.then)
             yield from walk(stmt.orelse)
+        elif isinstance(stmt, Loop):
+            yield from walk(stmt.body)
+
+
+def reads(body: list[Stmt]) -> Iterator[Var]:
+    """The vars the statements read (operands, conditions, a loop's count and updates)."""
+    for s in walk(body):
+        operands = s.args if isinstance(s, Op) else (s.value,) if isinstance(s, Store) else \
+            (s.cond,) if isinstance(s, If) else (s.count, *s.update, *s.carried) if isinstance(s, Loop) else ()
+        yield from (o for o in operands if isinstance(o, Var))
 
 
 def defined(body: list[Stmt]) -> list[Var]:
@@ -158,6 +189,10 @@ def render(ir: KernelIR) -> str:
                 lines.append(f"{pad}{name(s.dst)}: {s.dst.dtype} = {ir.slots[s.slot].name}[{s.comp}]")
             elif isinstance(s, Store):
                 lines.append(f"{pad}{ir.slots[s.slot].name}[{s.comp}] = {name(s.value)}")
+            elif isinstance(s, Loop):
+                lines.append(f"{pad}for {name(s.index)} in range({name(s.count)}):")
+                emit(s.body, depth + 1)
+                lines.extend(f"{pad}  {name(c)} = {name(u)}" for c, u in zip(s.carried, s.update, strict=True))
             else:
                 lines.append(f"{pad}if {name(s.cond)}:")
                 emit(s.then, depth + 1)
