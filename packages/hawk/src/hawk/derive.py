@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Loop, Op, Operand, Slot, Stmt, Store, Var, defined, walk
+from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Loop, Op, Operand, Slot, Stmt, Store, Var, walk
 from hawk.types import is_float, promote, result_dtype, strong
 
 
@@ -248,10 +248,9 @@ class _Vjp:
             if in_varying or not any(c.uniform for c in s.carried):
                 return
             body, pairs = _uniform_only(body), [(c, u) for c, u in pairs if c.uniform]
-        # a load is the same value every turn: its adjoint sums over the turns
-        loaded = {id(x.dst) for x in walk(body) if isinstance(x, Load)}
-        own = [v for v in defined(body) if differentiable(v) and id(v) not in loaded
-               and all(v is not c for c, _ in pairs)]
+        # (a load is the same value every turn: its adjoint sums over the turns)
+        own = {id(x.dst): x.dst for x in walk(body) if isinstance(x, Op) and differentiable(x.dst)
+               and all(x.dst is not c for c, _ in pairs)}.values()
 
         def turn() -> None:
             for c, u in reversed(pairs):
@@ -270,7 +269,8 @@ class _Vjp:
         back = Var("i64", True, "back")
         self.b = _Builder()
         t = self.b.op("sub", last, back)
-        starts = [(c, start) for c, start in zip(s.carried, s.init, strict=True) if any(c is k for k, _ in pairs)]
+        starts = [(c, start) for c, start in zip(s.carried, s.init, strict=True)
+                  if any(c is k for k, _ in pairs)]
         self.b.body += [Op(c, "copy", (start,)) for c, start in starts]
         self.b.body.append(Loop(t, s.index, body, [c for c, _ in starts], [start for _, start in starts],
                                 [u for _, u in pairs]))
@@ -490,7 +490,8 @@ def _live_loop(s: Loop, live: set[int]) -> tuple[Loop | None, set[int]]:
     loop = Loop(s.count, s.index, body, [s.carried[k] for k in kept], [s.init[k] for k in kept],
                 [s.update[k] for k in kept])
     before.discard(id(s.index))
-    return loop, before | {id(c) for c in loop.carried} | ({id(s.count)} if isinstance(s.count, Var) else set())
+    count = {id(s.count)} if isinstance(s.count, Var) else set()
+    return loop, before | {id(c) for c in loop.carried} | count
 
 
 # ------------------------------------------------------------------- jvp

@@ -264,10 +264,12 @@ class Emitter:
         """A counted C loop; its index is a local of the loop (each stream of an interleaved
         sample loop runs its own), the carried vars take their updates at the end of a turn."""
         index = self.var(s.index)
-        out.append(f"{pad}for (int64_t {index} = 0; {index} < (int64_t){self.operand(s.count)}; ++{index}) {{")
+        count = self.operand(s.count)
+        out.append(f"{pad}for (int64_t {index} = 0; {index} < (int64_t){count}; ++{index}) {{")
         for inner in s.body:
             self.statement(inner, out, pad + "    ")
-        out.extend(f"{pad}    {self.var(c)} = {self.var(u)};" for c, u in zip(s.carried, s.update, strict=True))
+        pairs = zip(s.carried, s.update, strict=True)
+        out.extend(f"{pad}    {self.var(c)} = {self.var(u)};" for c, u in pairs)
         out.append(f"{pad}}}")
 
     # ----------------------------------------------------------- function

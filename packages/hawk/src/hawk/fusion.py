@@ -60,7 +60,8 @@ class Fused:
 def fusible(ir: KernelIR) -> bool:
     """Whether a launch of ``ir`` may join a fused run: its stores are at the top of its body
     (where the front end puts results and Mutables), so forwarding sees every one."""
-    return not any(isinstance(s, Store) for top in ir.body if isinstance(top, (If, Loop)) for s in walk([top]))
+    nested = [top for top in ir.body if isinstance(top, (If, Loop))]
+    return not any(isinstance(s, Store) for s in walk(nested))
 
 
 def size(ir: KernelIR) -> int:

@@ -82,9 +82,10 @@ class Loop:
     ``carried`` are the vars a turn hands to the next: each is set before the loop (by a
     ``copy`` of ``init``, a statement before the loop) and, at the end of every turn, to its
     ``update``, a var an ``Op`` of the body defines (never a carried var, so the updates may be
-    made one after another).  No other var of the body is read after the loop or in a later turn.  A sample that
-    should stop early (``break``, a ``return``, a capped ``while``) runs its later turns under an
-    ``If`` the front end writes; the count is the same for every sample.
+    made one after another).  In a kernel the front end writes, no other var of the body is read
+    after the loop or in a later turn (a derived kernel's adjoints add up in place, turn after
+    turn).  A sample that should stop early (``break``, a ``return``, a capped ``while``) runs its
+    later turns under an ``If`` the front end writes; the count is the same for every sample.
     """
 
     count: Operand
@@ -156,7 +157,8 @@ def reads(body: list[Stmt]) -> Iterator[Var]:
     """The vars the statements read (operands, conditions, a loop's count and updates)."""
     for s in walk(body):
         operands = s.args if isinstance(s, Op) else (s.value,) if isinstance(s, Store) else \
-            (s.cond,) if isinstance(s, If) else (s.count, *s.update, *s.carried) if isinstance(s, Loop) else ()
+            (s.cond,) if isinstance(s, If) else \
+            (s.count, *s.update, *s.carried) if isinstance(s, Loop) else ()
         yield from (o for o in operands if isinstance(o, Var))
 
 
@@ -192,7 +194,8 @@ def render(ir: KernelIR) -> str:
             elif isinstance(s, Loop):
                 lines.append(f"{pad}for {name(s.index)} in range({name(s.count)}):")
                 emit(s.body, depth + 1)
-                lines.extend(f"{pad}  {name(c)} = {name(u)}" for c, u in zip(s.carried, s.update, strict=True))
+                pairs = zip(s.carried, s.update, strict=True)
+                lines.extend(f"{pad}  {name(c)} = {name(u)}" for c, u in pairs)
             else:
                 lines.append(f"{pad}if {name(s.cond)}:")
                 emit(s.then, depth + 1)
