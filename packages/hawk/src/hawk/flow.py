@@ -126,6 +126,7 @@ class Flow:
     frame: str
     loops: list[_LoopFlags]
     returns: _Returns | None
+    leaves: list  # the leaves of the return being lowered: (value, annotation, node)
 
     # ------------------------------------------------------------- blocks
     def block(self, stmts: list[ast.stmt], guard_first: bool = False) -> None:
@@ -310,10 +311,10 @@ class Flow:
             self.depth -= 1
             self.loops.pop()
             end = self.env
-            grown = [k for k in end if k.startswith(leaf) and k not in keys]
-            keys += grown
+            grown = [k for k in end if k.startswith(leaf) and k not in keys and k not in before]
             if not (self.carried_types(keys, end, types, node) or grown):
                 break
+            keys += grown
         # an update is a var an Op of the body defines (a Load may become another var when fused)
         mine = {id(s.dst) for s in walk(body) if isinstance(s, Op)} - {id(v) for v in carried.values()}
         updates = []
@@ -383,20 +384,20 @@ class Flow:
     def return_statement(self, node: ast.Return) -> None:
         """Hold the returned leaves in the frame's locals; the outputs are stored at the end."""
         line = node.lineno + self.src.line_offset
-        self.leaves: list = []
+        outer, self.leaves = self.leaves, []  # a helper called in the returned tree has its own
         tree = None if node.value is None else self.output_tree(node.value, self.src.returns)
+        leaves, self.leaves = self.leaves, outer
         first = self.returns
         if first is None:
-            weak = [{"b": "bool", "f": "wf"}.get(strong(v.dtype)[0], "wi") for v, _, _ in self.leaves]
-            self.returns = first = _Returns(tree, line, [k for _, k, _ in self.leaves],
-                                            [None] * len(self.leaves), [line] * len(self.leaves), weak,
-                                            [at for _, _, at in self.leaves])
+            weak = [{"b": "bool", "f": "wf"}.get(strong(v.dtype)[0], "wi") for v, _, _ in leaves]
+            self.returns = first = _Returns(tree, line, [k for _, k, _ in leaves], [None] * len(leaves),
+                                            [line] * len(leaves), weak, [at for _, _, at in leaves])
         elif tree != first.tree:
             shown = "nothing" if tree is None else f"`{ast.unparse(node.value)}`"
             raise self.src.refuse(node, f"this return gives {shown} but the return at line {first.line} "
                                         "gives another tree of values; every return of a kernel gives "
                                         "the same tree (the same containers, keys and number of values)")
-        for k, (value, kind, at) in enumerate(self.leaves):
+        for k, (value, kind, at) in enumerate(leaves):
             fixed = self.leaf_dtype(value, kind)
             if fixed is not None and first.dtypes[k] not in (None, fixed):
                 raise self.src.refuse(at, f"this return gives a {fixed} value but the return at line "

@@ -38,6 +38,7 @@ import numpy as np
 from hawk import intrinsics
 from hawk.flow import Flow
 from hawk.flow import Unbound as _Unbound
+from hawk.helpers import Func, Inlining
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
@@ -76,11 +77,12 @@ class Source:
     returns: object = NO_CONTRACT  # the return contract (see _contract)
     #: module, closure and builtin names as the first lowering (at decoration) found them
     names: dict[str, object] = dataclasses.field(default_factory=dict)
+    api: str = "hawk.kernel"  # what refusals name: a kernel's decorator, or a helper's
 
     def refuse(self, node: ast.AST | None, message: str) -> KernelSyntaxError:
         line = getattr(node, "lineno", 1) + self.line_offset
         text = self.lines[line - self.line_offset - 1] if node is not None else None
-        return KernelSyntaxError(f"hawk.kernel: {self.fn.__name__}: {message}",
+        return KernelSyntaxError(f"{self.api}: {self.fn.__name__}: {message}",
                                  (self.filename, line, getattr(node, "col_offset", 0) + 1, text))
 
 
@@ -101,7 +103,7 @@ class Each:
     item: object
 
 
-def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None) -> Source:
+def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None, api: str = "hawk.kernel") -> Source:
     """Read ``fn``'s source and annotations; refuse what cannot be a kernel.
 
     ``scope``: the locals of the code that decorated ``fn``, where a string
@@ -120,7 +122,7 @@ def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None) -> Sou
     if not isinstance(func, ast.FunctionDef):
         raise KernelSyntaxError(f"hawk.kernel: {name}: decorate a plain `def` function")
     # the source starts at the first decorator, the line co_firstlineno names
-    source = Source(fn, func, filename, fn.__code__.co_firstlineno - 1, text.splitlines(), ())
+    source = Source(fn, func, filename, fn.__code__.co_firstlineno - 1, text.splitlines(), (), api=api)
     args = func.args
     extra = args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults
     if extra:
@@ -138,7 +140,7 @@ def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None) -> Sou
     if "return" in hints:
         node = func.returns
         returns = _contract(source, _annotation(source, hints["return"], node, "of the return", scope), node)
-    return Source(fn, func, filename, source.line_offset, source.lines, tuple(params), returns)
+    return Source(fn, func, filename, source.line_offset, source.lines, tuple(params), returns, api=api)
 
 
 def _annotation(source: Source, value: object, node: ast.AST, what: str,
@@ -202,7 +204,7 @@ _STATEMENTS = ("assignments (`y = ...`, `y += ...`, `m[0] = ...`), if/elif/else,
                "`for i in range(...)`, `while hawk.capped(cond, cap)`, break, continue and return")
 
 
-class _Lowerer(Flow):
+class _Lowerer(Flow, Inlining):
     def __init__(self, source: Source, signature: tuple[ArgSpec, ...]) -> None:
         self.src = source
         self.slots: list[Slot] = []
@@ -216,7 +218,9 @@ class _Lowerer(Flow):
         self.mutated: dict[str, tuple[int, int, ast.AST]] = {}  # binding -> (slot, comp, first assignment)
         self.depth = 0
         self.result: object = None
-        self.frame, self.loops, self.returns = "\1", [], None
+        self.frame, self.loops, self.returns, self.leaves = "\1", [], None, []
+        self.helpers: list[Func] = []  # the helpers being inlined, outermost first
+        self.inlined = 0  # helper calls inlined so far: each has its own flags
 
     # ------------------------------------------------------------ driver
     def run(self) -> KernelIR:
@@ -574,6 +578,8 @@ class _Lowerer(Flow):
 
     def call(self, node: ast.Call) -> Operand:
         fn = self.resolve(node.func)
+        if isinstance(fn, Func):
+            return self.inline(fn, node)
         found = intrinsics.lookup(fn)
         if found is None or node.keywords:
             what = ast.unparse(node.func)
