@@ -82,8 +82,9 @@ class Inlining:
             raise self.src.refuse(node, f"{cycle}: a helper may not call itself, directly or through "
                                         "others (helpers are inlined); write the recursion as a loop")
         if node.keywords or len(node.args) != len(src.params):
+            names = ", ".join(n for n, _ in src.params)
             raise self.src.refuse(node, f"{name} takes {len(src.params)} positional argument"
-                                        f"{'s' * (len(src.params) != 1)}: {', '.join(n for n, _ in src.params)}")
+                                        f"{'s' * (len(src.params) != 1)}: {names}")
         args = [self.helper_value(self.expr(a), kind, f"parameter {p!r} of {name}", a)
                 for a, (p, kind) in zip(node.args, src.params, strict=True)]
         saved = (self.src, self.env, self.param_slot, self.mutated, self.frame, self.loops, self.returns)
@@ -103,8 +104,8 @@ class Inlining:
             value = self.helper_value(values[0], src.returns, "the result", src.tree)
         except KernelSyntaxError as err:
             caller = saved[0]
-            line = node.lineno + caller.line_offset
-            raise KernelSyntaxError(f"{err.msg} (called from {caller.fn.__name__} at {caller.filename}:{line})",
+            where = f"{caller.filename}:{node.lineno + caller.line_offset}"
+            raise KernelSyntaxError(f"{err.msg} (called from {caller.fn.__name__} at {where})",
                                     (err.filename, err.lineno, err.offset, err.text)) from None
         finally:
             self.helpers.pop()
