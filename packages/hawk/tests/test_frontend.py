@@ -30,13 +30,13 @@ def line_of(fn_text: str) -> int:
 
 
 @pytest.mark.parametrize("body, what", [
-    ("for_loop", "a For statement is not in hawk"),
-    ("while_loop", "a While statement is not in hawk"),
+    ("for_loop", "a kernel loops `for i in range(n)`, `range(a, b)`"),
+    ("while_loop", "a `while` in a kernel states its cap: write `while hawk.capped(cond, 100):`"),
     ("call_unknown", "print(...) cannot be called in a kernel; a kernel calls hawk.math.sin"),
     ("global_array", "np.zeros is not a number (a builtin_function_or_method); a kernel folds in numbers"),
     ("unknown_name", "name 'nowhere' is not a parameter, a local or a number"),
     ("list_expr", "a ListComp expression is not in hawk"),
-    ("early_return", "`return` only as the last statement of the kernel, not inside an if"),
+    ("early_return", "gives another tree of values; every return of a kernel gives the same tree"),
     ("bitwise", "the operator BitAnd is not in hawk"),
     ("string", "a Constant expression is not in hawk"),
 ])
@@ -49,7 +49,7 @@ def test_refusals_name_the_file_the_line_and_what_to_write(body, what):
 
 
 def for_loop(x: Scalar) -> Scalar:
-    for _ in range(3):  # mark:for
+    for _ in (1, 2, 3):  # mark:for
         x = x + 1.0
     return x
 
@@ -76,10 +76,10 @@ def list_expr(x: Scalar) -> Scalar:
     return [x for _ in range(2)]  # mark:listcomp
 
 
-def early_return(x: Scalar) -> Scalar:
+def early_return(x: Scalar):
     if x > 0:
-        return x  # mark:early
-    return -x
+        return x
+    return -x, x  # mark:early
 
 
 def bitwise(x: Int32) -> Int32:

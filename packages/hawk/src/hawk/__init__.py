@@ -19,7 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 from hawk import math, random
+from hawk.flow import capped
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
+from hawk.helpers import Func, func
 from hawk.kernel import Kernel, KernelBound, KernelPlan
 from hawk.recording import recording
 from hawk.reductions import all, any, max, min, sum
@@ -51,6 +53,7 @@ def kernel(fn: Callable[..., Any]) -> Kernel:
 __all__ = [
     "Float32",
     "Float64",
+    "Func",
     "Int32",
     "Kernel",
     "KernelBound",
@@ -63,6 +66,8 @@ __all__ = [
     "UInt32",
     "all",
     "any",
+    "capped",
+    "func",
     "kernel",
     "math",
     "max",

@@ -14,6 +14,11 @@ jvp.  The derived kernel carries a tangent beside every float value,
 statement by statement; a reduction's tangent is the same reduction of the
 tangents.
 
+A loop is reversed turn by turn, last to first, each turn recomputed from the
+loop's start (:meth:`_Vjp.reverse_loop`): exact for any per-sample number of
+turns, with no storage, at the cost of count * (count + 1) / 2 forward turns.
+In the jvp a loop carries each carried var's tangent beside it.
+
 Both use one table of partial derivatives (:func:`_partial`): the
 contribution of an operand given the derivative flowing through the op.
 Values with no float type (integers, conditions) carry no derivative; the
@@ -25,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
+from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Loop, Op, Operand, Slot, Stmt, Store, Var, walk
 from hawk.types import is_float, promote, result_dtype, strong
 
 
@@ -224,10 +229,59 @@ class _Vjp:
                 self.b = outer
                 if arms[0] or arms[1]:
                     self.b.body.append(If(s.cond, arms[0], arms[1]))
+            elif isinstance(s, Loop):
+                self.reverse_loop(s, uniform_sweep, in_varying)
             elif isinstance(s, Op) and differentiable(s.dst) and s.op not in REDUCTIONS:
                 if uniform_sweep and (not s.dst.uniform or in_varying):
                     continue
                 self.propagate(s, self.adj(s.dst, uniform_sweep), uniform_sweep)
+
+    def reverse_loop(self, s: Loop, uniform_sweep: bool, in_varying: bool) -> None:
+        """Turn t = count - 1, …, 0: the carried vars set back to their start, t turns run again,
+        turn t's body run forward (its carried vars still at their values from turn t - 1), then
+        reversed.  A carried var's adjoint goes to its update and starts again from 0 (the var
+        before the turn is another value); the body's own adjoints start each turn from 0.  The
+        uniform sweep reverses (and recomputes) only the loop's values the same for every sample."""
+        pairs = list(zip(s.carried, s.update, strict=True))
+        body = s.body
+        if uniform_sweep:
+            if in_varying or not any(c.uniform for c in s.carried):
+                return
+            body, pairs = _uniform_only(body), [(c, u) for c, u in pairs if c.uniform]
+        # (a load is the same value every turn: its adjoint sums over the turns)
+        own = {id(x.dst): x.dst for x in walk(body) if isinstance(x, Op) and differentiable(x.dst)
+               and all(x.dst is not c for c, _ in pairs)}.values()
+
+        def turn() -> None:
+            for c, u in reversed(pairs):
+                if differentiable(c) and id(self.adj(c, uniform_sweep)) in self.nonzero:
+                    self.add(self.adj(u, uniform_sweep), self.adj(c, uniform_sweep))
+                    self.b.zero(self.adj(c, uniform_sweep))
+            self.reverse(body, uniform_sweep, in_varying)
+
+        outer, before = self.b, set(self.nonzero)
+        for _ in range(2):  # a dry run finds the adjoints a turn touches (carried: from the turn after)
+            self.b = _Builder()
+            turn()
+        touched = self.nonzero - before
+        self.nonzero |= touched  # accumulated across turns, never a first copy
+        last = outer.op("sub", outer.op("cast", s.count, dtype="i64"), Const(1, "i64"))
+        back = Var("i64", True, "back")
+        self.b = _Builder()
+        t = self.b.op("sub", last, back)
+        starts = [(c, start) for c, start in zip(s.carried, s.init, strict=True)
+                  if any(c is k for k, _ in pairs)]
+        self.b.body += [Op(c, "copy", (start,)) for c, start in starts]
+        self.b.body.append(Loop(t, s.index, body, [c for c, _ in starts], [start for _, start in starts],
+                                [u for _, u in pairs]))
+        self.b.body.append(Op(s.index, "copy", (t,)))
+        self.b.body.extend(body)
+        for v in own:
+            if id(self.adj(v, uniform_sweep)) in touched:
+                self.b.zero(self.adj(v, uniform_sweep))
+        turn()
+        outer.body.append(Loop(s.count, back, self.b.body))
+        self.b = outer
 
     def propagate(self, s: Op, grad: Var, uniform_sweep: bool) -> None:
         if id(grad) not in self.nonzero:
@@ -296,6 +350,23 @@ class _Vjp:
         return value
 
 
+def _uniform_only(body: list[Stmt]) -> list[Stmt]:
+    """The statements of ``body`` that compute values the same for every sample (they read no
+    other: a uniform var is made of uniform operands)."""
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, (Op, Load)) and s.dst.uniform:
+            out.append(s)
+        elif isinstance(s, If) and s.cond.uniform:
+            out.append(If(s.cond, _uniform_only(s.then), _uniform_only(s.orelse)))
+        elif isinstance(s, Loop):
+            pairs = [(c, u) for c, u in zip(s.carried, s.update, strict=True) if c.uniform]
+            out.append(Loop(s.count, s.index, _uniform_only(s.body), [c for c, _ in pairs],
+                            [i for c, i in zip(s.carried, s.init, strict=True) if c.uniform],
+                            [u for _, u in pairs]))
+    return out
+
+
 def dependencies(primal: KernelIR) -> dict[int, frozenset[int]]:
     """Output slot -> the input slots (:func:`inputs`) its stored values carry a derivative of.
 
@@ -318,6 +389,10 @@ def dependencies(primal: KernelIR) -> dict[int, frozenset[int]]:
                                             if differentiable(a) and _carries(s, k)))
             elif isinstance(s, Store) and differentiable(s.value):
                 changed |= _join(out, s.slot, deps.get(id(s.value), frozenset()))
+                continue
+            elif isinstance(s, Loop):  # a carried var: what its update depends on, turn after turn
+                for c, u in zip(s.carried, s.update, strict=True):
+                    changed |= _join(deps, id(c), deps.get(id(u), frozenset()))
                 continue
             else:
                 continue
@@ -381,6 +456,10 @@ def _live(body: list[Stmt], live: set[int]) -> tuple[list[Stmt], set[int]]:
             live.discard(id(s.dst))
             if isinstance(s, Op):
                 live.update(id(a) for a in s.args if isinstance(a, Var))
+        elif isinstance(s, Loop):
+            loop, live = _live_loop(s, live)
+            if loop is not None:
+                out.append(loop)
         else:
             then, live_then = _live(s.then, set(live))
             orelse, live_else = _live(s.orelse, set(live))
@@ -390,6 +469,29 @@ def _live(body: list[Stmt], live: set[int]) -> tuple[list[Stmt], set[int]]:
             live = live_then | live_else | {id(s.cond)}
     out.reverse()
     return out, live
+
+
+def _live_loop(s: Loop, live: set[int]) -> tuple[Loop | None, set[int]]:
+    """A loop keeps what is live after it or in the next turn (a derived loop accumulates
+    adjoints in place, turn after turn) and the updates of the carried vars that are: a fixed
+    point; what is live before it is what its kept body reads."""
+    need = {id(c) for c in s.carried if id(c) in live}
+    entry: set[int] = set()
+    while True:
+        body, before = _live(s.body, live | entry | {id(u) for c, u in zip(s.carried, s.update, strict=True)
+                                                     if id(c) in need})
+        grown = need | {id(c) for c in s.carried if id(c) in before}
+        if grown == need and before == entry:
+            break
+        need, entry = grown, before
+    if not body:
+        return None, live
+    kept = [k for k, c in enumerate(s.carried) if id(c) in need]
+    loop = Loop(s.count, s.index, body, [s.carried[k] for k in kept], [s.init[k] for k in kept],
+                [s.update[k] for k in kept])
+    before.discard(id(s.index))
+    count = {id(s.count)} if isinstance(s.count, Var) else set()
+    return loop, before | {id(c) for c in loop.carried} | count
 
 
 # ------------------------------------------------------------------- jvp
@@ -420,6 +522,9 @@ def jvp(primal: KernelIR, tangent_slots: list[Slot]) -> KernelIR:
             if isinstance(s, If):
                 b.body.append(If(s.cond, carry(s.then), carry(s.orelse)))
                 continue
+            if isinstance(s, Loop):
+                b.body.append(carry_loop(s, carry(s.body)))
+                continue
             b.body.append(s)
             if isinstance(s, Load) and s.slot in tangent_of and differentiable(s.dst):
                 t = tangent(s.dst, primal.slots[s.slot].uniform)
@@ -432,6 +537,14 @@ def jvp(primal: KernelIR, tangent_slots: list[Slot]) -> KernelIR:
         if id(v) not in tangents:
             tangents[id(v)] = zeros.zero(Var(strong(v.dtype), uniform, f"t{v.name}" if v.name else ""))
         return tangents[id(v)]
+
+    def carry_loop(s: Loop, body: list[Stmt]) -> Loop:
+        """The loop, its carried vars' tangents carried beside them."""
+        pairs = [(c, u) for c, u in zip(s.carried, s.update, strict=True) if id(c) in has]
+        carried = [tangent(c, c.uniform) for c, _ in pairs]
+        return Loop(s.count, s.index, body, [*s.carried, *carried],
+                    [*s.init, *(tangent(c, c.uniform) for c, _ in pairs)],
+                    [*s.update, *(tangent(u, u.uniform) for _, u in pairs)])
 
     def step(b: _Builder, s: Op) -> None:
         if s.op in REDUCTIONS:
@@ -447,6 +560,8 @@ def jvp(primal: KernelIR, tangent_slots: list[Slot]) -> KernelIR:
                  if isinstance(a, Var) and id(a) in tangents]
         parts = [p for p in parts if p is not None]
         if not parts:
+            if id(s.dst) in has:  # assigned again (a loop's turn, an if's arm): no stale tangent
+                b.body.append(Op(tangent(s.dst, s.dst.uniform), "copy", (Const(0.0, strong(s.dst.dtype)),)))
             return
         uniform = all(isinstance(p, Const) or p.uniform for p in parts)
         value = parts[0]
@@ -457,6 +572,7 @@ def jvp(primal: KernelIR, tangent_slots: list[Slot]) -> KernelIR:
             value = b.op("cast", value, dtype=target.dtype)
         b.body.append(Op(target, "copy", (value,)))
 
+    has = _with_tangents(primal.body, set(tangent_of))
     body = carry(primal.body)
     stores = _Builder()
     t_slot_of: dict[int, int] = {}  # primal output or Mutable slot -> its tangent slot
@@ -472,6 +588,24 @@ def jvp(primal: KernelIR, tangent_slots: list[Slot]) -> KernelIR:
             **{primal.slots[k].name: t for k, t in t_slot_of.items() if primal.slots[k].role != "write"}}
     result = (_retree(primal.result, lambda k: k + shift), tree)
     return KernelIR(f"{primal.name}_jvp", slots, [*zeros.body, *body, *stores.body], result)
+
+
+def _with_tangents(body: list[Stmt], seeded_slots: set[int]) -> set[int]:
+    """The vars some assignment gives a tangent (a fixed point: a loop's turn feeds the next)."""
+    has: set[int] = set()
+    grown = True
+    while grown:
+        before = len(has)
+        for s in walk(body):
+            if isinstance(s, Load) and s.slot in seeded_slots and differentiable(s.dst):
+                has.add(id(s.dst))
+            elif isinstance(s, Op) and differentiable(s.dst) and any(
+                    id(a) in has and _carries(s, k) for k, a in enumerate(s.args) if isinstance(a, Var)):
+                has.add(id(s.dst))
+            elif isinstance(s, Loop):
+                has.update(id(c) for c, u in zip(s.carried, s.update, strict=True) if id(u) in has)
+        grown = len(has) > before
+    return has
 
 
 def _retree(tree: object, leaf: Callable[[int], int | None]) -> object:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from hawk import libm, philox, tables
-from hawk.ir import Const, Gather, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
+from hawk.ir import Const, Gather, If, KernelIR, Load, Loop, Op, Operand, Slot, Stmt, Store, Var, walk
 from hawk.phases import Phased
 from hawk.types import is_float, strong
 
@@ -257,6 +257,8 @@ class Emitter:
             out.append(f"{pad}{self.at(s.slot, s.comp)} = {self.operand(s.value)};")
         elif isinstance(s, Gather):
             out.append(pad + tables.c_gather(self, s))
+        elif isinstance(s, Loop):
+            self.loop(s, out, pad)
         else:
             out.append(f"{pad}if ({self.var(s.cond)}) {{")
             for inner in s.then:
@@ -265,6 +267,18 @@ class Emitter:
             for inner in s.orelse:
                 self.statement(inner, out, pad + "    ")
             out.append(f"{pad}}}")
+
+    def loop(self, s: Loop, out: list[str], pad: str) -> None:
+        """A counted C loop; its index is a local of the loop (each stream of an interleaved
+        sample loop runs its own), the carried vars take their updates at the end of a turn."""
+        index = self.var(s.index)
+        count = self.operand(s.count)
+        out.append(f"{pad}for (int64_t {index} = 0; {index} < (int64_t){count}; ++{index}) {{")
+        for inner in s.body:
+            self.statement(inner, out, pad + "    ")
+        pairs = zip(s.carried, s.update, strict=True)
+        out.extend(f"{pad}    {self.var(c)} = {self.var(u)};" for c, u in pairs)
+        out.append(f"{pad}}}")
 
     # ----------------------------------------------------------- function
     def partial_value(self, slot: int, value: str) -> str:
@@ -417,6 +431,8 @@ def _is_uniform(s: Stmt) -> bool:
         return s.dst.uniform
     if isinstance(s, If):
         return s.cond.uniform and all(_is_uniform(x) for x in [*s.then, *s.orelse])
+    if isinstance(s, Loop):
+        return all(c.uniform for c in s.carried) and all(_is_uniform(x) for x in s.body)
     return False
 
 

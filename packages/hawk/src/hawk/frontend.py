@@ -7,8 +7,9 @@ language does not have is refused at decoration, with the file and line.
 
 Semantics that differ from plain Python, on purpose:
 
-- ``and``, ``or`` and ``not`` give a bool and evaluate both sides (a kernel
-  has no side effects to skip);
+- ``and``, ``or`` and ``not`` give a bool; ``and``/``or`` evaluate a later
+  operand only where it decides the result (:mod:`hawk.flow`: loops, ``break``,
+  ``continue`` and early ``return`` too);
 - ``if`` on a per-sample value runs per sample; a name assigned in one arm
   only may not be read after the ``if``;
 - a ``Mutable`` parameter is written once, at the end, with its last value;
@@ -35,6 +36,9 @@ from typing import Any
 import numpy as np
 
 from hawk import draws, intrinsics, tables
+from hawk.flow import Flow
+from hawk.flow import Unbound as _Unbound
+from hawk.helpers import Func, Inlining
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
@@ -73,11 +77,12 @@ class Source:
     returns: object = NO_CONTRACT  # the return contract (see _contract)
     #: module, closure and builtin names as the first lowering (at decoration) found them
     names: dict[str, object] = dataclasses.field(default_factory=dict)
+    api: str = "hawk.kernel"  # what refusals name: a kernel's decorator, or a helper's
 
     def refuse(self, node: ast.AST | None, message: str) -> KernelSyntaxError:
         line = getattr(node, "lineno", 1) + self.line_offset
         text = self.lines[line - self.line_offset - 1] if node is not None else None
-        return KernelSyntaxError(f"hawk.kernel: {self.fn.__name__}: {message}",
+        return KernelSyntaxError(f"{self.api}: {self.fn.__name__}: {message}",
                                  (self.filename, line, getattr(node, "col_offset", 0) + 1, text))
 
 
@@ -99,7 +104,7 @@ class Each:
     item: object
 
 
-def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None) -> Source:
+def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None, api: str = "hawk.kernel") -> Source:
     """Read ``fn``'s source and annotations; refuse what cannot be a kernel.
 
     ``scope``: the locals of the code that decorated ``fn``, where a string
@@ -118,7 +123,7 @@ def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None) -> Sou
     if not isinstance(func, ast.FunctionDef):
         raise KernelSyntaxError(f"hawk.kernel: {name}: decorate a plain `def` function")
     # the source starts at the first decorator, the line co_firstlineno names
-    source = Source(fn, func, filename, fn.__code__.co_firstlineno - 1, text.splitlines(), ())
+    source = Source(fn, func, filename, fn.__code__.co_firstlineno - 1, text.splitlines(), (), api=api)
     args = func.args
     extra = args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults
     if extra:
@@ -136,7 +141,7 @@ def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None) -> Sou
     if "return" in hints:
         node = func.returns
         returns = _contract(source, _annotation(source, hints["return"], node, "of the return", scope), node)
-    return Source(fn, func, filename, source.line_offset, source.lines, tuple(params), returns)
+    return Source(fn, func, filename, source.line_offset, source.lines, tuple(params), returns, api=api)
 
 
 def _annotation(source: Source, value: object, node: ast.AST, what: str,
@@ -196,22 +201,15 @@ def lower(source: Source, signature: tuple[ArgSpec, ...]) -> KernelIR:
     return _Lowerer(source, signature).run()
 
 
-@dataclass
-class _Unbound:
-    """A name assigned in one arm of an if only."""
-
-    line: int
-
-
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
            ast.Mod: "mod", ast.Pow: "pow"}
 _COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _CASTS = {"float32": "f32", "float64": "f64", "int32": "i32", "uint32": "u32"}
 _STATEMENTS = ("assignments (`y = ...`, `y += ...`, `m[0] = ...`), if/elif/else, pass, "
-               "and one `return` at the end")
+               "`for i in range(...)`, `while hawk.capped(cond, cap)`, break, continue and return")
 
 
-class _Lowerer:
+class _Lowerer(Flow, Inlining):
     def __init__(self, source: Source, signature: tuple[ArgSpec, ...]) -> None:
         self.src = source
         self.slots: list[Slot] = []
@@ -226,6 +224,9 @@ class _Lowerer:
         self.mutated: dict[str, tuple[int, int, ast.AST]] = {}  # binding -> (slot, comp, first assignment)
         self.depth = 0
         self.result: object = None
+        self.frame, self.loops, self.returns, self.leaves = "\1", [], None, []
+        self.helpers: list[Func] = []  # the helpers being inlined, outermost first
+        self.inlined = 0  # helper calls inlined so far: each has its own flags
 
     # ------------------------------------------------------------ driver
     def run(self) -> KernelIR:
@@ -233,14 +234,12 @@ class _Lowerer:
         if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant) \
                 and isinstance(stmts[0].value.value, str):
             stmts = stmts[1:]  # the docstring
-        for i, stmt in enumerate(stmts):
-            if isinstance(stmt, ast.Return):
-                if i != len(stmts) - 1:
-                    raise self.src.refuse(stmt, "`return` must be the last statement of the kernel")
-                if stmt.value is not None:
-                    self.result = self.output_tree(stmt.value, self.src.returns)
-            else:
-                self.statement(stmt)
+        self.block(stmts)
+        values = self.returned_values(stmts[-1] if stmts else self.src.tree)
+        if values:
+            for value, kind, node in zip(values, self.returns.kinds, self.returns.nodes, strict=True):
+                self.output(value, kind, node)
+            self.result = self.returns.tree
         if self.result is None and self.src.returns not in (None, NO_CONTRACT):
             last = stmts[-1] if stmts else self.src.tree
             raise self.src.refuse(last, f"the return annotation says {_shown(self.src.returns)} but the "
@@ -278,8 +277,11 @@ class _Lowerer:
         elif isinstance(node, ast.Pass):
             pass
         elif isinstance(node, ast.Return):
-            raise self.src.refuse(node, "`return` only as the last statement of the kernel, not inside "
-                                        "an if: assign the value in each arm and return it after the if")
+            self.return_statement(node)
+        elif isinstance(node, (ast.For, ast.While)):
+            self.loop_statement(node)
+        elif isinstance(node, (ast.Break, ast.Continue)):
+            self.loop_exit(node)
         else:
             raise self.src.refuse(node, f"a {type(node).__name__} statement is not in hawk; a kernel has "
                                         f"{_STATEMENTS}")
@@ -319,8 +321,7 @@ class _Lowerer:
         arms = []
         for block, body in ((node.body, stmt.then), (node.orelse, stmt.orelse)):
             self.env, self.body = dict(before), body
-            for s in block:
-                self.statement(s)
+            self.block(block)
             arms.append(self.env)
         self.depth -= 1
         self.env, self.body = dict(before), outer
@@ -335,7 +336,8 @@ class _Lowerer:
                 continue  # a load made inside an arm stays there
             arms = [(stmt.then, then_env), (stmt.orelse, else_env)]
             values = [self.arm_value(body, env, key, line) for body, env in arms]
-            if values[0] is values[1]:
+            if values[0] is values[1] or (isinstance(values[0], Const) and values[0].dtype == "bool"
+                                          and values[0] == values[1]):  # a flag both arms set
                 self.env[key] = values[0]
                 continue
             if any(isinstance(v, _Unbound) for v in values):
@@ -353,7 +355,7 @@ class _Lowerer:
         elif key in self.param_slot:
             slot, comp = self.param_slot[key], 0
         else:
-            return _Unbound(line)
+            return self.missing(key, line)
         saved = self.body, self.env
         self.body, self.env = body, env
         value = self.read(key, self.slots[slot].name, comp, None)
@@ -399,11 +401,10 @@ class _Lowerer:
                 [contract.item if isinstance(contract, Each) else NO_CONTRACT] * len(node.elts)
             outs = [self.output_tree(e, c) for e, c in zip(node.elts, items, strict=True)]
             return container(outs)
-        return self.output(node, contract)
+        return self.leaf(node, contract)
 
-    def output(self, node: ast.expr, kind: object) -> int:
+    def output(self, value: Operand, kind: object, node: ast.AST) -> int:
         """One output slot: per sample, or one cell for a Param (or, unannotated, a uniform value)."""
-        value = self.expr(node)
         if kind is NO_CONTRACT:
             dtype, cell = strong(value.dtype), _uniform(value)
         elif kind.role == "param":
@@ -472,12 +473,7 @@ class _Lowerer:
                 return self.apply("not", [self.truth(value, node)], node)
             raise self.src.refuse(node, "bitwise ~ is not in hawk; use `not` for a condition")
         if isinstance(node, ast.BoolOp):
-            values = [self.truth(self.expr(v), v) for v in node.values]
-            op = "and" if isinstance(node.op, ast.And) else "or"
-            out = values[0]
-            for v in values[1:]:
-                out = self.apply(op, [out, v], node)
-            return out
+            return self.short_circuit(node)
         if isinstance(node, ast.Compare):
             return self.compare(node)
         if isinstance(node, ast.IfExp):
@@ -497,9 +493,9 @@ class _Lowerer:
         if key in self.env:
             value = self.env[key]
             if isinstance(value, _Unbound):
-                raise self.src.refuse(node, f"{key!r} may be unassigned here: it is assigned in one arm "
-                                            f"of the if at line {value.line} only; assign it before the if "
-                                            "or in both arms")
+                raise self.src.refuse(node, f"{key!r} may be unassigned here: it is assigned in "
+                                            f"{value.place} at line {value.line} only; assign it before "
+                                            "the if (the loop), or in both arms")
             return value
         slot = self.param_slot.get(name)
         if slot is None:
@@ -598,6 +594,8 @@ class _Lowerer:
 
     def call(self, node: ast.Call) -> Operand:
         fn = self.resolve(node.func)
+        if isinstance(fn, Func):
+            return self.inline(fn, node)
         found = intrinsics.lookup(fn)
         if found is None or node.keywords:
             what = ast.unparse(node.func)
@@ -627,8 +625,8 @@ class _Lowerer:
 
     def reduction(self, op: str, value: Operand, node: ast.AST) -> Var:
         if self.depth:
-            raise self.src.refuse(node, f"hawk.{op} inside an if: a cross-sample reduction runs over every "
-                                        "sample, so compute it before the if")
+            raise self.src.refuse(node, f"hawk.{op} inside an if or a loop: a cross-sample reduction runs "
+                                        "over every sample, so compute it before the if (the loop)")
         if _uniform(value):
             raise self.src.refuse(node, f"hawk.{op} needs a per-sample value; this one is the same for "
                                         "every sample")

@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from hawk.ir import If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
+from hawk.ir import If, KernelIR, Load, Loop, Op, Operand, Slot, Stmt, Store, Var, walk
 from hawk.types import strong
 
 #: One launch of a run: its IR and the key of each of its slots (None: a by-value slot).
@@ -60,7 +60,8 @@ class Fused:
 def fusible(ir: KernelIR) -> bool:
     """Whether a launch of ``ir`` may join a fused run: its stores are at the top of its body
     (where the front end puts results and Mutables), so forwarding sees every one."""
-    return not any(isinstance(s, Store) for top in ir.body if isinstance(top, If) for s in walk([top]))
+    nested = [top for top in ir.body if isinstance(top, (If, Loop))]
+    return not any(isinstance(s, Store) for s in walk(nested))
 
 
 def size(ir: KernelIR) -> int:
@@ -157,6 +158,11 @@ class _Copier:
                 slot = (self.where[s.slot], s.comp)
                 self.stored[slot] = value
                 out.append(Store(slot[0], s.comp, value))
+            elif isinstance(s, Loop):
+                count, index = self.operand(s.count), self.fresh(s.index)
+                body = self.body(s.body)  # before the updates: they are vars the body defines
+                out.append(Loop(count, index, body, [self.fresh(c) for c in s.carried],
+                                [self.operand(v) for v in s.init], [self.fresh(u) for u in s.update]))
             else:
                 cond = self.operand(s.cond)
                 out.append(If(cond, self.body(s.then), self.body(s.orelse)))
@@ -201,6 +207,8 @@ def _renumbered(body: list[Stmt], number: dict[int, int]) -> list[Stmt]:
             out.append(Store(number[s.slot], s.comp, s.value))
         elif isinstance(s, If):
             out.append(If(s.cond, _renumbered(s.then, number), _renumbered(s.orelse, number)))
+        elif isinstance(s, Loop):
+            out.append(Loop(s.count, s.index, _renumbered(s.body, number), s.carried, s.init, s.update))
         else:
             out.append(s)
     return out

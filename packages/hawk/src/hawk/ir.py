@@ -5,8 +5,8 @@ statements.  Every value is a :class:`Var` (a typed local) or a
 :class:`Const`.  A var is *uniform* when it is the same for every sample
 (a ``Param``, a cross-sample reduction, arithmetic on those) and *varying*
 otherwise.  A ``Gather`` reads a Table (an array every sample sees whole) at
-computed indices.  ``If`` keeps control flow structured, so a derivative can walk
-it backwards and run only the arm that ran.  Results leave through
+computed indices.  ``If`` and ``Loop`` keep control flow structured, so a derivative can
+walk it backwards and run only the arm (and the turns) that ran.  Results leave through
 ``Store`` statements at the end of the body.
 
 The front end (``frontend.py``) writes this IR; the C and CUDA emitters, the
@@ -93,7 +93,29 @@ class If:
     orelse: list[Stmt] = field(default_factory=list)
 
 
-Stmt = Op | Load | Store | Gather | If
+@dataclass
+class Loop:
+    """``count`` turns of ``body``, ``index`` = 0, 1, … (``count``: a uniform integer; no turn
+    when it is 0 or less).
+
+    ``carried`` are the vars a turn hands to the next: each is set before the loop (by a
+    ``copy`` of ``init``, a statement before the loop) and, at the end of every turn, to its
+    ``update``, a var an ``Op`` of the body defines (never a carried var, so the updates may be
+    made one after another).  In a kernel the front end writes, no other var of the body is read
+    after the loop or in a later turn (a derived kernel's adjoints add up in place, turn after
+    turn).  A sample that should stop early (``break``, a ``return``, a capped ``while``) runs its
+    later turns under an ``If`` the front end writes; the count is the same for every sample.
+    """
+
+    count: Operand
+    index: Var
+    body: list[Stmt] = field(default_factory=list)
+    carried: list[Var] = field(default_factory=list)
+    init: list[Operand] = field(default_factory=list)
+    update: list[Var] = field(default_factory=list)
+
+
+Stmt = Op | Load | Store | Gather | If | Loop
 
 
 @dataclass(frozen=True)
@@ -149,6 +171,19 @@ def walk(body: list[Stmt]) -> Iterator[Stmt]:
         if isinstance(stmt, If):
             yield from walk(stmt.then)
             yield from walk(stmt.orelse)
+        elif isinstance(stmt, Loop):
+            yield from walk(stmt.body)
+
+
+def reads(body: list[Stmt]) -> Iterator[Var]:
+    """The vars the statements read (operands, a gather's indices, conditions, a loop's count and
+    updates)."""
+    for s in walk(body):
+        operands = s.args if isinstance(s, Op) else (s.value,) if isinstance(s, Store) else \
+            s.index if isinstance(s, Gather) else \
+            (s.cond,) if isinstance(s, If) else \
+            (s.count, *s.update, *s.carried) if isinstance(s, Loop) else ()
+        yield from (o for o in operands if isinstance(o, Var))
 
 
 def defined(body: list[Stmt]) -> list[Var]:
@@ -183,6 +218,11 @@ def render(ir: KernelIR) -> str:
             elif isinstance(s, Gather):
                 at = ", ".join(map(name, s.index))
                 lines.append(f"{pad}{name(s.dst)}: {s.dst.dtype} = {ir.slots[s.slot].name}[{at}] ({s.mode})")
+            elif isinstance(s, Loop):
+                lines.append(f"{pad}for {name(s.index)} in range({name(s.count)}):")
+                emit(s.body, depth + 1)
+                pairs = zip(s.carried, s.update, strict=True)
+                lines.extend(f"{pad}  {name(c)} = {name(u)}" for c, u in pairs)
             else:
                 lines.append(f"{pad}if {name(s.cond)}:")
                 emit(s.then, depth + 1)

@@ -28,7 +28,22 @@ import functools
 from dataclasses import dataclass
 
 from hawk import tables
-from hawk.ir import REDUCTIONS, Const, Gather, If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
+from hawk.ir import (
+    REDUCTIONS,
+    Const,
+    Gather,
+    If,
+    KernelIR,
+    Load,
+    Loop,
+    Op,
+    Slot,
+    Stmt,
+    Store,
+    Var,
+    reads,
+    walk,
+)
 
 
 @dataclass(frozen=True)
@@ -124,6 +139,13 @@ def _depths(body: list[Stmt], shared: bool) -> dict[int, int]:
                 inner = max(floor, of(s.cond))
                 visit(s.then, inner)
                 visit(s.orelse, inner)
+            elif isinstance(s, Loop):  # no reduction inside: one level for all it computes
+                inner = max([floor, of(s.count), *map(of, s.carried)])
+                visit(s.body, inner)
+                top = max([inner, *(of(x.dst) for x in walk(s.body) if isinstance(x, (Op, Load)))])
+                visit(s.body, top)  # all of it at the highest level any of it waits for
+                for v in [s.index, *s.carried]:
+                    depth[id(v)] = max(depth.get(id(v), 0), top)
 
     visit(body, 0)
     return depth
@@ -141,6 +163,9 @@ def _at_level(body: list[Stmt], level: int, depth: dict[int, int], cells: dict[i
             if depth.get(id(s.cond), 0) <= level:
                 out.append(If(s.cond, _at_level(s.then, level, depth, cells, partials),
                               _at_level(s.orelse, level, depth, cells, partials)))
+        elif isinstance(s, Loop):
+            if depth.get(id(s.index), 0) <= level:
+                out.append(s)
         elif depth.get(id(s.dst), 0) <= level:
             out.append(Load(s.dst, cells[id(s)]) if id(s) in cells else s)
     return out
@@ -165,6 +190,11 @@ def _needed(body: list[Stmt], stores: list[Store]) -> list[Stmt]:
                 if then or orelse:
                     needed.add(id(s.cond))
                     out.append(If(s.cond, then, orelse))
+            elif isinstance(s, Loop):  # kept whole, with all it reads, when it sets a needed var
+                if any(id(v) in needed for v in [*s.carried, *(x.dst for x in walk(s.body)
+                                                                if isinstance(x, (Op, Load)))]):
+                    needed.update(id(v) for v in reads([s]))
+                    out.append(s)
             elif id(s.dst) in needed:
                 if isinstance(s, (Op, Gather)):
                     operands = s.args if isinstance(s, Op) else s.index

@@ -14,7 +14,7 @@ import numpy as np
 
 from eagle.extend import ffi, lib
 from hawk import tables
-from hawk.ir import REDUCTIONS, Const, Gather, If, KernelIR, Load, Op, Operand, Stmt, Store, Var
+from hawk.ir import REDUCTIONS, Const, Gather, If, KernelIR, Load, Loop, Op, Operand, Stmt, Store, Var
 from hawk.semantics import OPS, cast_array
 from hawk.types import NUMPY, strong
 
@@ -91,6 +91,17 @@ class _Evaluator:
                 here = np.ones(self.n, bool) if mask is None else mask
                 self.run(stmt.then, here & cond)
                 self.run(stmt.orelse, here & ~cond)
+            elif isinstance(stmt, Loop):
+                self.loop(stmt, mask)
+
+    def loop(self, stmt: Loop, mask: np.ndarray | None) -> None:
+        """Every turn for every sample (in the mask): a sample that stopped runs its turns under
+        an if it fails; the carried vars take their updates at the end of each."""
+        for turn in range(int(self.value(stmt.count))):
+            self.values[id(stmt.index)] = np.int64(turn)
+            self.run(stmt.body, mask)
+            for var, update in zip(stmt.carried, stmt.update, strict=True):
+                self.assign(var, self.values[id(update)], mask)
 
     def load(self, stmt: Load) -> Any:
         slot, arg = self.ir.slots[stmt.slot], self.args[stmt.slot]

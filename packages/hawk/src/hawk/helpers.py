@@ -1,0 +1,129 @@
+"""``@hawk.func``: helper functions a kernel calls, inlined into its IR at compile time.
+
+A helper is typed like a kernel (hawk annotations on its parameters, an optional return
+annotation that its result is converted to, as a kernel's return contract is) and written in
+the same language: loops, early returns, other helpers.  A call lowers the helper's body in
+place, on the caller's values, so there is no separate C function, and derivatives, fusion and
+the GPU see one flat kernel.  The compiled code of a kernel is that of its IR, so it changes
+whenever a helper it calls does.  Recursion (direct or through other helpers) is refused,
+naming the cycle.  Module numbers and closures are folded as a kernel folds them.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hawk.ir import Const
+from hawk.types import WEAK, Kind
+
+if TYPE_CHECKING:
+    from hawk.frontend import Source
+    from hawk.ir import Operand
+
+
+class Func:
+    """A ``@hawk.func`` helper: called from a kernel it is inlined; called from Python it is the
+    plain function."""
+
+    def __init__(self, fn: Callable[..., Any], source: Source) -> None:
+        self.fn = fn
+        self.source = source
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+    def __repr__(self) -> str:
+        return f"<hawk.func {self.fn.__name__}>"
+
+
+def func(fn: Callable[..., Any]) -> Func:
+    """Make ``fn`` a helper that kernels (and other helpers) call; it is inlined where called.
+
+    >>> from hawk import Param, Scalar
+    >>> @hawk.func
+    ... def smoothstep(e0: Param, e1: Param, x: Scalar) -> Scalar:
+    ...     if x <= e0:
+    ...         return 0.0
+    ...     if x >= e1:
+    ...         return 1.0
+    ...     t = (x - e0) / (e1 - e0)
+    ...     return t * t * (3.0 - 2.0 * t)
+    >>> @hawk.kernel
+    ... def ramp(x: Scalar) -> Scalar:
+    ...     return smoothstep(0.0, 2.0, x) * 10.0
+    >>> ramp(np.array([-1.0, 1.0, 1.5, 5.0]))
+    array([ 0.    ,  5.    ,  8.4375, 10.    ])
+    """
+    from hawk.frontend import parse
+
+    source = parse(fn, sys._getframe(1).f_locals, api="hawk.func")
+    for name, kind in source.params:
+        if kind.role == "mutable":
+            arg = next(a for a in source.tree.args.args if a.arg == name)
+            raise source.refuse(arg, f"parameter {name!r} is Mutable: a helper returns its results "
+                                     "(annotate it Scalar, Param, ...; the calling kernel assigns)")
+    return Func(fn, source)
+
+
+class Inlining:
+    """The lowerer's part that inlines helper calls (:func:`func`)."""
+
+    def inline(self, helper: Func, node: ast.Call) -> Operand:
+        from hawk.frontend import KernelSyntaxError
+
+        src, name = helper.source, helper.fn.__name__
+        if helper in self.helpers:
+            cycle = " -> ".join(h.fn.__name__ for h in [*self.helpers[self.helpers.index(helper):], helper])
+            raise self.src.refuse(node, f"{cycle}: a helper may not call itself, directly or through "
+                                        "others (helpers are inlined); write the recursion as a loop")
+        if node.keywords or len(node.args) != len(src.params):
+            names = ", ".join(n for n, _ in src.params)
+            raise self.src.refuse(node, f"{name} takes {len(src.params)} positional argument"
+                                        f"{'s' * (len(src.params) != 1)}: {names}")
+        args = [self.helper_value(self.expr(a), kind, f"parameter {p!r} of {name}", a)
+                for a, (p, kind) in zip(node.args, src.params, strict=True)]
+        saved = (self.src, self.env, self.param_slot, self.mutated, self.frame, self.loops, self.returns)
+        self.inlined += 1
+        self.src, self.env, self.param_slot, self.mutated = src, dict(zip((p for p, _ in src.params), args,
+                                                                          strict=True)), {}, {}
+        self.frame, self.loops, self.returns = f"\1f{self.inlined}_", [], None
+        self.helpers.append(helper)
+        try:
+            stmts = src.tree.body
+            if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant):
+                stmts = stmts[1:]  # the docstring
+            self.block(stmts)
+            values = self.returned_values(stmts[-1] if stmts else src.tree)
+            if len(values) != 1 or not isinstance(self.returns.tree, int):
+                raise src.refuse(src.tree, "a helper returns one value (`return expr` on every path)")
+            value = self.helper_value(values[0], src.returns, "the result", src.tree)
+        except KernelSyntaxError as err:
+            caller = saved[0]
+            where = f"{caller.filename}:{node.lineno + caller.line_offset}"
+            raise KernelSyntaxError(f"{err.msg} (called from {caller.fn.__name__} at {where})",
+                                    (err.filename, err.lineno, err.offset, err.text)) from None
+        finally:
+            self.helpers.pop()
+            self.src, self.env, self.param_slot, self.mutated, self.frame, self.loops, self.returns = saved
+        return value
+
+    def helper_value(self, value: Operand, kind: object, what: str, node: ast.AST) -> Operand:
+        """A helper's argument or result held to its annotation: a per-sample value converted
+        within its kind (``Scalar``: to a float), a ``Param`` the same for every sample."""
+        if not isinstance(kind, Kind):  # no annotation: the value as it is
+            return value
+        if kind.role == "param" and not (isinstance(value, Const) or value.uniform):
+            raise self.src.refuse(node, f"{what} is annotated {kind!r} (one value for all samples) but "
+                                        "is given a value that differs per sample; annotate it Scalar")
+        if kind.dtype is not None:
+            return self.conform(value, kind.dtype, node, f"{what} is {kind.dtype} but is given a "
+                                                         f"{value.dtype} value")
+        if kind.role == "param" or value.dtype in ("f32", "f64", "wf"):
+            return value
+        return self.conform(value, "wf" if value.dtype in WEAK else "f64", node,
+                            f"{what} is a float but is given a {value.dtype} value")
