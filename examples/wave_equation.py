@@ -61,6 +61,12 @@ def displace(prev: Mutable[Scalar], cur: Mutable[Scalar], cx: Float32, cy: Float
         cur = MAG * hm.sin(PUSH_PHASE)
 
 
+@hawk.func
+def curvature(before: Scalar, at: Scalar, after: Scalar) -> Scalar:
+    """The second difference of three neighbours along an axis."""
+    return after - 2.0 * at + before
+
+
 @hawk.kernel
 def solve(prev: Mutable[Scalar], cur: Table.clamp, width: Param[Int32], dt: Param, k_speed: Param,
           k_damp: Param, inv_cell: Param) -> None:
@@ -68,9 +74,8 @@ def solve(prev: Mutable[Scalar], cur: Table.clamp, width: Param[Int32], dt: Para
     ``cur`` is the current grid, 2-D, its neighbours clamped at the edges."""
     i, j = hawk.sample2(width)
     h1 = cur[i, j]
-    ddx = cur[i, j + 1] - 2.0 * h1 + cur[i, j - 1]
-    ddy = cur[i + 1, j] - 2.0 * h1 + cur[i - 1, j]
-    lap = (ddx + ddy) * inv_cell * inv_cell
+    lap = (curvature(cur[i, j - 1], h1, cur[i, j + 1]) + curvature(cur[i - 1, j], h1, cur[i + 1, j])) \
+        * inv_cell * inv_cell
     prev = 2.0 * h1 - prev + dt * dt * (k_speed * lap - k_damp * (h1 - prev))
 
 
@@ -136,9 +141,8 @@ def numpy_frames(prev, cur, t, frames=1, substeps=SUBSTEPS, radius=RADIUS, dt=DT
         dx, dy = hm.float32(cols) - cx, hm.float32(rows) - cy
         inside = dx * dx + dy * dy < radius * radius
         prev, cur = np.where(inside, push, prev), np.where(inside, push, cur)
-        ddx = cur[:, right] - 2.0 * cur + cur[:, left]
-        ddy = cur[down, :] - 2.0 * cur + cur[up, :]
-        lap = (ddx + ddy) * INV_CELL * INV_CELL
+        lap = (curvature(cur[:, left], cur, cur[:, right]) + curvature(cur[up, :], cur, cur[down, :])) \
+            * INV_CELL * INV_CELL  # the helper, called from Python, on NumPy arrays
         prev, cur = cur, 2.0 * cur - prev + dt * dt * (K_SPEED * lap - K_DAMP * (cur - prev))
         t = t + dt
     return prev, cur, t
