@@ -77,10 +77,24 @@ def _expr(rng: random.Random, names: list[str], depth: int, smooth: bool) -> str
     return f"hm.{'minimum' if choice == 7 else 'maximum'}({a}, {b})"
 
 
+def _table_reads(rng: random.Random, params: list[str]) -> tuple[dict[str, str], list[str]]:
+    """Half the kernels of two planes or more read their last as a Table, clamped or wrapped, at
+    two neighbouring samples (``a1[hawk.sample() - 1]``): its annotation, and the names the
+    kernel's expressions draw from in place of the plane."""
+    if len(params) < 2 or rng.random() < 0.5:
+        return {}, params
+    table, mode = params[-1], rng.choice(("clamp", "wrap"))
+    reads = [f"{table}[hawk.sample() {'-' if d < 0 else '+'} {abs(d)}]"
+             for d in rng.sample((-2, -1, 1, 3), 2)]
+    return {table: f"Table.{mode}"}, [*params[:-1], *reads]
+
+
 def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
     params = [f"a{j}" for j in range(spec.planes)]
-    names = params + (["p"] if spec.param else [])
-    signature = ", ".join([f"{p}: Scalar" for p in params] + (["p: Param"] if spec.param else []))
+    annotations, read = _table_reads(rng, params)
+    names = read + (["p"] if spec.param else [])
+    signature = ", ".join([f"{p}: {annotations.get(p, 'Scalar')}" for p in params]
+                          + (["p: Param"] if spec.param else []))
     lines = ["@hawk.kernel", f"def {spec.name}({signature}) -> Scalar:",
              f"    t = {_expr(rng, names, 2, spec.smooth)}"]
     if not spec.smooth:
@@ -105,7 +119,8 @@ def make_pool(number: int, size: int = 8) -> Pool:
     specs = tuple(KernelSpec(f"k{j}", rng.randint(1, 3), rng.random() < 0.5, smooth=j % 2 == 0)
                   for j in range(size))
     body = "\n".join(_kernel_source(rng, s) for s in specs)
-    header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, UInt32\nfrom hawk import math as hm\n")
+    header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Table, UInt32\n"
+              "from hawk import math as hm\n")
     return Pool(number, specs, header + GUARDS + "\n" + body)
 
 

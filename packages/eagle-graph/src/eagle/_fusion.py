@@ -5,7 +5,8 @@ A lowering that may join a run says so with a :class:`~eagle._kinds.Fusible`
 (one work_share stretch, one branch of a branch_tasks stage, one body) form a
 run while they cover the same samples, every plane two members share is the
 very same view or provably disjoint from the other's (libeagle's rule for
-block-fused execution, ``fusable`` in ``libeagle/src/program.c``), they come
+block-fused execution, ``fusable`` in ``libeagle/src/program.c``), no member
+writes a plane another reads whole (``Fusible.whole``: a hawk Table), they come
 from one fuser (one kernel language), the member before does not end runs (a
 cross-sample reduction is a run's last phase), and the run stays under
 :data:`MAX_STATEMENTS` (compile time grows with it).  Anything else (a Python
@@ -166,6 +167,7 @@ class _Run:
         self.keys: dict[Any, list[Any]] = {}  # view key -> [array, written by a member]
         self.by_memory: dict[int, list[list[Any]]] = {}  # memory -> its views' entries
         self.loose: list[list[Any]] = []  # entries of views whose allocation NumPy does not know
+        self.whole: list[Any] = []  # planes a member reads whole: no member writes them
 
     def planes(self, part: Fusible) -> list[_Plane]:
         key = self.key
@@ -178,8 +180,15 @@ class _Run:
         if last.last or part.fuser is not head.fuser or part.samples != head.samples \
                 or self.size + part.size > MAX_STATEMENTS:
             return False
-        return all(key is None or key in self.keys or self._apart(array, writes)
-                   for key, array, writes in planes)
+        if not all(key is None or key in self.keys or self._apart(array, writes)
+                   for key, array, writes in planes):
+            return False
+        # a plane read whole is read by every sample: a write of it in the same run (before, or
+        # after in the same block pass) would change what later samples read
+        whole = part.whole()
+        written = [array for array, writes in self.keys.values() if writes]
+        return not any(overlap(a, b) for a in whole for b in written) and \
+            not any(writes and overlap(array, b) for _, array, writes in planes for b in self.whole)
 
     def _apart(self, array: Any, writes: bool) -> bool:
         """Whether a view no member touched shares no byte with any plane of the run that it or
@@ -191,6 +200,7 @@ class _Run:
     def add(self, part: Fusible, planes: list[_Plane]) -> None:
         self.parts.append(part)
         self.size += part.size
+        self.whole += part.whole()
         for key, array, writes in planes:
             if key is None:
                 continue

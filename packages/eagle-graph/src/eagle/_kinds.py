@@ -42,6 +42,8 @@ class Fusible:
     (name, array, role) triples it touches, asked only when a run is formed) that are the very
     same views or disjoint, while the member before is not ``last`` (its per-sample work waits
     for a cross-sample reduction) and the run stays under the size cap (``size``: statements).
+    ``whole()`` gives the planes it reads whole (every sample reads all of them: a hawk Table):
+    it joins no run that writes one of them, and no later member may write one.
     """
 
     fuser: Callable[[list[Any], Callable[[Any], int], Callable[[Any], bool]], Callable[[Any], object]]
@@ -51,6 +53,7 @@ class Fusible:
     size: int = 1
     last: bool = False
     reduces: bool = False  # it reduces across samples (``Graph.reductions`` names it)
+    whole: Callable[[], Sequence[Any]] = tuple
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Loop, Op, Operand, Slot, Stmt, Store, Var, walk
+from hawk import tables
+from hawk.ir import (
+    REDUCTIONS,
+    Const,
+    Gather,
+    If,
+    KernelIR,
+    Load,
+    Loop,
+    Op,
+    Operand,
+    ScatterAdd,
+    Slot,
+    Stmt,
+    Store,
+    Var,
+    walk,
+)
 from hawk.types import is_float, promote, result_dtype, strong
 
 
@@ -162,6 +179,8 @@ class _Vjp:
         #: adjoint vars something was added into; any other is a symbolic zero, sent nowhere (a
         #: zero cotangent through d log = 1/x at x = 0 would make 0/0 = NaN)
         self.nonzero: set[int] = set()
+        #: a wanted Table -> its gradient slot, which the gathers' adjoints scatter into
+        self.table_grads = tables.gradient_slots(primal, wanted, self.slots)
 
     # adjoint vars: made on first use, zeroed at the top of the body
     def adj(self, v: Var, uniform_part: bool) -> Var:
@@ -235,6 +254,11 @@ class _Vjp:
                 if uniform_sweep and (not s.dst.uniform or in_varying):
                     continue
                 self.propagate(s, self.adj(s.dst, uniform_sweep), uniform_sweep)
+            elif isinstance(s, Gather) and not uniform_sweep and s.slot in self.table_grads \
+                    and id(self.adj(s.dst, False)) in self.nonzero:
+                # the adjoint of a read goes to the cell read, in the fixed order (ScatterAdd)
+                grad = self.adj(s.dst, False)
+                self.b.body.append(ScatterAdd(self.table_grads[s.slot], s.index, grad, s.mode))
 
     def reverse_loop(self, s: Loop, uniform_sweep: bool, in_varying: bool) -> None:
         """Turn t = count - 1, …, 0: the carried vars set back to their start, t turns run again,
@@ -329,6 +353,9 @@ class _Vjp:
         result = {}
         for k in self.wanted:
             slot = self.primal.slots[k]
+            if k in self.table_grads:
+                result[slot.name] = self.table_grads[k]
+                continue
             grad_slot = Slot(f"grad_{slot.name}", "write", strong(slot.dtype), slot.components, slot.uniform)
             self.slots.append(grad_slot)
             index = len(self.slots) - 1
@@ -382,7 +409,7 @@ def dependencies(primal: KernelIR) -> dict[int, frozenset[int]]:
     while changed:  # a fixed point, so a value used before a later assignment is still covered
         changed = False
         for s in walk(primal.body):
-            if isinstance(s, Load) and differentiable(s.dst) and s.slot in sources:
+            if isinstance(s, (Load, Gather)) and differentiable(s.dst) and s.slot in sources:
                 found = frozenset({s.slot})
             elif isinstance(s, Op) and differentiable(s.dst):
                 found = frozenset().union(*(deps.get(id(a), frozenset()) for k, a in enumerate(s.args)
@@ -445,17 +472,16 @@ def live_only(body: list[Stmt]) -> list[Stmt]:
 def _live(body: list[Stmt], live: set[int]) -> tuple[list[Stmt], set[int]]:
     out: list[Stmt] = []
     for s in reversed(body):
-        if isinstance(s, Store):
+        if isinstance(s, (Store, ScatterAdd)):
             out.append(s)
-            if isinstance(s.value, Var):
-                live.add(id(s.value))
-        elif isinstance(s, (Op, Load)):
+            live.update(id(v) for v in (s.value, *getattr(s, "index", ())) if isinstance(v, Var))
+        elif isinstance(s, (Op, Load, Gather)):
             if id(s.dst) not in live:
                 continue
             out.append(s)
             live.discard(id(s.dst))
-            if isinstance(s, Op):
-                live.update(id(a) for a in s.args if isinstance(a, Var))
+            if not isinstance(s, Load):
+                live.update(id(a) for a in (s.args if isinstance(s, Op) else s.index) if isinstance(a, Var))
         elif isinstance(s, Loop):
             loop, live = _live_loop(s, live)
             if loop is not None:
@@ -529,6 +555,9 @@ def jvp(primal: KernelIR, tangent_slots: list[Slot]) -> KernelIR:
             if isinstance(s, Load) and s.slot in tangent_of and differentiable(s.dst):
                 t = tangent(s.dst, primal.slots[s.slot].uniform)
                 b.body.append(Load(t, tangent_of[s.slot], s.comp))
+            elif isinstance(s, Gather) and s.slot in tangent_of and differentiable(s.dst):
+                # the tangent's cell
+                b.body.append(replace(s, dst=tangent(s.dst, False), slot=tangent_of[s.slot]))
             elif isinstance(s, Op) and differentiable(s.dst):
                 step(b, s)
         return b.body

@@ -21,7 +21,22 @@ from __future__ import annotations
 import math
 
 from hawk import libm, philox, tables
-from hawk.ir import Const, Gather, If, KernelIR, Load, Loop, Op, Operand, Slot, Stmt, Store, Var, walk
+from hawk.ir import (
+    Const,
+    Gather,
+    If,
+    KernelIR,
+    Load,
+    Loop,
+    Op,
+    Operand,
+    ScatterAdd,
+    Slot,
+    Stmt,
+    Store,
+    Var,
+    walk,
+)
 from hawk.phases import Phased
 from hawk.types import is_float, strong
 
@@ -129,7 +144,8 @@ def prelude(dialect: str) -> str:
     math = (libm.c_declarations() + philox.c_declarations() if dialect == "c"
             else libm.c_functions() + philox.c_functions())
     return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
-        "".join(_float_helpers(t) for t in ("f32", "f64")) + tables.c_helpers() + math
+        "".join(_float_helpers(t) for t in ("f32", "f64")) + tables.c_helpers() + \
+        tables.c_scatter_helpers() + math
 
 
 def literal(c: Const) -> str:
@@ -159,6 +175,7 @@ class Emitter:
         self.sample = "i"  # the sample the statements being printed work on
         self.stream = ""  # the suffix of their per-sample vars (one stream of an interleaved loop)
         self.bound_sites = 1  # the checked Table reads of the kernel (tables.c_gather's keys)
+        self.scatter_sites: dict[int, tuple[tables.Scatter, int]] = {}  # id(ScatterAdd) -> its scratch
 
     # ----------------------------------------------------------- operands
     def var(self, v: Var) -> str:
@@ -259,6 +276,8 @@ class Emitter:
             out.append(pad + tables.c_gather(self, s))
         elif isinstance(s, Loop):
             self.loop(s, out, pad)
+        elif isinstance(s, ScatterAdd):
+            out.append(pad + tables.c_scatter(self, s))
         else:
             out.append(f"{pad}if ({self.var(s.cond)}) {{")
             for inner in s.then:
@@ -459,7 +478,10 @@ def source(ir: KernelIR, phased: Phased, prefix: str, dialect: str) -> str:
     for j, body in enumerate(phased.phases):
         emitter = emitter_type(phased.slots)
         emitter.bound_sites = max(tables.sites(ir), 1)
+        emitter.scatter_sites = {site: (s, r) for s in phased.scatters for r, site in enumerate(s.sites)}
         functions.append(emitter.function(f"{prefix}_p{j}", body))
+    if phased.scatters:  # the Table-shaped outputs, summed after the last phase on one thread
+        functions.append(tables.c_finish(emitter_type(phased.slots), phased.scatters, f"{prefix}_s"))
     if dialect == "c" and len(phased.phases) == 1:
         functions.append(direct_entry(phased.slots, prefix))
     return prelude(dialect) + f"\n/* hawk kernel {ir.name} */\n" + "\n\n".join(functions) + "\n"

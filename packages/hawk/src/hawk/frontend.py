@@ -192,7 +192,7 @@ def default_signature(params: tuple[tuple[str, Kind], ...]) -> tuple[ArgSpec, ..
     """The signature decoration checks with: float64 planes of any number of components,
     float Params."""
     return tuple(ArgSpec("wf" if k.dtype is None else k.dtype) if k.role == "param"
-                 else ArgSpec(k.dtype or "f64", table=()) if k.role == "table"
+                 else ArgSpec(k.dtype or "f64", table=()) if k.role in ("table", "scatter")
                  else ArgSpec(k.dtype or "f64", components=0) for _, k in params)
 
 
@@ -215,10 +215,12 @@ class _Lowerer(Flow, Inlining):
         self.slots: list[Slot] = []
         self.param_slot: dict[str, int] = {}
         for (name, kind), spec in zip(source.params, signature, strict=True):
-            role = {"in": "read", "param": "value", "mutable": "readwrite", "table": "read"}[kind.role]
+            role = {"in": "read", "param": "value", "mutable": "readwrite", "table": "read",
+                    "scatter": "readwrite"}[kind.role]
             self.param_slot[name] = len(self.slots)
             self.slots.append(Slot(name, role, spec.dtype, spec.components, spec.cell, table=spec.table))
-        self.sites = 0  # checked Table reads so far (tables.gather numbers them)
+        self.sites = 0  # checked Table reads and Scatter writes so far (hawk.tables numbers them)
+        self.scatters: dict[str, bool] = {}  # Scatter parameter -> written with = (else +=)
         self.body: list[Stmt] = []
         self.env: dict[str, Operand | _Unbound] = {}
         self.mutated: dict[str, tuple[int, int, ast.AST]] = {}  # binding -> (slot, comp, first assignment)
@@ -252,6 +254,8 @@ class _Lowerer(Flow, Inlining):
 
     # -------------------------------------------------------- statements
     def statement(self, node: ast.stmt) -> None:
+        if tables.scatter(self, node):
+            return
         if isinstance(node, ast.Assign):
             if tables.unpack_sample2(self, node):
                 return
@@ -501,8 +505,8 @@ class _Lowerer(Flow, Inlining):
         if slot is None:
             return self.folded(self.resolve(node), node)
         if self.slots[slot].table is not None:
-            raise self.src.refuse(node, f"{name!r} is a Table (an array all samples share): read a cell "
-                                        f"of it at an index, {name}[i]")
+            raise self.src.refuse(node, f"{name!r} is a Table or a Scatter (an array all samples share): "
+                                        f"read or write a cell of it at an index, {name}[i]")
         if self.slots[slot].components > 1 and key == name:
             k = self.slots[slot].components
             raise self.src.refuse(node, f"{name!r} has {k} components per sample; read {name}[0] … "

@@ -40,9 +40,23 @@ identity; None for a by-value slot).  A launch whose IR stores inside an
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from hawk.ir import If, KernelIR, Load, Loop, Op, Operand, Slot, Stmt, Store, Var, walk
+from hawk.ir import (
+    Gather,
+    If,
+    KernelIR,
+    Load,
+    Loop,
+    Op,
+    Operand,
+    ScatterAdd,
+    Slot,
+    Stmt,
+    Store,
+    Var,
+    walk,
+)
 from hawk.types import strong
 
 #: One launch of a run: its IR and the key of each of its slots (None: a by-value slot).
@@ -59,9 +73,12 @@ class Fused:
 
 def fusible(ir: KernelIR) -> bool:
     """Whether a launch of ``ir`` may join a fused run: its stores are at the top of its body
-    (where the front end puts results and Mutables), so forwarding sees every one."""
+    (where the front end puts results and Mutables), so forwarding sees every one; it has no
+    checked Table read (whose launch raises on its own) and sums nothing into a Table."""
     nested = [top for top in ir.body if isinstance(top, (If, Loop))]
-    return not any(isinstance(s, Store) for s in walk(nested))
+    return not any(isinstance(s, Store) for s in walk(nested)) \
+        and not any(isinstance(s, ScatterAdd) or (isinstance(s, Gather) and s.mode == "check")
+                    for s in walk(ir.body))
 
 
 def size(ir: KernelIR) -> int:
@@ -81,9 +98,12 @@ def fuse(members: Sequence[Member], live: Callable[[Hashable], bool], name: str)
     stored: dict[tuple[int, int], Operand] = {}  # (fused slot, comp) -> the value stored last
     for m, (ir, member_keys) in enumerate(members):
         if not fusible(ir):
-            raise ValueError(f"hawk.fusion.fuse: kernel {ir.name!r} stores inside an if; it cannot be fused")
+            raise ValueError(f"hawk.fusion.fuse: kernel {ir.name!r} stores inside an if, reads a checked "
+                             "Table or sums into a Table; it cannot be fused")
         where: list[int] = []
-        for k, (slot, key) in enumerate(zip(ir.slots, member_keys, strict=True)):
+        for k, (slot, plane_key) in enumerate(zip(ir.slots, member_keys, strict=True)):
+            # a plane read as a Table and the same plane read per sample are two read-only slots
+            key = None if plane_key is None else (plane_key, slot.table is not None)
             if key is not None and key in by_key:
                 j = by_key[key]
                 slots[j] = _joined(slots[j], slot)
@@ -96,7 +116,7 @@ def fuse(members: Sequence[Member], live: Callable[[Hashable], bool], name: str)
                     by_key[key] = j
             where.append(j)
         body += _Copier(where, stored).body(ir.body)
-    body = _without_dead_stores(body, [key is None or live(key) for key in keys])
+    body = _without_dead_stores(body, [key is None or live(key[0]) for key in keys])
     return _compacted(KernelIR(name, slots, body), origins)
 
 
@@ -105,16 +125,16 @@ def _named(slot: Slot, taken: set[str], member: int) -> Slot:
     name = slot.name if slot.name not in taken else f"{slot.name}_{member}"
     while name in taken:
         name += "_"
-    return Slot(name, slot.role, slot.dtype, slot.components, slot.cell, slot.reduction)
+    return replace(slot, name=name)
 
 
 def _joined(a: Slot, b: Slot) -> Slot:
     """One slot for two launches' uses of one plane: read by one, written by another -> readwrite."""
-    if (a.dtype, a.components, a.cell) != (b.dtype, b.components, b.cell):
+    if (a.dtype, a.components, a.cell, a.table) != (b.dtype, b.components, b.cell, b.table):
         raise ValueError(f"hawk.fusion.fuse: planes {a.name!r} and {b.name!r} have one key but differ "
                          "in dtype, components or cell; give them different keys")
     role = a.role if a.role == b.role else "readwrite"
-    return Slot(a.name, role, a.dtype, a.components, a.cell)
+    return replace(a, role=role, reduction=None)
 
 
 class _Copier:
@@ -163,6 +183,9 @@ class _Copier:
                 body = self.body(s.body)  # before the updates: they are vars the body defines
                 out.append(Loop(count, index, body, [self.fresh(c) for c in s.carried],
                                 [self.operand(v) for v in s.init], [self.fresh(u) for u in s.update]))
+            elif isinstance(s, Gather):  # a Table's memory: no run stores to it (eagle cuts the run)
+                out.append(replace(s, dst=self.fresh(s.dst), slot=self.where[s.slot],
+                                   index=tuple(map(self.operand, s.index))))
             else:
                 cond = self.operand(s.cond)
                 out.append(If(cond, self.body(s.then), self.body(s.orelse)))
@@ -173,7 +196,7 @@ def _without_dead_stores(body: list[Stmt], live: list[bool]) -> list[Stmt]:
     """The body with only the last store of each plane component, and none to a dead plane.  A
     plane the run reads from memory before storing it is live whatever ``live`` says: its next
     run (a replay, a loop's next turn) reads what this one stores."""
-    loaded = {s.slot for s in walk(body) if isinstance(s, Load)}
+    loaded = {s.slot for s in walk(body) if isinstance(s, (Load, Gather))}
     live = [alive or k in loaded for k, alive in enumerate(live)]
     last: dict[tuple[int, int], int] = {}
     for position, s in enumerate(body):
@@ -185,7 +208,7 @@ def _without_dead_stores(body: list[Stmt], live: list[bool]) -> list[Stmt]:
 
 def _compacted(ir: KernelIR, origins: list[tuple[int, int]]) -> Fused:
     """``ir`` without the slots it no longer touches, each kept slot's role what the body does."""
-    loaded = {s.slot for s in walk(ir.body) if isinstance(s, Load)}
+    loaded = {s.slot for s in walk(ir.body) if isinstance(s, (Load, Gather))}
     stored = {s.slot for s in walk(ir.body) if isinstance(s, Store)}
     kept = [k for k in range(len(ir.slots)) if k in loaded or k in stored]
     number = {k: j for j, k in enumerate(kept)}
@@ -194,7 +217,7 @@ def _compacted(ir: KernelIR, origins: list[tuple[int, int]]) -> Fused:
         s = ir.slots[k]
         role = s.role if s.role == "value" else (
             "readwrite" if k in loaded and k in stored else "write" if k in stored else "read")
-        slots.append(Slot(s.name, role, s.dtype, s.components, s.cell, s.reduction))
+        slots.append(replace(s, role=role))
     return Fused(KernelIR(ir.name, slots, _renumbered(ir.body, number)), [origins[k] for k in kept])
 
 
@@ -203,6 +226,8 @@ def _renumbered(body: list[Stmt], number: dict[int, int]) -> list[Stmt]:
     for s in body:
         if isinstance(s, Load):
             out.append(Load(s.dst, number[s.slot], s.comp))
+        elif isinstance(s, Gather):
+            out.append(replace(s, slot=number[s.slot]))
         elif isinstance(s, Store):
             out.append(Store(number[s.slot], s.comp, s.value))
         elif isinstance(s, If):

@@ -87,6 +87,27 @@ class Gather:
 
 
 @dataclass
+class ScatterAdd:
+    """``slot[index...] += value``, into a Table-shaped output slot, in eagle's fixed order.
+
+    Each cell of the output is ``0.0 + T(c)``: ``c[i]`` the sum, in the order of the kernel's
+    ScatterAdd statements, of what sample ``i`` added to that cell (-0.0, the exact identity,
+    where it added nothing) and T eagle's fixed tree over sample positions.  The order depends
+    on no thread count; it is how a gather's adjoint reaches its Table (``hawk.derive``), and
+    a ``Scatter`` parameter's ``s[k] += v``.  ``exclusive``: ``s[k] = v`` instead, every cell
+    written exactly once (the indices a permutation of the cells, checked).  ``mode``, ``site``
+    and ``line`` as a Gather's (a checked index out of range writes nothing and raises)."""
+
+    slot: int
+    index: tuple[Operand, ...]
+    value: Operand
+    mode: str = "clamp"
+    exclusive: bool = False
+    site: int = 0
+    line: int = 0
+
+
+@dataclass
 class If:
     cond: Var
     then: list[Stmt] = field(default_factory=list)
@@ -115,7 +136,7 @@ class Loop:
     update: list[Var] = field(default_factory=list)
 
 
-Stmt = Op | Load | Store | Gather | If | Loop
+Stmt = Op | Load | Store | Gather | ScatterAdd | If | Loop
 
 
 @dataclass(frozen=True)
@@ -180,7 +201,7 @@ def reads(body: list[Stmt]) -> Iterator[Var]:
     updates)."""
     for s in walk(body):
         operands = s.args if isinstance(s, Op) else (s.value,) if isinstance(s, Store) else \
-            s.index if isinstance(s, Gather) else \
+            s.index if isinstance(s, Gather) else (s.value, *s.index) if isinstance(s, ScatterAdd) else \
             (s.cond,) if isinstance(s, If) else \
             (s.count, *s.update, *s.carried) if isinstance(s, Loop) else ()
         yield from (o for o in operands if isinstance(o, Var))
@@ -223,6 +244,11 @@ def render(ir: KernelIR) -> str:
                 emit(s.body, depth + 1)
                 pairs = zip(s.carried, s.update, strict=True)
                 lines.extend(f"{pad}  {name(c)} = {name(u)}" for c, u in pairs)
+            elif isinstance(s, ScatterAdd):
+                at = ", ".join(map(name, s.index))
+                how = "=" if s.exclusive else "+="
+                target = ir.slots[s.slot].name
+                lines.append(f"{pad}{target}[{at}] {how} {name(s.value)} ({s.mode}, fixed order)")
             else:
                 lines.append(f"{pad}if {name(s.cond)}:")
                 emit(s.then, depth + 1)

@@ -26,7 +26,7 @@ from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Slot
 from hawk.phases import Phased, split
 from hawk.reference import evaluate
-from hawk.types import NUMPY, Kind, Param, Scalar, of_numpy
+from hawk.types import NUMPY, Kind, Param, Scalar, Table, of_numpy
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Compiled:
     ir: KernelIR
     phased: Phased
     library: Library
-    functions: list[Any]  # one eagle_kernel_fn per phase
+    functions: list[Any]  # one eagle_kernel_fn per phase (then the scatters' finish, if any)
     prefix: str  # of the symbols: {prefix}_p0 …, {prefix}_call
 
     @functools.cached_property
@@ -179,15 +179,23 @@ class Kernel:
         """
         if "jvp" not in self._derived:
             primal = self.ir_of(frontend.default_signature(self.params))
-            tangents = [(f"t_{primal.slots[k].name}", Param if primal.slots[k].role == "value" else Scalar)
+            kinds = {"value": Param, "table": Table}
+            tangents = [(f"t_{primal.slots[k].name}", kinds.get("table" if primal.slots[k].table is not None
+                                                                 else primal.slots[k].role, Scalar))
                         for k in derive.inputs(primal)]
             count = len(self.params)
 
             def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
                 t_slots = [Slot(name, "value" if kind.role == "param" else "read", spec.dtype,
-                                spec.components, spec.cell)
+                                spec.components, spec.cell, table=spec.table)
                            for (name, kind), spec in zip(tangents, signature[count:], strict=True)]
-                return derive.jvp(self.ir_of(signature[:count]), t_slots)
+                primal = self.ir_of(signature[:count])
+                for k, t in zip(derive.inputs(primal), t_slots, strict=True):
+                    if t.table != primal.slots[k].table and t.table != ():
+                        raise ValueError(f"hawk.kernel {self.__name__}_jvp: tangent {t.name!r} has shape "
+                                         f"{t.table}; it is the tangent of Table {primal.slots[k].name!r}, "
+                                         f"of shape {primal.slots[k].table}: pass one of that shape")
+                return derive.jvp(primal, t_slots)
 
             self._derived["jvp"] = Kernel(f"{self.__name__}_jvp", [*self.params, *tangents], lower,
                                           derivative="jvp")
@@ -297,7 +305,8 @@ class Kernel:
         libm.load()  # the functions the library calls
         library = Library(compile_library(source, name=f"hawk_{self.__name__}"))
         compiled = Compiled(ir, phased, library,
-                            [library.kernel(f"{prefix}_p{j}") for j in range(len(phased.phases))], prefix)
+                            [library.kernel(f"{prefix}_p{j}") for j in range(len(phased.phases))]
+                            + ([library.kernel(f"{prefix}_s")] if phased.scatters else []), prefix)
         self._compiled[signature] = compiled
         return compiled
 
@@ -333,7 +342,7 @@ def _apart_from_tables(ir: KernelIR, arrays: Sequence[Any], api: str) -> None:
     Table, so a sample's write would change what the others read (NumPy's bounds test: when in
     doubt, they overlap)."""
     for k, slot in enumerate(ir.slots):
-        if slot.table is None:
+        if slot.table is None or slot.role != "read":
             continue
         for j, other in enumerate(ir.slots):
             a, b = arrays[j], arrays[k]
@@ -444,7 +453,8 @@ class KernelPlan(Plan):
     """
 
     def __init__(self, kernel: Kernel, compiled: Compiled) -> None:
-        super().__init__(compiled.functions[-1], runs.plan_params(compiled.phased.slots),
+        final = compiled.functions[len(compiled.phased.phases) - 1]
+        super().__init__(final, runs.plan_params(compiled.phased.slots),
                          name=kernel.__name__, per_sample=compiled.ir.per_sample, owner=compiled.library,
                          derivative=kernel.derivative)
         self.compiled = compiled
@@ -667,7 +677,8 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str, device: Any = None) ->
         raise ValueError(f"{api}: buffer= gives {len(given)} arrays for {len(specs)} outputs")
     out = []
     for spec, array in zip(specs, given, strict=True):
-        shape = (1,) if spec.cell else (spec.components, n) if spec.components > 1 else (n,)
+        shape = spec.table if spec.table is not None else (1,) if spec.cell else \
+            (spec.components, n) if spec.components > 1 else (n,)
         dtype = NUMPY[spec.dtype]
         if array is None:
             array = (np.empty(shape, dtype) if device is None

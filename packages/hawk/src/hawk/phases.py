@@ -24,6 +24,7 @@ its own final phase.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ from hawk.ir import (
     Load,
     Loop,
     Op,
+    ScatterAdd,
     Slot,
     Stmt,
     Store,
@@ -64,6 +66,8 @@ class Phased:
     slots: list[Slot]
     phases: list[list[Stmt]]
     reductions: list[Reduction]
+    #: Table-shaped outputs summed after the final phase (:mod:`hawk.tables`)
+    scatters: list[tables.Scatter] = dataclasses.field(default_factory=list)
 
     @functools.cached_property  # asked at every launch a build lowers; a Phased is never changed
     def cells_only(self) -> bool:
@@ -93,6 +97,7 @@ def split(ir: KernelIR, shared: bool = False) -> Phased:
         reductions.append(Reduction(stmt.op, len(slots) - 2, len(slots) - 1, depth[id(stmt.dst)] - 1))
     if tables.sites(ir):  # checked Table reads: the cell of the first that went out of range
         slots.append(Slot(tables.BOUNDS, "readwrite", "i64", cell=True))
+    scatters = tables.scatter_scratch(ir, slots)
     stores = [s for s in ir.body if isinstance(s, Store)]
     # a cell is stored by the final phase, which runs over an empty batch too
     final = [s for s in stores if levels == 0 or slots[s.slot].cell or depth.get(id(s.value), 0) >= levels]
@@ -100,7 +105,7 @@ def split(ir: KernelIR, shared: bool = False) -> Phased:
     # An early store is made by the last reduction phase, unless the final phase reads its plane
     # (it recomputes from memory, which must still hold what the kernel started from).
     while True:
-        body = _needed(_at_level(ir.body, levels, depth, cells, partials), final)
+        body = _needed(_at_level(ir.body, levels, depth, cells, partials, scatter=True), final)
         read = {s.slot for s in walk(body) if isinstance(s, (Load, Gather))}
         late = [s for s in early if s.slot in read]
         if not late:
@@ -110,7 +115,7 @@ def split(ir: KernelIR, shared: bool = False) -> Phased:
     phases = [_needed(_at_level(ir.body, j, depth, cells, partials),
                       _partial_stores(ir.body, j, depth, partials) + (early if j == levels - 1 else []))
               for j in range(levels)]
-    return Phased(slots, [*phases, body], reductions)
+    return Phased(slots, [*phases, tables.scatter_inits(scatters) + body], reductions, scatters)
 
 
 def _depths(body: list[Stmt], shared: bool) -> dict[int, int]:
@@ -152,17 +157,22 @@ def _depths(body: list[Stmt], shared: bool) -> dict[int, int]:
 
 
 def _at_level(body: list[Stmt], level: int, depth: dict[int, int], cells: dict[int, int],
-              partials: dict[int, int]) -> list[Stmt]:
+              partials: dict[int, int], scatter: bool = False) -> list[Stmt]:
     """What phase ``level`` can compute, without stores: statements waiting for at most ``level``
-    reductions, the finished reductions read from their cells."""
+    reductions, the finished reductions read from their cells; ``scatter``: with the ScatterAdds
+    (the final phase's)."""
     out: list[Stmt] = []
     for s in body:
+        if isinstance(s, ScatterAdd):
+            if scatter:
+                out.append(s)
+            continue
         if isinstance(s, Store):
             continue
         if isinstance(s, If):
             if depth.get(id(s.cond), 0) <= level:
-                out.append(If(s.cond, _at_level(s.then, level, depth, cells, partials),
-                              _at_level(s.orelse, level, depth, cells, partials)))
+                out.append(If(s.cond, _at_level(s.then, level, depth, cells, partials, scatter),
+                              _at_level(s.orelse, level, depth, cells, partials, scatter)))
         elif isinstance(s, Loop):
             if depth.get(id(s.index), 0) <= level:
                 out.append(s)
@@ -195,6 +205,9 @@ def _needed(body: list[Stmt], stores: list[Store]) -> list[Stmt]:
                                                                 if isinstance(x, (Op, Load)))]):
                     needed.update(id(v) for v in reads([s]))
                     out.append(s)
+            elif isinstance(s, ScatterAdd):
+                needed.update(id(a) for a in (s.value, *s.index) if isinstance(a, Var))
+                out.append(s)
             elif id(s.dst) in needed:
                 if isinstance(s, (Op, Gather)):
                     operands = s.args if isinstance(s, Op) else s.index

@@ -14,7 +14,21 @@ import numpy as np
 
 from eagle.extend import ffi, lib
 from hawk import tables
-from hawk.ir import REDUCTIONS, Const, Gather, If, KernelIR, Load, Loop, Op, Operand, Stmt, Store, Var
+from hawk.ir import (
+    REDUCTIONS,
+    Const,
+    Gather,
+    If,
+    KernelIR,
+    Load,
+    Loop,
+    Op,
+    Operand,
+    ScatterAdd,
+    Stmt,
+    Store,
+    Var,
+)
 from hawk.semantics import OPS, cast_array
 from hawk.types import NUMPY, strong
 
@@ -50,13 +64,17 @@ def reduce_samples(op: str, x: Any) -> Any:
 
 def evaluate(ir: KernelIR, args: list[Any], n: int) -> None:
     """Run ``ir`` over ``n`` samples; ``args`` holds one array or number per slot (outputs written)."""
-    _Evaluator(ir, args, n).run(ir.body, None)
+    evaluator = _Evaluator(ir, args, n)
+    evaluator.run(ir.body, None)
+    tables.scatter_reference(ir, evaluator.scattered, args, n)
 
 
 class _Evaluator:
     def __init__(self, ir: KernelIR, args: list[Any], n: int) -> None:
         self.ir, self.args, self.n = ir, args, n
         self.values: dict[int, Any] = {}
+        #: output slot -> (flat cell, value, samples that added) of each ScatterAdd run, in order
+        self.scattered: dict[int, list[tuple[Any, Any, Any]]] = {}
 
     def value(self, operand: Operand) -> Any:
         if isinstance(operand, Const):
@@ -83,6 +101,11 @@ class _Evaluator:
                 index = [self.value(i) for i in stmt.index]
                 read = tables.evaluate(self.ir, stmt, self.args[stmt.slot], index, self.n, mask)
                 self.assign(stmt.dst, read, mask)
+            elif isinstance(stmt, ScatterAdd):
+                index = [np.broadcast_to(self.value(i), (self.n,)) for i in stmt.index]
+                flat, _ = tables.flat_index(self.ir.slots[stmt.slot], index, stmt.mode)
+                active = np.ones(self.n, bool) if mask is None else mask
+                self.scattered.setdefault(stmt.slot, []).append((flat, self.value(stmt.value), active))
             elif isinstance(stmt, If):
                 cond = self.value(stmt.cond)
                 if stmt.cond.uniform:

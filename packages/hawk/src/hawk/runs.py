@@ -89,9 +89,14 @@ def scratch(slots: Sequence[Slot], n: int, device: Any) -> list[Any]:
     if not slots:  # most launches: worked out at each of a recording's calls
         return []
     blocks = -(-n // extend.BLOCK)
-    return [np.full(1, tables.NONE) if s.name == tables.BOUNDS else
-            np.empty(1 if s.cell else max(blocks, 1), NUMPY[s.dtype]) if device is None else
-            extend.empty_like_device(device, (1 if s.cell else n,), NUMPY[s.dtype]) for s in slots]
+
+    def shape(s: Slot) -> tuple[int, ...]:
+        if s.table is not None or (s.reduction is None and not s.cell):  # a scatter's (hawk.tables)
+            return s.table or (s.components, n)
+        return (1,) if s.cell else (max(blocks, 1),) if device is None else (n,)
+
+    return [np.full(1, tables.NONE) if s.name == tables.BOUNDS else np.empty(shape(s), NUMPY[s.dtype])
+            if device is None else extend.empty_like_device(device, shape(s), NUMPY[s.dtype]) for s in slots]
 
 
 def plan_params(slots: Sequence[Slot]) -> list[PlanParam]:
@@ -114,8 +119,11 @@ def emit_phases(program: Any, phased: Phased, functions: Sequence[Any], slots: l
     # reductions' identities, as eagle.reduce writes them; one that only stores cells is one
     # call on the running thread (its first sample), not a pass of the team over the samples
     final = min(n, 1) if phased.cells_only else n
-    program.kernel(functions[-1], slots, final, per_sample=per_sample, accesses=accesses,
+    last = len(phased.phases) - 1
+    program.kernel(functions[last], slots, final, per_sample=per_sample, accesses=accesses,
                    empty_call=not per_sample)
+    if phased.scatters:  # the Table-shaped outputs: summed by one call on one thread, over no samples too
+        program.kernel(functions[last + 1], slots, 1, per_sample=False, accesses=accesses)
 
 
 def emit_gpu_phases(gpu: Any, source: str, phased: Phased, prefix: str, args: Sequence[Any], n: int) -> None:
@@ -129,6 +137,8 @@ def emit_gpu_phases(gpu: Any, source: str, phased: Phased, prefix: str, args: Se
         for reduction in phased.reductions:
             if reduction.phase == j:
                 gpu.reduce(args[reduction.partials], args[reduction.cell], reduction.op)
+    if phased.scatters:
+        gpu.samples_kernel(module.function(f"{prefix}_s"), typed, 1)
 
 
 def _fused(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool]
@@ -245,6 +255,7 @@ def fusible(bound: Any, target: str) -> extend.Fusible | None:
     # a launch whose per-sample work waits for its reductions ends a run (a later member would
     # wait too); one whose reductions only fill cells lets the next share its reduction phase
     phased = bound.plan.compiled.phased
+    read_whole = [k for k, s in enumerate(phased.slots) if s.table is not None and s.role == "read"]
     return extend.Fusible(host_run if target == "cpu" else gpu_run, bound, bound.samples, bound.planes, size,
                           last=len(phased.phases) > 1 and not phased.cells_only,
-                          reduces=bool(phased.reductions))
+                          reduces=bool(phased.reductions), whole=lambda: [bound.args[k] for k in read_whole])

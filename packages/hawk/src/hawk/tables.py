@@ -23,12 +23,14 @@ reference evaluator's, the C/CUDA emitters' and the bounds error a launch raises
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from hawk import intrinsics
-from hawk.ir import Const, Gather, KernelIR, Op, Slot, Var, walk
+from hawk.ir import Const, Gather, KernelIR, Op, Operand, ScatterAdd, Slot, Store, Var, walk
+from hawk.types import NUMPY
 
 #: The scratch cell of a launch with checked reads: the smallest ``sample * sites + site`` that
 #: read out of range, INT64_MAX when none did.
@@ -48,6 +50,8 @@ def sample() -> int:
     >>> x = np.array([1.0, 2.0, 4.0])
     >>> left(x, x)
     array([1., 1., 2.])
+    >>> left.vjp(x, x, np.ones(3))["t"]          # cell 0 was read by samples 0 and 1
+    array([2., 1., 0.])
     """
     raise TypeError("hawk.sample: only inside a hawk kernel (the index of the sample it computes)")
 
@@ -84,6 +88,50 @@ def gather(lowerer: Any, node: ast.Subscript) -> Var:
     src, name = lowerer.src, node.value.id
     slot_index = lowerer.param_slot[name]
     slot = lowerer.slots[slot_index]
+    if slot.role != "read":
+        raise src.refuse(node, f"{name!r} is a Scatter, which a kernel writes (s[k] += v, s[k] = v) but "
+                               "does not read; read the values it adds from where they come")
+    index = _indices(lowerer, node, slot)
+    mode = lowerer.src.params[slot_index][1].bounds
+    site = lowerer.sites if mode == "check" else 0
+    lowerer.sites += mode == "check"
+    dst = Var(_stored(slot.dtype), False, name)
+    line = getattr(node, "lineno", 0) + src.line_offset
+    lowerer.body.append(Gather(dst, slot_index, index, mode, site, line))
+    return dst
+
+
+def scatter(lowerer: Any, node: ast.stmt) -> bool:
+    """``s[k] += v`` (a sum in the fixed order) or ``s[k] = v`` (a permutation) into a Scatter
+    parameter; False when ``node`` is another statement."""
+    target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+        node.target if isinstance(node, ast.AugAssign) else None
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            and target.value.id in lowerer.param_slot
+            and lowerer.slots[lowerer.param_slot[target.value.id]].role == "readwrite"
+            and is_table(lowerer, target.value.id)):
+        return False
+    src, name = lowerer.src, target.value.id
+    exclusive = isinstance(node, ast.Assign)
+    if isinstance(node, ast.AugAssign) and not isinstance(node.op, ast.Add):
+        raise src.refuse(node, f"a Scatter takes {name}[k] += v (a sum) or {name}[k] = v (each cell once)")
+    if lowerer.scatters.setdefault(name, exclusive) != exclusive:
+        raise src.refuse(node, f"{name!r} is written both with = and with +=; a Scatter is a sum (+=) or a "
+                               "permutation (=): use two Scatters")
+    slot_index = lowerer.param_slot[name]
+    slot = lowerer.slots[slot_index]
+    index = _indices(lowerer, target, slot)
+    value = lowerer.conform(lowerer.expr(node.value), slot.dtype, node.value,
+                            f"{name!r} is {slot.dtype} but is given a value of another kind")
+    lowerer.body.append(ScatterAdd(slot_index, index, value, "check", exclusive, lowerer.sites,
+                                   getattr(node, "lineno", 0) + src.line_offset))
+    lowerer.sites += 1
+    return True
+
+
+def _indices(lowerer: Any, node: ast.Subscript, slot: Slot) -> tuple[Operand, ...]:
+    """The integer indices of ``t[i, j]``: one per axis of the array."""
+    src, name = lowerer.src, node.value.id
     written = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     if slot.table and len(written) != len(slot.table):
         raise src.refuse(node, f"{name!r} is a Table of shape {slot.table} in this call: read it with "
@@ -100,13 +148,7 @@ def gather(lowerer: Any, node: ast.Subscript) -> Var:
                                    "index is an integer: write hawk.math.int32(...) (floor first to round "
                                    "down a float)")
         index.append(value if isinstance(value, Var) else Const(int(value.value), "i64"))
-    mode = lowerer.src.params[slot_index][1].bounds
-    site = lowerer.sites if mode == "check" else 0
-    lowerer.sites += mode == "check"
-    dst = Var(_stored(slot.dtype), False, name)
-    lowerer.body.append(Gather(dst, slot_index, tuple(index), mode, site,
-                               getattr(node, "lineno", 0) + src.line_offset))
-    return dst
+    return tuple(index)
 
 
 def sample_index(lowerer: Any) -> Var:
@@ -243,3 +285,146 @@ def check(ir: KernelIR, cell: np.ndarray | None, api: str) -> None:
     key = int(cell[0])
     cell[0] = NONE
     raise bounds_error(ir, key, api)
+
+
+# ------------------------------------------------- scatters (a gather's adjoint)
+
+
+def gradient_slots(primal: KernelIR, wanted: list[int], slots: list[Slot]) -> dict[int, int]:
+    """The gradient slot of each wanted Table of ``primal`` (appended to ``slots``): shaped like
+    the Table, filled by the ScatterAdds of its reads' adjoints."""
+    out = {}
+    for k in wanted:
+        slot = primal.slots[k]
+        if slot.table is not None:
+            slots.append(Slot(f"grad_{slot.name}", "write", slot.dtype, table=slot.table))
+            out[k] = len(slots) - 1
+    return out
+
+
+@dataclass(frozen=True)
+class Scatter:
+    """The ScatterAdds into one Table-shaped output and their scratch: per sample and site the
+    value added and its flat cell (-1: the site did not run), and the counting sort's order
+    and cell starts."""
+
+    target: int
+    sites: tuple[int, ...]  # ids of the ScatterAdd statements, in the body's order
+    values: int
+    cells: int
+    order: int
+    starts: int
+
+
+def scatter_scratch(ir: KernelIR, slots: list[Slot]) -> list[Scatter]:
+    """A :class:`Scatter` for every Table-shaped output of ``ir``, its scratch appended to ``slots``."""
+    out = []
+    for k, slot in enumerate(ir.slots):
+        if slot.role != "write" or slot.table is None:
+            continue
+        sites = tuple(id(s) for s in walk(ir.body) if isinstance(s, ScatterAdd) and s.slot == k)
+        first = len(slots)
+        count = max(len(sites), 1)
+        slots += [Slot(f"_{slot.name}_values", "write", slot.dtype, count),
+                  Slot(f"_{slot.name}_cells", "write", "i64", count),
+                  Slot(f"_{slot.name}_order", "write", "i64", count),
+                  Slot(f"_{slot.name}_starts", "write", "i64", table=(int(np.prod(slot.table)) + 1,))]
+        out.append(Scatter(k, sites, first, first + 1, first + 2, first + 3))
+    return out
+
+
+def scatter_inits(scatters: list[Scatter]) -> list[Store]:
+    """The stores that mark every site of every sample as not run, before the final phase's body."""
+    return [Store(s.cells, r, Const(-1, "i64")) for s in scatters for r in range(len(s.sites))]
+
+
+def c_scatter(emitter: Any, s: ScatterAdd) -> str:
+    """A sample's ScatterAdd: its value and flat cell, into the site's scratch."""
+    scatter, site = emitter.scatter_sites[id(s)]
+    slot = emitter.slots[s.slot]
+    flat = " + ".join(f"hk_{s.mode if s.mode != 'check' else 'clamp'}_index((int64_t){emitter.operand(i)}, "
+                      f"{extent}LL) * {int(np.prod(slot.table[k + 1:], dtype=np.int64))}LL"
+                      for k, (extent, i) in enumerate(zip(slot.table, s.index, strict=True)))
+    at = f"{site} * n + {emitter.sample}"
+    return f"s{scatter.cells}[{at}] = {flat}; s{scatter.values}[{at}] = {emitter.operand(s.value)};"
+
+
+def c_finish(emitter: Any, scatters: list[Scatter], name: str) -> str:
+    """The function that sums every scatter's contributions into its output, on one thread: C
+    (``begin == 0``) or CUDA (the first thread of the grid)."""
+    lines = [emitter.header(name), *emitter.arguments(), f"    if ({emitter.first_sample()}) {{"]
+    for s in scatters:
+        slot = emitter.slots[s.target]
+        lines.append(f"        hk_scatter_{slot.dtype}(s{s.target}, {int(np.prod(slot.table))}LL, "
+                     f"s{s.values}, s{s.cells}, s{s.order}, s{s.starts}, {len(s.sites)}LL, n);")
+    return "\n".join([*lines, "    }", "}"])
+
+
+def c_scatter_helpers() -> str:
+    """``hk_scatter_<t>``: the contributions of every sample and site, counting-sorted by cell
+    (sample-major, then site), each cell's summed as ``0.0 + T`` along the trie of sample
+    indices with a stack of partials: T over sample positions with -0.0 where a sample added
+    nothing (an empty subtree adds nothing), in L - 1 additions for L contributions."""
+    out = ["""HK_FN int hk_level(int64_t a, int64_t b)  /* the bit length of a ^ b */
+{
+    uint64_t x = (uint64_t)(a ^ b);
+    int l = 0;
+    if (x >> 32) { l += 32; x >>= 32; }
+    if (x >> 16) { l += 16; x >>= 16; }
+    if (x >> 8) { l += 8; x >>= 8; }
+    if (x >> 4) { l += 4; x >>= 4; }
+    if (x >> 2) { l += 2; x >>= 2; }
+    if (x >> 1) { l += 1; x >>= 1; }
+    return l + (int)x;
+}"""]
+    for t, c, zero in (("f64", "double", "0.0"), ("f32", "float", "0.0f")):
+        out.append(f"""HK_FN void hk_scatter_{t}({c} *out, int64_t m, const {c} *val, const int64_t *cell,
+                               int64_t *order, int64_t *start, int64_t sites, int64_t n)
+{{
+    for (int64_t j = 0; j <= m; ++j) start[j] = 0;
+    for (int64_t e = 0; e < sites * n; ++e) if (cell[e] >= 0) start[cell[e] + 1] += 1;
+    for (int64_t j = 0; j < m; ++j) start[j + 1] += start[j];
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t r = 0; r < sites; ++r)
+            if (cell[r * n + i] >= 0) order[start[cell[r * n + i]]++] = r * n + i;
+    int64_t e = 0;  /* start[j] is now the end of cell j's entries */
+    for (int64_t j = 0; j < m; ++j) {{
+        {c} value[66];
+        int64_t at[66];
+        int depth = 0;
+        while (e < start[j]) {{
+            const int64_t p = order[e] % n;
+            {c} v = val[order[e]];
+            for (++e; e < start[j] && order[e] % n == p; ++e) v = v + val[order[e]];
+            while (depth >= 2 && hk_level(at[depth - 2], at[depth - 1]) <= hk_level(at[depth - 1], p)) {{
+                value[depth - 2] = value[depth - 2] + value[depth - 1];
+                --depth;
+            }}
+            at[depth] = p;
+            value[depth++] = v;
+        }}
+        while (depth >= 2) {{ value[depth - 2] = value[depth - 2] + value[depth - 1]; --depth; }}
+        out[j] = {zero} + (depth ? value[0] : -{zero});
+    }}
+}}""")
+    return "\n".join(out) + "\n"
+
+
+def scatter_reference(ir: KernelIR, records: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
+                      args: list[Any], n: int) -> None:
+    """Each Table-shaped output as its definition says: per cell, 0.0 + eagle's fixed-order sum of
+    the dense plane of what each sample added to it (in statement order), -0.0 elsewhere."""
+    from hawk.reference import fixed_order_sum  # the reference evaluator imports this module
+
+    for k, slot in enumerate(ir.slots):
+        if slot.role != "write" or slot.table is None:
+            continue
+        cells = int(np.prod(slot.table))
+        dtype = NUMPY[slot.dtype]
+        dense = np.full((cells, n), -0.0, dtype)
+        for flat, value, active in records.get(k, []):
+            samples = np.nonzero(active)[0]
+            dense[flat[samples], samples] += np.broadcast_to(value, (n,))[samples].astype(dtype)
+        out = np.asarray(args[k]).reshape(-1)
+        for j in range(cells):
+            out[j] = dtype(0.0) + fixed_order_sum(dense[j])

@@ -13,6 +13,9 @@ A kernel parameter is annotated with its role and type:
   indices (``t[i]``, ``t[i, j]``); a float one (``Table[Int32]`` fixes the dtype).  An
   index out of range is an error the call raises (``Table``), or is clamped to the edge
   (``Table.clamp``) or wrapped around (``Table.wrap``).
+- ``Scatter``: a float array of any shape the samples write at computed indices, whole:
+  ``s[k] += v`` sums (each cell in eagle's fixed order), ``s[k] = v`` places (every cell
+  written exactly once, checked).
 
 A per-sample plane of shape ``(k, n)`` gives the kernel ``k`` values per
 sample, read and written as ``x[0]`` … ``x[k-1]``.
@@ -129,6 +132,8 @@ class Kind:
 
     def __repr__(self) -> str:
         names = {(k.role, k.dtype): n for n, k in _NAMED.items()}
+        if self.role == "scatter":
+            return "Scatter"
         if self.role == "table":
             mode = "" if self.bounds == "check" else f".{self.bounds}"
             return f"Table{mode}" + ("" if self.dtype is None else f"[{names['in', self.dtype]}]")
@@ -145,5 +150,6 @@ UInt32 = Kind("in", "u32")
 Param = Kind("param", None)
 Mutable = Kind("mutable", None)
 Table = Kind("table", None)
+Scatter = Kind("scatter", None)
 _NAMED = {"Scalar": Scalar, "Float64": Float64, "Float32": Float32, "Int32": Int32, "UInt32": UInt32,
           "Param": Param, "Mutable": Mutable}

@@ -1,0 +1,62 @@
+"""Table gathers and the sample index in the GPU lowering: the CPU's bits.
+
+On a machine with a GPU these run on it; elsewhere on the driver emulation (tests/fakecuda).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import eagle
+
+hawk = pytest.importorskip("hawk")
+pytest.importorskip("eagle.builder")
+from hawk import Int32, Param, Scalar, Table  # noqa: E402
+
+N = 2000
+
+
+@hawk.kernel
+def wave(u: Scalar, prev: Scalar, t: Table.clamp, c: Param) -> Scalar:
+    i, j = hawk.sample2(50)
+    at = i * 50 + j  # a flat Table: device arrays are read as they are (no reshape)
+    lap = t[at - 50] + t[at + 50] + t[at - 1] + t[at + 1] - 4.0 * u
+    return 2.0 * u - prev + c * lap
+
+
+@hawk.kernel
+def damped(x: Scalar) -> Scalar:
+    return 0.999 * x
+
+
+@hawk.kernel
+def checked(x: Scalar, w: Table, k: Int32) -> Scalar:
+    return x * w[k]
+
+
+@eagle.Graph.builder
+def waves(u, prev):
+    g = eagle.Graph()
+    for _ in range(3):
+        u, prev = damped(wave(u, prev, u, 0.1)), u
+    g.result = u
+    return g
+
+
+@pytest.mark.parametrize("fuse", ["1", "0"])
+def test_gathers_on_the_gpu_give_the_cpus_bits(gpu, fuse, monkeypatch):
+    rng = np.random.default_rng(0)
+    u, prev = rng.random(N), rng.random(N)
+    monkeypatch.setenv("EAGLE_FUSE", "0")
+    want = waves(u.copy(), prev.copy())()
+    monkeypatch.setenv("EAGLE_FUSE", fuse)
+    g = waves(gpu.asarray(u), gpu.asarray(prev))
+    assert g.backend == "gpu"
+    assert gpu.get(g()).tobytes() == want.tobytes()
+
+
+def test_a_checked_table_is_refused_on_the_gpu_naming_the_fix(gpu):
+    x = gpu.asarray(np.ones(8))
+    with pytest.raises(TypeError, match=r"annotate the Table Table\.clamp or Table\.wrap for the GPU"):
+        checked.plan(x, gpu.asarray(np.ones(3)), gpu.asarray(np.zeros(8, np.int32)))
