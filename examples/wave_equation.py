@@ -27,7 +27,7 @@ import side_by_side
 
 import eagle
 import hawk
-from eagle import _core
+from eagle import extend
 from hawk import Float32, Float64, Int32, Mutable, Param, Scalar, Table
 from hawk import math as hm
 
@@ -179,7 +179,7 @@ def main(argv=None):
     pond, twin = run.ours, run.twin
     same = all(np.array_equal(getattr(pond, k), getattr(twin, k)) for k in ("prev", "cur", "t", "vertices"))
     print(f"eagle: a {run.size}x{run.size} wave, {SUBSTEPS} substeps a frame, {run.frames} frames, "
-          f"one replay a frame ({_core.num_threads()} threads)")
+          f"one replay a frame ({extend.num_threads()} threads)")
     print(f"  recorded and built in {run.built * 1e3:.1f} ms; schedule {pond.graph.schedule}")
     print(f"  a frame: eagle {run.eagle * 1e3:.3f} ms, NumPy {run.numpy * 1e3:.3f} ms "
           f"(eagle/NumPy = {run.eagle / run.numpy:.3f})")
