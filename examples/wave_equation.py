@@ -2,12 +2,14 @@
 
 The grid's cells are the samples.  Each substep pushes the cells under a
 moving sphere down (the displacement source), then integrates the wave
-equation: every cell reads its four neighbours through a ``Table`` whose
-indices are clamped at the edges, at its own 2-D index from
-``hawk.sample()``.  A frame is 16 substeps recorded once as a builder graph
-(a counted device loop of two substeps a turn), replayed per frame, then
-the heights are copied into the mesh's vertices.  ``numpy_frames`` is the
-same arithmetic in NumPy; the test holds the two to the same bits.
+equation: every cell reads its four neighbours through a ``Table.clamp``
+(an index past the edge reads the edge, as Warp's ``wp.clamp``), at its own
+2-D index from ``hawk.sample2``; the second difference is a ``@hawk.func``
+helper, as Warp's is a ``wp.func``.  A frame is 16 substeps recorded once as
+a builder graph (a counted device loop of two substeps a turn), replayed per
+frame, then the heights are copied into the mesh's vertices.
+``numpy_frames`` is the same arithmetic in NumPy; the tests hold the two to
+the same bits.
 
 Warp works in float32, and so does this port by default.  The sphere's
 centre moves with the simulated time, which Warp keeps in Python: here it
