@@ -54,8 +54,11 @@ from pathlib import Path
 import numpy as np
 
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # scripts, not a package
-wave = importlib.import_module("wave_equation")
+# The examples are scripts of the repository's examples/ folder, not a package; the docs build runs
+# this page in its own folder, docs/scripts (where sphinx-gallery defines no __file__).
+HERE = Path(globals().get("__file__", "warp_ports.py")).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "examples"))
+wave, noise = importlib.import_module("wave_equation"), importlib.import_module("noise_graph")
 print(inspect.getsource(wave.solve))
 
 # %%
@@ -83,7 +86,6 @@ print("the same bits as NumPy:", np.array_equal(pond.cur, cur), "at t =", pond.t
 # build fuses them: runs of a few octaves, each one loop over the pixels (a
 # run is cut past a few hundred statements, for its compile time).
 
-noise = importlib.import_module("noise_graph")
 print(inspect.getsource(noise.fbm))
 
 # %%
