@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from hawk import partials
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var, walk
 from hawk.types import is_float, promote, result_dtype, strong
 
@@ -112,6 +113,8 @@ def _partial(b: _Builder, s: Op, k: int, grad: Var) -> Operand | None:
             return None
         zero = c(0.0)
         return b.op("select", a[0], grad, zero) if k == 1 else b.op("select", a[0], zero, grad)
+    if op in partials.PARTIALS:
+        return partials.PARTIALS[op](b, s, k, grad)
     return None  # floor, ceil, floordiv, comparisons, logic: piecewise constant
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from hawk import draws, intrinsics
+from hawk import composites, draws, intrinsics
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
@@ -594,6 +594,8 @@ class _Lowerer:
         args = [self.expr(a) for a in node.args]
         if op in draws.SPELLED:
             return draws.draw(self, op, args, node)
+        if op in composites.LOWERINGS:
+            return composites.LOWERINGS[op](self, args, node)
         if op in _CASTS:
             return self.cast(args[0], _CASTS[op], force=True)
         if op in REDUCTIONS:
