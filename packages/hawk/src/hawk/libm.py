@@ -1,7 +1,11 @@
 """eagle's own ``sin cos tan exp log pow``: each written once, run three ways.
 
+(The other functions, in :mod:`hawk.libm_explog`, :mod:`hawk.libm_arc` and
+:mod:`hawk.libm_erf`, and hawk.random's draws, :mod:`hawk.philox`, are written
+on this module's helpers and backends; :data:`FUNCTIONS` lists them all.)
+
 Each function below is a fixed sequence of operations that every target
-rounds the same way: ``+ - * /`` on doubles (no FMA, no contraction),
+rounds the same way: ``+ - * /`` and ``sqrt`` on doubles (no FMA, no contraction),
 64-bit unsigned integer arithmetic, bit moves between the two, compares and
 selects, and one table look-up.  No branch depends on a sample: every
 condition is a mask select, so the C compiler keeps the loop over samples

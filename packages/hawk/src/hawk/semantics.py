@@ -13,8 +13,10 @@ meaning and both sides implement it:
 - a float cast to an integer truncates toward zero and saturates at the
   type's limits; NaN gives 0;
 - ``minimum``/``maximum`` propagate NaN, as NumPy's do;
-- ``sin cos tan exp log pow`` are eagle's own (:mod:`hawk.libm`), not NumPy's or the C
-  library's, so that every target gives the same bits.
+- ``sin cos tan exp log pow`` and ``tanh sinh cosh asin acos atan atan2 erf log1p expm1
+  log2 log10 exp2 hypot`` are eagle's own (:mod:`hawk.libm`), not NumPy's or the C
+  library's, so that every target gives the same bits; ``fmod`` is C's, exact everywhere;
+- the draws of ``hawk.random`` are Philox4x32-10 (:mod:`hawk.philox`), integer-exact.
 """
 
 from __future__ import annotations
