@@ -88,6 +88,11 @@ class Numpy:
         return np.sqrt(x)
 
     @staticmethod
+    def mul32(a: Any, b: Any) -> Any:
+        """The product of two values below 2^32 (exact in uint64)."""
+        return a * b
+
+    @staticmethod
     def table(index: Any) -> Any:
         return _TABLE[np.asarray(index).astype(np.intp)]
 
@@ -545,6 +550,12 @@ class _Tracer:
 
     def sqrt(self, x: _Value) -> _Value:  # correctly rounded in C, CUDA and NumPy alike
         return self.new("f", f"HK_SQRT({x.text})")
+
+    def mul32(self, a: _Value, b: _Value) -> _Value:
+        """Written as a widening product of 32-bit halves, which the vectoriser makes one
+        32x32 -> 64 multiply (pmuludq) instead of a 64-bit one."""
+        b = a._coerce(b)
+        return self.new("u", f"(uint64_t)(uint32_t){a.text} * (uint64_t)(uint32_t){b.text}")
 
     def table(self, index: _Value) -> _Value:
         return self.new("u", f"hk_two_over_pi[{index.text}]")
