@@ -310,3 +310,26 @@ def test_the_functions_compile_to_ptx():
                          (smooth.jvp, (x, x, 1.0, x, x, 1.0))):
         ptx = kernel.ptx(*args)
         assert ".entry" in ptx and "fma.rn" not in ptx
+
+
+@eagle.Graph.builder
+def recorded(x, p, record=False):
+    g = eagle.Graph(record=record)
+    g.result = second(first(x, p))
+    return g
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_eagle_diff_reverse_matches_central_differences(fuse):
+    pytest.importorskip("eagle.diff")
+    import eagle.diff
+
+    n = 200
+    x = np.linspace(-2.0, 2.0, n) + 0.003  # off sign's and clip's kinks
+    g = recorded(x, 1.5, record=True)
+    g()
+    grads = eagle.diff.reverse(g.record, {"result": np.ones(n)}, wrt=("x",), fuse=fuse)
+    h = 1e-6
+    numeric = (second(first(x + h, 1.5)) - second(first(x - h, 1.5))) / (2 * h)
+    smooth_part = np.abs(hm.expm1(first(x, 1.5))) < 0.999  # clip's bounds
+    np.testing.assert_allclose(grads["x"][smooth_part], numeric[smooth_part], rtol=1e-6, atol=1e-7)

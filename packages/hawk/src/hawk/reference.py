@@ -99,10 +99,10 @@ class _Evaluator:
         args = [self.value(a) for a in stmt.args]
         if stmt.op in REDUCTIONS:
             return reduce_samples(stmt.op, args[0])
-        if stmt.op == "cast":
-            return cast_array(args[0], stmt.args[0].dtype, stmt.dst.dtype)
         if stmt.op == "sample":
             return np.arange(self.n, dtype=np.int64)
+        if stmt.op == "cast":
+            return cast_array(args[0], stmt.args[0].dtype, stmt.dst.dtype)
         with np.errstate(all="ignore"):
             return OPS[stmt.op](*args)
 
