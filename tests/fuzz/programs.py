@@ -67,6 +67,8 @@ def _expr(rng: random.Random, names: list[str], depth: int, smooth: bool) -> str
     if depth == 0 or rng.random() < 0.3:
         return rng.choice(names + list(CONSTANTS[:2]))
     a, b = _expr(rng, names, depth - 1, smooth), _expr(rng, names, depth - 1, smooth)
+    if rng.random() < 0.2:
+        return _math_expr(rng, a, b, smooth)
     choice = rng.randrange(7 if smooth else 9)
     if choice < 4:
         return f"({a} {'+-*+'[choice]} {b})"
@@ -87,6 +89,25 @@ def _table_reads(rng: random.Random, params: list[str]) -> tuple[dict[str, str],
     reads = [f"{table}[hawk.sample() {'-' if d < 0 else '+'} {abs(d)}]"
              for d in rng.sample((-2, -1, 1, 3), 2)]
     return {table: f"Table.{mode}"}, [*params[:-1], *reads]
+
+
+def _math_expr(rng: random.Random, a: str, b: str, smooth: bool) -> str:
+    """hawk.math beyond sin and cos, and hawk.random's draws (a value with no derivative): each kept
+    inside its domain, bounded, and smooth where ``smooth`` asks (fmod, sign, clip, the bits: not)."""
+    seed, counter = rng.randrange(-3, 100), rng.randrange(4)
+    forms = [f"hm.tanh({a})", f"hm.atan({a})", f"hm.erf({a})", f"hm.sinh(hm.tanh({a}))",
+             f"hm.cosh(hm.tanh({a}))", f"hm.asin(0.5 * hm.tanh({a}))", f"hm.acos(0.5 * hm.tanh({a}))",
+             f"hm.log1p({a} * {a})", f"hm.expm1(hm.tanh({a}))", f"hm.log2(1.0 + {a} * {a})",
+             f"hm.log10(2.0 + hm.tanh({a}))", f"hm.exp2(hm.tanh({a}))",
+             f"hm.hypot({a}, 1.0 + 0.5 * hm.tanh({b}))", f"hm.atan2({a}, 2.0 + hm.tanh({b}))",
+             f"({a} * hawk.random.uniform({seed}, {counter}))",
+             f"({a} + hawk.random.normal({seed}, {counter}))", f"({a} - hawk.random({seed}, {counter}))"]
+    if not smooth:
+        forms += [f"hm.fmod({a}, 1.5)", f"hm.sign({a})", f"hm.clip({a}, -1.0, {b})",
+                  f"hm.where(hm.isfinite({a}) and not hm.isnan({b}), {a}, {b})",
+                  f"(hm.float64(hawk.random.bits({seed}, {counter}, {rng.randrange(4)})) * 2.0 ** -32)",
+                  f"hm.float64(hawk.random.uniform32({seed}, {counter}))"]
+    return rng.choice(forms)
 
 
 def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:

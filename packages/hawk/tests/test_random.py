@@ -206,3 +206,28 @@ def test_the_draws_compile_to_ptx():
     x = np.zeros(8)
     assert ".entry" in draws.ptx(x, 1) and "fma" not in draws.ptx(x, 1)
     assert ".entry" in scaled.vjp.ptx(x, 1, x)
+
+
+@eagle.Graph.builder
+def recorded(x, seed, record=False):
+    g = eagle.Graph(record=record)
+    g.result = shifted(scaled(x, seed), seed + 1)
+    return g
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_eagle_diff_reverse_redraws_and_matches_central_differences(fuse):
+    pytest.importorskip("eagle.diff")
+    import eagle.diff
+
+    n = 300
+    x = np.linspace(-1.5, 1.5, n)
+    g = recorded(x, 5, record=True)
+    g()
+    grads = eagle.diff.reverse(g.record, {"result": np.ones(n)}, wrt=("x",), fuse=fuse)
+    h = 1e-6
+    numeric = (shifted(scaled(x + h, 5), 6) - shifted(scaled(x - h, 5), 6)) / (2 * h)
+    np.testing.assert_allclose(grads["x"], numeric, rtol=1e-6, atol=1e-8)
+    u = hawk.random.uniform(5, 0, sample=np.arange(n))
+    want = hm.cos(scaled(x, 5)) * u  # d shifted/d y * d scaled/d x, the forward's draws
+    np.testing.assert_allclose(grads["x"], want, rtol=1e-15, atol=0)

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from hawk import tables
+from hawk import partials, tables
 from hawk.ir import (
     REDUCTIONS,
     Const,
@@ -134,6 +134,8 @@ def _partial(b: _Builder, s: Op, k: int, grad: Var) -> Operand | None:
             return None
         zero = c(0.0)
         return b.op("select", a[0], grad, zero) if k == 1 else b.op("select", a[0], zero, grad)
+    if op in partials.PARTIALS:
+        return partials.PARTIALS[op](b, s, k, grad)
     return None  # floor, ceil, floordiv, comparisons, logic: piecewise constant
 
 

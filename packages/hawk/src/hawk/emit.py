@@ -74,7 +74,7 @@ INTERLEAVED_FROM = 32
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
           "eq": "==", "ne": "!="}
 #: libm's, correctly rounded or exact (sin, cos, ... are eagle's own: hawk.libm)
-_MATH = ("sqrt", "floor", "ceil")
+_MATH = ("sqrt", "floor", "ceil", "fmod")
 
 
 def _int_helpers(t: str) -> str:

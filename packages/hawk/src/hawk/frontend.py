@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from hawk import draws, intrinsics, tables
+from hawk import composites, draws, intrinsics, tables
 from hawk.flow import Flow
 from hawk.flow import Unbound as _Unbound
 from hawk.helpers import Func, Inlining
@@ -615,6 +615,8 @@ class _Lowerer(Flow, Inlining):
         args = [self.expr(a) for a in node.args]
         if op in draws.SPELLED:
             return draws.draw(self, op, args, node)
+        if op in composites.LOWERINGS:
+            return composites.LOWERINGS[op](self, args, node)
         if op in _CASTS:
             return self.cast(args[0], _CASTS[op], force=True)
         if op == "sample":

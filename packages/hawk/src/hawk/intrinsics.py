@@ -29,6 +29,8 @@ register(builtins.abs, "abs", 1)
 
 #: What the refusal of an unknown call lists.
 ALLOWED_CALLS = ("hawk.math.sin, cos, tan, exp, log, sqrt, abs, floor, ceil, pow, minimum, maximum, "
+                 "tanh, sinh, cosh, asin, acos, atan, atan2, erf, log1p, expm1, log2, log10, exp2, hypot, "
+                 "fmod, sign, clip, isnan, isfinite, "
                  "where, float32, float64, int32, uint32; hawk.sum, max, min, any, all; abs; "
                  "hawk.sample(), hawk.sample2(width); hawk.random(...), hawk.random.uniform, uniform32, "
                  "normal, bits")

@@ -1,7 +1,11 @@
 """eagle's own ``sin cos tan exp log pow``: each written once, run three ways.
 
+(The other functions, in :mod:`hawk.libm_explog`, :mod:`hawk.libm_arc` and
+:mod:`hawk.libm_erf`, and hawk.random's draws, :mod:`hawk.philox`, are written
+on this module's helpers and backends; :data:`FUNCTIONS` lists them all.)
+
 Each function below is a fixed sequence of operations that every target
-rounds the same way: ``+ - * /`` on doubles (no FMA, no contraction),
+rounds the same way: ``+ - * /`` and ``sqrt`` on doubles (no FMA, no contraction),
 64-bit unsigned integer arithmetic, bit moves between the two, compares and
 selects, and one table look-up.  No branch depends on a sample: every
 condition is a mask select, so the C compiler keeps the loop over samples
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import importlib
 import re
 from collections.abc import Callable
 from fractions import Fraction
@@ -81,6 +86,11 @@ class Numpy:
     @staticmethod
     def sqrt(x: Any) -> Any:
         return np.sqrt(x)
+
+    @staticmethod
+    def mul32(a: Any, b: Any) -> Any:
+        """The product of two values below 2^32 (exact in uint64)."""
+        return a * b
 
     @staticmethod
     def table(index: Any) -> Any:
@@ -541,6 +551,12 @@ class _Tracer:
     def sqrt(self, x: _Value) -> _Value:  # correctly rounded in C, CUDA and NumPy alike
         return self.new("f", f"HK_SQRT({x.text})")
 
+    def mul32(self, a: _Value, b: _Value) -> _Value:
+        """Written as a widening product of 32-bit halves, which the vectoriser makes one
+        32x32 -> 64 multiply (pmuludq) instead of a 64-bit one."""
+        b = a._coerce(b)
+        return self.new("u", f"(uint64_t)(uint32_t){a.text} * (uint64_t)(uint32_t){b.text}")
+
     def table(self, index: _Value) -> _Value:
         return self.new("u", f"hk_two_over_pi[{index.text}]")
 
@@ -556,7 +572,18 @@ class _Tracer:
 
 
 #: the functions, their arities
-FUNCTIONS = {"sin": 1, "cos": 1, "tan": 1, "exp": 1, "log": 1, "pow": 2}
+FUNCTIONS = {"sin": 1, "cos": 1, "tan": 1, "exp": 1, "log": 1, "pow": 2,
+             "expm1": 1, "exp2": 1, "log1p": 1, "log2": 1, "log10": 1, "sinh": 1, "cosh": 1, "tanh": 1,
+             "atan": 1, "atan2": 2, "asin": 1, "acos": 1, "hypot": 2, "erf": 1}
+#: the module of each function defined outside this one (on its helpers)
+_HOMES = {**dict.fromkeys(("expm1", "exp2", "log1p", "log2", "log10", "sinh", "cosh", "tanh"), "libm_explog"),
+          **dict.fromkeys(("atan", "atan2", "asin", "acos", "hypot"), "libm_arc"), "erf": "libm_erf"}
+
+
+def definition(name: str) -> Callable[..., Any]:
+    """Function ``name`` over the backends."""
+    home = _HOMES.get(name)
+    return globals()[name] if home is None else getattr(importlib.import_module(f"hawk.{home}"), name)
 
 #: what a C or CUDA translation unit needs before the functions
 C_SUPPORT = (
@@ -591,7 +618,7 @@ def trace(fn: Callable[..., Any], params: tuple[tuple[str, str], ...], symbol: s
 def _function(name: str, arity: int, symbol: str, medium: bool = False) -> tuple[str, bool]:
     """``HK_MATH double {symbol}(...)``: function ``name`` traced (a medium trace: its arguments
     of the medium range only), and whether the trace left an only() part out."""
-    return trace(globals()[name], tuple((p, "f") for p in "xy"[:arity]), symbol, "double", medium)
+    return trace(definition(name), tuple((p, "f") for p in "xy"[:arity]), symbol, "double", medium)
 
 
 def c_functions() -> str:
@@ -678,6 +705,6 @@ def evaluate(name: str, *args: Any) -> Any:
     through the float64 function, rounded once; anything else as float64."""
     single = np.result_type(*args) == np.float32
     with np.errstate(all="ignore"):
-        result = np.asarray(globals()[name](Numpy, *(np.asarray(a, np.float64) for a in args)))
+        result = np.asarray(definition(name)(Numpy, *(np.asarray(a, np.float64) for a in args)))
     # [()]: a scalar for scalar arguments, as a ufunc gives
     return (result.astype(np.float32) if single else result)[()]

@@ -49,7 +49,7 @@ def block(B: Any, counter: tuple[Any, Any, Any, Any], key: tuple[Any, Any]) -> t
     for r in range(ROUNDS):
         if r:
             k0, k1 = (k0 + B.u(W0)) & B.u(LOW), (k1 + B.u(W1)) & B.u(LOW)
-        p0, p1 = c0 * B.u(M0), c2 * B.u(M1)
+        p0, p1 = B.mul32(c0, B.u(M0)), B.mul32(c2, B.u(M1))
         c0, c1, c2, c3 = ((p1 >> B.u(32)) ^ c1 ^ k0, p1 & B.u(LOW), (p0 >> B.u(32)) ^ c3 ^ k1,
                           p0 & B.u(LOW))
     return c0, c1, c2, c3

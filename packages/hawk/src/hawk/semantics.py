@@ -13,8 +13,10 @@ meaning and both sides implement it:
 - a float cast to an integer truncates toward zero and saturates at the
   type's limits; NaN gives 0;
 - ``minimum``/``maximum`` propagate NaN, as NumPy's do;
-- ``sin cos tan exp log pow`` are eagle's own (:mod:`hawk.libm`), not NumPy's or the C
-  library's, so that every target gives the same bits.
+- ``sin cos tan exp log pow`` and ``tanh sinh cosh asin acos atan atan2 erf log1p expm1
+  log2 log10 exp2 hypot`` are eagle's own (:mod:`hawk.libm`), not NumPy's or the C
+  library's, so that every target gives the same bits; ``fmod`` is C's, exact everywhere;
+- the draws of ``hawk.random`` are Philox4x32-10 (:mod:`hawk.philox`), integer-exact.
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ OPS: dict[str, Callable[..., Any]] = {
     "pow": _float_or_int(lambda a, b: libm.evaluate("pow", a, b), _int_pow),
     "neg": np.negative, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
     "eq": np.equal, "ne": np.not_equal, "and": np.logical_and, "or": np.logical_or, "not": np.logical_not,
-    **{name: functools.partial(libm.evaluate, name) for name in ("sin", "cos", "tan", "exp", "log")},
+    **{name: functools.partial(libm.evaluate, name) for name in libm.FUNCTIONS if name != "pow"},
+    "fmod": np.fmod,
     "sqrt": np.sqrt,
     "abs": np.absolute, "floor": np.floor, "ceil": np.ceil, "minimum": np.minimum, "maximum": np.maximum,
     "select": np.where, "copy": lambda a: a,

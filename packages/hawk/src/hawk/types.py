@@ -72,7 +72,11 @@ UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_
           "eq": np.equal, "ne": np.not_equal, "and": np.logical_and, "or": np.logical_or,
           "not": np.logical_not, "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp,
           "log": np.log, "sqrt": np.sqrt, "abs": np.absolute, "floor": np.floor, "ceil": np.ceil,
-          "minimum": np.minimum, "maximum": np.maximum}
+          "minimum": np.minimum, "maximum": np.maximum, "fmod": np.fmod, "expm1": np.expm1,
+          "exp2": np.exp2, "log1p": np.log1p, "log2": np.log2, "log10": np.log10, "sinh": np.sinh,
+          "cosh": np.cosh, "tanh": np.tanh, "atan": np.arctan, "atan2": np.arctan2, "asin": np.arcsin,
+          "acos": np.arccos, "hypot": np.hypot,
+          "erf": np.sin}  # NumPy has no erf: typed as every float function is
 
 
 @functools.cache
