@@ -276,8 +276,8 @@ class _Vjp:
                                 [u for _, u in pairs]))
         self.b.body.append(Op(s.index, "copy", (t,)))
         self.b.body.extend(body)
-        for v in own:
-            if id(self.adj(v, uniform_sweep)) in touched:
+        for v in own:  # (touched here, or by the dry runs of a loop around this one)
+            if id(self.adj(v, uniform_sweep)) in self.nonzero:
                 self.b.zero(self.adj(v, uniform_sweep))
         turn()
         outer.body.append(Loop(s.count, back, self.b.body))

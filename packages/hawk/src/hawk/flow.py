@@ -224,7 +224,9 @@ class Flow:
                 and self.resolve(call.func) is builtins.range and 1 <= len(call.args) <= 3):
             raise self.src.refuse(node, "a kernel loops `for i in range(n)`, `range(a, b)` or "
                                         "`range(a, b, step)` (or `while hawk.capped(cond, cap):`)")
-        bounds = [self.expr(a) for a in call.args]
+        bounds = [self.expr(a) for a in call.args[:2]]
+        for bound, at in zip(bounds, call.args, strict=False):
+            self.uniform_count(bound, at, "the bounds of range(...)")
         if len(bounds) == 1:
             bounds.insert(0, Const(0, "wi"))
         step_node = call.args[2] if len(call.args) == 3 else None
@@ -236,8 +238,6 @@ class Flow:
                 raise self.src.refuse(step_node, "the step of range(a, b, step) is a nonzero integer "
                                                  "written out (or a number from the module)")
             step = value.value
-        for bound, at in zip(bounds, call.args, strict=False):
-            self.uniform_count(bound, at, "the bounds of range(...)")
         start, stop = bounds[0], bounds[1]
         # turns: ceil((stop - start) / step), none when that is 0 or less
         span = self.apply("sub", [stop, start] if step > 0 else [start, stop], node)
@@ -374,10 +374,7 @@ class Flow:
         return changed
 
     def loop_exit(self, node: ast.Break | ast.Continue) -> None:
-        if not self.loops:
-            word = "break" if isinstance(node, ast.Break) else "continue"
-            raise self.src.refuse(node, f"`{word}` outside a loop")
-        flags = self.loops[-1]
+        flags = self.loops[-1]  # (Python refuses a break outside a loop when it compiles the function)
         self.env[flags.broke if isinstance(node, ast.Break) else flags.continued] = Const(True, "bool")
 
     # ---------------------------------------------------------- returns
