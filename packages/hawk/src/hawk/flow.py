@@ -289,6 +289,7 @@ class Flow:
             keys.append(flags.broke)
         if returns:
             keys += [f"{self.frame}returned", *(k for k in before if k.startswith(leaf))]
+        self.preload(node, before)
         outer, inits = self.body, {}
         types: dict[str, tuple[str, bool]] = {}
         while True:
@@ -335,6 +336,23 @@ class Flow:
                 self.env[k] = carried[k]
             elif k not in before and not k.startswith("\0") and k != flags.continued:
                 self.env[k] = Unbound(line, "the body of the loop")
+
+    def preload(self, node: ast.stmt, before: dict) -> None:
+        """Load before the loop the parameters its body reads (a load is the same every turn)."""
+        saved, self.env = self.env, before
+        for sub in ast.walk(node):
+            key = sub.id if isinstance(sub, ast.Name) else None
+            if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and \
+                    isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, int):
+                key = f"{sub.value.id}[{sub.slice.value}]"
+            name, _, comp = (key or "").partition("[")
+            slot = self.param_slot.get(name)
+            if slot is None or key in before or (not comp and self.slots[slot].components > 1):
+                continue
+            if comp and not 0 <= int(comp[:-1]) < max(self.slots[slot].components, 1):
+                continue  # refused where the body reads it
+            self.read(key, name, int(comp[:-1]) if comp else 0, sub)
+        self.env = saved
 
     def loop_value(self, key: str, before: dict) -> Operand:
         """What a carried key holds as the loop starts (a parameter read now, a leaf's placeholder)."""
