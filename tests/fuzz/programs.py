@@ -110,7 +110,8 @@ def _flow_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]
     if not smooth and rng.random() < 0.5:
         lines += ["    while hawk.capped(t > 0.5, 3):", "        t = t * 0.5 - 0.125"]
     if not smooth and rng.random() < 0.5:
-        lines += [f"    if t < {rng.choice(CONSTANTS)}:", "        return hm.minimum(hm.maximum(t, -1e6), 1e6)",
+        lines += [f"    if t < {rng.choice(CONSTANTS)}:",
+                  "        return hm.minimum(hm.maximum(t, -1e6), 1e6)",
                   f"    t = settle(t, {rng.choice(CONSTANTS[:2])})"]
     return lines
 
