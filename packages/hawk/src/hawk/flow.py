@@ -299,8 +299,7 @@ class Flow:
                     inits[k] = self.loop_value(k, before)
                     v = inits[k]
                     types[k] = (v.dtype, isinstance(v, Const) or v.uniform)
-            carried = {k: Var(types[k][0] if types[k][1] else strong(types[k][0]), types[k][1],
-                              k.split("[")[0].strip("\1")) for k in keys}
+            carried = {k: self.carried_value(k, *types[k]) for k in keys}
             index = Var("i64", True, "turn")
             body: list = []
             self.env, self.body = {**before, **carried}, body
@@ -318,24 +317,38 @@ class Flow:
             keys += grown
         # an update is a var an Op of the body defines (a Load may become another var when fused)
         mine = {id(s.dst) for s in walk(body) if isinstance(s, Op)} - {id(v) for v in carried.values()}
-        updates = []
-        for k, cv in carried.items():
-            value = end[k]
-            if not (isinstance(value, Var) and id(value) in mine and value.dtype == cv.dtype
-                    and value.uniform == cv.uniform):
-                value = Var(cv.dtype, cv.uniform, cv.name)
-                body.append(Op(value, "copy", (self.cast(end[k], cv.dtype),)))
-            updates.append(value)
+        triples = [t for k, cv in carried.items()
+                   for t in self.handed_on(cv, inits[k], end[k], mine, body, outer)]
         self.body = outer
-        starts = [self.cast(inits[k], cv.dtype) for k, cv in carried.items()]
-        self.body += [Op(cv, "copy", (start,)) for cv, start in zip(carried.values(), starts, strict=True)]
-        self.body.append(Loop(count, index, body, list(carried.values()), starts, updates))
+        self.body += [Op(cv, "copy", (start,)) for cv, start, _ in triples]
+        self.body.append(Loop(count, index, body, [t[0] for t in triples], [t[1] for t in triples],
+                              [t[2] for t in triples]))
         self.env = {k: v for k, v in before.items() if k != flags.broke}
         for k in end:
             if k in carried and k != flags.broke:
                 self.env[k] = carried[k]
             elif k not in before and not k.startswith("\0") and k != flags.continued:
                 self.env[k] = Unbound(line, "the body of the loop")
+
+    def carried_value(self, key: str, dtype: str, uniform: bool) -> Var:
+        """What a carried key holds in the body (at the start of a turn).  With
+        :meth:`handed_on` and :meth:`carried_types`, the one place a loop makes carried values:
+        a value of several components would be carried component by component."""
+        return Var(dtype if uniform else strong(dtype), uniform, key.split("[")[0].strip("\1"))
+
+    def handed_on(self, cv: Var, init: Operand, end: Operand, mine: set[int], body: list,
+                  outer: list) -> list[tuple[Var, Operand, Var]]:
+        """The loop's (carried var, its start, its update) for one carried value: the start cast in
+        the statements before the loop (``outer``), the update a var of the body (``mine``: what
+        its Ops define) of the carried var's type."""
+        self.body = body
+        update = end
+        fits = isinstance(end, Var) and end.dtype == cv.dtype and end.uniform == cv.uniform
+        if not (fits and id(end) in mine):
+            update = Var(cv.dtype, cv.uniform, cv.name)
+            body.append(Op(update, "copy", (self.cast(end, cv.dtype),)))
+        self.body = outer
+        return [(cv, self.cast(init, cv.dtype), update)]
 
     def preload(self, node: ast.stmt, before: dict) -> None:
         """Load before the loop the parameters its body reads (a load is the same every turn)."""
