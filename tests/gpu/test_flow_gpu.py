@@ -51,7 +51,9 @@ def test_each_forms_vjp_and_jvp_give_the_cpus_bits(gpu, kernel, make, python):
     """A derivative kernel enters a graph only through eagle.diff, which runs on the CPU: here its
     IR is launched as a plain kernel, so its CUDA C runs on the device."""
     args = make(*flow.inputs(np.random.default_rng(8), N))
-    cts = [np.linspace(-1.0, 1.0, N)]
+    names = [n for n, _ in kernel.vjp.params[len(kernel.params):]]
+    cts = [np.linspace(-1.0, 1.0, o.size).reshape(o.shape)
+           for o in flow.derivatives.outputs(kernel, args, names)]
     tangents = [np.cos(np.arange(N)) if isinstance(a, np.ndarray) else 0.5 for a in args
                 if isinstance(a, (np.ndarray, float))]
     for derived, extra in ((kernel.vjp, cts), (kernel.jvp, tangents)):

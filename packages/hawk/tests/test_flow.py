@@ -18,7 +18,7 @@ import eagle
 import eagle.diff
 import hawk
 from eagle import extend
-from hawk import Int32, Param, Scalar
+from hawk import Int32, Mutable, Param, Scalar
 from hawk import math as hm
 from hawk.ir import If, Loop, walk
 
@@ -114,6 +114,28 @@ def guarded(x: Scalar, y: Scalar):
 
 
 @hawk.kernel
+def mixed(x: Scalar, p: Param) -> Scalar:
+    """A loop carrying a value the same for every sample (q) beside one per sample (y)."""
+    q = p
+    y = x
+    for _ in range(3):
+        q = q * 0.9 + 0.1 * hm.sin(q)
+        y = y * q + 0.1
+    return y * q
+
+
+@hawk.kernel
+def settled(x: Scalar, m: Mutable[Scalar], p: Param) -> Param:
+    """A Mutable carried by a loop, and a one-cell result a loop computes after a reduction."""
+    for i in range(2):
+        m = m * 0.5 + x * i
+    q = p * hawk.sum(x) / 1500.0
+    for _ in range(3):
+        q = q * 0.5 + hm.sin(q)
+    return q
+
+
+@hawk.kernel
 def rescale(v: Scalar) -> Scalar:
     return v * 0.25 + 1.0
 
@@ -139,6 +161,14 @@ def python_early(x, y):
     return x
 
 
+def python_mixed(x, p):
+    q, y = p, x
+    for _ in range(3):
+        q = q * 0.9 + 0.1 * np.sin(q)
+        y = y * q + 0.1
+    return y * q
+
+
 def python_helped(x, lim):
     v = x
     if v > lim:
@@ -161,6 +191,8 @@ CASES = [
     (newton, lambda x, y: (y * 4.0,), None),
     (nested, lambda x, y: (x, 5), None),
     (helped, lambda x, y: (x, 1.5), python_helped),
+    (mixed, lambda x, y: (x, 0.7), python_mixed),
+    (settled, lambda x, y: (x, y.copy(), 0.7), None),
     (guarded, lambda x, y: (x - 1.0, y - 1.5), None),
 ]
 IDS = [k.__name__ for k, _, _ in CASES]
@@ -233,7 +265,8 @@ def test_gradients_agree_with_central_differences(kernel, make, python):
     derivatives.check(kernel, make(x, y), rng)
 
 
-SMOOTH = [case for case in CASES[:-1] if case[0] is not walker]  # walker jumps where a sample breaks
+# walker jumps where a sample breaks; settled returns one cell
+SMOOTH = [case for case in CASES[:-1] if case[0] not in (walker, settled)]
 
 
 @pytest.mark.parametrize("kernel, make, python", SMOOTH, ids=[k.__name__ for k, _, _ in SMOOTH])

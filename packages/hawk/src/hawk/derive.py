@@ -282,6 +282,10 @@ class _Vjp:
         turn()
         outer.body.append(Loop(s.count, back, self.b.body))
         self.b = outer
+        if uniform_sweep:  # the varying sweep, after this one, reads the loop's values as it left them
+            outer.body += [Op(c, "copy", (start,)) for c, start in starts]
+            outer.body.append(Loop(s.count, s.index, body, [c for c, _ in starts],
+                                   [start for _, start in starts], [u for _, u in pairs]))
 
     def propagate(self, s: Op, grad: Var, uniform_sweep: bool) -> None:
         if id(grad) not in self.nonzero:
