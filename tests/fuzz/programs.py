@@ -52,6 +52,23 @@ def total(s: Scalar) -> Scalar:
     return hawk.sum(s)
 '''
 
+#: hawk.func helpers the kernels call (_flow_lines): one smooth, one with an early return and a loop
+HELPERS = '''
+@hawk.func
+def soft(v: Scalar, w: Scalar) -> Scalar:
+    return 0.5 * hm.sin(v + 0.25 * w) + 0.75 * v
+
+@hawk.func
+def settle(v: Scalar, lim: Param) -> Scalar:
+    if v > lim:
+        return lim
+    for i in range(3):
+        if v < -lim:
+            break
+        v = v * 0.5 - 0.125 * i
+    return v
+'''
+
 CONSTANTS = ("0.5", "1.25", "-0.75", "2.0", "0.125", "-1.5")
 
 
@@ -110,6 +127,28 @@ def _math_expr(rng: random.Random, a: str, b: str, smooth: bool) -> str:
     return rng.choice(forms)
 
 
+def _flow_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
+    """Loops, helpers and (in a kernel that need not be smooth) break, continue, a capped while
+    and an early return, each rebinding ``t`` within bounds."""
+    lines = []
+    if rng.random() < 0.5:  # a counted loop; smooth: every sample runs every turn
+        lines += [f"    for i in range({rng.randint(1, 3)}):"]
+        if not smooth:
+            lines += [f"        if t > {_expr(rng, names, 1, True)}:",
+                      f"            {rng.choice(['break', 'continue'])}"]
+        lines += [f"        t = 0.5 * hm.sin(t * {rng.choice(CONSTANTS)} + {rng.choice(names)}) + 0.25 * t"
+                  " + 0.125 * i"]
+    if rng.random() < 0.5:
+        lines.append(f"    t = soft(t, {rng.choice(names)})")
+    if not smooth and rng.random() < 0.5:
+        lines += ["    while hawk.capped(t > 0.5, 3):", "        t = t * 0.5 - 0.125"]
+    if not smooth and rng.random() < 0.5:
+        lines += [f"    if t < {rng.choice(CONSTANTS)}:",
+                  "        return hm.minimum(hm.maximum(t, -1e6), 1e6)",
+                  f"    t = settle(t, {rng.choice(CONSTANTS[:2])})"]
+    return lines
+
+
 def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
     params = [f"a{j}" for j in range(spec.planes)]
     annotations, read = _table_reads(rng, params)
@@ -117,7 +156,7 @@ def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
     signature = ", ".join([f"{p}: {annotations.get(p, 'Scalar')}" for p in params]
                           + (["p: Param"] if spec.param else []))
     lines = ["@hawk.kernel", f"def {spec.name}({signature}) -> Scalar:",
-             f"    t = {_expr(rng, names, 2, spec.smooth)}"]
+             f"    t = {_expr(rng, names, 2, spec.smooth)}", *_flow_lines(rng, names, spec.smooth)]
     if not spec.smooth:
         lines += [f"    if t > {_expr(rng, names, 1, True)}:",
                   f"        t = {_expr(rng, [*names, 't'], 2, False)}"]
@@ -142,7 +181,7 @@ def make_pool(number: int, size: int = 8) -> Pool:
     body = "\n".join(_kernel_source(rng, s) for s in specs)
     header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Table, UInt32\n"
               "from hawk import math as hm\n")
-    return Pool(number, specs, header + GUARDS + "\n" + body)
+    return Pool(number, specs, header + GUARDS + HELPERS + "\n" + body)
 
 
 _LOADED: dict[tuple[int, str], ModuleType] = {}

@@ -302,12 +302,16 @@ class _Vjp:
                                 [u for _, u in pairs]))
         self.b.body.append(Op(s.index, "copy", (t,)))
         self.b.body.extend(body)
-        for v in own:
-            if id(self.adj(v, uniform_sweep)) in touched:
+        for v in own:  # (touched here, or by the dry runs of a loop around this one)
+            if id(self.adj(v, uniform_sweep)) in self.nonzero:
                 self.b.zero(self.adj(v, uniform_sweep))
         turn()
         outer.body.append(Loop(s.count, back, self.b.body))
         self.b = outer
+        if uniform_sweep:  # the varying sweep, after this one, reads the loop's values as it left them
+            outer.body += [Op(c, "copy", (start,)) for c, start in starts]
+            outer.body.append(Loop(s.count, s.index, body, [c for c, _ in starts],
+                                   [start for _, start in starts], [u for _, u in pairs]))
 
     def propagate(self, s: Op, grad: Var, uniform_sweep: bool) -> None:
         if id(grad) not in self.nonzero:

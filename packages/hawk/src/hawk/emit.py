@@ -176,12 +176,13 @@ class Emitter:
         self.stream = ""  # the suffix of their per-sample vars (one stream of an interleaved loop)
         self.bound_sites = 1  # the checked Table reads of the kernel (tables.c_gather's keys)
         self.scatter_sites: dict[int, tuple[tables.Scatter, int]] = {}  # id(ScatterAdd) -> its scratch
+        self.per_sample: set[int] = set()  # uniform vars the sample loop assigns: one per sample
 
     # ----------------------------------------------------------- operands
     def var(self, v: Var) -> str:
         suffix = f"_{v.name}" if v.name else ""
         name = self.names.setdefault(id(v), f"v{len(self.names)}{suffix}")
-        return name if v.uniform else name + self.stream
+        return name if v.uniform and id(v) not in self.per_sample else name + self.stream
 
     def operand(self, o: Operand) -> str:
         return literal(o) if isinstance(o, Const) else self.var(o)
@@ -331,8 +332,8 @@ class Emitter:
 
     def function(self, name: str, body: list[Stmt]) -> str:
         after = [s for s in body if isinstance(s, Store) and self.slots[s.slot].cell]
-        hoisted = [s for s in body if _is_uniform(s)]
-        loop = [s for s in body if not _is_uniform(s) and s not in after]
+        hoisted, loop = _hoisted(body, after)
+        self.per_sample = {id(v) for v in _assigned(loop) if v.uniform}
         variables = {id(s.dst): s.dst for s in walk(body) if isinstance(s, (Op, Load, Gather))}
         buffers, reductions = self.reduce_partials(body)
         bad, report = tables.c_bounds(self, body)
@@ -341,10 +342,10 @@ class Emitter:
         lines += self.arguments()
         lines += buffers
         lines += [f"    {CTYPES[strong(v.dtype)]} {self.var(v)} = 0;"
-                  for v in variables.values() if v.uniform]
+                  for v in variables.values() if v.uniform and id(v) not in self.per_sample]
         for s in hoisted:
             self.statement(s, lines, "    ")
-        varying = [v for v in variables.values() if not v.uniform]
+        varying = [v for v in variables.values() if not v.uniform or id(v) in self.per_sample]
         lines += self.interleaved(loop, varying)
         lines += self.loop_open()
         lines += [f"        {CTYPES[strong(v.dtype)]} {self.var(v)};" for v in varying]
@@ -453,6 +454,31 @@ def _is_uniform(s: Stmt) -> bool:
     if isinstance(s, Loop):
         return all(c.uniform for c in s.carried) and all(_is_uniform(x) for x in s.body)
     return False
+
+
+def _assigned(body: list[Stmt]) -> list[Var]:
+    """The vars the statements assign (a loop's carried vars and index too)."""
+    out: list[Var] = []
+    for s in walk(body):
+        if isinstance(s, (Op, Load, Gather)):
+            out.append(s.dst)
+        elif isinstance(s, Loop):
+            out += [s.index, *s.carried]
+    return out
+
+
+def _hoisted(body: list[Stmt], after: list[Stmt]) -> tuple[list[Stmt], list[Stmt]]:
+    """The statements computed once before the sample loop, and the sample loop's.  A uniform
+    value the sample loop assigns again (a loop's carried var, a var a derivative's loop
+    recomputes) is assigned in the sample loop only, once per sample (:attr:`Emitter.per_sample`)."""
+    hoisted = [s for s in body if _is_uniform(s)]
+    while True:
+        loop = [s for s in body if not any(s is h for h in hoisted) and s not in after]
+        again = {id(v) for v in _assigned(loop)}
+        kept = [s for s in hoisted if not {id(v) for v in _assigned([s])} & again]
+        if len(kept) == len(hoisted):
+            return hoisted, loop
+        hoisted = kept
 
 
 def call_signature(slots: list[Slot]) -> list[str]:

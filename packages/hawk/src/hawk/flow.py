@@ -224,7 +224,9 @@ class Flow:
                 and self.resolve(call.func) is builtins.range and 1 <= len(call.args) <= 3):
             raise self.src.refuse(node, "a kernel loops `for i in range(n)`, `range(a, b)` or "
                                         "`range(a, b, step)` (or `while hawk.capped(cond, cap):`)")
-        bounds = [self.expr(a) for a in call.args]
+        bounds = [self.expr(a) for a in call.args[:2]]
+        for bound, at in zip(bounds, call.args, strict=False):
+            self.uniform_count(bound, at, "the bounds of range(...)")
         if len(bounds) == 1:
             bounds.insert(0, Const(0, "wi"))
         step_node = call.args[2] if len(call.args) == 3 else None
@@ -236,8 +238,6 @@ class Flow:
                 raise self.src.refuse(step_node, "the step of range(a, b, step) is a nonzero integer "
                                                  "written out (or a number from the module)")
             step = value.value
-        for bound, at in zip(bounds, call.args, strict=False):
-            self.uniform_count(bound, at, "the bounds of range(...)")
         start, stop = bounds[0], bounds[1]
         # turns: ceil((stop - start) / step), none when that is 0 or less
         span = self.apply("sub", [stop, start] if step > 0 else [start, stop], node)
@@ -289,6 +289,7 @@ class Flow:
             keys.append(flags.broke)
         if returns:
             keys += [f"{self.frame}returned", *(k for k in before if k.startswith(leaf))]
+        self.preload(node, before)
         outer, inits = self.body, {}
         types: dict[str, tuple[str, bool]] = {}
         while True:
@@ -298,8 +299,7 @@ class Flow:
                     inits[k] = self.loop_value(k, before)
                     v = inits[k]
                     types[k] = (v.dtype, isinstance(v, Const) or v.uniform)
-            carried = {k: Var(types[k][0] if types[k][1] else strong(types[k][0]), types[k][1],
-                              k.split("[")[0].strip("\1")) for k in keys}
+            carried = {k: self.carried_value(k, *types[k]) for k in keys}
             index = Var("i64", True, "turn")
             body: list = []
             self.env, self.body = {**before, **carried}, body
@@ -317,24 +317,55 @@ class Flow:
             keys += grown
         # an update is a var an Op of the body defines (a Load may become another var when fused)
         mine = {id(s.dst) for s in walk(body) if isinstance(s, Op)} - {id(v) for v in carried.values()}
-        updates = []
-        for k, cv in carried.items():
-            value = end[k]
-            if not (isinstance(value, Var) and id(value) in mine and value.dtype == cv.dtype
-                    and value.uniform == cv.uniform):
-                value = Var(cv.dtype, cv.uniform, cv.name)
-                body.append(Op(value, "copy", (self.cast(end[k], cv.dtype),)))
-            updates.append(value)
+        triples = [t for k, cv in carried.items()
+                   for t in self.handed_on(cv, inits[k], end[k], mine, body, outer)]
         self.body = outer
-        starts = [self.cast(inits[k], cv.dtype) for k, cv in carried.items()]
-        self.body += [Op(cv, "copy", (start,)) for cv, start in zip(carried.values(), starts, strict=True)]
-        self.body.append(Loop(count, index, body, list(carried.values()), starts, updates))
+        self.body += [Op(cv, "copy", (start,)) for cv, start, _ in triples]
+        self.body.append(Loop(count, index, body, [t[0] for t in triples], [t[1] for t in triples],
+                              [t[2] for t in triples]))
         self.env = {k: v for k, v in before.items() if k != flags.broke}
         for k in end:
             if k in carried and k != flags.broke:
                 self.env[k] = carried[k]
             elif k not in before and not k.startswith("\0") and k != flags.continued:
                 self.env[k] = Unbound(line, "the body of the loop")
+
+    def carried_value(self, key: str, dtype: str, uniform: bool) -> Var:
+        """What a carried key holds in the body (at the start of a turn).  With
+        :meth:`handed_on` and :meth:`carried_types`, the one place a loop makes carried values:
+        a value of several components would be carried component by component."""
+        return Var(dtype if uniform else strong(dtype), uniform, key.split("[")[0].strip("\1"))
+
+    def handed_on(self, cv: Var, init: Operand, end: Operand, mine: set[int], body: list,
+                  outer: list) -> list[tuple[Var, Operand, Var]]:
+        """The loop's (carried var, its start, its update) for one carried value: the start cast in
+        the statements before the loop (``outer``), the update a var of the body (``mine``: what
+        its Ops define) of the carried var's type."""
+        self.body = body
+        update = end
+        fits = isinstance(end, Var) and end.dtype == cv.dtype and end.uniform == cv.uniform
+        if not (fits and id(end) in mine):
+            update = Var(cv.dtype, cv.uniform, cv.name)
+            body.append(Op(update, "copy", (self.cast(end, cv.dtype),)))
+        self.body = outer
+        return [(cv, self.cast(init, cv.dtype), update)]
+
+    def preload(self, node: ast.stmt, before: dict) -> None:
+        """Load before the loop the parameters its body reads (a load is the same every turn)."""
+        saved, self.env = self.env, before
+        for sub in ast.walk(node):
+            key = sub.id if isinstance(sub, ast.Name) else None
+            if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and \
+                    isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, int):
+                key = f"{sub.value.id}[{sub.slice.value}]"
+            name, _, comp = (key or "").partition("[")
+            slot = self.param_slot.get(name)
+            if slot is None or key in before or (not comp and self.slots[slot].components > 1):
+                continue
+            if comp and not 0 <= int(comp[:-1]) < max(self.slots[slot].components, 1):
+                continue  # refused where the body reads it
+            self.read(key, name, int(comp[:-1]) if comp else 0, sub)
+        self.env = saved
 
     def loop_value(self, key: str, before: dict) -> Operand:
         """What a carried key holds as the loop starts (a parameter read now, a leaf's placeholder)."""
@@ -374,10 +405,7 @@ class Flow:
         return changed
 
     def loop_exit(self, node: ast.Break | ast.Continue) -> None:
-        if not self.loops:
-            word = "break" if isinstance(node, ast.Break) else "continue"
-            raise self.src.refuse(node, f"`{word}` outside a loop")
-        flags = self.loops[-1]
+        flags = self.loops[-1]  # (Python refuses a break outside a loop when it compiles the function)
         self.env[flags.broke if isinstance(node, ast.Break) else flags.continued] = Const(True, "bool")
 
     # ---------------------------------------------------------- returns

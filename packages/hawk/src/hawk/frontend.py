@@ -50,9 +50,9 @@ class KernelSyntaxError(SyntaxError):
     >>> from hawk import Scalar
     >>> try:
     ...     @hawk.kernel
-    ...     def loop(x: Scalar) -> Scalar:
-    ...         for _ in range(3):
-    ...             x = x + 1.0
+    ...     def halve(x: Scalar) -> Scalar:
+    ...         while x > 1.0:
+    ...             x = x / 2.0
     ...         return x
     ... except hawk.KernelSyntaxError as err:
     ...     print(type(err).__name__)

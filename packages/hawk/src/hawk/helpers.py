@@ -27,7 +27,15 @@ if TYPE_CHECKING:
 
 class Func:
     """A ``@hawk.func`` helper: called from a kernel it is inlined; called from Python it is the
-    plain function."""
+    plain function.
+
+    >>> from hawk import Scalar
+    >>> @hawk.func
+    ... def double(v: Scalar) -> Scalar:
+    ...     return v * 2.0
+    >>> double, double(1.5)
+    (<hawk.func double>, 3.0)
+    """
 
     def __init__(self, fn: Callable[..., Any], source: Source) -> None:
         self.fn = fn

@@ -30,7 +30,7 @@ from eagle.diff.ops import Context, KernelBack
 from eagle.diff.steps import Leaf, Place, place
 from eagle.extend import Program
 from hawk import derive, fusion
-from hawk.ir import If, KernelIR, Load, Op, Slot, Stmt, Store, Var, walk
+from hawk.ir import If, KernelIR, Load, Loop, Op, Slot, Stmt, Store, Var, walk
 from hawk.kernel import from_ir
 from hawk.types import is_float
 
@@ -55,7 +55,7 @@ def joins(op: Any, shared: Any) -> bool:
 def leaf_joins(leaf: Leaf, shared: Any) -> bool:
     """Whether a hawk kernel leaf's reverse may join a fused run (:func:`joins`)."""
     ir = leaf.node.payload.plan.compiled.ir
-    nested = [s for top in ir.body if isinstance(top, If) for s in walk([top]) if isinstance(s, Load)]
+    nested = [s for top in ir.body if isinstance(top, (If, Loop)) for s in walk([top]) if isinstance(s, Load)]
     return (ir.per_sample and fusion.fusible(ir) and not nested
             and not any(p.place in shared for p in leaf.planes))
 
