@@ -8,7 +8,7 @@ import pytest
 import eagle
 import hawk
 from eagle.testing import interpret
-from hawk import Int32, Mutable, Param, Scalar, Table
+from hawk import Int32, Mutable, Param, Scalar, Scatter, Table
 from hawk import math as hm
 
 N = 2500  # three blocks
@@ -280,3 +280,100 @@ def test_the_gradient_of_a_table_through_a_builder_graph():
     fd = (f(u + h * direction) - f(u - h * direction)) / (2 * h)
     assert abs(fd - float(grads["u"] @ direction)) < 1e-6 * max(1.0, abs(fd))
     np.testing.assert_array_equal(grads["prev"], -ct)
+
+
+# ------------------------------------------------------------------ scatters
+
+
+@hawk.kernel
+def histogram(x: Scalar, k: Int32, h: Scatter):
+    if x > 0.2:
+        h[k] += x * x
+    h[k + 1] += 0.5 * x
+
+
+@hawk.kernel
+def placed(x: Scalar, k: Int32, y: Scatter.wrap):
+    y[k] = 2.0 * x
+
+
+def test_a_sum_into_a_scatter_in_the_fixed_order():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(N) * 10.0 ** rng.integers(-5, 5, N)
+    k = rng.integers(0, 9, N).astype(np.int32)
+    h, want = np.full(10, np.nan), np.full(10, np.nan)
+    histogram(x, k, h)
+    histogram.reference(x, k, want)
+    assert h.tobytes() == want.tobytes()
+    # cell 0: each sample's one contribution, the dense plane summed in eagle's order (hawk.sum)
+    assert h[0] == 0.0 + hawk.sum(np.where((k == 0) & (x > 0.2), x * x, -0.0))
+    counts = np.zeros(10)
+    histogram(np.zeros(N), np.full(N, 3, np.int32), counts)
+    np.testing.assert_array_equal(counts, np.zeros(10))
+    assert not np.signbit(counts).any()  # cells nothing reached, and sums of zeros: +0.0
+
+
+def test_a_sum_into_a_scatter_out_of_range_raises():
+    x, k = np.ones(N), np.zeros(N, np.int32)
+    k[1999] = 9  # its second write, k + 1, is out of range
+    for call in (histogram, histogram.reference):
+        with pytest.raises(IndexError, match=r"sample 1999 wrote Scatter 'h' \(shape \(10,\)\) out of range"):
+            call(x, k, np.zeros(10))
+
+
+def test_a_placing_scatter_is_a_checked_permutation():
+    rng = np.random.default_rng(9)
+    x = rng.random(N)
+    p = rng.permutation(N).astype(np.int32)
+    y = np.zeros(N)
+    placed(x, p - N, y)  # wrapped: -N is cell 0
+    np.testing.assert_array_equal(y[p], 2.0 * x)
+    p[[10, 20]] = p[30]
+    for call in (placed, placed.reference):
+        with pytest.raises(ValueError, match=r"Scatter 'y' cell \(\d+,\) was written by (no sample|3 "
+                                             r"samples \(10, 20, \.\.\.\)); y\[k\] = v writes every cell "
+                                             r"exactly once"):
+            call(x, p, y)
+
+
+def test_the_derivatives_of_a_scatter_are_gathers():
+    rng = np.random.default_rng(10)
+    x = rng.random(N)
+    k = rng.integers(0, 9, N).astype(np.int32)
+    ct = rng.standard_normal(10)
+    grads = histogram.vjp(x, k, np.zeros(10), ct)
+    assert set(grads) == {"x"}  # a Scatter's old values are overwritten: they carry no gradient
+    assert grads["x"].tobytes() == histogram.vjp.reference(x, k, np.zeros(10), ct)["x"].tobytes()
+    np.testing.assert_allclose(grads["x"], np.where(x > 0.2, ct[k] * (2.0 * x), 0.0) + ct[k + 1] * 0.5,
+                               rtol=1e-15, atol=1e-15)
+    direction = rng.standard_normal(N)
+
+    def f(x):
+        h = np.zeros(10)
+        histogram(x, k, h)
+        return float(ct @ h)
+
+    h = 1e-6
+    fd = (f(x + h * direction) - f(x - h * direction)) / (2 * h)
+    assert abs(fd - float(grads["x"] @ direction)) < 1e-6 * max(1.0, abs(fd))
+    _, tangents = histogram.jvp(x, k, np.zeros(10), direction)
+    assert abs(float(ct @ tangents["h"]) - float(grads["x"] @ direction)) < 1e-9 * N
+    p = rng.permutation(N).astype(np.int32)
+    cy = rng.standard_normal(N)
+    np.testing.assert_array_equal(placed.vjp(x, p, np.zeros(N), cy)["x"], 2.0 * cy[p])
+
+
+def test_a_scatter_in_a_graph_orders_after_and_refuses_overlap():
+    x = np.random.default_rng(11).random(N)
+    k = (np.arange(N) % 9).astype(np.int32)
+    h = np.zeros(10)
+    g = eagle.Graph()
+    doubled = damped.plan(x)
+    g.add(doubled, name="first")
+    g.add(histogram.plan(doubled.outputs[0], k, h), name="sum")
+    g.build().launch()
+    want = np.zeros(10)
+    histogram(0.999 * x, k, want)
+    assert h.tobytes() == want.tobytes()
+    with pytest.raises(ValueError, match="Scatter 'h' shares memory with plane 'x'"):
+        histogram(x, k, x[:10])

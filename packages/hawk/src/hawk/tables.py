@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from hawk import intrinsics
-from hawk.ir import Const, Gather, KernelIR, Op, Operand, ScatterAdd, Slot, Store, Var, walk
+from hawk.ir import Const, Gather, If, KernelIR, Op, Operand, ScatterAdd, Slot, Store, Var, walk
 from hawk.types import NUMPY
 
 #: The scratch cell of a launch with checked reads: the smallest ``sample * sites + site`` that
@@ -52,6 +52,19 @@ def sample() -> int:
     array([1., 1., 2.])
     >>> left.vjp(x, x, np.ones(3))["t"]          # cell 0 was read by samples 0 and 1
     array([2., 1., 0.])
+
+    A ``Scatter`` is written at computed indices: ``s[k] = v`` places (every cell exactly once,
+    checked), ``s[k] += v`` sums in eagle's fixed order:
+
+    >>> from hawk import Int32, Scatter
+    >>> @hawk.kernel
+    ... def spread(x: Scalar, k: Int32, backwards: Scatter, counts: Scatter):
+    ...     backwards[2 - hawk.sample()] = x
+    ...     counts[k] += 1.0
+    >>> backwards, counts = np.zeros(3), np.zeros(2)
+    >>> spread(x, np.array([1, 0, 1], np.int32), backwards, counts)
+    >>> backwards, counts
+    (array([4., 2., 1.]), array([1., 2.]))
     """
     raise TypeError("hawk.sample: only inside a hawk kernel (the index of the sample it computes)")
 
@@ -123,9 +136,10 @@ def scatter(lowerer: Any, node: ast.stmt) -> bool:
     index = _indices(lowerer, target, slot)
     value = lowerer.conform(lowerer.expr(node.value), slot.dtype, node.value,
                             f"{name!r} is {slot.dtype} but is given a value of another kind")
-    lowerer.body.append(ScatterAdd(slot_index, index, value, "check", exclusive, lowerer.sites,
-                                   getattr(node, "lineno", 0) + src.line_offset))
-    lowerer.sites += 1
+    mode = lowerer.src.params[slot_index][1].bounds
+    lowerer.body.append(ScatterAdd(slot_index, index, value, mode, exclusive, lowerer.sites if mode == "check"
+                                   else 0, getattr(node, "lineno", 0) + src.line_offset))
+    lowerer.sites += mode == "check"
     return True
 
 
@@ -207,10 +221,16 @@ def evaluate(ir: KernelIR, stmt: Gather, table: np.ndarray, index: list[Any], n:
     that read out of range."""
     slot = ir.slots[stmt.slot]
     flat, inside = flat_index(slot, [np.broadcast_to(i, (n,)) for i in index], stmt.mode)
+    refuse_outside(ir, stmt, inside, mask)
+    return np.asarray(table).reshape(-1)[flat]
+
+
+def refuse_outside(ir: KernelIR, stmt: Gather | ScatterAdd, inside: np.ndarray,
+                   mask: np.ndarray | None) -> None:
+    """The launch's IndexError when a sample the mask keeps accessed a cell outside the array."""
     bad = ~inside if mask is None else ~inside & mask
     if bad.any():
         raise bounds_error(ir, int(np.argmax(bad)) * sites(ir) + stmt.site, f"hawk.kernel {ir.name}")
-    return np.asarray(table).reshape(-1)[flat]
 
 
 # ---------------------------------------------------------- C and CUDA
@@ -248,7 +268,7 @@ HK_FN int64_t hk_wrap_index(int64_t k, int64_t d) { int64_t r = k % d; return r 
 def c_bounds(emitter: Any, body: list[Any]) -> tuple[list[str], list[str]]:
     """The per-call smallest bad key of a function with checked reads, and its atomic minimum into
     the bounds cell after the sample loop (a minimum: the same on any thread count)."""
-    if not any(isinstance(s, Gather) and s.mode == "check" for s in walk(body)):
+    if not any(isinstance(s, (Gather, ScatterAdd)) and s.mode == "check" for s in walk(body)):
         return [], []
     cell = next(k for k, s in enumerate(emitter.slots) if s.name == BOUNDS)
     head = ["    int64_t hk_bad = INT64_MAX;"]
@@ -262,32 +282,80 @@ def c_bounds(emitter: Any, body: list[Any]) -> tuple[list[str], list[str]]:
     return head, tail
 
 
+def _checked(ir: KernelIR) -> list[Gather | ScatterAdd]:
+    return [s for s in walk(ir.body) if isinstance(s, (Gather, ScatterAdd)) and s.mode == "check"]
+
+
 def sites(ir: KernelIR) -> int:
-    """The checked reads of ``ir`` (what a bounds key counts in)."""
-    return 1 + max((s.site for s in walk(ir.body) if isinstance(s, Gather) and s.mode == "check"), default=-1)
+    """The checked reads and writes of ``ir`` (what a bounds key counts in)."""
+    return 1 + max((s.site for s in _checked(ir)), default=-1)
 
 
 def bounds_error(ir: KernelIR, key: int, api: str) -> IndexError:
-    """The error of a launch whose first out-of-range read has ``key`` (sample * sites + site)."""
-    count = sites(ir)
-    sample_number, site = divmod(key, count)
-    read = next(s for s in walk(ir.body) if isinstance(s, Gather) and s.mode == "check" and s.site == site)
-    slot = ir.slots[read.slot]
-    return IndexError(f"{api}: sample {sample_number} read Table {slot.name!r} (shape {slot.table}) out of "
-                      f"range at line {read.line}; compute an index inside 0 … size - 1 on each axis, or "
-                      f"annotate it Table.clamp (the nearest edge) or Table.wrap (around)")
+    """The error of a launch whose first out-of-range access has ``key`` (sample * sites + site)."""
+    sample_number, site = divmod(key, sites(ir))
+    access = next(s for s in _checked(ir) if s.site == site)
+    slot = ir.slots[access.slot]
+    what = f"read Table {slot.name!r}" if isinstance(access, Gather) else f"wrote Scatter {slot.name!r}"
+    kind = "Table" if isinstance(access, Gather) else "Scatter"
+    return IndexError(f"{api}: sample {sample_number} {what} (shape {slot.table}) out of range at line "
+                      f"{access.line}; compute an index inside 0 … size - 1 on each axis, or annotate it "
+                      f"{kind}.clamp (the nearest edge) or {kind}.wrap (around)")
 
 
-def check(ir: KernelIR, cell: np.ndarray | None, api: str) -> None:
-    """Raise the bounds error a launch recorded in its cell, and clear the cell for the next."""
-    if cell is None or int(cell[0]) == NONE:
-        return
-    key = int(cell[0])
-    cell[0] = NONE
-    raise bounds_error(ir, key, api)
+#: The scratch cells of a launch that places values (``s[k] = v``): the first cell written other
+#: than once, how many times, and the first two samples that wrote it (-1: none).
+PLACES = "_places"
+
+
+def places_error(ir: KernelIR, cells: np.ndarray, api: str) -> ValueError:
+    """The error of a launch whose placing Scatter wrote a cell other than once."""
+    scatter_slot, cell, count, first, second = (int(v) for v in cells)
+    slot = ir.slots[scatter_slot]
+    at = np.unravel_index(cell, slot.table)
+    by = "no sample" if count == 0 else f"{count} samples ({first}, {second}, ...)" if count > 2 else \
+        f"2 samples ({first} and {second})" if count == 2 else f"1 sample ({first})"
+    return ValueError(f"{api}: Scatter {slot.name!r} cell {tuple(int(i) for i in at)} was written by {by}; "
+                      f"{slot.name}[k] = v writes every cell exactly once (the indices a permutation of "
+                      f"the cells): compute such indices, or sum with {slot.name}[k] += v")
+
+
+def check(ir: KernelIR, cells: dict[str, np.ndarray], api: str) -> None:
+    """Raise the error a launch recorded in its check cells (:data:`BOUNDS`, :data:`PLACES`), and
+    clear them for the next launch."""
+    bounds, places = cells.get(BOUNDS), cells.get(PLACES)
+    if bounds is not None and int(bounds[0]) != NONE:
+        key = int(bounds[0])
+        bounds[0] = NONE
+        raise bounds_error(ir, key, api)
+    if places is not None and int(places[0]) >= 0:
+        found = places.copy()
+        places[...] = -1
+        raise places_error(ir, found, api)
 
 
 # ------------------------------------------------- scatters (a gather's adjoint)
+
+
+def scattered(ir: KernelIR) -> set[int]:
+    """The Scatter parameters of ``ir`` (Table-shaped slots it writes in place)."""
+    return {k for k, s in enumerate(ir.slots) if s.table is not None and s.role == "readwrite"}
+
+
+def unchecked(mode: str) -> str:
+    """The mode of an access a derivative adds beside a checked one (which raises on its own)."""
+    return "clamp" if mode == "check" else mode
+
+
+def without_scatters(body: list[Any]) -> list[Any]:
+    """``body`` without its ScatterAdds (a vjp re-runs the forward statements, not its writes)."""
+    out = []
+    for s in body:
+        if isinstance(s, If):
+            out.append(If(s.cond, without_scatters(s.then), without_scatters(s.orelse)))
+        elif not isinstance(s, ScatterAdd):
+            out.append(s)
+    return out
 
 
 def gradient_slots(primal: KernelIR, wanted: list[int], slots: list[Slot]) -> dict[int, int]:
@@ -314,22 +382,27 @@ class Scatter:
     cells: int
     order: int
     starts: int
+    exclusive: bool = False  # s[k] = v: each cell placed once
 
 
 def scatter_scratch(ir: KernelIR, slots: list[Slot]) -> list[Scatter]:
     """A :class:`Scatter` for every Table-shaped output of ``ir``, its scratch appended to ``slots``."""
     out = []
     for k, slot in enumerate(ir.slots):
-        if slot.role != "write" or slot.table is None:
+        if slot.role == "read" or slot.table is None:
             continue
-        sites = tuple(id(s) for s in walk(ir.body) if isinstance(s, ScatterAdd) and s.slot == k)
+        statements = [s for s in walk(ir.body) if isinstance(s, ScatterAdd) and s.slot == k]
+        sites = tuple(map(id, statements))
+        exclusive = any(s.exclusive for s in statements)
+        if exclusive and not any(s.name == PLACES for s in slots):
+            slots.append(Slot(PLACES, "readwrite", "i64", table=(5,)))
         first = len(slots)
         count = max(len(sites), 1)
         slots += [Slot(f"_{slot.name}_values", "write", slot.dtype, count),
                   Slot(f"_{slot.name}_cells", "write", "i64", count),
                   Slot(f"_{slot.name}_order", "write", "i64", count),
                   Slot(f"_{slot.name}_starts", "write", "i64", table=(int(np.prod(slot.table)) + 1,))]
-        out.append(Scatter(k, sites, first, first + 1, first + 2, first + 3))
+        out.append(Scatter(k, sites, first, first + 1, first + 2, first + 3, exclusive))
     return out
 
 
@@ -342,20 +415,30 @@ def c_scatter(emitter: Any, s: ScatterAdd) -> str:
     """A sample's ScatterAdd: its value and flat cell, into the site's scratch."""
     scatter, site = emitter.scatter_sites[id(s)]
     slot = emitter.slots[s.slot]
-    flat = " + ".join(f"hk_{s.mode if s.mode != 'check' else 'clamp'}_index((int64_t){emitter.operand(i)}, "
-                      f"{extent}LL) * {int(np.prod(slot.table[k + 1:], dtype=np.int64))}LL"
-                      for k, (extent, i) in enumerate(zip(slot.table, s.index, strict=True)))
+    terms = [(f"(int64_t){emitter.operand(i)}", extent, int(np.prod(slot.table[k + 1:], dtype=np.int64)))
+             for k, (extent, i) in enumerate(zip(slot.table, s.index, strict=True))]
+    wrapped = "clamp" if s.mode == "check" else s.mode
+    flat = " + ".join(f"hk_{wrapped}_index({v}, {extent}LL) * {stride}LL" for v, extent, stride in terms)
     at = f"{site} * n + {emitter.sample}"
-    return f"s{scatter.cells}[{at}] = {flat}; s{scatter.values}[{at}] = {emitter.operand(s.value)};"
+    stores = f"s{scatter.values}[{at}] = {emitter.operand(s.value)};"
+    if s.mode != "check":
+        return f"s{scatter.cells}[{at}] = {flat}; {stores}"
+    # a checked index out of range writes nothing (cell -1) and is the launch's error
+    key = f"({emitter.sample}) * {emitter.bound_sites}LL + {s.site}LL"
+    checks = " && ".join(f"(uint64_t)({v}) < {extent}ULL" for v, extent, _ in terms)
+    return (f"{{ const uint8_t hk_in = {checks}; hk_bad = (hk_in || hk_bad < {key}) ? hk_bad : {key}; "
+            f"s{scatter.cells}[{at}] = hk_in ? {flat} : -1; {stores} }}")
 
 
 def c_finish(emitter: Any, scatters: list[Scatter], name: str) -> str:
     """The function that sums every scatter's contributions into its output, on one thread: C
     (``begin == 0``) or CUDA (the first thread of the grid)."""
     lines = [emitter.header(name), *emitter.arguments(), f"    if ({emitter.first_sample()}) {{"]
+    places = next((k for k, slot in enumerate(emitter.slots) if slot.name == PLACES), None)
     for s in scatters:
         slot = emitter.slots[s.target]
-        lines.append(f"        hk_scatter_{slot.dtype}(s{s.target}, {int(np.prod(slot.table))}LL, "
+        how = f"place_{slot.dtype}(s{places}, {s.target}LL, " if s.exclusive else f"scatter_{slot.dtype}("
+        lines.append(f"        hk_{how}s{s.target}, {int(np.prod(slot.table))}LL, "
                      f"s{s.values}, s{s.cells}, s{s.order}, s{s.starts}, {len(s.sites)}LL, n);")
     return "\n".join([*lines, "    }", "}"])
 
@@ -364,7 +447,9 @@ def c_scatter_helpers() -> str:
     """``hk_scatter_<t>``: the contributions of every sample and site, counting-sorted by cell
     (sample-major, then site), each cell's summed as ``0.0 + T`` along the trie of sample
     indices with a stack of partials: T over sample positions with -0.0 where a sample added
-    nothing (an empty subtree adds nothing), in L - 1 additions for L contributions."""
+    nothing (an empty subtree adds nothing), in L - 1 additions for L contributions; and
+    ``hk_place_<t>``: each cell its one value, the first cell written other than once noted in
+    the :data:`PLACES` cells."""
     out = ["""HK_FN int hk_level(int64_t a, int64_t b)  /* the bit length of a ^ b */
 {
     uint64_t x = (uint64_t)(a ^ b);
@@ -377,17 +462,22 @@ def c_scatter_helpers() -> str:
     if (x >> 1) { l += 1; x >>= 1; }
     return l + (int)x;
 }"""]
+    out.append("""HK_FN void hk_sort_cells(const int64_t *cell, int64_t *order, int64_t *start, int64_t m,
+                           int64_t sites, int64_t n)  /* then start[j]: the end of cell j's entries */
+{
+    for (int64_t j = 0; j <= m; ++j) start[j] = 0;
+    for (int64_t e = 0; e < sites * n; ++e) if (cell[e] >= 0) start[cell[e] + 1] += 1;
+    for (int64_t j = 0; j < m; ++j) start[j + 1] += start[j];
+    for (int64_t i = 0; i < n; ++i)  /* sample-major, then site: the order within a cell */
+        for (int64_t r = 0; r < sites; ++r)
+            if (cell[r * n + i] >= 0) order[start[cell[r * n + i]]++] = r * n + i;
+}""")
     for t, c, zero in (("f64", "double", "0.0"), ("f32", "float", "0.0f")):
         out.append(f"""HK_FN void hk_scatter_{t}({c} *out, int64_t m, const {c} *val, const int64_t *cell,
                                int64_t *order, int64_t *start, int64_t sites, int64_t n)
 {{
-    for (int64_t j = 0; j <= m; ++j) start[j] = 0;
-    for (int64_t e = 0; e < sites * n; ++e) if (cell[e] >= 0) start[cell[e] + 1] += 1;
-    for (int64_t j = 0; j < m; ++j) start[j + 1] += start[j];
-    for (int64_t i = 0; i < n; ++i)
-        for (int64_t r = 0; r < sites; ++r)
-            if (cell[r * n + i] >= 0) order[start[cell[r * n + i]]++] = r * n + i;
-    int64_t e = 0;  /* start[j] is now the end of cell j's entries */
+    hk_sort_cells(cell, order, start, m, sites, n);
+    int64_t e = 0;
     for (int64_t j = 0; j < m; ++j) {{
         {c} value[66];
         int64_t at[66];
@@ -406,6 +496,22 @@ def c_scatter_helpers() -> str:
         while (depth >= 2) {{ value[depth - 2] = value[depth - 2] + value[depth - 1]; --depth; }}
         out[j] = {zero} + (depth ? value[0] : -{zero});
     }}
+}}
+HK_FN void hk_place_{t}(int64_t *err, int64_t slot, {c} *out, int64_t m, const {c} *val,
+                             const int64_t *cell, int64_t *order, int64_t *start, int64_t sites, int64_t n)
+{{
+    hk_sort_cells(cell, order, start, m, sites, n);
+    int64_t e = 0;
+    for (int64_t j = 0; j < m; e = start[j++]) {{
+        const int64_t count = start[j] - e;
+        if (count == 1) {{
+            out[j] = val[order[e]];
+        }} else if (err[0] < 0) {{  /* the first cell not written exactly once */
+            err[0] = slot; err[1] = j; err[2] = count;
+            err[3] = count > 0 ? order[e] % n : -1;
+            err[4] = count > 1 ? order[e + 1] % n : -1;
+        }}
+    }}
 }}""")
     return "\n".join(out) + "\n"
 
@@ -413,18 +519,42 @@ def c_scatter_helpers() -> str:
 def scatter_reference(ir: KernelIR, records: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
                       args: list[Any], n: int) -> None:
     """Each Table-shaped output as its definition says: per cell, 0.0 + eagle's fixed-order sum of
-    the dense plane of what each sample added to it (in statement order), -0.0 elsewhere."""
+    the dense plane of what each sample added to it (in statement order), -0.0 elsewhere; or,
+    placed (``s[k] = v``), the one value written to it, an error unless written exactly once."""
     from hawk.reference import fixed_order_sum  # the reference evaluator imports this module
 
+    exclusive = {s.slot for s in walk(ir.body) if isinstance(s, ScatterAdd) and s.exclusive}
     for k, slot in enumerate(ir.slots):
-        if slot.role != "write" or slot.table is None:
+        if slot.role == "read" or slot.table is None:
             continue
         cells = int(np.prod(slot.table))
         dtype = NUMPY[slot.dtype]
+        if k in exclusive:
+            _place_reference(ir, k, records.get(k, []), np.asarray(args[k]).reshape(-1), n)
+            continue
         dense = np.full((cells, n), -0.0, dtype)
         for flat, value, active in records.get(k, []):
-            samples = np.nonzero(active)[0]
+            samples = np.nonzero(active & (flat >= 0))[0]
             dense[flat[samples], samples] += np.broadcast_to(value, (n,))[samples].astype(dtype)
         out = np.asarray(args[k]).reshape(-1)
         for j in range(cells):
             out[j] = dtype(0.0) + fixed_order_sum(dense[j])
+
+
+def _place_reference(ir: KernelIR, k: int, records: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                     out: np.ndarray, n: int) -> None:
+    """``s[k] = v``: every cell its one value; the first cell written other than once is the
+    launch's error, with the first two samples that wrote it (sample-major, then statement)."""
+    writers: list[list[int]] = [[] for _ in range(out.size)]
+    for r, (flat, _, active) in enumerate(records):
+        for i in np.nonzero(active & (flat >= 0))[0]:
+            writers[int(flat[i])].append(int(i) * len(records) + r)
+    for cell, found in enumerate(writers):
+        if len(found) != 1:
+            first, second = (sorted(found) + [-len(records)] * 2)[:2]
+            cells = np.array([k, cell, len(found), first // len(records) if found else -1,
+                              second // len(records) if len(found) > 1 else -1])
+            raise places_error(ir, cells, f"hawk.kernel {ir.name}")
+    for flat, value, active in records:
+        samples = np.nonzero(active & (flat >= 0))[0]
+        out[flat[samples]] = np.broadcast_to(value, (n,))[samples]
