@@ -377,3 +377,31 @@ def test_a_scatter_in_a_graph_orders_after_and_refuses_overlap():
     assert h.tobytes() == want.tobytes()
     with pytest.raises(ValueError, match="Scatter 'h' shares memory with plane 'x'"):
         histogram(x, k, x[:10])
+
+
+def test_the_same_bits_for_one_two_and_four_threads():
+    from eagle import _core
+
+    rng = np.random.default_rng(12)
+    n = 6000  # several blocks: the team shares the samples
+    x, w = rng.standard_normal(n), rng.standard_normal((5, 3))
+    k = rng.integers(-7, 9, n).astype(np.int32)
+    ct = rng.standard_normal(n)
+    u, prev = rng.random(2000), rng.random(2000)
+
+    def run() -> list[bytes]:
+        h = np.zeros(10)
+        histogram(x, np.abs(k) % 9, h)
+        grads = weights.vjp(x, w, k, ct)
+        stepped = waves(u.copy(), prev.copy())()
+        return [h.tobytes(), grads["w"].tobytes(), grads["x"].tobytes(), stepped.tobytes()]
+
+    before = _core.num_threads()
+    try:
+        found = []
+        for threads in (1, 2, 4):
+            _core.set_num_threads(threads)
+            found.append(run())
+    finally:
+        _core.set_num_threads(before)
+    assert found[0] == found[1] == found[2]
