@@ -373,14 +373,15 @@ def gradient_slots(primal: KernelIR, wanted: list[int], slots: list[Slot]) -> di
 @dataclass(frozen=True)
 class Scatter:
     """The ScatterAdds into one Table-shaped output and their scratch: per sample and site the
-    value added and its flat cell (-1: the site did not run), and the counting sort's order
-    and cell starts."""
+    value added and its flat cell (-1: the site did not run), and the counting sort's samples,
+    values and cell starts."""
 
     target: int
     sites: tuple[int, ...]  # ids of the ScatterAdd statements, in the body's order
     values: int
     cells: int
     order: int
+    sorted: int
     starts: int
     exclusive: bool = False  # s[k] = v: each cell placed once
 
@@ -401,8 +402,9 @@ def scatter_scratch(ir: KernelIR, slots: list[Slot]) -> list[Scatter]:
         slots += [Slot(f"_{slot.name}_values", "write", slot.dtype, count),
                   Slot(f"_{slot.name}_cells", "write", "i64", count),
                   Slot(f"_{slot.name}_order", "write", "i64", count),
+                  Slot(f"_{slot.name}_sorted", "write", slot.dtype, count),
                   Slot(f"_{slot.name}_starts", "write", "i64", table=(int(np.prod(slot.table)) + 1,))]
-        out.append(Scatter(k, sites, first, first + 1, first + 2, first + 3, exclusive))
+        out.append(Scatter(k, sites, first, first + 1, first + 2, first + 3, first + 4, exclusive))
     return out
 
 
@@ -439,7 +441,7 @@ def c_finish(emitter: Any, scatters: list[Scatter], name: str) -> str:
         slot = emitter.slots[s.target]
         how = f"place_{slot.dtype}(s{places}, {s.target}LL, " if s.exclusive else f"scatter_{slot.dtype}("
         lines.append(f"        hk_{how}s{s.target}, {int(np.prod(slot.table))}LL, "
-                     f"s{s.values}, s{s.cells}, s{s.order}, s{s.starts}, {len(s.sites)}LL, n);")
+                     f"s{s.values}, s{s.cells}, s{s.order}, s{s.sorted}, s{s.starts}, {len(s.sites)}LL, n);")
     return "\n".join([*lines, "    }", "}"])
 
 
@@ -450,43 +452,47 @@ def c_scatter_helpers() -> str:
     nothing (an empty subtree adds nothing), in L - 1 additions for L contributions; and
     ``hk_place_<t>``: each cell its one value, the first cell written other than once noted in
     the :data:`PLACES` cells."""
-    out = ["""HK_FN int hk_level(int64_t a, int64_t b)  /* the bit length of a ^ b */
+    out = ["""HK_FN int hk_level(int64_t a, int64_t b)  /* the bit length of a ^ b (a != b) */
 {
+#if defined(__CUDA_ARCH__)
+    return 64 - __clzll((long long)(a ^ b));
+#elif defined(__GNUC__)
+    return 64 - __builtin_clzll((unsigned long long)(a ^ b));
+#else
     uint64_t x = (uint64_t)(a ^ b);
     int l = 0;
-    if (x >> 32) { l += 32; x >>= 32; }
-    if (x >> 16) { l += 16; x >>= 16; }
-    if (x >> 8) { l += 8; x >>= 8; }
-    if (x >> 4) { l += 4; x >>= 4; }
-    if (x >> 2) { l += 2; x >>= 2; }
-    if (x >> 1) { l += 1; x >>= 1; }
-    return l + (int)x;
+    while (x) { ++l; x >>= 1; }
+    return l;
+#endif
 }"""]
-    out.append("""HK_FN void hk_sort_cells(const int64_t *cell, int64_t *order, int64_t *start, int64_t m,
-                           int64_t sites, int64_t n)  /* then start[j]: the end of cell j's entries */
-{
+    for t, c, zero in (("f64", "double", "0.0"), ("f32", "float", "0.0f")):
+        out.append(f"""HK_FN void hk_sort_cells_{t}(const int64_t *cell, const {c} *val, int64_t *order,
+                                  {c} *sorted, int64_t *start, int64_t m, int64_t sites, int64_t n)
+{{  /* each cell's (sample, value) pairs, sample-major then site; then start[j] ends cell j's */
     for (int64_t j = 0; j <= m; ++j) start[j] = 0;
     for (int64_t e = 0; e < sites * n; ++e) if (cell[e] >= 0) start[cell[e] + 1] += 1;
     for (int64_t j = 0; j < m; ++j) start[j + 1] += start[j];
-    for (int64_t i = 0; i < n; ++i)  /* sample-major, then site: the order within a cell */
-        for (int64_t r = 0; r < sites; ++r)
-            if (cell[r * n + i] >= 0) order[start[cell[r * n + i]]++] = r * n + i;
-}""")
-    for t, c, zero in (("f64", "double", "0.0"), ("f32", "float", "0.0f")):
-        out.append(f"""HK_FN void hk_scatter_{t}({c} *out, int64_t m, const {c} *val, const int64_t *cell,
-                               int64_t *order, int64_t *start, int64_t sites, int64_t n)
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t r = 0; r < sites; ++r) {{
+            const int64_t k = cell[r * n + i];
+            if (k >= 0) {{ order[start[k]] = i; sorted[start[k]++] = val[r * n + i]; }}
+        }}
+}}
+HK_FN void hk_scatter_{t}({c} *out, int64_t m, const {c} *val, const int64_t *cell,
+                               int64_t *order, {c} *sorted, int64_t *start, int64_t sites, int64_t n)
 {{
-    hk_sort_cells(cell, order, start, m, sites, n);
+    hk_sort_cells_{t}(cell, val, order, sorted, start, m, sites, n);
     int64_t e = 0;
     for (int64_t j = 0; j < m; ++j) {{
         {c} value[66];
         int64_t at[66];
         int depth = 0;
         while (e < start[j]) {{
-            const int64_t p = order[e] % n;
-            {c} v = val[order[e]];
-            for (++e; e < start[j] && order[e] % n == p; ++e) v = v + val[order[e]];
-            while (depth >= 2 && hk_level(at[depth - 2], at[depth - 1]) <= hk_level(at[depth - 1], p)) {{
+            const int64_t p = order[e];
+            {c} v = sorted[e];
+            for (++e; e < start[j] && order[e] == p; ++e) v = v + sorted[e];
+            const int joins = depth ? hk_level(at[depth - 1], p) : 0;
+            while (depth >= 2 && hk_level(at[depth - 2], at[depth - 1]) <= joins) {{
                 value[depth - 2] = value[depth - 2] + value[depth - 1];
                 --depth;
             }}
@@ -498,18 +504,19 @@ def c_scatter_helpers() -> str:
     }}
 }}
 HK_FN void hk_place_{t}(int64_t *err, int64_t slot, {c} *out, int64_t m, const {c} *val,
-                             const int64_t *cell, int64_t *order, int64_t *start, int64_t sites, int64_t n)
+                             const int64_t *cell, int64_t *order, {c} *sorted, int64_t *start, int64_t sites,
+                             int64_t n)
 {{
-    hk_sort_cells(cell, order, start, m, sites, n);
+    hk_sort_cells_{t}(cell, val, order, sorted, start, m, sites, n);
     int64_t e = 0;
     for (int64_t j = 0; j < m; e = start[j++]) {{
         const int64_t count = start[j] - e;
         if (count == 1) {{
-            out[j] = val[order[e]];
+            out[j] = sorted[e];
         }} else if (err[0] < 0) {{  /* the first cell not written exactly once */
             err[0] = slot; err[1] = j; err[2] = count;
-            err[3] = count > 0 ? order[e] % n : -1;
-            err[4] = count > 1 ? order[e + 1] % n : -1;
+            err[3] = count > 0 ? order[e] : -1;
+            err[4] = count > 1 ? order[e + 1] : -1;
         }}
     }}
 }}""")
