@@ -78,12 +78,25 @@ def test_a_checked_read_out_of_range_raises_naming_the_first_sample():
     k[[700, 2100]] = [-1, 9]
     w = np.arange(4.0)
     for call in (lookup, lookup.reference):
-        with pytest.raises(IndexError, match=r"lookup: sample 2100 read Table 'w' \(shape \(4,\)\) out of "
-                                             r"range at line \d+; .*Table.clamp"):
+        with pytest.raises(IndexError, match=r"lookup: sample 2100 read Table 'w' \(shape \(4,\)\) at index "
+                                             r"9 on axis 0, out of range, at line \d+; .*Table.clamp"):
             call(x, w, k)  # sample 700 takes the arm without the read
     k[2100] = 3
     np.testing.assert_array_equal(lookup(x, w, k), lookup.reference(x, w, k))
     np.testing.assert_array_equal(lookup(x, w, k), np.where(x > 0.5, x * w[k], x))
+
+
+def test_a_checked_read_names_the_axis_out_of_range():
+    @hawk.kernel
+    def corner(x: Scalar, t: Table) -> Scalar:
+        i, j = hawk.sample2(4)
+        return x * t[i, j + 1]
+
+    x = np.ones(N)
+    for call in (corner, corner.reference):
+        with pytest.raises(IndexError, match=r"sample 3 read Table 't' \(shape \(625, 4\)\) at index 4 on "
+                                             r"axis 1"):
+            call(x, np.ones((625, 4)))
 
 
 def test_checked_reads_in_a_graph_raise_at_each_launch():
@@ -92,7 +105,7 @@ def test_checked_reads_in_a_graph_raise_at_each_launch():
     g.add(lookup.plan(x, w, k), name="look")
     g.build().launch()
     k[5] = 4
-    with pytest.raises(IndexError, match="sample 5 read Table 'w'"):
+    with pytest.raises(IndexError, match=r"sample 5 read Table 'w' .* at index 4 on axis 0"):
         g.launch()
     k[5] = 0
     g.launch()  # the cell was cleared
@@ -317,7 +330,8 @@ def test_a_sum_into_a_scatter_out_of_range_raises():
     x, k = np.ones(N), np.zeros(N, np.int32)
     k[1999] = 9  # its second write, k + 1, is out of range
     for call in (histogram, histogram.reference):
-        with pytest.raises(IndexError, match=r"sample 1999 wrote Scatter 'h' \(shape \(10,\)\) out of range"):
+        with pytest.raises(IndexError, match=r"sample 1999 wrote Scatter 'h' \(shape \(10,\)\) at index 10 "
+                                             r"on axis 0, out of range"):
             call(x, k, np.zeros(10))
 
 

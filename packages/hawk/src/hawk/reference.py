@@ -90,7 +90,7 @@ class _Evaluator:
             elif isinstance(stmt, ScatterAdd):
                 index = [np.broadcast_to(self.value(i), (self.n,)) for i in stmt.index]
                 flat, inside = tables.flat_index(self.ir.slots[stmt.slot], index, stmt.mode)
-                tables.refuse_outside(self.ir, stmt, inside, mask)
+                tables.refuse_outside(self.ir, stmt, index, inside, mask)
                 active = np.ones(self.n, bool) if mask is None else mask
                 self.scattered.setdefault(stmt.slot, []).append((np.where(inside, flat, -1),
                                                                  self.value(stmt.value), active))

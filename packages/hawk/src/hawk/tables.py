@@ -7,8 +7,8 @@ What an index outside the table does is the annotation's:
 
 - ``Table``: checked.  The read takes cell 0 (never memory outside the table)
   and the call raises ``IndexError`` after the launch, naming the kernel, the
-  table, the read's line and the first sample that read out of range (the
-  smallest, so the same on any thread count);
+  table, the read's line, the first sample that read out of range (the
+  smallest, so the same on any thread count) and its index and axis;
 - ``Table.clamp``: the index is clamped to ``0 … size - 1`` on its axis;
 - ``Table.wrap``: the index goes around, as Python's ``%`` (``-1`` is the last).
 
@@ -32,8 +32,9 @@ from hawk import intrinsics
 from hawk.ir import Const, Gather, If, KernelIR, Op, Operand, ScatterAdd, Slot, Store, Var, walk
 from hawk.types import NUMPY
 
-#: The scratch cell of a launch with checked reads: the smallest ``sample * sites + site`` that
-#: read out of range, INT64_MAX when none did.
+#: The scratch cells of a launch with checked accesses: the smallest ``sample * sites + site`` that
+#: went out of range (INT64_MAX when none did), its index and axis, and the lock word that
+#: keeps the three together.
 BOUNDS = "_bounds"
 NONE = np.iinfo(np.int64).max
 #: The integer types an index may have (uint64 could exceed int64: cast it first).
@@ -220,17 +221,23 @@ def evaluate(ir: KernelIR, stmt: Gather, table: np.ndarray, index: list[Any], n:
     """What ``stmt`` reads per sample; raises the launch's IndexError for a sample the mask keeps
     that read out of range."""
     slot = ir.slots[stmt.slot]
-    flat, inside = flat_index(slot, [np.broadcast_to(i, (n,)) for i in index], stmt.mode)
-    refuse_outside(ir, stmt, inside, mask)
+    index = [np.broadcast_to(i, (n,)) for i in index]
+    flat, inside = flat_index(slot, index, stmt.mode)
+    refuse_outside(ir, stmt, index, inside, mask)
     return np.asarray(table).reshape(-1)[flat]
 
 
-def refuse_outside(ir: KernelIR, stmt: Gather | ScatterAdd, inside: np.ndarray,
+def refuse_outside(ir: KernelIR, stmt: Gather | ScatterAdd, index: list[np.ndarray], inside: np.ndarray,
                    mask: np.ndarray | None) -> None:
     """The launch's IndexError when a sample the mask keeps accessed a cell outside the array."""
     bad = ~inside if mask is None else ~inside & mask
     if bad.any():
-        raise bounds_error(ir, int(np.argmax(bad)) * sites(ir) + stmt.site, f"hawk.kernel {ir.name}")
+        sample_number = int(np.argmax(bad))
+        extents = ir.slots[stmt.slot].table
+        axis = next(k for k, (i, d) in enumerate(zip(index, extents, strict=True))
+                    if not 0 <= int(i[sample_number]) < d)
+        raise bounds_error(ir, sample_number * sites(ir) + stmt.site, int(index[axis][sample_number]), axis,
+                           f"hawk.kernel {ir.name}")
 
 
 # ---------------------------------------------------------- C and CUDA
@@ -250,11 +257,22 @@ def c_gather(emitter: Any, s: Gather) -> str:
     read = f"{emitter.var(s.dst)} = s{s.slot}[{flat}];"
     if s.mode != "check":
         return read
+    return f"{{ {_check(emitter, s, terms)} {emitter.var(s.dst)} = s{s.slot}[hk_in ? {flat} : 0]; }}"
+
+
+def _check(emitter: Any, s: Gather | ScatterAdd, terms: list[tuple[str, int, int]]) -> str:
+    """``hk_in``: whether a checked access is inside the array; outside, the smallest key of the
+    call so far (sample * sites + site) with the index and axis that were out of range."""
     key = f"({emitter.sample}) * {emitter.bound_sites}LL + {s.site}LL"
     checks = " && ".join(f"(uint64_t)({v}) < {extent}ULL" for v, extent, _ in terms)
-    return (f"{{ const uint8_t hk_in = {checks}; "
-            f"hk_bad = (hk_in || hk_bad < {key}) ? hk_bad : {key}; "
-            f"{emitter.var(s.dst)} = s{s.slot}[hk_in ? {flat} : 0]; }}")
+    index, axis = "0", "0"
+    for k in reversed(range(len(terms))):  # the first axis out of range
+        v, extent, _ = terms[k]
+        outside = f"(uint64_t)({v}) >= {extent}ULL"
+        index, axis = f"({outside} ? {v} : {index})", f"({outside} ? {k} : {axis})"
+    return (f"const uint8_t hk_in = {checks}; const uint8_t hk_new = !hk_in && {key} < hk_bad; "
+            f"hk_bad_at = hk_new ? {index} : hk_bad_at; hk_bad_axis = hk_new ? {axis} : hk_bad_axis; "
+            f"hk_bad = hk_new ? {key} : hk_bad;")
 
 
 def c_helpers() -> str:
@@ -271,14 +289,16 @@ def c_bounds(emitter: Any, body: list[Any]) -> tuple[list[str], list[str]]:
     if not any(isinstance(s, (Gather, ScatterAdd)) and s.mode == "check" for s in walk(body)):
         return [], []
     cell = next(k for k, s in enumerate(emitter.slots) if s.name == BOUNDS)
-    head = ["    int64_t hk_bad = INT64_MAX;"]
-    if emitter.dialect == "c":
-        tail = [f"    if (hk_bad != INT64_MAX) {{ int64_t seen = __atomic_load_n(s{cell}, __ATOMIC_RELAXED);",
-                f"        while (hk_bad < seen && !__atomic_compare_exchange_n(s{cell}, &seen, hk_bad, 0, "
-                "__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}", "    }"]
-    else:
+    head = ["    int64_t hk_bad = INT64_MAX, hk_bad_at = 0, hk_bad_axis = 0;"]
+    if emitter.dialect == "c":  # the cell's key, index and axis under its lock word (the error path)
+        tail = ["    if (hk_bad != INT64_MAX) {",
+                f"        while (__atomic_exchange_n(&s{cell}[3], 1, __ATOMIC_ACQUIRE)) {{}}",
+                f"        if (hk_bad < s{cell}[0]) {{ s{cell}[0] = hk_bad; s{cell}[1] = hk_bad_at; "
+                f"s{cell}[2] = hk_bad_axis; }}",
+                f"        __atomic_store_n(&s{cell}[3], 0, __ATOMIC_RELEASE); }}"]
+    else:  # never launched (a checked access is refused on the GPU), kept compiling: the key alone
         tail = [f"    if (hk_bad != INT64_MAX) atomicMin((unsigned long long *)s{cell}, "
-                "(unsigned long long)hk_bad);"]
+                "(unsigned long long)hk_bad);", "    (void)hk_bad_at; (void)hk_bad_axis;"]
     return head, tail
 
 
@@ -291,16 +311,17 @@ def sites(ir: KernelIR) -> int:
     return 1 + max((s.site for s in _checked(ir)), default=-1)
 
 
-def bounds_error(ir: KernelIR, key: int, api: str) -> IndexError:
-    """The error of a launch whose first out-of-range access has ``key`` (sample * sites + site)."""
+def bounds_error(ir: KernelIR, key: int, index: int, axis: int, api: str) -> IndexError:
+    """The error of a launch whose first out-of-range access has ``key`` (sample * sites + site),
+    at ``index`` on ``axis``."""
     sample_number, site = divmod(key, sites(ir))
     access = next(s for s in _checked(ir) if s.site == site)
     slot = ir.slots[access.slot]
     what = f"read Table {slot.name!r}" if isinstance(access, Gather) else f"wrote Scatter {slot.name!r}"
     kind = "Table" if isinstance(access, Gather) else "Scatter"
-    return IndexError(f"{api}: sample {sample_number} {what} (shape {slot.table}) out of range at line "
-                      f"{access.line}; compute an index inside 0 … size - 1 on each axis, or annotate it "
-                      f"{kind}.clamp (the nearest edge) or {kind}.wrap (around)")
+    return IndexError(f"{api}: sample {sample_number} {what} (shape {slot.table}) at index {index} on axis "
+                      f"{axis}, out of range, at line {access.line}; compute an index inside 0 … size - 1 "
+                      f"on each axis, or annotate it {kind}.clamp (the nearest edge) or {kind}.wrap (around)")
 
 
 #: The scratch cells of a launch that places values (``s[k] = v``): the first cell written other
@@ -325,9 +346,9 @@ def check(ir: KernelIR, cells: dict[str, np.ndarray], api: str) -> None:
     clear them for the next launch."""
     bounds, places = cells.get(BOUNDS), cells.get(PLACES)
     if bounds is not None and int(bounds[0]) != NONE:
-        key = int(bounds[0])
-        bounds[0] = NONE
-        raise bounds_error(ir, key, api)
+        key, index, axis = (int(v) for v in bounds[:3])
+        bounds[...] = (NONE, 0, 0, 0)
+        raise bounds_error(ir, key, index, axis, api)
     if places is not None and int(places[0]) >= 0:
         found = places.copy()
         places[...] = -1
@@ -426,10 +447,7 @@ def c_scatter(emitter: Any, s: ScatterAdd) -> str:
     if s.mode != "check":
         return f"s{scatter.cells}[{at}] = {flat}; {stores}"
     # a checked index out of range writes nothing (cell -1) and is the launch's error
-    key = f"({emitter.sample}) * {emitter.bound_sites}LL + {s.site}LL"
-    checks = " && ".join(f"(uint64_t)({v}) < {extent}ULL" for v, extent, _ in terms)
-    return (f"{{ const uint8_t hk_in = {checks}; hk_bad = (hk_in || hk_bad < {key}) ? hk_bad : {key}; "
-            f"s{scatter.cells}[{at}] = hk_in ? {flat} : -1; {stores} }}")
+    return f"{{ {_check(emitter, s, terms)} s{scatter.cells}[{at}] = hk_in ? {flat} : -1; {stores} }}"
 
 
 def c_finish(emitter: Any, scatters: list[Scatter], name: str) -> str:
