@@ -1,4 +1,4 @@
-"""Table gathers and the sample index in the GPU lowering: the CPU's bits.
+"""Table gathers, the sample index and Scatter sums in the GPU lowering: the CPU's bits.
 
 On a machine with a GPU these run on it; elsewhere on the driver emulation (tests/fakecuda).
 """
@@ -12,7 +12,7 @@ import eagle
 
 hawk = pytest.importorskip("hawk")
 pytest.importorskip("eagle.builder")
-from hawk import Int32, Param, Scalar, Table  # noqa: E402
+from hawk import Int32, Param, Scalar, Scatter, Table  # noqa: E402
 
 N = 2000
 
@@ -33,6 +33,18 @@ def damped(x: Scalar) -> Scalar:
 @hawk.kernel
 def checked(x: Scalar, w: Table, k: Int32) -> Scalar:
     return x * w[k]
+
+
+@hawk.kernel
+def histogram(x: Scalar, k: Int32, h: Scatter.clamp):
+    if x > 0.2:
+        h[k] += x * x
+    h[k + 1] += 0.5 * x
+
+
+@hawk.kernel
+def placed(x: Scalar, k: Int32, y: Scatter.wrap):
+    y[k] = x
 
 
 @eagle.Graph.builder
@@ -56,7 +68,25 @@ def test_gathers_on_the_gpu_give_the_cpus_bits(gpu, fuse, monkeypatch):
     assert gpu.get(g()).tobytes() == want.tobytes()
 
 
+def test_a_scatter_sum_on_the_gpu_gives_the_cpus_bits(gpu):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(N) * 10.0 ** rng.integers(-5, 5, N)
+    k = rng.integers(-1, 12, N).astype(np.int32)
+    want = np.zeros(10)
+    histogram(x, k, want)
+    h = gpu.asarray(np.full(10, np.nan))
+    bound = histogram.plan(gpu.asarray(x), gpu.asarray(k), h)
+    g = eagle.Graph()
+    g.add(bound, name="sum")
+    g.build()
+    assert g.backend == "gpu"
+    g.launch()
+    assert gpu.get(h).tobytes() == want.tobytes()
+
+
 def test_a_checked_table_is_refused_on_the_gpu_naming_the_fix(gpu):
     x = gpu.asarray(np.ones(8))
-    with pytest.raises(TypeError, match=r"annotate the Table Table\.clamp or Table\.wrap for the GPU"):
+    with pytest.raises(TypeError, match=r"annotate the Table Table\.clamp or Table\.wrap"):
         checked.plan(x, gpu.asarray(np.ones(3)), gpu.asarray(np.zeros(8, np.int32)))
+    with pytest.raises(TypeError, match=r"a placing Scatter \(s\[k\] = v\) raises after the launch"):
+        placed.plan(x, gpu.asarray(np.zeros(8, np.int32)), gpu.asarray(np.ones(8)))

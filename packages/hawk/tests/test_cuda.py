@@ -27,6 +27,7 @@ def sibling(name: str) -> ModuleType:
 
 
 backend, calls, derivatives = sibling("test_backend"), sibling("test_calls"), sibling("test_derivatives")
+tables = sibling("test_tables")
 
 pytestmark = pytest.mark.skipif(not cuda.available(),
                                 reason="NVRTC is not installed (pip install hawk[cuda])")
@@ -46,6 +47,11 @@ CASES = [
     (derivatives.branchy.vjp, (x, x, 1.0, x)), (derivatives.reduced.vjp, (x, 1.0, x)),
     (derivatives.in_place.vjp, (x, x, CELL, i32, x)), (derivatives.vectors.jvp, (np.ones((3, 8)), 1.0,
                                                                                   np.ones((3, 8)), 1.0)),
+    (tables.stencil, (x, x)), (tables.grid, (x, np.ones((4, 2)))), (tables.lookup, (x, x, i32)),
+    (tables.weights.vjp, (x, np.ones((5, 3)), i32, x)), (tables.weights.jvp, (x, np.ones((5, 3)), i32, x,
+                                                                              np.ones((5, 3)))),
+    (tables.histogram, (x, i32, np.ones(10))), (tables.histogram.vjp, (x, i32, np.ones(10), np.ones(10))),
+    (tables.placed, (x, i32, x.copy())),
 ]
 
 

@@ -8,7 +8,7 @@ import pytest
 import eagle
 import hawk
 from eagle.testing import interpret
-from hawk import Int32, Mutable, Param, Scalar, Table
+from hawk import Int32, Mutable, Param, Scalar, Scatter, Table
 from hawk import math as hm
 
 N = 2500  # three blocks
@@ -78,12 +78,25 @@ def test_a_checked_read_out_of_range_raises_naming_the_first_sample():
     k[[700, 2100]] = [-1, 9]
     w = np.arange(4.0)
     for call in (lookup, lookup.reference):
-        with pytest.raises(IndexError, match=r"lookup: sample 2100 read Table 'w' \(shape \(4,\)\) out of "
-                                             r"range at line \d+; .*Table.clamp"):
+        with pytest.raises(IndexError, match=r"lookup: sample 2100 read Table 'w' \(shape \(4,\)\) at index "
+                                             r"9 on axis 0, out of range, at line \d+; .*Table.clamp"):
             call(x, w, k)  # sample 700 takes the arm without the read
     k[2100] = 3
     np.testing.assert_array_equal(lookup(x, w, k), lookup.reference(x, w, k))
     np.testing.assert_array_equal(lookup(x, w, k), np.where(x > 0.5, x * w[k], x))
+
+
+def test_a_checked_read_names_the_axis_out_of_range():
+    @hawk.kernel
+    def corner(x: Scalar, t: Table) -> Scalar:
+        i, j = hawk.sample2(4)
+        return x * t[i, j + 1]
+
+    x = np.ones(N)
+    for call in (corner, corner.reference):
+        with pytest.raises(IndexError, match=r"sample 3 read Table 't' \(shape \(625, 4\)\) at index 4 on "
+                                             r"axis 1"):
+            call(x, np.ones((625, 4)))
 
 
 def test_checked_reads_in_a_graph_raise_at_each_launch():
@@ -92,7 +105,7 @@ def test_checked_reads_in_a_graph_raise_at_each_launch():
     g.add(lookup.plan(x, w, k), name="look")
     g.build().launch()
     k[5] = 4
-    with pytest.raises(IndexError, match="sample 5 read Table 'w'"):
+    with pytest.raises(IndexError, match=r"sample 5 read Table 'w' .* at index 4 on axis 0"):
         g.launch()
     k[5] = 0
     g.launch()  # the cell was cleared
@@ -165,8 +178,8 @@ def waves(u, prev):
     return g
 
 
-def _waves_eagerly(u, prev):
-    for _ in range(3):
+def _waves_eagerly(u, prev, count=3):
+    for _ in range(count):
         u, prev = damped(wave(u, prev, u.reshape(40, 50), 0.1)), u
     return u
 
@@ -257,26 +270,170 @@ def test_the_table_gradient_is_eagles_tree_over_samples():
     assert g32.dtype == np.float32 and g32.tobytes() == both.vjp.reference(x32, ones, ones)["t"].tobytes()
 
 
-def test_the_gradient_of_a_table_through_a_builder_graph():
-    rng = np.random.default_rng(7)
+# ------------------------------------------------------------------ scatters
+
+
+@hawk.kernel
+def histogram(x: Scalar, k: Int32, h: Scatter):
+    if x > 0.2:
+        h[k] += x * x
+    h[k + 1] += 0.5 * x
+
+
+@hawk.kernel
+def placed(x: Scalar, k: Int32, y: Scatter.wrap):
+    y[k] = 2.0 * x
+
+
+def test_a_sum_into_a_scatter_in_the_fixed_order():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(N) * 10.0 ** rng.integers(-5, 5, N)
+    k = rng.integers(0, 9, N).astype(np.int32)
+    h, want = np.full(10, np.nan), np.full(10, np.nan)
+    histogram(x, k, h)
+    histogram.reference(x, k, want)
+    assert h.tobytes() == want.tobytes()
+    # cell 0: each sample's one contribution, the dense plane summed in eagle's order (hawk.sum)
+    assert h[0] == 0.0 + hawk.sum(np.where((k == 0) & (x > 0.2), x * x, -0.0))
+    counts = np.zeros(10)
+    histogram(np.zeros(N), np.full(N, 3, np.int32), counts)
+    np.testing.assert_array_equal(counts, np.zeros(10))
+    assert not np.signbit(counts).any()  # cells nothing reached, and sums of zeros: +0.0
+
+
+def test_a_sum_into_a_scatter_out_of_range_raises():
+    x, k = np.ones(N), np.zeros(N, np.int32)
+    k[1999] = 9  # its second write, k + 1, is out of range
+    for call in (histogram, histogram.reference):
+        with pytest.raises(IndexError, match=r"sample 1999 wrote Scatter 'h' \(shape \(10,\)\) at index 10 "
+                                             r"on axis 0, out of range"):
+            call(x, k, np.zeros(10))
+
+
+def test_a_placing_scatter_is_a_checked_permutation():
+    rng = np.random.default_rng(9)
+    x = rng.random(N)
+    p = rng.permutation(N).astype(np.int32)
+    y = np.zeros(N)
+    placed(x, p - N, y)  # wrapped: -N is cell 0
+    np.testing.assert_array_equal(y[p], 2.0 * x)
+    p[[10, 20]] = p[30]
+    for call in (placed, placed.reference):
+        with pytest.raises(ValueError, match=r"Scatter 'y' cell \(\d+,\) was written by (no sample|3 "
+                                             r"samples \(10, 20, \.\.\.\)); y\[k\] = v writes every cell "
+                                             r"exactly once"):
+            call(x, p, y)
+
+
+def test_the_derivatives_of_a_scatter_are_gathers():
+    rng = np.random.default_rng(10)
+    x = rng.random(N)
+    k = rng.integers(0, 9, N).astype(np.int32)
+    ct = rng.standard_normal(10)
+    grads = histogram.vjp(x, k, np.zeros(10), ct)
+    assert set(grads) == {"x"}  # a Scatter's old values are overwritten: they carry no gradient
+    assert grads["x"].tobytes() == histogram.vjp.reference(x, k, np.zeros(10), ct)["x"].tobytes()
+    np.testing.assert_allclose(grads["x"], np.where(x > 0.2, ct[k] * (2.0 * x), 0.0) + ct[k + 1] * 0.5,
+                               rtol=1e-15, atol=1e-15)
+    direction = rng.standard_normal(N)
+
+    def f(x):
+        h = np.zeros(10)
+        histogram(x, k, h)
+        return float(ct @ h)
+
+    h = 1e-6
+    fd = (f(x + h * direction) - f(x - h * direction)) / (2 * h)
+    assert abs(fd - float(grads["x"] @ direction)) < 1e-6 * max(1.0, abs(fd))
+    _, tangents = histogram.jvp(x, k, np.zeros(10), direction)
+    assert abs(float(ct @ tangents["h"]) - float(grads["x"] @ direction)) < 1e-9 * N
+    p = rng.permutation(N).astype(np.int32)
+    cy = rng.standard_normal(N)
+    np.testing.assert_array_equal(placed.vjp(x, p, np.zeros(N), cy)["x"], 2.0 * cy[p])
+
+
+def test_a_scatter_in_a_graph_orders_after_and_refuses_overlap():
+    x = np.random.default_rng(11).random(N)
+    k = (np.arange(N) % 9).astype(np.int32)
+    h = np.zeros(10)
+    g = eagle.Graph()
+    doubled = damped.plan(x)
+    g.add(doubled, name="first")
+    g.add(histogram.plan(doubled.outputs[0], k, h), name="sum")
+    g.build().launch()
+    want = np.zeros(10)
+    histogram(0.999 * x, k, want)
+    assert h.tobytes() == want.tobytes()
+    with pytest.raises(ValueError, match="Scatter 'h' shares memory with plane 'x'"):
+        histogram(x, k, x[:10])
+
+
+def test_the_same_bits_for_one_two_and_four_threads():
+    from eagle import _core
+
+    rng = np.random.default_rng(12)
+    n = 6000  # several blocks: the team shares the samples
+    x, w = rng.standard_normal(n), rng.standard_normal((5, 3))
+    k = rng.integers(-7, 9, n).astype(np.int32)
+    ct = rng.standard_normal(n)
+    u, prev = rng.random(2000), rng.random(2000)
+
+    def run() -> list[bytes]:
+        h = np.zeros(10)
+        histogram(x, np.abs(k) % 9, h)
+        grads = weights.vjp(x, w, k, ct)
+        stepped = waves(u.copy(), prev.copy())()
+        return [h.tobytes(), grads["w"].tobytes(), grads["x"].tobytes(), stepped.tobytes()]
+
+    before = _core.num_threads()
+    try:
+        found = []
+        for threads in (1, 2, 4):
+            _core.set_num_threads(threads)
+            found.append(run())
+    finally:
+        _core.set_num_threads(before)
+    assert found[0] == found[1] == found[2]
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_gradients_flow_through_tables_across_kernels_of_a_graph(count):
+    rng = np.random.default_rng(13)
     u, prev = rng.random(2000), rng.random(2000)
 
     @eagle.Graph.builder
-    def model(u, prev, record=False):
+    def steps(u, prev, record=False):
         g = eagle.Graph(record=record)
-        g.result = wave(u, prev, u.reshape(40, 50), 0.1)
+        for _ in range(count):
+            u, prev = damped(wave(u, prev, u.reshape(40, 50), 0.1)), u
+        g.result = u
         return g
 
-    g = model(u, prev, record=True)
+    g = steps(u.copy(), prev.copy(), record=True)
     g()
     ct = rng.standard_normal(2000)
     grads = eagle.diff.reverse(g.record, {"result": ct}, wrt=("u", "prev"))
+    unfused = eagle.diff.reverse(g.record, {"result": ct}, wrt=("u", "prev"), fuse=False)
+    assert grads["u"].tobytes() == unfused["u"].tobytes()
+    if count == 1:
+        np.testing.assert_array_equal(grads["prev"], -0.999 * ct)
     direction = rng.standard_normal(2000)
 
-    def f(u):
-        return float(ct @ wave(u, prev, u.reshape(40, 50), 0.1))
-
     h = 1e-6
-    fd = (f(u + h * direction) - f(u - h * direction)) / (2 * h)
+    fd = float(ct @ (_waves_eagerly(u + h * direction, prev, count)
+                     - _waves_eagerly(u - h * direction, prev, count))) / (2 * h)
     assert abs(fd - float(grads["u"] @ direction)) < 1e-6 * max(1.0, abs(fd))
-    np.testing.assert_array_equal(grads["prev"], -ct)
+
+
+def test_a_table_bound_to_a_buffer_orders_between_its_writers():
+    rng = np.random.default_rng(14)
+    x, b = rng.random(N), np.zeros(N)
+    g = eagle.Graph()
+    g.add(damped.plan(x, buffer=b), name="fill")  # b = 0.999 x
+    reading = stencil.plan(x, b)  # reads b whole
+    g.add(reading, name="read")
+    g.add(damped.plan(reading.outputs[0], buffer=b), name="refill")  # b written again after the read
+    g.build().launch()
+    want = stencil(x, 0.999 * x)
+    assert reading.outputs[0].tobytes() == want.tobytes()
+    assert b.tobytes() == (0.999 * want).tobytes()

@@ -26,7 +26,7 @@ from hawk.kernel import Kernel, KernelBound, KernelPlan
 from hawk.recording import recording
 from hawk.reductions import all, any, max, min, sum
 from hawk.tables import sample, sample2
-from hawk.types import Float32, Float64, Int32, Mutable, Param, Scalar, Table, UInt32
+from hawk.types import Float32, Float64, Int32, Mutable, Param, Scalar, Scatter, Table, UInt32
 
 __version__ = "0.1.0"
 
@@ -62,6 +62,7 @@ __all__ = [
     "Mutable",
     "Param",
     "Scalar",
+    "Scatter",
     "Table",
     "UInt32",
     "all",

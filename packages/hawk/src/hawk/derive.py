@@ -158,12 +158,15 @@ def seeded(primal: KernelIR) -> list[Cotangent]:
             seen.add(s.slot)
             slot = primal.slots[s.slot]
             out.append(Cotangent(f"d_{slot.name}", s.slot))
+    for k in tables.scattered(primal):  # a Scatter parameter: a cotangent of its shape
+        out.append(Cotangent(f"d_{primal.slots[k].name}", k))
     return out
 
 
 def inputs(primal: KernelIR) -> list[int]:
     """The primal slots that get a gradient: float arguments (Mutable ones by their old value)."""
-    return [k for k, s in enumerate(primal.slots) if s.role != "write" and is_float(s.dtype)]
+    return [k for k, s in enumerate(primal.slots) if s.role != "write" and is_float(s.dtype)
+            and k not in tables.scattered(primal)]  # a Scatter's old values are all overwritten
 
 
 class _Vjp:
@@ -206,7 +209,8 @@ class _Vjp:
         for table in (self.uniform, self.varying):
             for var in table.values():
                 zeros.zero(var)
-        body = live_only([*forward, *zeros.body, *seeds, *reverse.body, *grads.body])
+        forward_again = tables.without_scatters(forward)
+        body = live_only([*forward_again, *zeros.body, *seeds, *reverse.body, *grads.body])
         return KernelIR(f"{self.primal.name}_vjp", self.slots, body, result)
 
     def seed_statements(self) -> list[Stmt]:
@@ -256,11 +260,18 @@ class _Vjp:
                 if uniform_sweep and (not s.dst.uniform or in_varying):
                     continue
                 self.propagate(s, self.adj(s.dst, uniform_sweep), uniform_sweep)
+            elif isinstance(s, ScatterAdd) and not uniform_sweep and s.slot in self.ct_index \
+                    and differentiable(s.value):
+                # what a sample added to a cell gets that cell's cotangent: a gather of it
+                ct = Var(strong(s.value.dtype), False, "ct")
+                self.b.body.append(Gather(ct, self.ct_index[s.slot], s.index, tables.unchecked(s.mode)))
+                self.add(self.adj(s.value, False), ct)
             elif isinstance(s, Gather) and not uniform_sweep and s.slot in self.table_grads \
                     and id(self.adj(s.dst, False)) in self.nonzero:
                 # the adjoint of a read goes to the cell read, in the fixed order (ScatterAdd)
                 grad = self.adj(s.dst, False)
-                self.b.body.append(ScatterAdd(self.table_grads[s.slot], s.index, grad, s.mode))
+                mode = tables.unchecked(s.mode)
+                self.b.body.append(ScatterAdd(self.table_grads[s.slot], s.index, grad, mode))
 
     def reverse_loop(self, s: Loop, uniform_sweep: bool, in_varying: bool) -> None:
         """Turn t = count - 1, …, 0: the carried vars set back to their start, t turns run again,
@@ -564,9 +575,21 @@ def jvp(primal: KernelIR, tangent_slots: list[Slot]) -> KernelIR:
             elif isinstance(s, Gather) and s.slot in tangent_of and differentiable(s.dst):
                 # the tangent's cell
                 b.body.append(replace(s, dst=tangent(s.dst, False), slot=tangent_of[s.slot]))
+            elif isinstance(s, ScatterAdd) and is_float(primal.slots[s.slot].dtype):
+                b.body.append(scattered_tangent(s))
             elif isinstance(s, Op) and differentiable(s.dst):
                 step(b, s)
         return b.body
+
+    def scattered_tangent(s: ScatterAdd) -> ScatterAdd:
+        """A Scatter's tangent: the same scatter of the values' tangents, into an output of its shape."""
+        slot = primal.slots[s.slot]
+        if s.slot not in t_slot_of:
+            slots.append(Slot(f"t_{slot.name}", "write", slot.dtype, table=slot.table))
+            t_slot_of[s.slot] = len(slots) - 1
+        value = tangents.get(id(s.value)) if isinstance(s.value, Var) else None
+        return replace(s, slot=t_slot_of[s.slot], value=value or Const(0.0, slot.dtype),
+                       mode=tables.unchecked(s.mode))
 
     def tangent(v: Var, uniform: bool) -> Var:
         if id(v) not in tangents:
@@ -608,9 +631,9 @@ def jvp(primal: KernelIR, tangent_slots: list[Slot]) -> KernelIR:
         b.body.append(Op(target, "copy", (value,)))
 
     has = _with_tangents(primal.body, set(tangent_of))
+    t_slot_of: dict[int, int] = {}  # primal output, Mutable or Scatter slot -> its tangent slot
     body = carry(primal.body)
     stores = _Builder()
-    t_slot_of: dict[int, int] = {}  # primal output or Mutable slot -> its tangent slot
     for s in primal.body:
         if isinstance(s, Store) and is_float(primal.slots[s.slot].dtype):
             slot = primal.slots[s.slot]
@@ -632,7 +655,7 @@ def _with_tangents(body: list[Stmt], seeded_slots: set[int]) -> set[int]:
     while grown:
         before = len(has)
         for s in walk(body):
-            if isinstance(s, Load) and s.slot in seeded_slots and differentiable(s.dst):
+            if isinstance(s, (Load, Gather)) and s.slot in seeded_slots and differentiable(s.dst):
                 has.add(id(s.dst))
             elif isinstance(s, Op) and differentiable(s.dst) and any(
                     id(a) in has and _carries(s, k) for k, a in enumerate(s.args) if isinstance(a, Var)):

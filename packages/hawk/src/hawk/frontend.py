@@ -528,7 +528,8 @@ class _Lowerer(Flow, Inlining):
                                         "per-sample result (return it, or assign a Mutable)")
         index = node.slice
         if not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
-            raise self.src.refuse(node, f"{name}[...] takes a written-out integer component index")
+            raise self.src.refuse(node, f"{name}[...] takes a written-out integer component index (a Table "
+                                        "is read, a Scatter written, at computed indices)")
         k = self.slots[self.param_slot[name]].components
         if index.value < 0 or (k and index.value >= k):
             raise self.src.refuse(node, f"{name}[{index.value}] is out of range: this call gives {name} "

@@ -152,12 +152,13 @@ class Kernel:
         if key not in self._derived:
             primal = self.ir_of(frontend.default_signature(self.params))
             chosen = _chosen(primal, key[2])
-            cotangents = [(c.name, Scalar) for c in derive.seeded(primal) if c.slot in chosen]
+            cotangents = [(c.name, Table if primal.slots[c.slot].table is not None else Scalar)
+                          for c in derive.seeded(primal) if c.slot in chosen]
             arguments = [(n, Kind("in", k.dtype) if k.role == "mutable" else k) for n, k in self.params]
             count = len(self.params)
 
             def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
-                ct_slots = [Slot(name, "read", spec.dtype, spec.components, spec.cell)
+                ct_slots = [Slot(name, "read", spec.dtype, spec.components, spec.cell, table=spec.table)
                             for (name, _), spec in zip(cotangents, signature[count:], strict=True)]
                 ir = self.ir_of(signature[:count])
                 seeds = [c for c in derive.seeded(ir) if c.slot in _chosen(ir, key[2])]
@@ -231,7 +232,7 @@ class Kernel:
                 return out
         bound = self.plan(*args, eager=True, **kwargs)
         bound.run()
-        if key is not None and bound.direct and bound._bounds() is None:
+        if key is not None and bound.direct and not bound._checks():
             self._fast = self._direct[key] = _direct_call(bound)
         return bound.result()
 
@@ -274,7 +275,7 @@ class Kernel:
         values = [_argument(name, kind, arg, api, eager) for (name, kind), arg in zip(self.params, args,
                                                                                        strict=True)]
         lengths = {name: a.shape[-1] for (name, kind), a in zip(self.params, values, strict=True)
-                   if kind.role not in ("param", "table")}
+                   if kind.role not in ("param", "table", "scatter")}
         # NumPy's broadcasting: a plane of one value goes with any length, 0 included (a rank's empty shard).
         n = max((length for length in lengths.values() if length != 1), default=1)
         specs = []
@@ -282,7 +283,7 @@ class Kernel:
             if kind.role == "param":
                 specs.append(ArgSpec(_value_dtype(name, kind, value, api)))
                 continue
-            if kind.role == "table":
+            if kind.role in ("table", "scatter"):
                 specs.append(ArgSpec(of_numpy(value.dtype), table=tuple(int(d) for d in value.shape)))
                 continue
             cell = value.ndim == 1 and value.shape[0] == 1 and n != 1
@@ -338,20 +339,25 @@ def from_ir(ir: KernelIR, derivative: str | None = None) -> Kernel:
 
 
 def _apart_from_tables(ir: KernelIR, arrays: Sequence[Any], api: str) -> None:
-    """Refuse a launch that writes memory it also reads as a Table: every sample reads the whole
-    Table, so a sample's write would change what the others read (NumPy's bounds test: when in
-    doubt, they overlap)."""
+    """Refuse a launch that writes memory it also reads as a Table, or whose Scatter shares memory
+    with another of its planes: every sample reads the whole Table (and may write any cell of a
+    Scatter), so a sample's write would change what the others read (NumPy's bounds test: when
+    in doubt, they overlap)."""
     for k, slot in enumerate(ir.slots):
-        if slot.table is None or slot.role != "read":
+        if slot.table is None or slot.role == "write":
             continue
         for j, other in enumerate(ir.slots):
             a, b = arrays[j], arrays[k]
-            if other.role != "read" and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) \
-                    and np.may_share_memory(a, b):
+            if j == k or not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or \
+                    (other.role == "read" and slot.role == "read") or not np.may_share_memory(a, b):
+                continue
+            if slot.role == "read":
                 raise ValueError(f"{api}: writes plane {other.name!r}, which it also reads whole as Table "
                                  f"{slot.name!r}: a sample's write would change what the other samples read; "
                                  "write a new array (a returned value, or another Mutable) and read "
                                  f"{slot.name!r} from the one before")
+            raise ValueError(f"{api}: Scatter {slot.name!r} shares memory with plane {other.name!r}: its "
+                             "cells are written after every sample ran; pass a Scatter array of its own")
 
 
 def _chosen(ir: KernelIR, names: frozenset[str] | None) -> set[int]:
@@ -369,7 +375,7 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
                             f"got {type(arg).__name__}")
         return arg
     device = extend.on_device(arg)
-    if kind.role == "table":
+    if kind.role in ("table", "scatter"):
         return _table(name, kind, arg, api, eager, device)
     if device and eager:
         raise TypeError(f"{api}: parameter {name!r} is a device array; a call runs on NumPy "
@@ -404,8 +410,8 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
 
 
 def _table(name: str, kind: Kind, arg: Any, api: str, eager: bool, device: bool) -> Any:
-    """Check a Table argument: an array of any shape with a cell on every axis, of the dtype
-    the annotation says (a float one for ``Table``), contiguous."""
+    """Check a Table (or Scatter) argument: an array of any shape with a cell on every axis, of
+    the dtype the annotation says (a float one for ``Table``), contiguous."""
     if device and eager:
         raise TypeError(f"{api}: Table {name!r} is a device array; a call runs on NumPy arrays (device "
                         "arrays run inside a GPU graph)")
@@ -421,10 +427,12 @@ def _table(name: str, kind: Kind, arg: Any, api: str, eager: bool, device: bool)
         raise TypeError(f"{api}: Table {name!r} is {kind!r} ({np.dtype(NUMPY[kind.dtype])}); got "
                         f"{arg.dtype}: pass an array of that dtype")
     if not extend.contiguous(arg):
-        if not eager or device:
-            raise ValueError(f"{api}: Table {name!r} is not contiguous; pass a contiguous array "
+        if not eager or device or kind.role == "scatter":
+            raise ValueError(f"{api}: {kind!r} {name!r} is not contiguous; pass a contiguous array "
                              "(np.ascontiguousarray)")
         arg = np.ascontiguousarray(arg)
+    if kind.role == "scatter" and not device and not arg.flags.writeable:
+        raise ValueError(f"{api}: Scatter {name!r} is written but the array is read-only")
     return arg
 
 
@@ -490,8 +498,13 @@ class KernelBound(BoundPlan):
         slots = compiled.phased.slots
         device = next((a for a in arrays if extend.on_device(a)), None)
         if device is not None and tables.sites(compiled.ir):
-            raise TypeError(f"{api}: a checked Table read (a Table parameter) raises after the launch, which "
-                            "a GPU graph cannot; annotate the Table Table.clamp or Table.wrap for the GPU")
+            raise TypeError(f"{api}: a checked Table read or Scatter write raises after the launch, which a "
+                            "GPU graph cannot; annotate the Table Table.clamp or Table.wrap (the Scatter "
+                            "Scatter.clamp or Scatter.wrap) for the GPU")
+        if device is not None and any(s.exclusive for s in compiled.phased.scatters):
+            raise TypeError(f"{api}: a placing Scatter (s[k] = v) raises after the launch when a cell is "
+                            "not written exactly once, which a GPU graph cannot; place on the CPU, or sum "
+                            "with s[k] += v")
         outputs = _outputs(compiled.ir, n, buffer, api, device)
         _apart_from_tables(compiled.ir, [*arrays, *outputs], api)
         scratch = runs.scratch(slots[len(arrays) + len(outputs):], n, device)
@@ -519,20 +532,21 @@ class KernelBound(BoundPlan):
         args = self.args
         runs.emit_phases(program, compiled.phased, compiled.functions, self.slots(), args, self.samples,
                          [(args[k], role) for k, role in compiled.plane_roles], self.plan.per_sample)
-        cell = self._bounds()
-        if cell is not None:  # checked Table reads: raise in the launch that read out of range
-            program.callback(lambda: tables.check(compiled.ir, cell, f"hawk.kernel {self.plan.name}"),
-                             touches=[cell])
+        cells = self._checks()
+        if cells:  # checked Table reads, placing Scatters: raise in the launch that went wrong
+            program.callback(lambda: tables.check(compiled.ir, cells, f"hawk.kernel {self.plan.name}"),
+                             touches=list(cells.values()))
 
     @property
     def native(self) -> bool:
-        """Only native calls: no bounds check (a Python step after the launch)."""
-        return self._bounds() is None
+        """Only native calls: nothing checked after the launch (a Python step)."""
+        return not self._checks()
 
-    def _bounds(self) -> Any:
-        """The bounds cell of a launch with checked Table reads (None without)."""
+    def _checks(self) -> dict[str, Any]:
+        """The check cells of a launch (:data:`hawk.tables.BOUNDS`, :data:`hawk.tables.PLACES`)."""
         slots = self.plan.compiled.phased.slots
-        return next((a for a, s in zip(self.args, slots, strict=False) if s.name == tables.BOUNDS), None)
+        checked = (tables.BOUNDS, tables.PLACES)
+        return {s.name: a for a, s in zip(self.args, slots, strict=False) if s.name in checked}
 
     def fusible(self, target: str) -> extend.Fusible | None:
         """This launch as a member of a fused run (:mod:`hawk.runs`)."""
@@ -571,7 +585,7 @@ class KernelBound(BoundPlan):
         slots = self.plan.compiled.phased.slots
         self.plan.compiled.direct_fn()(self.samples, *(ffi.from_buffer(a) if s.role != "value" else a
                                                       for a, s in zip(self.args, slots, strict=False)))
-        tables.check(self.plan.compiled.ir, self._bounds(), f"hawk.kernel {self.plan.name}")
+        tables.check(self.plan.compiled.ir, self._checks(), f"hawk.kernel {self.plan.name}")
 
     def result(self) -> Any:
         """The output arrays in the shape of the kernel's return (None without one)."""

@@ -96,7 +96,7 @@ def split(ir: KernelIR, shared: bool = False) -> Phased:
         partials[id(stmt)], cells[id(stmt)] = len(slots) - 2, len(slots) - 1
         reductions.append(Reduction(stmt.op, len(slots) - 2, len(slots) - 1, depth[id(stmt.dst)] - 1))
     if tables.sites(ir):  # checked Table reads: the cell of the first that went out of range
-        slots.append(Slot(tables.BOUNDS, "readwrite", "i64", cell=True))
+        slots.append(Slot(tables.BOUNDS, "readwrite", "i64", table=(4,)))
     scatters = tables.scatter_scratch(ir, slots)
     stores = [s for s in ir.body if isinstance(s, Store)]
     # a cell is stored by the final phase, which runs over an empty batch too

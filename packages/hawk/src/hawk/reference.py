@@ -103,9 +103,11 @@ class _Evaluator:
                 self.assign(stmt.dst, read, mask)
             elif isinstance(stmt, ScatterAdd):
                 index = [np.broadcast_to(self.value(i), (self.n,)) for i in stmt.index]
-                flat, _ = tables.flat_index(self.ir.slots[stmt.slot], index, stmt.mode)
+                flat, inside = tables.flat_index(self.ir.slots[stmt.slot], index, stmt.mode)
+                tables.refuse_outside(self.ir, stmt, index, inside, mask)
                 active = np.ones(self.n, bool) if mask is None else mask
-                self.scattered.setdefault(stmt.slot, []).append((flat, self.value(stmt.value), active))
+                self.scattered.setdefault(stmt.slot, []).append((np.where(inside, flat, -1),
+                                                                 self.value(stmt.value), active))
             elif isinstance(stmt, If):
                 cond = self.value(stmt.cond)
                 if stmt.cond.uniform:

@@ -95,7 +95,8 @@ def scratch(slots: Sequence[Slot], n: int, device: Any) -> list[Any]:
             return s.table or (s.components, n)
         return (1,) if s.cell else (max(blocks, 1),) if device is None else (n,)
 
-    return [np.full(1, tables.NONE) if s.name == tables.BOUNDS else np.empty(shape(s), NUMPY[s.dtype])
+    return [np.array([tables.NONE, 0, 0, 0]) if s.name == tables.BOUNDS else np.full(shape(s), -1)
+            if s.name == tables.PLACES else np.empty(shape(s), NUMPY[s.dtype])
             if device is None else extend.empty_like_device(device, shape(s), NUMPY[s.dtype]) for s in slots]
 
 

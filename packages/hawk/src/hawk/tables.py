@@ -7,8 +7,8 @@ What an index outside the table does is the annotation's:
 
 - ``Table``: checked.  The read takes cell 0 (never memory outside the table)
   and the call raises ``IndexError`` after the launch, naming the kernel, the
-  table, the read's line and the first sample that read out of range (the
-  smallest, so the same on any thread count);
+  table, the read's line, the first sample that read out of range (the
+  smallest, so the same on any thread count) and its index and axis;
 - ``Table.clamp``: the index is clamped to ``0 … size - 1`` on its axis;
 - ``Table.wrap``: the index goes around, as Python's ``%`` (``-1`` is the last).
 
@@ -29,11 +29,12 @@ from typing import Any
 import numpy as np
 
 from hawk import intrinsics
-from hawk.ir import Const, Gather, KernelIR, Op, Operand, ScatterAdd, Slot, Store, Var, walk
+from hawk.ir import Const, Gather, If, KernelIR, Op, Operand, ScatterAdd, Slot, Store, Var, walk
 from hawk.types import NUMPY
 
-#: The scratch cell of a launch with checked reads: the smallest ``sample * sites + site`` that
-#: read out of range, INT64_MAX when none did.
+#: The scratch cells of a launch with checked accesses: the smallest ``sample * sites + site`` that
+#: went out of range (INT64_MAX when none did), its index and axis, and the lock word that
+#: keeps the three together.
 BOUNDS = "_bounds"
 NONE = np.iinfo(np.int64).max
 #: The integer types an index may have (uint64 could exceed int64: cast it first).
@@ -52,6 +53,19 @@ def sample() -> int:
     array([1., 1., 2.])
     >>> left.vjp(x, x, np.ones(3))["t"]          # cell 0 was read by samples 0 and 1
     array([2., 1., 0.])
+
+    A ``Scatter`` is written at computed indices: ``s[k] = v`` places (every cell exactly once,
+    checked), ``s[k] += v`` sums in eagle's fixed order:
+
+    >>> from hawk import Int32, Scatter
+    >>> @hawk.kernel
+    ... def spread(x: Scalar, k: Int32, backwards: Scatter, counts: Scatter):
+    ...     backwards[2 - hawk.sample()] = x
+    ...     counts[k] += 1.0
+    >>> backwards, counts = np.zeros(3), np.zeros(2)
+    >>> spread(x, np.array([1, 0, 1], np.int32), backwards, counts)
+    >>> backwards, counts
+    (array([4., 2., 1.]), array([1., 2.]))
     """
     raise TypeError("hawk.sample: only inside a hawk kernel (the index of the sample it computes)")
 
@@ -123,9 +137,10 @@ def scatter(lowerer: Any, node: ast.stmt) -> bool:
     index = _indices(lowerer, target, slot)
     value = lowerer.conform(lowerer.expr(node.value), slot.dtype, node.value,
                             f"{name!r} is {slot.dtype} but is given a value of another kind")
-    lowerer.body.append(ScatterAdd(slot_index, index, value, "check", exclusive, lowerer.sites,
-                                   getattr(node, "lineno", 0) + src.line_offset))
-    lowerer.sites += 1
+    mode = lowerer.src.params[slot_index][1].bounds
+    lowerer.body.append(ScatterAdd(slot_index, index, value, mode, exclusive, lowerer.sites if mode == "check"
+                                   else 0, getattr(node, "lineno", 0) + src.line_offset))
+    lowerer.sites += mode == "check"
     return True
 
 
@@ -206,11 +221,23 @@ def evaluate(ir: KernelIR, stmt: Gather, table: np.ndarray, index: list[Any], n:
     """What ``stmt`` reads per sample; raises the launch's IndexError for a sample the mask keeps
     that read out of range."""
     slot = ir.slots[stmt.slot]
-    flat, inside = flat_index(slot, [np.broadcast_to(i, (n,)) for i in index], stmt.mode)
+    index = [np.broadcast_to(i, (n,)) for i in index]
+    flat, inside = flat_index(slot, index, stmt.mode)
+    refuse_outside(ir, stmt, index, inside, mask)
+    return np.asarray(table).reshape(-1)[flat]
+
+
+def refuse_outside(ir: KernelIR, stmt: Gather | ScatterAdd, index: list[np.ndarray], inside: np.ndarray,
+                   mask: np.ndarray | None) -> None:
+    """The launch's IndexError when a sample the mask keeps accessed a cell outside the array."""
     bad = ~inside if mask is None else ~inside & mask
     if bad.any():
-        raise bounds_error(ir, int(np.argmax(bad)) * sites(ir) + stmt.site, f"hawk.kernel {ir.name}")
-    return np.asarray(table).reshape(-1)[flat]
+        sample_number = int(np.argmax(bad))
+        extents = ir.slots[stmt.slot].table
+        axis = next(k for k, (i, d) in enumerate(zip(index, extents, strict=True))
+                    if not 0 <= int(i[sample_number]) < d)
+        raise bounds_error(ir, sample_number * sites(ir) + stmt.site, int(index[axis][sample_number]), axis,
+                           f"hawk.kernel {ir.name}")
 
 
 # ---------------------------------------------------------- C and CUDA
@@ -230,11 +257,22 @@ def c_gather(emitter: Any, s: Gather) -> str:
     read = f"{emitter.var(s.dst)} = s{s.slot}[{flat}];"
     if s.mode != "check":
         return read
+    return f"{{ {_check(emitter, s, terms)} {emitter.var(s.dst)} = s{s.slot}[hk_in ? {flat} : 0]; }}"
+
+
+def _check(emitter: Any, s: Gather | ScatterAdd, terms: list[tuple[str, int, int]]) -> str:
+    """``hk_in``: whether a checked access is inside the array; outside, the smallest key of the
+    call so far (sample * sites + site) with the index and axis that were out of range."""
     key = f"({emitter.sample}) * {emitter.bound_sites}LL + {s.site}LL"
     checks = " && ".join(f"(uint64_t)({v}) < {extent}ULL" for v, extent, _ in terms)
-    return (f"{{ const uint8_t hk_in = {checks}; "
-            f"hk_bad = (hk_in || hk_bad < {key}) ? hk_bad : {key}; "
-            f"{emitter.var(s.dst)} = s{s.slot}[hk_in ? {flat} : 0]; }}")
+    index, axis = "0", "0"
+    for k in reversed(range(len(terms))):  # the first axis out of range
+        v, extent, _ = terms[k]
+        outside = f"(uint64_t)({v}) >= {extent}ULL"
+        index, axis = f"({outside} ? {v} : {index})", f"({outside} ? {k} : {axis})"
+    return (f"const uint8_t hk_in = {checks}; const uint8_t hk_new = !hk_in && {key} < hk_bad; "
+            f"hk_bad_at = hk_new ? {index} : hk_bad_at; hk_bad_axis = hk_new ? {axis} : hk_bad_axis; "
+            f"hk_bad = hk_new ? {key} : hk_bad;")
 
 
 def c_helpers() -> str:
@@ -248,46 +286,97 @@ HK_FN int64_t hk_wrap_index(int64_t k, int64_t d) { int64_t r = k % d; return r 
 def c_bounds(emitter: Any, body: list[Any]) -> tuple[list[str], list[str]]:
     """The per-call smallest bad key of a function with checked reads, and its atomic minimum into
     the bounds cell after the sample loop (a minimum: the same on any thread count)."""
-    if not any(isinstance(s, Gather) and s.mode == "check" for s in walk(body)):
+    if not any(isinstance(s, (Gather, ScatterAdd)) and s.mode == "check" for s in walk(body)):
         return [], []
     cell = next(k for k, s in enumerate(emitter.slots) if s.name == BOUNDS)
-    head = ["    int64_t hk_bad = INT64_MAX;"]
-    if emitter.dialect == "c":
-        tail = [f"    if (hk_bad != INT64_MAX) {{ int64_t seen = __atomic_load_n(s{cell}, __ATOMIC_RELAXED);",
-                f"        while (hk_bad < seen && !__atomic_compare_exchange_n(s{cell}, &seen, hk_bad, 0, "
-                "__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}", "    }"]
-    else:
+    head = ["    int64_t hk_bad = INT64_MAX, hk_bad_at = 0, hk_bad_axis = 0;"]
+    if emitter.dialect == "c":  # the cell's key, index and axis under its lock word (the error path)
+        tail = ["    if (hk_bad != INT64_MAX) {",
+                f"        while (__atomic_exchange_n(&s{cell}[3], 1, __ATOMIC_ACQUIRE)) {{}}",
+                f"        if (hk_bad < s{cell}[0]) {{ s{cell}[0] = hk_bad; s{cell}[1] = hk_bad_at; "
+                f"s{cell}[2] = hk_bad_axis; }}",
+                f"        __atomic_store_n(&s{cell}[3], 0, __ATOMIC_RELEASE); }}"]
+    else:  # never launched (a checked access is refused on the GPU), kept compiling: the key alone
         tail = [f"    if (hk_bad != INT64_MAX) atomicMin((unsigned long long *)s{cell}, "
-                "(unsigned long long)hk_bad);"]
+                "(unsigned long long)hk_bad);", "    (void)hk_bad_at; (void)hk_bad_axis;"]
     return head, tail
 
 
+def _checked(ir: KernelIR) -> list[Gather | ScatterAdd]:
+    return [s for s in walk(ir.body) if isinstance(s, (Gather, ScatterAdd)) and s.mode == "check"]
+
+
 def sites(ir: KernelIR) -> int:
-    """The checked reads of ``ir`` (what a bounds key counts in)."""
-    return 1 + max((s.site for s in walk(ir.body) if isinstance(s, Gather) and s.mode == "check"), default=-1)
+    """The checked reads and writes of ``ir`` (what a bounds key counts in)."""
+    return 1 + max((s.site for s in _checked(ir)), default=-1)
 
 
-def bounds_error(ir: KernelIR, key: int, api: str) -> IndexError:
-    """The error of a launch whose first out-of-range read has ``key`` (sample * sites + site)."""
-    count = sites(ir)
-    sample_number, site = divmod(key, count)
-    read = next(s for s in walk(ir.body) if isinstance(s, Gather) and s.mode == "check" and s.site == site)
-    slot = ir.slots[read.slot]
-    return IndexError(f"{api}: sample {sample_number} read Table {slot.name!r} (shape {slot.table}) out of "
-                      f"range at line {read.line}; compute an index inside 0 … size - 1 on each axis, or "
-                      f"annotate it Table.clamp (the nearest edge) or Table.wrap (around)")
+def bounds_error(ir: KernelIR, key: int, index: int, axis: int, api: str) -> IndexError:
+    """The error of a launch whose first out-of-range access has ``key`` (sample * sites + site),
+    at ``index`` on ``axis``."""
+    sample_number, site = divmod(key, sites(ir))
+    access = next(s for s in _checked(ir) if s.site == site)
+    slot = ir.slots[access.slot]
+    what = f"read Table {slot.name!r}" if isinstance(access, Gather) else f"wrote Scatter {slot.name!r}"
+    kind = "Table" if isinstance(access, Gather) else "Scatter"
+    return IndexError(f"{api}: sample {sample_number} {what} (shape {slot.table}) at index {index} on axis "
+                      f"{axis}, out of range, at line {access.line}; compute an index inside 0 … size - 1 "
+                      f"on each axis, or annotate it {kind}.clamp (the nearest edge) or {kind}.wrap (around)")
 
 
-def check(ir: KernelIR, cell: np.ndarray | None, api: str) -> None:
-    """Raise the bounds error a launch recorded in its cell, and clear the cell for the next."""
-    if cell is None or int(cell[0]) == NONE:
-        return
-    key = int(cell[0])
-    cell[0] = NONE
-    raise bounds_error(ir, key, api)
+#: The scratch cells of a launch that places values (``s[k] = v``): the first cell written other
+#: than once, how many times, and the first two samples that wrote it (-1: none).
+PLACES = "_places"
+
+
+def places_error(ir: KernelIR, cells: np.ndarray, api: str) -> ValueError:
+    """The error of a launch whose placing Scatter wrote a cell other than once."""
+    scatter_slot, cell, count, first, second = (int(v) for v in cells)
+    slot = ir.slots[scatter_slot]
+    at = np.unravel_index(cell, slot.table)
+    by = "no sample" if count == 0 else f"{count} samples ({first}, {second}, ...)" if count > 2 else \
+        f"2 samples ({first} and {second})" if count == 2 else f"1 sample ({first})"
+    return ValueError(f"{api}: Scatter {slot.name!r} cell {tuple(int(i) for i in at)} was written by {by}; "
+                      f"{slot.name}[k] = v writes every cell exactly once (the indices a permutation of "
+                      f"the cells): compute such indices, or sum with {slot.name}[k] += v")
+
+
+def check(ir: KernelIR, cells: dict[str, np.ndarray], api: str) -> None:
+    """Raise the error a launch recorded in its check cells (:data:`BOUNDS`, :data:`PLACES`), and
+    clear them for the next launch."""
+    bounds, places = cells.get(BOUNDS), cells.get(PLACES)
+    if bounds is not None and int(bounds[0]) != NONE:
+        key, index, axis = (int(v) for v in bounds[:3])
+        bounds[...] = (NONE, 0, 0, 0)
+        raise bounds_error(ir, key, index, axis, api)
+    if places is not None and int(places[0]) >= 0:
+        found = places.copy()
+        places[...] = -1
+        raise places_error(ir, found, api)
 
 
 # ------------------------------------------------- scatters (a gather's adjoint)
+
+
+def scattered(ir: KernelIR) -> set[int]:
+    """The Scatter parameters of ``ir`` (Table-shaped slots it writes in place)."""
+    return {k for k, s in enumerate(ir.slots) if s.table is not None and s.role == "readwrite"}
+
+
+def unchecked(mode: str) -> str:
+    """The mode of an access a derivative adds beside a checked one (which raises on its own)."""
+    return "clamp" if mode == "check" else mode
+
+
+def without_scatters(body: list[Any]) -> list[Any]:
+    """``body`` without its ScatterAdds (a vjp re-runs the forward statements, not its writes)."""
+    out = []
+    for s in body:
+        if isinstance(s, If):
+            out.append(If(s.cond, without_scatters(s.then), without_scatters(s.orelse)))
+        elif not isinstance(s, ScatterAdd):
+            out.append(s)
+    return out
 
 
 def gradient_slots(primal: KernelIR, wanted: list[int], slots: list[Slot]) -> dict[int, int]:
@@ -305,31 +394,38 @@ def gradient_slots(primal: KernelIR, wanted: list[int], slots: list[Slot]) -> di
 @dataclass(frozen=True)
 class Scatter:
     """The ScatterAdds into one Table-shaped output and their scratch: per sample and site the
-    value added and its flat cell (-1: the site did not run), and the counting sort's order
-    and cell starts."""
+    value added and its flat cell (-1: the site did not run), and the counting sort's samples,
+    values and cell starts."""
 
     target: int
     sites: tuple[int, ...]  # ids of the ScatterAdd statements, in the body's order
     values: int
     cells: int
     order: int
+    sorted: int
     starts: int
+    exclusive: bool = False  # s[k] = v: each cell placed once
 
 
 def scatter_scratch(ir: KernelIR, slots: list[Slot]) -> list[Scatter]:
     """A :class:`Scatter` for every Table-shaped output of ``ir``, its scratch appended to ``slots``."""
     out = []
     for k, slot in enumerate(ir.slots):
-        if slot.role != "write" or slot.table is None:
+        if slot.role == "read" or slot.table is None:
             continue
-        sites = tuple(id(s) for s in walk(ir.body) if isinstance(s, ScatterAdd) and s.slot == k)
+        statements = [s for s in walk(ir.body) if isinstance(s, ScatterAdd) and s.slot == k]
+        sites = tuple(map(id, statements))
+        exclusive = any(s.exclusive for s in statements)
+        if exclusive and not any(s.name == PLACES for s in slots):
+            slots.append(Slot(PLACES, "readwrite", "i64", table=(5,)))
         first = len(slots)
         count = max(len(sites), 1)
         slots += [Slot(f"_{slot.name}_values", "write", slot.dtype, count),
                   Slot(f"_{slot.name}_cells", "write", "i64", count),
                   Slot(f"_{slot.name}_order", "write", "i64", count),
+                  Slot(f"_{slot.name}_sorted", "write", slot.dtype, count),
                   Slot(f"_{slot.name}_starts", "write", "i64", table=(int(np.prod(slot.table)) + 1,))]
-        out.append(Scatter(k, sites, first, first + 1, first + 2, first + 3))
+        out.append(Scatter(k, sites, first, first + 1, first + 2, first + 3, first + 4, exclusive))
     return out
 
 
@@ -342,21 +438,28 @@ def c_scatter(emitter: Any, s: ScatterAdd) -> str:
     """A sample's ScatterAdd: its value and flat cell, into the site's scratch."""
     scatter, site = emitter.scatter_sites[id(s)]
     slot = emitter.slots[s.slot]
-    flat = " + ".join(f"hk_{s.mode if s.mode != 'check' else 'clamp'}_index((int64_t){emitter.operand(i)}, "
-                      f"{extent}LL) * {int(np.prod(slot.table[k + 1:], dtype=np.int64))}LL"
-                      for k, (extent, i) in enumerate(zip(slot.table, s.index, strict=True)))
+    terms = [(f"(int64_t){emitter.operand(i)}", extent, int(np.prod(slot.table[k + 1:], dtype=np.int64)))
+             for k, (extent, i) in enumerate(zip(slot.table, s.index, strict=True))]
+    wrapped = "clamp" if s.mode == "check" else s.mode
+    flat = " + ".join(f"hk_{wrapped}_index({v}, {extent}LL) * {stride}LL" for v, extent, stride in terms)
     at = f"{site} * n + {emitter.sample}"
-    return f"s{scatter.cells}[{at}] = {flat}; s{scatter.values}[{at}] = {emitter.operand(s.value)};"
+    stores = f"s{scatter.values}[{at}] = {emitter.operand(s.value)};"
+    if s.mode != "check":
+        return f"s{scatter.cells}[{at}] = {flat}; {stores}"
+    # a checked index out of range writes nothing (cell -1) and is the launch's error
+    return f"{{ {_check(emitter, s, terms)} s{scatter.cells}[{at}] = hk_in ? {flat} : -1; {stores} }}"
 
 
 def c_finish(emitter: Any, scatters: list[Scatter], name: str) -> str:
     """The function that sums every scatter's contributions into its output, on one thread: C
     (``begin == 0``) or CUDA (the first thread of the grid)."""
     lines = [emitter.header(name), *emitter.arguments(), f"    if ({emitter.first_sample()}) {{"]
+    places = next((k for k, slot in enumerate(emitter.slots) if slot.name == PLACES), None)
     for s in scatters:
         slot = emitter.slots[s.target]
-        lines.append(f"        hk_scatter_{slot.dtype}(s{s.target}, {int(np.prod(slot.table))}LL, "
-                     f"s{s.values}, s{s.cells}, s{s.order}, s{s.starts}, {len(s.sites)}LL, n);")
+        how = f"place_{slot.dtype}(s{places}, {s.target}LL, " if s.exclusive else f"scatter_{slot.dtype}("
+        lines.append(f"        hk_{how}s{s.target}, {int(np.prod(slot.table))}LL, "
+                     f"s{s.values}, s{s.cells}, s{s.order}, s{s.sorted}, s{s.starts}, {len(s.sites)}LL, n);")
     return "\n".join([*lines, "    }", "}"])
 
 
@@ -364,39 +467,50 @@ def c_scatter_helpers() -> str:
     """``hk_scatter_<t>``: the contributions of every sample and site, counting-sorted by cell
     (sample-major, then site), each cell's summed as ``0.0 + T`` along the trie of sample
     indices with a stack of partials: T over sample positions with -0.0 where a sample added
-    nothing (an empty subtree adds nothing), in L - 1 additions for L contributions."""
-    out = ["""HK_FN int hk_level(int64_t a, int64_t b)  /* the bit length of a ^ b */
+    nothing (an empty subtree adds nothing), in L - 1 additions for L contributions; and
+    ``hk_place_<t>``: each cell its one value, the first cell written other than once noted in
+    the :data:`PLACES` cells."""
+    out = ["""HK_FN int hk_level(int64_t a, int64_t b)  /* the bit length of a ^ b (a != b) */
 {
+#if defined(__CUDA_ARCH__)
+    return 64 - __clzll((long long)(a ^ b));
+#elif defined(__GNUC__)
+    return 64 - __builtin_clzll((unsigned long long)(a ^ b));
+#else
     uint64_t x = (uint64_t)(a ^ b);
     int l = 0;
-    if (x >> 32) { l += 32; x >>= 32; }
-    if (x >> 16) { l += 16; x >>= 16; }
-    if (x >> 8) { l += 8; x >>= 8; }
-    if (x >> 4) { l += 4; x >>= 4; }
-    if (x >> 2) { l += 2; x >>= 2; }
-    if (x >> 1) { l += 1; x >>= 1; }
-    return l + (int)x;
+    while (x) { ++l; x >>= 1; }
+    return l;
+#endif
 }"""]
     for t, c, zero in (("f64", "double", "0.0"), ("f32", "float", "0.0f")):
-        out.append(f"""HK_FN void hk_scatter_{t}({c} *out, int64_t m, const {c} *val, const int64_t *cell,
-                               int64_t *order, int64_t *start, int64_t sites, int64_t n)
-{{
+        out.append(f"""HK_FN void hk_sort_cells_{t}(const int64_t *cell, const {c} *val, int64_t *order,
+                                  {c} *sorted, int64_t *start, int64_t m, int64_t sites, int64_t n)
+{{  /* each cell's (sample, value) pairs, sample-major then site; then start[j] ends cell j's */
     for (int64_t j = 0; j <= m; ++j) start[j] = 0;
     for (int64_t e = 0; e < sites * n; ++e) if (cell[e] >= 0) start[cell[e] + 1] += 1;
     for (int64_t j = 0; j < m; ++j) start[j + 1] += start[j];
     for (int64_t i = 0; i < n; ++i)
-        for (int64_t r = 0; r < sites; ++r)
-            if (cell[r * n + i] >= 0) order[start[cell[r * n + i]]++] = r * n + i;
-    int64_t e = 0;  /* start[j] is now the end of cell j's entries */
+        for (int64_t r = 0; r < sites; ++r) {{
+            const int64_t k = cell[r * n + i];
+            if (k >= 0) {{ order[start[k]] = i; sorted[start[k]++] = val[r * n + i]; }}
+        }}
+}}
+HK_FN void hk_scatter_{t}({c} *out, int64_t m, const {c} *val, const int64_t *cell,
+                               int64_t *order, {c} *sorted, int64_t *start, int64_t sites, int64_t n)
+{{
+    hk_sort_cells_{t}(cell, val, order, sorted, start, m, sites, n);
+    int64_t e = 0;
     for (int64_t j = 0; j < m; ++j) {{
         {c} value[66];
         int64_t at[66];
         int depth = 0;
         while (e < start[j]) {{
-            const int64_t p = order[e] % n;
-            {c} v = val[order[e]];
-            for (++e; e < start[j] && order[e] % n == p; ++e) v = v + val[order[e]];
-            while (depth >= 2 && hk_level(at[depth - 2], at[depth - 1]) <= hk_level(at[depth - 1], p)) {{
+            const int64_t p = order[e];
+            {c} v = sorted[e];
+            for (++e; e < start[j] && order[e] == p; ++e) v = v + sorted[e];
+            const int joins = depth ? hk_level(at[depth - 1], p) : 0;
+            while (depth >= 2 && hk_level(at[depth - 2], at[depth - 1]) <= joins) {{
                 value[depth - 2] = value[depth - 2] + value[depth - 1];
                 --depth;
             }}
@@ -406,6 +520,23 @@ def c_scatter_helpers() -> str:
         while (depth >= 2) {{ value[depth - 2] = value[depth - 2] + value[depth - 1]; --depth; }}
         out[j] = {zero} + (depth ? value[0] : -{zero});
     }}
+}}
+HK_FN void hk_place_{t}(int64_t *err, int64_t slot, {c} *out, int64_t m, const {c} *val,
+                             const int64_t *cell, int64_t *order, {c} *sorted, int64_t *start, int64_t sites,
+                             int64_t n)
+{{
+    hk_sort_cells_{t}(cell, val, order, sorted, start, m, sites, n);
+    int64_t e = 0;
+    for (int64_t j = 0; j < m; e = start[j++]) {{
+        const int64_t count = start[j] - e;
+        if (count == 1) {{
+            out[j] = sorted[e];
+        }} else if (err[0] < 0) {{  /* the first cell not written exactly once */
+            err[0] = slot; err[1] = j; err[2] = count;
+            err[3] = count > 0 ? order[e] : -1;
+            err[4] = count > 1 ? order[e + 1] : -1;
+        }}
+    }}
 }}""")
     return "\n".join(out) + "\n"
 
@@ -413,18 +544,42 @@ def c_scatter_helpers() -> str:
 def scatter_reference(ir: KernelIR, records: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
                       args: list[Any], n: int) -> None:
     """Each Table-shaped output as its definition says: per cell, 0.0 + eagle's fixed-order sum of
-    the dense plane of what each sample added to it (in statement order), -0.0 elsewhere."""
+    the dense plane of what each sample added to it (in statement order), -0.0 elsewhere; or,
+    placed (``s[k] = v``), the one value written to it, an error unless written exactly once."""
     from hawk.reference import fixed_order_sum  # the reference evaluator imports this module
 
+    exclusive = {s.slot for s in walk(ir.body) if isinstance(s, ScatterAdd) and s.exclusive}
     for k, slot in enumerate(ir.slots):
-        if slot.role != "write" or slot.table is None:
+        if slot.role == "read" or slot.table is None:
             continue
         cells = int(np.prod(slot.table))
         dtype = NUMPY[slot.dtype]
+        if k in exclusive:
+            _place_reference(ir, k, records.get(k, []), np.asarray(args[k]).reshape(-1), n)
+            continue
         dense = np.full((cells, n), -0.0, dtype)
         for flat, value, active in records.get(k, []):
-            samples = np.nonzero(active)[0]
+            samples = np.nonzero(active & (flat >= 0))[0]
             dense[flat[samples], samples] += np.broadcast_to(value, (n,))[samples].astype(dtype)
         out = np.asarray(args[k]).reshape(-1)
         for j in range(cells):
             out[j] = dtype(0.0) + fixed_order_sum(dense[j])
+
+
+def _place_reference(ir: KernelIR, k: int, records: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                     out: np.ndarray, n: int) -> None:
+    """``s[k] = v``: every cell its one value; the first cell written other than once is the
+    launch's error, with the first two samples that wrote it (sample-major, then statement)."""
+    writers: list[list[int]] = [[] for _ in range(out.size)]
+    for r, (flat, _, active) in enumerate(records):
+        for i in np.nonzero(active & (flat >= 0))[0]:
+            writers[int(flat[i])].append(int(i) * len(records) + r)
+    for cell, found in enumerate(writers):
+        if len(found) != 1:
+            first, second = (sorted(found) + [-len(records)] * 2)[:2]
+            cells = np.array([k, cell, len(found), first // len(records) if found else -1,
+                              second // len(records) if len(found) > 1 else -1])
+            raise places_error(ir, cells, f"hawk.kernel {ir.name}")
+    for flat, value, active in records:
+        samples = np.nonzero(active & (flat >= 0))[0]
+        out[flat[samples]] = np.broadcast_to(value, (n,))[samples]

@@ -129,15 +129,15 @@ class Kind:
         return self._bounded("wrap")
 
     def _bounded(self, bounds: str) -> Kind:
-        if self.role != "table" or self.bounds != "check":
-            raise TypeError(f"hawk: {self!r}.{bounds} is not a hawk type; write Table.{bounds} or "
-                            f"Table.{bounds}[Int32]")
-        return Kind("table", self.dtype, bounds)
+        if self.role not in ("table", "scatter") or self.bounds != "check":
+            raise TypeError(f"hawk: {self!r}.{bounds} is not a hawk type; write Table.{bounds}, "
+                            f"Table.{bounds}[Int32] or Scatter.{bounds}")
+        return Kind(self.role, self.dtype, bounds)
 
     def __repr__(self) -> str:
         names = {(k.role, k.dtype): n for n, k in _NAMED.items()}
         if self.role == "scatter":
-            return "Scatter"
+            return "Scatter" + ("" if self.bounds == "check" else f".{self.bounds}")
         if self.role == "table":
             mode = "" if self.bounds == "check" else f".{self.bounds}"
             return f"Table{mode}" + ("" if self.dtype is None else f"[{names['in', self.dtype]}]")
