@@ -5,6 +5,7 @@ count, and in the re-run of a vjp; random values carry no derivative."""
 from __future__ import annotations
 
 import ctypes
+import itertools
 import shutil
 import subprocess
 
@@ -231,3 +232,18 @@ def test_eagle_diff_reverse_redraws_and_matches_central_differences(fuse):
     u = hawk.random.uniform(5, 0, sample=np.arange(n))
     want = hm.cos(scaled(x, 5)) * u  # d shifted/d y * d scaled/d x, the forward's draws
     np.testing.assert_allclose(grads["x"], want, rtol=1e-15, atol=0)
+
+
+@hawk.kernel
+def jitter(x: Scalar, seed: Param[Int32], step: Param[Int32]) -> Scalar:
+    """docs/hawk.rst's example: a counter of its own for every draw of every step."""
+    return x + 0.1 * hawk.random.normal(seed, 2 * step) + hawk.random.uniform(seed, 2 * step + 1)
+
+
+def test_the_documented_example_draws_fresh_numbers_each_step():
+    x = np.zeros(1000)
+    steps = [jitter(x, 3, step) for step in range(3)]
+    assert all((a != b).mean() > 0.999 for a, b in itertools.pairwise(steps))
+    s = np.arange(1000)
+    want = 0.1 * hawk.random.normal(3, 2, sample=s) + hawk.random.uniform(3, 3, sample=s)
+    assert steps[1].tobytes() == (0.0 + want).tobytes()
