@@ -17,6 +17,7 @@ import hawk
 from eagle import extend
 from hawk import Int32, Param, Scalar, UInt32, cuda, libm, philox
 from hawk import math as hm
+from hawk.ir import Op
 
 CC = shutil.which("cc")
 U64 = np.uint64
@@ -247,3 +248,35 @@ def test_the_documented_example_draws_fresh_numbers_each_step():
     s = np.arange(1000)
     want = 0.1 * hawk.random.normal(3, 2, sample=s) + hawk.random.uniform(3, 3, sample=s)
     assert steps[1].tobytes() == (0.0 + want).tobytes()
+
+
+@hawk.kernel
+def lattice(x: Scalar, seed: Param[Int32], width: Param[Int32]) -> Scalar:
+    """Each sample reads the draws of its lattice corners (sample=): the same numbers any other
+    sample reads there, as noise over a grid needs."""
+    k = hm.int32(hm.floor(x)) % width
+    return hawk.random.uniform(seed, 0, sample=k) + hawk.random.normal(seed, 1, sample=k + 1)
+
+
+@hawk.kernel
+def at_param(x: Scalar, seed: Param[Int32], k: Param[Int32]) -> Scalar:
+    return x + hawk.random.bits(seed, 0, 1, sample=k)
+
+
+def test_sample_names_whose_draw_it_is():
+    x = np.linspace(0.0, 9.99, 4000)
+    k = np.floor(x).astype(np.int64) % 7
+    want = hawk.random.uniform(2, 0, sample=k) + hawk.random.normal(2, 1, sample=k + 1)
+    got = lattice(x, 2, 7)
+    assert got.tobytes() == want.tobytes() == lattice.reference(x, 2, 7).tobytes()
+    assert (at_param(np.zeros(5), 3, 11) == float(hawk.random.bits(3, 0, 1, sample=11))).all()
+    assert not any(isinstance(s, Op) and s.op.startswith("random") and not s.dst.uniform
+                   for s in at_param.ir(np.zeros(5), 3, 11).body)  # drawn once, for every sample
+    with pytest.raises(hawk.KernelSyntaxError, match=r"takes one keyword, sample="):
+        @hawk.kernel
+        def other_keyword(x: Scalar) -> Scalar:
+            return hawk.random.uniform(1, 2, index=3)
+    with pytest.raises(hawk.KernelSyntaxError, match=r"hawk.random.normal: sample is a f64"):
+        @hawk.kernel
+        def float_sample(x: Scalar) -> Scalar:
+            return hawk.random.normal(1, 2, sample=x)

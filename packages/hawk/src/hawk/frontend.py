@@ -583,6 +583,8 @@ class _Lowerer:
     def call(self, node: ast.Call) -> Operand:
         fn = self.resolve(node.func)
         found = intrinsics.lookup(fn)
+        if found is not None and found[0] in draws.SPELLED:  # takes sample= too
+            return draws.call(self, found, node)
         if found is None or node.keywords:
             what = ast.unparse(node.func)
             raise self.src.refuse(node, f"{what}(...) cannot be called in a kernel; a kernel calls "
@@ -592,8 +594,6 @@ class _Lowerer:
             raise self.src.refuse(node, f"{ast.unparse(node.func)} takes {arity} argument"
                                         f"{'s' * (arity != 1)}, got {len(node.args)}")
         args = [self.expr(a) for a in node.args]
-        if op in draws.SPELLED:
-            return draws.draw(self, op, args, node)
         if op in composites.LOWERINGS:
             return composites.LOWERINGS[op](self, args, node)
         if op in _CASTS:
