@@ -8,7 +8,11 @@ Run: python benchmarks/bench_math.py [--smoke]
 
 from __future__ import annotations
 
+import importlib.util
 import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 from harness import interleaved_medians, table
@@ -16,7 +20,6 @@ from harness import interleaved_medians, table
 import hawk
 from eagle import _core
 from hawk import Int32, Param, Scalar
-from hawk import math as hm
 
 N = 1 << 20 if "--smoke" not in sys.argv else 1 << 10
 
@@ -31,34 +34,22 @@ def normal(x: Scalar, seed: Param[Int32]) -> Scalar:
     return x + hawk.random.normal(seed, 0)
 
 
-@hawk.kernel
-def tanh_k(x: Scalar) -> Scalar:
-    return hm.tanh(x)
+#: function -> its arguments in a kernel of (x, y), and NumPy's function (None: NumPy has none)
+FUNCTIONS = {"tanh": ("x", np.tanh), "atan2": ("x, y", np.arctan2), "erf": ("x", None),
+             "log1p": ("x", np.log1p), "hypot": ("x, y", np.hypot), "asin": ("x", np.arcsin)}
 
 
-@hawk.kernel
-def atan2_k(x: Scalar, y: Scalar) -> Scalar:
-    return hm.atan2(x, y)
-
-
-@hawk.kernel
-def erf_k(x: Scalar) -> Scalar:
-    return hm.erf(x)
-
-
-@hawk.kernel
-def log1p_k(x: Scalar) -> Scalar:
-    return hm.log1p(x)
-
-
-@hawk.kernel
-def hypot_k(x: Scalar, y: Scalar) -> Scalar:
-    return hm.hypot(x, y)
-
-
-@hawk.kernel
-def asin_k(x: Scalar) -> Scalar:
-    return hm.asin(x)
+def function_kernels() -> ModuleType:
+    """A kernel per function (hawk compiles a kernel from its source: written to a file)."""
+    source = "import hawk\nfrom hawk import Scalar\nfrom hawk import math as hm\n" + "".join(
+        f"\n\n@hawk.kernel\ndef {name}(x: Scalar, y: Scalar) -> Scalar:\n    return hm.{name}({args})\n"
+        for name, (args, _) in FUNCTIONS.items())
+    path = Path(tempfile.mkdtemp()) / "bench_math_kernels.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("bench_math_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def per_sample(seconds: float) -> str:
@@ -87,19 +78,19 @@ def random_rows(rows: list[tuple[str, str, str]], threads: int) -> None:
               "NumPy: the reference evaluator's Philox4x32-10")]
 
 
-def function_rows(rows: list[tuple[str, str, str]], threads: int) -> None:
+def function_rows(rows: list[tuple[str, str, str]], threads: int, kernels: ModuleType) -> None:
     rng = np.random.default_rng(1)
     x, y = rng.uniform(-0.99, 0.99, N), rng.uniform(-3, 3, N)
-    kernels = {"tanh": (tanh_k, (x,), np.tanh), "atan2": (atan2_k, (x, y), np.arctan2),
-               "erf": (erf_k, (x,), None), "log1p": (log1p_k, (x,), np.log1p),
-               "hypot": (hypot_k, (x, y), np.hypot), "asin": (asin_k, (x,), np.arcsin)}
+    out, mine = np.empty(N), np.empty(N)
     fns = {}
-    for name, (kernel, args, numpy_fn) in kernels.items():
-        fns[name] = (lambda k=kernel, a=args: k(*a))
+    for name, (args, numpy_fn) in FUNCTIONS.items():
+        kernel = getattr(kernels, name)
+        fns[name] = (lambda k=kernel: k(x, y, buffer=mine))
         if numpy_fn is not None:
-            fns[f"np.{name}"] = (lambda f=numpy_fn, a=args: f(*a))
+            operands = (x, y) if "y" in args else (x,)
+            fns[f"np.{name}"] = (lambda f=numpy_fn, a=operands: f(*a, out=out))
     t = interleaved_medians(fns, repeat=15)
-    for name in kernels:
+    for name in FUNCTIONS:
         note = f"np.{name} {per_sample(t[f'np.{name}']).strip()} ({t[f'np.{name}'] / t[name]:.1f}x)" \
             if f"np.{name}" in t else "NumPy has none"
         rows.append((f"hawk.math.{name}, {threads} thread(s)", per_sample(t[name]), note))
@@ -107,11 +98,11 @@ def function_rows(rows: list[tuple[str, str, str]], threads: int) -> None:
 
 def main() -> None:
     rows: list[tuple[str, str, str]] = []
-    team = _core.num_threads()
+    team, kernels = _core.num_threads(), function_kernels()
     for threads in sorted({1, team}):
         _core.set_num_threads(threads)
         random_rows(rows, threads)
-        function_rows(rows, threads)
+        function_rows(rows, threads, kernels)
     _core.set_num_threads(team)
     table(f"hawk.random and hawk.math, {N} float64 samples (medians of interleaved runs)", rows)
 

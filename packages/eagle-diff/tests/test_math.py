@@ -8,6 +8,8 @@ A float32 round trip is checked with a step fit for float32.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -122,6 +124,33 @@ def f_reductions(v: Scalar) -> Scalar:
     return v * hawk.sum(v) + hawk.max(v) - hawk.min(v * v)
 
 
+@hawk.kernel
+def f_hyperbolic(v: Scalar) -> Scalar:
+    """tanh, sinh, cosh: smooth everywhere."""
+    return hm.tanh(v) * hm.sinh(v) + hm.cosh(0.5 * v)
+
+
+@hawk.kernel
+def f_arcs(v: Scalar, p: Param) -> Scalar:
+    """asin and acos inside (-1, 1), atan, atan2 off the origin, hypot."""
+    u = v - 0.5
+    return hm.asin(u) + hm.acos(u) * v + hm.atan(p * v) + hm.atan2(v, 1.5 - p * v) + hm.hypot(v, p)
+
+
+@hawk.kernel
+def f_logs(v: Scalar) -> Scalar:
+    """log1p, expm1, log2, log10, exp2 and erf."""
+    return hm.log1p(v) * hm.expm1(v - 1.0) + hm.log2(v) + hm.log10(3.0 * v) + hm.exp2(v) + hm.erf(v)
+
+
+@hawk.kernel
+def f_steps(v: Scalar) -> Scalar:
+    """fmod off its jumps, sign (0), clip inside and outside its bounds, isnan/isfinite (no
+    derivative: bools)."""
+    kept = hm.where(hm.isfinite(v) and not hm.isnan(v), v, 0.0)
+    return hm.fmod(3.0 * v, 0.7) + hm.sign(v - 1.0) * v + hm.clip(v, 0.9, 1.2) * kept
+
+
 def graph_of(kernel: hawk.Kernel, *params: float):
     @eagle.Graph.builder
     def build(x, record=False):
@@ -134,7 +163,11 @@ def graph_of(kernel: hawk.Kernel, *params: float):
 
 CASES = [(f_sin,), (f_cos,), (f_tan,), (f_exp,), (f_log,), (f_sqrt,), (f_abs,), (f_floor,), (f_ceil,),
          (f_pow, 2.5), (f_minimum,), (f_maximum,), (f_where,), (f_float64,), (f_int32,), (f_uint32,),
-         (f_operators, 0.8), (f_reductions,)]
+         (f_operators, 0.8), (f_reductions,), (f_hyperbolic,), (f_arcs, 0.6), (f_logs,), (f_steps,)]
+#: the functions each of those four kernels calls
+CALLS = {"f_hyperbolic": ("tanh", "sinh", "cosh"), "f_arcs": ("asin", "acos", "atan", "atan2", "hypot"),
+         "f_logs": ("log1p", "expm1", "log2", "log10", "exp2", "erf"),
+         "f_steps": ("fmod", "sign", "clip", "isnan", "isfinite")}
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c[0].__name__)
@@ -145,6 +178,10 @@ def test_each_function_against_finite_differences(gradcheck, case):
 
 def test_the_functions_hawk_math_has_are_all_here():
     tested = {c[0].__name__.removeprefix("f_") for c in CASES} | {"float32"}  # and the round trip below
+    for case in CASES:  # each function named in CALLS is called by its kernel
+        source = inspect.getsource(case[0].__wrapped__)
+        assert all(f"hm.{name}(" in source for name in CALLS.get(case[0].__name__, ())), case[0].__name__
+    tested |= {name for calls in CALLS.values() for name in calls}
     assert set(hm.__all__) <= tested
 
 

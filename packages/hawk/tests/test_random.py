@@ -5,6 +5,7 @@ count, and in the re-run of a vjp; random values carry no derivative."""
 from __future__ import annotations
 
 import ctypes
+import itertools
 import shutil
 import subprocess
 
@@ -16,6 +17,7 @@ import hawk
 from eagle import extend
 from hawk import Int32, Param, Scalar, UInt32, cuda, libm, philox
 from hawk import math as hm
+from hawk.ir import Op
 
 CC = shutil.which("cc")
 U64 = np.uint64
@@ -231,3 +233,50 @@ def test_eagle_diff_reverse_redraws_and_matches_central_differences(fuse):
     u = hawk.random.uniform(5, 0, sample=np.arange(n))
     want = hm.cos(scaled(x, 5)) * u  # d shifted/d y * d scaled/d x, the forward's draws
     np.testing.assert_allclose(grads["x"], want, rtol=1e-15, atol=0)
+
+
+@hawk.kernel
+def jitter(x: Scalar, seed: Param[Int32], step: Param[Int32]) -> Scalar:
+    """docs/hawk.rst's example: a counter of its own for every draw of every step."""
+    return x + 0.1 * hawk.random.normal(seed, 2 * step) + hawk.random.uniform(seed, 2 * step + 1)
+
+
+def test_the_documented_example_draws_fresh_numbers_each_step():
+    x = np.zeros(1000)
+    steps = [jitter(x, 3, step) for step in range(3)]
+    assert all((a != b).mean() > 0.999 for a, b in itertools.pairwise(steps))
+    s = np.arange(1000)
+    want = 0.1 * hawk.random.normal(3, 2, sample=s) + hawk.random.uniform(3, 3, sample=s)
+    assert steps[1].tobytes() == (0.0 + want).tobytes()
+
+
+@hawk.kernel
+def lattice(x: Scalar, seed: Param[Int32], width: Param[Int32]) -> Scalar:
+    """Each sample reads the draws of its lattice corners (sample=): the same numbers any other
+    sample reads there, as noise over a grid needs."""
+    k = hm.int32(hm.floor(x)) % width
+    return hawk.random.uniform(seed, 0, sample=k) + hawk.random.normal(seed, 1, sample=k + 1)
+
+
+@hawk.kernel
+def at_param(x: Scalar, seed: Param[Int32], k: Param[Int32]) -> Scalar:
+    return x + hawk.random.bits(seed, 0, 1, sample=k)
+
+
+def test_sample_names_whose_draw_it_is():
+    x = np.linspace(0.0, 9.99, 4000)
+    k = np.floor(x).astype(np.int64) % 7
+    want = hawk.random.uniform(2, 0, sample=k) + hawk.random.normal(2, 1, sample=k + 1)
+    got = lattice(x, 2, 7)
+    assert got.tobytes() == want.tobytes() == lattice.reference(x, 2, 7).tobytes()
+    assert (at_param(np.zeros(5), 3, 11) == float(hawk.random.bits(3, 0, 1, sample=11))).all()
+    assert not any(isinstance(s, Op) and s.op.startswith("random") and not s.dst.uniform
+                   for s in at_param.ir(np.zeros(5), 3, 11).body)  # drawn once, for every sample
+    with pytest.raises(hawk.KernelSyntaxError, match=r"takes one keyword, sample="):
+        @hawk.kernel
+        def other_keyword(x: Scalar) -> Scalar:
+            return hawk.random.uniform(1, 2, index=3)
+    with pytest.raises(hawk.KernelSyntaxError, match=r"hawk.random.normal: sample is a f64"):
+        @hawk.kernel
+        def float_sample(x: Scalar) -> Scalar:
+            return hawk.random.normal(1, 2, sample=x)

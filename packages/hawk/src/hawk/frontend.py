@@ -602,6 +602,8 @@ class _Lowerer(Flow, Inlining):
         if isinstance(fn, Func):
             return self.inline(fn, node)
         found = intrinsics.lookup(fn)
+        if found is not None and found[0] in draws.SPELLED:  # takes sample= too
+            return draws.call(self, found, node)
         if found is None or node.keywords:
             what = ast.unparse(node.func)
             raise self.src.refuse(node, f"{what}(...) cannot be called in a kernel; a kernel calls "
@@ -614,8 +616,6 @@ class _Lowerer(Flow, Inlining):
             raise self.src.refuse(node, f"{ast.unparse(node.func)} takes {arity} argument"
                                         f"{'s' * (arity != 1)}, got {len(node.args)}")
         args = [self.expr(a) for a in node.args]
-        if op in draws.SPELLED:
-            return draws.draw(self, op, args, node)
         if op in composites.LOWERINGS:
             return composites.LOWERINGS[op](self, args, node)
         if op in _CASTS:

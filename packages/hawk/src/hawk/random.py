@@ -7,8 +7,10 @@ Two draws with the same seed and counter in one sample are the same number: give
 sample its own counter (and each step of a loop over launches its own seed or counters).  A draw
 carries no derivative.
 
-``hawk.random(seed, counter)`` is :func:`uniform`.  Outside a kernel each function takes the
-sample index as ``sample=`` (an array for many samples), giving what a kernel draws there::
+``hawk.random(seed, counter)`` is :func:`uniform`.  Every draw takes ``sample=``, the index of
+the sample whose draw it is (by default, in a kernel, the sample's own): a kernel reads the draw of
+another sample, a lattice corner's say, as that sample draws it; outside a kernel it is an array for
+many samples, giving what a kernel draws there::
 
     >>> hawk.random.uniform(7, 0, sample=np.arange(3))
     array([0.95459735, 0.40696039, 0.00607491])
