@@ -18,15 +18,45 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from hawk import math, random
+from hawk import linalg, math, random, structs
 from hawk.flow import capped
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
 from hawk.helpers import Func, func
 from hawk.kernel import Kernel, KernelBound, KernelPlan
 from hawk.recording import recording
 from hawk.reductions import all, any, max, min, sum
+from hawk.structs import struct
 from hawk.tables import sample, sample2
 from hawk.types import Float32, Float64, Int32, Mutable, Param, Scalar, Scatter, Table, UInt32
+from hawk.values import (
+    mat22,
+    mat22d,
+    mat22f,
+    mat33,
+    mat33d,
+    mat33f,
+    mat44,
+    mat44d,
+    mat44f,
+    quat,
+    quatd,
+    quatf,
+    vec2,
+    vec2d,
+    vec2f,
+    vec3,
+    vec3d,
+    vec3f,
+    vec4,
+    vec4d,
+    vec4f,
+)
+
+#: the vector, matrix and quaternion functions (docs/hawk.rst, "Vectors, matrices, quaternions")
+VALUE_FUNCTIONS = tuple(linalg.PUBLIC)
+(cross, cw_div, cw_mul, determinant, diag, dot, identity22, identity33, identity44, inverse, length,
+ length_sq, normalize, outer, quat_conjugate, quat_from_axis_angle, quat_identity, quat_rotate,
+ quat_rotate_inv, solve, trace, transpose) = (linalg.PUBLIC[name] for name in sorted(VALUE_FUNCTIONS))
 
 __version__ = "0.1.0"
 
@@ -44,8 +74,11 @@ def kernel(fn: Callable[..., Any]) -> Kernel:
     array([2], dtype=uint32)
     """
     source = parse(fn, sys._getframe(1).f_locals)  # the decorating scope: annotations imported there
+    source, grouped = structs.spread_params(source)
     lower(source, default_signature(source.params))  # check the whole body now, not at the first call
-    k = Kernel(fn.__name__, source.params, lambda signature: lower(source, signature))
+    make = structs.StructKernel if grouped else Kernel
+    k = make(fn.__name__, source.params, lambda signature: lower(source, signature),
+             **({"structs": grouped} if grouped else {}))
     k.__doc__, k.__module__, k.__wrapped__ = fn.__doc__, fn.__module__, fn
     return k
 
@@ -68,14 +101,60 @@ __all__ = [
     "all",
     "any",
     "capped",
+    "cross",
+    "cw_div",
+    "cw_mul",
+    "determinant",
+    "diag",
+    "dot",
+    "identity22",
+    "identity33",
+    "identity44",
     "func",
+    "inverse",
     "kernel",
+    "length",
+    "length_sq",
+    "linalg",
+    "mat22",
+    "mat22d",
+    "mat22f",
+    "mat33",
+    "mat33d",
+    "mat33f",
+    "mat44",
+    "mat44d",
+    "mat44f",
     "math",
     "max",
     "min",
+    "normalize",
+    "outer",
+    "quat",
+    "quat_conjugate",
+    "quat_from_axis_angle",
+    "quat_identity",
+    "quat_rotate",
+    "quat_rotate_inv",
+    "quatd",
+    "quatf",
     "random",
     "recording",
     "sample",
     "sample2",
+    "solve",
+    "struct",
+    "structs",
     "sum",
+    "trace",
+    "transpose",
+    "vec2",
+    "vec2d",
+    "vec2f",
+    "vec3",
+    "vec3d",
+    "vec3f",
+    "vec4",
+    "vec4d",
+    "vec4f",
 ]

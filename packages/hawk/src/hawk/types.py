@@ -26,6 +26,7 @@ with Python numbers and untyped ``Param`` values as "weak" scalars.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -110,9 +111,10 @@ class Kind:
     bounds: str = "check"  # a Table's out-of-range indices: "check", "clamp" or "wrap"
 
     def __getitem__(self, inner: Kind) -> Kind:
+        inner = getattr(inner, "__hawk_kind__", inner)  # a @hawk.struct class: its StructKind
         if self.role == "mutable" and self.dtype is None and isinstance(inner, Kind) and inner.role == "in":
-            return Kind("mutable", inner.dtype)
-        if self.role in ("param", "table") and self.dtype is None and isinstance(inner, Kind) \
+            return dataclasses.replace(inner, role="mutable")  # a value type (hawk.vec3) stays one
+        if self.role in ("param", "table") and self.dtype is None and type(inner) is Kind \
                 and inner.role == "in" and inner.dtype:
             return Kind(self.role, inner.dtype, self.bounds)
         raise TypeError(f"hawk: {self!r}[{inner!r}] is not a hawk type; write Mutable[Scalar], "
