@@ -350,13 +350,20 @@ class _Rewriter:
                          ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
             call.keywords = [_targets(stmt)]
             return [stop, body], call
-        body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
         if range_args is not None:
+            rows = _Rows(stmt.target.id, self.line(stmt)) if isinstance(stmt.target, ast.Name) else None
+            if rows:  # in place: the constructs around this one see the row moves, not item assignments
+                stmt.body = [rows.visit(s) for s in stmt.body]
+            body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
             call = _call("for_range", ast.Tuple(range_args, ast.Load()), ast.Name(body.name, ast.Load()),
                          *self.state_args(k, state, stmt))
-            call.keywords = [_targets(stmt)]
-        else:
-            call = _call("for_", stmt.iter, ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
+            stacked = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))],
+                                 ast.Load()) for n in (rows.stacked if rows else ())]
+            call.keywords = [_targets(stmt), ast.keyword("indexed", ast.Constant(bool(rows and rows.read))),
+                             ast.keyword("stacked", ast.Tuple(stacked, ast.Load()))]
+            return [body], call
+        body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
+        call = _call("for_", stmt.iter, ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
         return [body], call
 
     def match_call(self, stmt: ast.Match, k: int, state: list[str]) -> tuple[list[ast.stmt], ast.expr]:
@@ -374,6 +381,51 @@ class _Rewriter:
         call = _call("match_", stmt.subject, ast.Tuple(cases, ast.Load()), default,
                      *self.state_args(k, state, stmt))
         return defs, call
+
+
+class _Rows(ast.NodeTransformer):
+    """In a ``for t in range(...)`` body: ``xs[t]`` becomes ``rt.row(xs, t, line)`` and ``ys[t] = v``
+    ``rt.put_row(ys, t, v, line)``, which move rows on the device when ``t`` is a device loop's
+    index and index as Python does otherwise; notes whether the body reads ``t`` and which names
+    it indexes by ``t`` (the stacked arrays a Python-counted loop may step through as one loop)."""
+
+    def __init__(self, target: str, line: int) -> None:
+        self.target, self.line = target, line
+        self.read = False
+        self.stacked: dict[str, None] = {}
+
+    def at_target(self, node: ast.Subscript) -> bool:
+        if not (isinstance(node.slice, ast.Name) and node.slice.id == self.target):
+            return False
+        if isinstance(node.value, ast.Name):
+            self.stacked[node.value.id] = None
+        return True
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id == self.target and isinstance(node.ctx, ast.Load):
+            self.read = True
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and self.at_target(node):
+            return ast.copy_location(_call("row", node.value, node.slice, ast.Constant(self.line)), node)
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> ast.stmt:
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, ast.Subscript) and self.at_target(target):
+            self.read = True
+            call = _call("put_row", self.visit(target.value), target.slice, self.visit(node.value),
+                         ast.Constant(self.line))
+            return ast.copy_location(ast.Expr(call), node)
+        self.generic_visit(node)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        return node  # another scope
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
 
 
 class _Truths(ast.NodeTransformer):
