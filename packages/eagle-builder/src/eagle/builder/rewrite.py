@@ -351,7 +351,7 @@ class _Rewriter:
             call.keywords = [_targets(stmt)]
             return [stop, body], call
         if range_args is not None:
-            rows = _Rows(stmt.target.id, self.line(stmt)) if isinstance(stmt.target, ast.Name) else None
+            rows = _Rows(stmt.target.id, self.line_shift) if isinstance(stmt.target, ast.Name) else None
             if rows:  # in place: the constructs around this one see the row moves, not item assignments
                 stmt.body = [rows.visit(s) for s in stmt.body]
             body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
@@ -389,17 +389,17 @@ class _Rows(ast.NodeTransformer):
     index and index as Python does otherwise; notes whether the body reads ``t`` and which names
     it indexes by ``t`` (the stacked arrays a Python-counted loop may step through as one loop)."""
 
-    def __init__(self, target: str, line: int) -> None:
-        self.target, self.line = target, line
+    def __init__(self, target: str, line_shift: int) -> None:
+        self.target, self.line_shift = target, line_shift
         self.read = False
         self.stacked: dict[str, None] = {}
 
     def at_target(self, node: ast.Subscript) -> bool:
-        if not (isinstance(node.slice, ast.Name) and node.slice.id == self.target):
-            return False
-        if isinstance(node.value, ast.Name):
+        """Whether the index reads ``t`` (``xs[t]``; ``xs[t + 1]``, which the runtime refuses)."""
+        exact = isinstance(node.slice, ast.Name) and node.slice.id == self.target
+        if exact and isinstance(node.value, ast.Name):
             self.stacked[node.value.id] = None
-        return True
+        return exact or any(isinstance(n, ast.Name) and n.id == self.target for n in ast.walk(node.slice))
 
     def visit_Name(self, node: ast.Name) -> ast.Name:
         if node.id == self.target and isinstance(node.ctx, ast.Load):
@@ -409,7 +409,8 @@ class _Rows(ast.NodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         self.generic_visit(node)
         if isinstance(node.ctx, ast.Load) and self.at_target(node):
-            return ast.copy_location(_call("row", node.value, node.slice, ast.Constant(self.line)), node)
+            line = ast.Constant(node.lineno - self.line_shift)
+            return ast.copy_location(_call("row", node.value, node.slice, line), node)
         return node
 
     def visit_Assign(self, node: ast.Assign) -> ast.stmt:
@@ -417,7 +418,7 @@ class _Rows(ast.NodeTransformer):
         if len(node.targets) == 1 and isinstance(target, ast.Subscript) and self.at_target(target):
             self.read = True
             call = _call("put_row", self.visit(target.value), target.slice, self.visit(node.value),
-                         ast.Constant(self.line))
+                         ast.Constant(node.lineno - self.line_shift))
             return ast.copy_location(ast.Expr(call), node)
         self.generic_visit(node)
         return node
