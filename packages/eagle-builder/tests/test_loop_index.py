@@ -158,6 +158,8 @@ def test_the_same_bits_fused_or_not_and_on_any_thread_count(monkeypatch):
 @pytest.mark.parametrize("use, says", [
     ("param", r"affine: parameter 'b' is a Param, read once while recording, and the loop variable of the "
               r"device loop at uses:4 has no value while recording .*annotate the parameter Int32"),
+    ("scalar", r"half: parameter 'x' is Scalar, and is passed the index of the device loop at uses:4, a "
+               r"one-cell int32 plane: annotate it Int32"),
     ("test", r"the loop variable of the device loop at uses:4 has no value while recording"),
     ("float", r"`i \* float` with the index of the device loop at uses:4: the builder computes with it and "
               r"Python ints only"),
@@ -167,6 +169,10 @@ def test_what_needs_a_python_value_is_refused(use, says):
     @hawk.kernel
     def affine(x: Scalar, b: hawk.Param) -> Scalar:
         return x + b
+
+    @hawk.kernel
+    def half(x: Scalar) -> Scalar:
+        return x * 0.5
 
     box = {}
 
@@ -179,6 +185,8 @@ def test_what_needs_a_python_value_is_refused(use, says):
         for i in range(n):
             if use == "param":
                 x = affine(x, i)
+            elif use == "scalar":
+                x = half(i)
             elif use == "test":
                 x = add_index(x, 1 if i else 0)
             elif use == "float":

@@ -93,6 +93,10 @@ def kernel_arguments(kernel: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
         if isinstance(arg, LoopIndex):
             name, kind = params[k] if k < len(params) else (f"#{k}", None)
             role = getattr(kind, "role", "in")
+            if role == "in" and getattr(kind, "dtype", "i32") != "i32":
+                raise TypeError(f"{kernel.__name__}: parameter {name!r} is {kind!r}, and is passed the index "
+                                f"of the device loop at {arg.where}, a one-cell int32 plane: annotate it "
+                                "Int32 (and convert inside the kernel: hm.float64(i))")
             if role != "in":
                 what = "a Param, read once while recording" if role == "param" else "written in place"
                 raise NameError(f"{kernel.__name__}: parameter {name!r} is {what}, and the loop variable of "
