@@ -335,3 +335,42 @@ def test_what_a_scan_cannot_do_is_refused(form, error, says):
 
     with pytest.raises(error, match=says):
         rows(X.copy(), XS.copy(), 7 if form == "long" else cell(3), form)
+
+
+def test_the_kernels_of_a_turn_fuse_around_the_index_and_the_rows(monkeypatch):
+    @eagle.Graph.builder
+    def turns(y, xs, ys):
+        g = eagle.Graph()
+        for t in range(xs.shape[0]):
+            y = step(y, xs[t])
+            y = add_index(y, t + 1)  # its cell and the row are made at the start of the turn
+            y = add_index(y, 2 * t)
+            ys[t] = y
+        g.result = ys
+        return g
+
+    g = turns(X.copy(), XS.copy(), np.zeros_like(XS))
+    assert g.fused == [("step", "add_index", "add_index")]
+    monkeypatch.setenv("EAGLE_FUSE", "0")
+    unfused = turns(X.copy(), XS.copy(), np.zeros_like(XS))
+    assert unfused.fused == []
+    np.testing.assert_array_equal(g(), unfused())
+    check(g, 1)
+
+
+def test_a_row_of_an_array_the_body_writes_is_moved_where_it_is_read():
+    @eagle.Graph.builder
+    def rewrites(y, xs):
+        g = eagle.Graph()
+        for t in range(xs.shape[0]):
+            y = step(y, xs[t])
+            xs[t] = y
+            y = step(y, xs[t])  # the row just written
+        g.result = y
+        return g
+
+    want = X.copy()
+    for t in range(XS.shape[0]):
+        want = step.reference(want, XS[t])
+        want = step.reference(want, want)
+    np.testing.assert_array_equal(rewrites(X.copy(), XS.copy())(), want)

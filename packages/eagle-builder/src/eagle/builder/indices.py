@@ -4,7 +4,8 @@
 stacked array) gives the body a :class:`LoopIndex`: a one-cell int32 array
 the loop sets to the turn on the device, which a kernel reads as a one-cell
 plane (``i: Int32``).  ``i + 1``, ``2 * i``, ``n - i`` with Python ints are
-recorded as cell nodes of the body, computed every turn; ``xs[i]`` records a
+recorded as cell nodes at the start of the loop body (the index holds still
+through a turn), computed every turn; ``xs[i]`` records a
 move of row ``i`` into a plane of the body's own, and ``ys[i] = v`` a move of
 ``v`` into that row.  Any use that needs a Python value while recording (a
 test, ``int(i)``, a NumPy index) is refused, naming what to write instead.
@@ -38,7 +39,7 @@ class LoopIndex:
                             "outside that loop: it counts that loop's turns only; compute with it inside "
                             "the loop body")
         cell = self.recorder.new_index_cell()
-        self.recorder.append(Node("cell_affine", CellAffine(self.cell, cell, m, k)), "index")
+        self.recorder.hoist(self.loop, Node("cell_affine", CellAffine(self.cell, cell, m, k)))
         return LoopIndex(self.recorder, cell, self.where, self.loop, m * self.m, m * self.k + k)
 
     def _number(self, other: Any, op: str) -> int:

@@ -48,6 +48,7 @@ from eagle.extend import (
     flatten,
     is_array,
     on_device,
+    overlap,
     refuse_sibling_races,
     zeros_like_device,
 )
@@ -129,6 +130,8 @@ class _Loop:
     state: tuple = ()  # (get, put, names) of the loop body's names
     rows: int | None = None  # the fewest rows of the stacked arrays the body moves rows of
     turns: int | None = None  # a scan's trip count, a Python number
+    body: Body | None = None  # a device loop's body
+    hoisted: int = 0  # how many steps at the start of the body were put there by hoist
 
 
 @dataclass(frozen=True)
@@ -572,6 +575,25 @@ class Recorder(extend.Recording):
         device = self.device_argument()
         return np.zeros(1, np.int32) if device is None else zeros_like_device(device, (1,), np.int32)
 
+    def hoist(self, loop: _Loop, node: Node) -> None:
+        """``node`` at the start of ``loop``'s body, after those put there before: a value of the
+        loop index, which holds still through a turn, computed before anything that reads it (so
+        it cuts no run of kernels the build would fuse)."""
+        loop.body.steps.insert(loop.hoisted, node)
+        loop.hoisted += 1
+
+    def hoist_takes(self, loop: _Loop) -> None:
+        """Row moves out of arrays the loop body never writes, to the start of the body: the
+        same rows, and the body's kernels in one run the build can fuse."""
+        steps = loop.body.steps
+        written = [a for node in loop.body.nodes() for _, a, role in node.planes() if role != "read"]
+        for k in range(loop.hoisted, len(steps)):
+            step = steps[k]
+            if isinstance(step, Node) and step.kind == "row_move" and not step.payload.put \
+                    and not any(overlap(a, step.payload.table) for a in written):
+                del steps[k]
+                self.hoist(loop, step)
+
     def inside(self, loop: _Loop) -> bool:
         return any(entry is loop for entry in self.loops)
 
@@ -665,7 +687,7 @@ class Recorder(extend.Recording):
             index = self.new_index_cell()
             self.append(Node("cell_affine", CellAffine(index, index, 0, 0)), "index")
             item = LoopIndex(self, index, self.where(line), loop)
-        body = self.open_device_body(Body(), "loop", line)
+        body = loop.body = self.open_device_body(Body(), "loop", line)
         self.stack.append(body)
         try:
             self.after_device_signals([(self.stack[-1], body_fn(item))], line)
@@ -689,6 +711,7 @@ class Recorder(extend.Recording):
             self.stack.append(Body())
             self.set_cell(loop.skip, 0)
             body.steps[:0] = self.stack.pop().steps
+        self.hoist_takes(loop)
         if indexed:  # the next turn's index, whatever this turn skipped
             self.stack.append(body)
             self.append(Node("cell_affine", CellAffine(item.cell, item.cell, 1, 1)), "index")
