@@ -23,13 +23,13 @@ array([4., 5.])
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from eagle import _cuda
+from eagle._flows import RowFlow
 from eagle._kinds import GpuItems, NativeCall, register_node_kind
 from eagle.native import Library, compile_library
 
@@ -189,20 +189,6 @@ def _move_reference(p: RowMove, interpreter: Any) -> None:
         np.copyto(p.table[t], p.row) if p.put else np.copyto(p.row, p.table[t])
 
 
-def _move_vjp(p: RowMove, primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, Any]:
-    """A row moved out gives its cotangent to that row of the table; a row moved in takes that
-    row's cotangent, and the table's other rows keep theirs."""
-    t = int(np.asarray(primals["index"]).reshape(-1)[0])
-    if not p.put:
-        grad = np.zeros(p.table.shape, p.table.dtype)
-        grad[t] = cotangents["row"]
-        return {"table": grad}
-    through = np.array(cotangents["table"], copy=True)
-    row = through[t].copy()
-    through[t] = 0
-    return {"row": row, "table": through}
-
-
 def _move_label(p: RowMove) -> str:
     return "put row" if p.put else "take row"
 
@@ -212,6 +198,7 @@ register_node_kind(
     native=lambda p: [NativeCall(_library().kernel("eg_row_move"), _move_args(p), p.nbytes,
                                  accesses=[(p.index, "read"), (p.table, "readwrite" if p.put else "read"),
                                            (p.row, "read" if p.put else "write")])],
-    lower_gpu=_move_gpu, reference=_move_reference, vjp=_move_vjp, label=_move_label,
+    lower_gpu=_move_gpu, reference=_move_reference, label=_move_label,
+    flow=lambda p: RowFlow(p.table, p.index, p.row, p.put),
     rebuild=lambda p, swap: RowMove(swap(p.table), swap(p.index), swap(p.row), p.put))
 

@@ -77,6 +77,7 @@ from eagle._flows import (
     LoopFlow,
     NoFlow,
     ReduceFlow,
+    RowFlow,
 )
 from eagle._fusion import current as current_fusion
 from eagle._gpu_program import GpuProgram
@@ -276,6 +277,7 @@ __all__ = [
     "Recording",
     "Reduce",
     "ReduceFlow",
+    "RowFlow",
     "RowMove",
     "SiblingRace",
     "SignalAfter",
