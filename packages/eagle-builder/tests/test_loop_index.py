@@ -374,3 +374,40 @@ def test_a_row_of_an_array_the_body_writes_is_moved_where_it_is_read():
         want = step.reference(want, XS[t])
         want = step.reference(want, want)
     np.testing.assert_array_equal(rewrites(X.copy(), XS.copy())(), want)
+
+
+@hawk.kernel
+def inc(x: Scalar) -> Scalar:
+    return x + 1.0
+
+
+@pytest.mark.parametrize("on", [0, 1])
+def test_items_set_at_a_python_loop_variable_inside_a_device_arm_are_carried(on):
+    @eagle.Graph.builder
+    def items(x, c):
+        g = eagle.Graph()
+        acc = {0: x, 1: x}
+        if c:
+            for k in range(2):
+                acc[k] = inc(acc[k])
+        g.result = (acc[0], acc[1])
+        return g
+
+    got = items(X.copy(), cell(on))()
+    np.testing.assert_array_equal(got[0], X + on)
+    np.testing.assert_array_equal(got[1], X + on)
+
+
+def test_an_array_item_set_at_a_python_loop_variable_inside_a_device_arm_is_refused():
+    @eagle.Graph.builder
+    def into_array(x, c, out):
+        g = eagle.Graph()
+        if c:
+            for k in range(2):
+                out[k] = inc(x)
+        g.result = x
+        return g
+
+    with pytest.raises(TypeError, match=r"into_array:6: `<array>\[\.\.\.\] = \.\.\.` changes a list, dict or "
+                                        r"object inside the device if at into_array:4"):
+        into_array(X.copy(), cell(1), np.zeros(2))  # one dimension: no rows to step through

@@ -143,7 +143,9 @@ class _DeviceBody:
     frame: int  # how many builders and blocks were running: the function that wrote the construct
 
 
-Containers = Sequence[tuple[str, Callable[[], Any]]]  # (name, getter) of what a construct assigns items of
+# (name, getter, only at a for's variable) of what a construct assigns items of
+Containers = Sequence[tuple[str, Callable[[], Any], bool]]
+Stacked = Sequence[tuple[str, Callable[[], Any]]]  # (name, getter) of what a loop indexes at its variable
 Scope = Callable[[], dict[str, Any]]  # the running function's own names and their values
 
 def active() -> Recorder | None:
@@ -411,7 +413,7 @@ class Recorder(extend.Recording):
 
     def for_range(self, args: tuple[Any, ...], body: Callable[[Any], Any], get: Callable[[], tuple],
                   put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-                  targets: tuple[str, ...] = (), indexed: bool = False, stacked: Containers = (),
+                  targets: tuple[str, ...] = (), indexed: bool = False, stacked: Stacked = (),
                   containers: Containers = (), scope: Scope = dict) -> Any:
         """``for i in range(...)``: a counted device loop over a cell, or over a Python number when
         the body reads or writes ``xs[i]`` of a stacked array (a scan, one loop); else Python's."""
@@ -448,10 +450,12 @@ class Recorder(extend.Recording):
         """A device construct's state with the items of the dicts and lists it assigns
         (``s["v"] = ...``): each item is carried as a name is, restored between arms, merged after."""
         held: list[tuple[str, Any, list[Any]]] = []  # (name, container, its keys now)
-        for name, read in containers:
+        for name, read, rows in containers:
             try:
                 container = read()
             except NameError:  # bound inside the construct: a name the merge refuses or carries
+                continue
+            if rows and is_array(container):  # `ys[t] = v`: a row move at a device loop's index
                 continue
             if any(container is c for _, c, _ in held):
                 continue
@@ -974,7 +978,7 @@ def _like_row(table: Any) -> Any:
         table, shape, table.dtype)
 
 
-def _stacked_rows(stacked: Containers) -> dict[str, int]:
+def _stacked_rows(stacked: Stacked) -> dict[str, int]:
     """The rows of each stacked array (2-D or more) a loop body indexes at the loop's target."""
     rows = {}
     for name, read in stacked:

@@ -277,8 +277,8 @@ class _Rewriter:
         defs, call = make(stmt, k, state)
         containers = _containers(stmt)
         if call.func.attr != "for_":  # a for over a Python iterable is never a device loop
-            read = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))],
-                              ast.Load()) for n in containers]
+            read = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load())),
+                               ast.Constant(rows)], ast.Load()) for n, rows in containers.items()]
             call.keywords += [ast.keyword("containers", ast.Tuple(read, ast.Load())),
                               ast.keyword("scope", ast.Name(_SCOPE, ast.Load()))]
         result = f"{_PREFIX}r"
@@ -482,15 +482,20 @@ def _carried(target: ast.expr) -> bool:
         and isinstance(target.ctx, ast.Store)
 
 
-def _containers(stmt: ast.stmt) -> list[str]:
-    """The names whose items a construct assigns (``name[key] = ...`` anywhere in it), in order."""
-    found: dict[str, None] = {}
+def _containers(stmt: ast.stmt) -> dict[str, bool]:
+    """The names whose items a construct assigns (``name[key] = ...`` anywhere in it), in order,
+    each with whether it is assigned only at a for's variable (``rt.put_row``: a row, for an array)."""
+    found: dict[str, bool] = {}
     for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "put_row" and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id == RUNTIME and isinstance(node.args[0], ast.Name):
+            found.setdefault(node.args[0].id, True)
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, ast.AugAssign) else []
         for target in [t for s in targets for t in ast.walk(s) if _carried(t)]:
-            found[target.value.id] = None
-    return list(found)
+            found[target.value.id] = False
+    return found
 
 
 def _mutations(stmt: ast.stmt) -> list[str]:
