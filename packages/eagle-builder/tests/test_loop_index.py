@@ -411,3 +411,25 @@ def test_an_array_item_set_at_a_python_loop_variable_inside_a_device_arm_is_refu
     with pytest.raises(TypeError, match=r"into_array:6: `<array>\[\.\.\.\] = \.\.\.` changes a list, dict or "
                                         r"object inside the device if at into_array:4"):
         into_array(X.copy(), cell(1), np.zeros(2))  # one dimension: no rows to step through
+
+
+def test_a_python_loop_that_tests_its_variable_stays_a_python_loop():
+    @eagle.Graph.builder
+    def first_turn(y, xs):
+        g = eagle.Graph()
+        for t in range(xs.shape[0]):
+            if t == 0:  # a Python value of t: the loop is unrolled, as any Python loop
+                y = inc(y)
+            for _ in range(t):
+                y = inc(y)
+            y = step(y, xs[t])
+        g.result = y
+        return g
+
+    want = X.copy()
+    for t in range(XS.shape[0]):
+        want = want + (1.0 if t == 0 else 0.0) + t
+        want = step.reference(want, XS[t])
+    g = first_turn(X.copy(), XS.copy())
+    assert "device_loop" not in kinds(g)
+    np.testing.assert_allclose(g(), want, rtol=1e-15)

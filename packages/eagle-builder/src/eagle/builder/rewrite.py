@@ -22,6 +22,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import builtins
 import inspect
 import types
 from collections.abc import Callable
@@ -357,8 +358,9 @@ class _Rewriter:
             body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
             call = _call("for_range", ast.Tuple(range_args, ast.Load()), ast.Name(body.name, ast.Load()),
                          *self.state_args(k, state, stmt))
+            scan = rows is not None and not rows.python_uses(stmt.body)
             stacked = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))],
-                                 ast.Load()) for n in (rows.stacked if rows else ())]
+                                 ast.Load()) for n in (rows.stacked if scan else ())]
             call.keywords = [_targets(stmt), ast.keyword("indexed", ast.Constant(bool(rows and rows.read))),
                              ast.keyword("stacked", ast.Tuple(stacked, ast.Load()))]
             return [body], call
@@ -427,6 +429,33 @@ class _Rows(ast.NodeTransformer):
         return node  # another scope
 
     visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def python_uses(self, body: list[ast.stmt]) -> bool:
+        """Whether the (rewritten) body reads ``t`` other than as an argument of a call that is not
+        a builtin's (a kernel's, a row's), alone or as ``a * t + b`` with int literals: a Python
+        loop whose body tests or counts with ``t`` stays a Python loop, unrolled as before."""
+        passed: set[int] = set()
+        for node in ast.walk(ast.Module(body, [])):
+            if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
+                                                   and hasattr(builtins, node.func.id)):
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    if self.affine(arg):
+                        passed.update(id(n) for n in ast.walk(arg))
+        return any(isinstance(n, ast.Name) and n.id == self.target and isinstance(n.ctx, ast.Load)
+                   and id(n) not in passed for n in ast.walk(ast.Module(body, [])))
+
+    def affine(self, node: ast.expr) -> bool:
+        """``t``, ``-t``, or ``t`` times or plus or minus an int literal, nested."""
+        if isinstance(node, ast.Name):
+            return node.id == self.target
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return self.affine(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            def number(n: ast.expr) -> bool:
+                return isinstance(n, ast.Constant) and type(n.value) is int
+            return (self.affine(node.left) and number(node.right)) or (number(node.left)
+                                                                       and self.affine(node.right))
+        return False
 
 
 class _Truths(ast.NodeTransformer):
