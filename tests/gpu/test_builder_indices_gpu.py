@@ -69,3 +69,20 @@ def test_a_scan_on_the_device(gpu):
     got = device()
     assert gpu.get(got[0]).tobytes() == host[0].tobytes()
     assert gpu.get(got[1]).tobytes() == host[1].tobytes()
+
+
+@eagle.Graph.builder
+def scan_over_a_cell(y, xs, n):
+    g = eagle.Graph()
+    for t in range(n):
+        y = step(y, xs[t])
+    g.result = y
+    return g
+
+
+def test_a_scan_over_a_cell_stops_at_the_last_row_on_the_device(gpu):
+    n = gpu.asarray(cell(2))
+    device = scan_over_a_cell(gpu.asarray(X), gpu.asarray(XS), n)
+    assert gpu.get(device()).tobytes() == scan_over_a_cell(X.copy(), XS.copy(), cell(2))().tobytes()
+    gpu.put(n, 40)
+    assert gpu.get(device()).tobytes() == scan_over_a_cell(X.copy(), XS.copy(), cell(5))().tobytes()
