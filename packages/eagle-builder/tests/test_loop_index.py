@@ -139,8 +139,8 @@ def test_the_index_of_each_loop_of_a_nest():
     np.testing.assert_array_equal(nest(X.copy(), cell(3), cell(2))(), want)
 
 
-def test_the_same_bits_fused_or_not_and_on_any_thread_count(monkeypatch):
-    x = np.random.default_rng(0).standard_normal(5000)
+def same_bits_everywhere(monkeypatch: pytest.MonkeyPatch, run) -> None:
+    """``run()`` (a builder called and replayed) gives the same bits fused or not, on 1 or 2 threads."""
     runs = []
     before = _core.num_threads()
     try:
@@ -148,11 +148,16 @@ def test_the_same_bits_fused_or_not_and_on_any_thread_count(monkeypatch):
             monkeypatch.setenv("EAGLE_FUSE", fuse)
             for threads in (1, 2):
                 _core.set_num_threads(threads)
-                runs.append(indexed(x.copy(), cell(4))())
+                runs.append(run())
     finally:
         _core.set_num_threads(before)
-    for run in runs[1:]:
-        np.testing.assert_array_equal(run, runs[0])
+    for other in runs[1:]:
+        np.testing.assert_array_equal(other, runs[0])
+
+
+def test_the_same_bits_fused_or_not_and_on_any_thread_count(monkeypatch):
+    x = np.random.default_rng(0).standard_normal(5000)
+    same_bits_everywhere(monkeypatch, lambda: indexed(x.copy(), cell(4))())
 
 
 @pytest.mark.parametrize("use, says", [
@@ -275,18 +280,7 @@ def test_a_scan_reads_the_rows_bound_later():
 def test_the_same_bits_fused_or_not_and_on_any_thread_count_in_a_scan(monkeypatch):
     rng = np.random.default_rng(3)
     y0, xs = rng.standard_normal(4000), rng.standard_normal((5, 4000))
-    runs = []
-    before = _core.num_threads()
-    try:
-        for fuse in ("1", "0"):
-            monkeypatch.setenv("EAGLE_FUSE", fuse)
-            for threads in (1, 2):
-                _core.set_num_threads(threads)
-                runs.append(scan(y0.copy(), xs.copy(), 5)()["ys"])
-    finally:
-        _core.set_num_threads(before)
-    for run in runs[1:]:
-        np.testing.assert_array_equal(run, runs[0])
+    same_bits_everywhere(monkeypatch, lambda: scan(y0.copy(), xs.copy(), 5)()["ys"])
 
 
 def test_a_list_of_rows_stays_a_python_loop():
