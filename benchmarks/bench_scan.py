@@ -19,6 +19,7 @@ from harness import fmt, interleaved_medians
 from peers import load_jax
 
 import eagle
+import eagle.diff
 import hawk
 from eagle.extend import view
 from hawk import Scalar
@@ -34,6 +35,15 @@ def step(y: Scalar, x: Scalar) -> Scalar:
 def scan(y, xs):
     g = eagle.Graph()
     for t in range(xs.shape[0]):  # one device loop: row t moved in at every turn
+        y = step(y, xs[t])
+    g.result = y
+    return g
+
+
+@eagle.Graph.builder
+def recorded(y, xs):
+    g = eagle.Graph(record=True)  # keeps what the reverse pass needs: one carry per turn
+    for t in range(xs.shape[0]):
         y = step(y, xs[t])
     g.result = y
     return g
@@ -80,6 +90,44 @@ def jax_scan(jax, jnp, y: np.ndarray, xs: np.ndarray):
     return call
 
 
+def jax_gradient(jax, jnp, y: np.ndarray, xs: np.ndarray):
+    def body(carry, x):
+        return jnp.sin(carry) * 0.75 + x, None
+
+    grad = jax.jit(jax.grad(lambda c, rows: jax.lax.scan(body, c, rows)[0].sum(), argnums=(0, 1)))
+    y0, rows = jnp.asarray(y), jnp.asarray(xs)
+
+    def call():
+        return jax.block_until_ready(grad(y0, rows))
+    return call
+
+
+def gradients(jax, turns: int, n: int, repeat: int) -> None:
+    """The forward replay and the reverse pass for the gradient of sum(y_T) w.r.t. y0 and every row."""
+    rng = np.random.default_rng(1)
+    y0, xs = rng.uniform(-1, 1, n), rng.uniform(-0.5, 0.5, (turns, n))
+    g = recorded(y0.copy(), xs.copy())
+    seed = {"result": np.ones(n)}
+
+    def eagle_gradient():
+        g()
+        return eagle.diff.reverse(g.record, seed, wrt=("y", "xs"))
+
+    fns = {"eagle": eagle_gradient}
+    if jax is not None:
+        fns["jax"] = jax_gradient(*jax, y0, xs)
+    if jax is not None:  # the same gradients (sin is eagle's own in one, XLA's in the other)
+        mine, theirs = eagle_gradient(), fns["jax"]()
+        np.testing.assert_allclose(mine["y"], theirs[0], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(mine["xs"], theirs[1], rtol=1e-9, atol=1e-12)
+    medians = interleaved_medians(fns, repeat=repeat)
+    print(f"\ngradient of sum(y_T) w.r.t. y0 and the {turns} rows of xs, {n} samples")
+    print(f"  eagle record=True replay + eagle.diff.reverse   {fmt(medians['eagle'])}   1.00x")
+    if jax is not None:
+        print(f"  jax.jit(jax.grad(lax.scan ...))               {fmt(medians['jax'])}   "
+              f"{medians['jax'] / medians['eagle']:.2f}x")
+
+
 def main(smoke: bool = False) -> None:
     n = 64 if smoke else 4096
     lengths = (4, 16) if smoke else (16, 256, 1024)
@@ -107,6 +155,7 @@ def main(smoke: bool = False) -> None:
             ratio = medians[key] / medians["scan"]
             print(f"{turns:>6} {label:<26} {'' if count is None else count:>6} "
                   f"{'' if build is None else fmt(build):>13} {fmt(medians[key]):>10} {ratio:>7.2f}x")
+    gradients(jax, lengths[-1] if smoke else 256, n, repeat)
 
 
 if __name__ == "__main__":
