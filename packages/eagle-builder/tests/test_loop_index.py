@@ -427,3 +427,34 @@ def test_a_python_loop_that_tests_its_variable_stays_a_python_loop():
     g = first_turn(X.copy(), XS.copy())
     assert "device_loop" not in kinds(g)
     np.testing.assert_allclose(g(), want, rtol=1e-15)
+
+
+@eagle.Graph.builder
+def capped_indexed(x, flag, xs):
+    g = eagle.Graph()
+    for i in range(6):
+        if not flag:
+            break
+        x = add_index(x, i)
+        x = step(x, xs[i])
+        count_over(x, 4.0, flag)
+    g.result = x
+    return g
+
+
+def test_a_capped_loop_reads_its_index_and_rows():
+    want, flag = X.copy(), 1
+    for i in range(6):
+        if not flag:
+            break
+        want = step.reference(want * 0.5 + i, XS[i])
+        flag = int((want > 4.0).sum())
+    g = capped_indexed(X.copy(), cell(1), XS.copy())
+    np.testing.assert_array_equal(g(), want)
+    check(g, 1)
+
+
+def test_a_capped_loop_past_the_rows_is_refused():
+    says = r"capped_indexed:8: the device loop at capped_indexed:4 runs up to 6 turns and reads rows"
+    with pytest.raises(IndexError, match=says + r" of an array of 4 rows"):
+        capped_indexed(X.copy(), cell(1), XS[:4].copy())

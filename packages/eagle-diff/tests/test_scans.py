@@ -102,3 +102,28 @@ def test_a_scan_over_a_cell_count_differentiates_the_rows_it_read(numeric_gradie
                             {"xs": XS.copy()}, "xs")
     close(got, want)
     assert not got[3:].any()  # rows no turn read
+
+
+@eagle.Graph.builder
+def capped(y, flag, xs, record=False):
+    g = eagle.Graph(record=record)
+    for i in range(4):
+        if not flag:
+            break
+        y = turn(y, i)
+        y = step(y, xs[i])
+    g.result = square(y)
+    return g
+
+
+def test_a_capped_loop_reading_its_index_and_rows(numeric_gradient):
+    g = capped(Y.copy(), cell(1), XS.copy(), record=True)
+    g()
+    got = eagle.diff.reverse(g.record, {"result": np.ones(4)}, wrt=("y", "xs"))
+
+    def loss(a):
+        return float(capped(a["y"], cell(1), a["xs"])().sum())
+
+    arrays = {"y": Y.copy(), "xs": XS.copy()}
+    close(got["y"], numeric_gradient(loss, arrays, "y"))
+    close(got["xs"], numeric_gradient(loss, arrays, "xs"))

@@ -129,7 +129,7 @@ class _Loop:
     guards: list[tuple[Body, tuple]] = field(default_factory=list)  # (guarded rest, the state it began in)
     state: tuple = ()  # (get, put, names) of the loop body's names
     rows: int | None = None  # the fewest rows of the stacked arrays the body moves rows of
-    turns: int | None = None  # a scan's trip count, a Python number
+    turns: int | None = None  # the most turns, when a Python number (a scan's count, a cap)
     body: Body | None = None  # a device loop's body
     hoisted: int = 0  # how many steps at the start of the body were put there by hoist
 
@@ -399,7 +399,8 @@ class Recorder(extend.Recording):
 
     def capped(self, n: Any, stop: Callable[[], Any], body: Callable[[Any], Any], get: Callable[[], tuple],
                put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-               targets: tuple[str, ...] = (), containers: Containers = (), scope: Scope = dict) -> Any:
+               targets: tuple[str, ...] = (), indexed: bool = False, containers: Containers = (),
+               scope: Scope = dict) -> Any:
         first = stop()
         if not _device(first):
             return self.python_loop(_until(stop, first, range(n), self, line), body, line)
@@ -409,7 +410,7 @@ class Recorder(extend.Recording):
         # the loop goes on while the break condition is false
         cell, want = (first.cell, 1) if isinstance(first, NotCell) else (first, 0)
         state = self.carried(get, put, names, containers, scope, line, "loop")
-        return self.device_loop(cell, want, "while", int(n), body, *state, line, targets)
+        return self.device_loop(cell, want, "while", int(n), body, *state, line, targets, indexed, int(n))
 
     def for_range(self, args: tuple[Any, ...], body: Callable[[Any], Any], get: Callable[[], tuple],
                   put: Callable[[tuple], None], names: tuple[str, ...], line: int,
@@ -653,9 +654,10 @@ class Recorder(extend.Recording):
                              f"{what} rows of is not contiguous: pass np.ascontiguousarray of it")
         rows = int(table.shape[0])
         if index.loop.turns is not None and rows < index.loop.turns:
+            turns = index.loop.turns
             raise IndexError(f"eagle.Graph.builder: {self.where(line)}: the device loop at {index.where} "
-                             f"runs {index.loop.turns} turns and {what} rows of an array of {rows} rows: "
-                             f"loop over range({rows}), or pass an array of {index.loop.turns} rows")
+                             f"runs up to {turns} turns and {what} rows of an array of {rows} rows: "
+                             f"loop over range({rows}), or pass an array of {turns} rows")
         index.loop.rows = rows if index.loop.rows is None else min(index.loop.rows, rows)
 
     def set_cell(self, cell: np.ndarray, value: int) -> None:
@@ -679,8 +681,8 @@ class Recorder(extend.Recording):
                     scope: Scope, line: int, targets: tuple[str, ...] = (), indexed: bool = False,
                     turns: int | None = None) -> None:
         """A device loop: the body recorded once, run while ``(cell != 0) == want`` (or ``cell`` times).
-        An ``indexed`` counted loop gives the body its turn in a one-cell int32 array, set to 0
-        before the loop and advanced at the end of every turn."""
+        An ``indexed`` loop (counted or capped) gives the body its turn in a one-cell int32 array,
+        set to 0 before the loop and advanced at the end of every turn."""
         start = get()
         before = self.loop_entry(names, start, scope())
         put(before)

@@ -344,15 +344,17 @@ class _Rewriter:
         capped = (range_args is not None and len(range_args) == 1 and isinstance(first, ast.If)
                   and not first.orelse and len(first.body) == 1 and isinstance(first.body[0], ast.Break)
                   and not targets & {n.id for n in ast.walk(first.test) if isinstance(n, ast.Name)})
+        rows = _Rows(stmt.target.id, self.line_shift) if isinstance(stmt.target, ast.Name) else None
         if capped:
             stop = _def(f"{_PREFIX}stop_{k}", [], [ast.Return(_condition(first.test, self.line(first)))], [])
+            if rows:
+                stmt.body[1:] = [rows.visit(s) for s in stmt.body[1:]]
             body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body[1:]], state, (item,))
             call = _call("capped", range_args[0], ast.Name(stop.name, ast.Load()),
                          ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
-            call.keywords = [_targets(stmt)]
+            call.keywords = [_targets(stmt), ast.keyword("indexed", ast.Constant(bool(rows and rows.read)))]
             return [stop, body], call
         if range_args is not None:
-            rows = _Rows(stmt.target.id, self.line_shift) if isinstance(stmt.target, ast.Name) else None
             if rows:  # in place: the constructs around this one see the row moves, not item assignments
                 stmt.body = [rows.visit(s) for s in stmt.body]
             body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
