@@ -183,6 +183,7 @@ class Capped:
     exit: tuple[str, str, str, str] | None  # ("break" | "continue", done cell, src, lim)
     tail: list[Any]
     guard: Guard | None  # writes `flag` at the end of the head
+    index: str = "_"  # the loop variable: the turn, which the head may read
 
 
 @dataclass
@@ -390,12 +391,16 @@ def _counted(draw: Any, program: Program, scope: _Scope, depth: int) -> Counted:
     index = f"i{depth}"
     body = _block(draw, program, scope.child(), depth - 1, True, 2)
     if draw(st.booleans()):
-        target = draw(st.sampled_from(scope.rebindable))
-        program.reads([target])
-        program.rebound.add(target)
-        call = IndexCall(target, index, draw(st.sampled_from([0, 1, -2])))
-        body.insert(draw(st.integers(0, len(body))), call)
+        _read_index(draw, program, scope, body, index)
     return Counted("cnt", body, index)
+
+
+def _read_index(draw: Any, program: Program, scope: _Scope, body: list[Any], index: str) -> None:
+    """``v = turn(v, index + k)`` somewhere in a device loop's body (it rebinds a name from outside)."""
+    target = draw(st.sampled_from(scope.rebindable))
+    program.reads([target])
+    program.rebound.add(target)
+    body.insert(draw(st.integers(0, len(body))), IndexCall(target, index, draw(st.sampled_from([0, 1, -2]))))
 
 
 def _scan(draw: Any, program: Program, scope: _Scope) -> Scan:
@@ -425,7 +430,11 @@ def _capped(draw: Any, program: Program, scope: _Scope, depth: int) -> Capped:
         src, lim = draw(st.sampled_from(scope.rebindable)), draw(st.sampled_from(["0.0", "2.5"]))
         leave = (how, f"dn{k}", src, lim)
     tail = _block(draw, program, scope.child(), depth - 1, True, 2) if draw(st.booleans()) else []
-    return Capped(draw(st.integers(0, 4)), flag, head, leave, tail, guard)
+    index = "_"
+    if draw(st.booleans()):
+        index = f"q{k}"
+        _read_index(draw, program, scope, head, index)
+    return Capped(draw(st.integers(0, 4)), flag, head, leave, tail, guard, index)
 
 
 def _fork(draw: Any, program: Program, scope: _Scope, depth: int) -> Fork:
@@ -587,7 +596,7 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             out.append(f"{pad}for t in range({turns}):")
             _lines([s.call], face, level + 1, out)
         elif isinstance(s, Capped):
-            out.append(f"{pad}for _ in range({s.turns}):")
+            out.append(f"{pad}for {s.index} in range({s.turns}):")
             out.append(f"{pad}    if {_cond(s.flag, face, negate=True)}: break")
             _lines(s.head, face, level + 1, out)
             if s.guard is not None:
