@@ -1,14 +1,15 @@
 """The index of a counted (or capped) device loop, as its body sees it, and the rows it moves.
 
 ``for i in range(cell):`` (or ``for t in range(T):`` over the rows of a
-stacked array, or a capped loop's ``for i in range(N):``) gives the body a :class:`LoopIndex`: a one-cell int32 array
-the loop sets to the turn on the device, which a kernel reads as a one-cell
-plane (``i: Int32``).  ``i + 1``, ``2 * i``, ``n - i`` with Python ints are
-recorded as cell nodes at the start of the loop body (the index holds still
-through a turn), computed every turn; ``xs[i]`` records a move of row ``i``
-into a plane of the body's own, and ``ys[i] = v`` a move of ``v`` into that
-row.  Any use that needs a Python value while recording (a
-test, ``int(i)``, a NumPy index) is refused, naming what to write instead.
+stacked array, or a capped loop's ``for i in range(N):``) gives the body a
+:class:`LoopIndex`: a one-cell int32 array the loop sets to the turn on the
+device, which a kernel reads as a one-cell plane (``i: Int32``).  ``i + 1``,
+``2 * i``, ``n - i`` with Python ints are recorded as cell nodes at the start
+of the loop body (the index holds still through a turn), computed every
+turn; ``xs[i]`` records a move of row ``i`` into a plane of the body's own,
+and ``ys[i] = v`` a move of ``v`` into that row.  Any use that needs a Python
+value while recording (a test, ``int(i)``, a NumPy index) is refused, naming
+what to write instead.
 """
 
 from __future__ import annotations
