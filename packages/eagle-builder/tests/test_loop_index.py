@@ -169,6 +169,8 @@ def test_the_same_bits_fused_or_not_and_on_any_thread_count(monkeypatch):
     ("float", r"`i \* float` with the index of the device loop at uses:4: the builder computes with it and "
               r"Python ints only"),
     ("after", r"`i \+ k` on the index of the device loop at uses:4 outside that loop"),
+    ("passed after", r"add_index: parameter 'i' is passed the index of the device loop at uses:4 outside "
+                     r"that loop"),
 ])
 def test_what_needs_a_python_value_is_refused(use, says):
     @hawk.kernel
@@ -196,10 +198,12 @@ def test_what_needs_a_python_value_is_refused(use, says):
                 x = add_index(x, 1 if i else 0)
             elif use == "float":
                 x = add_index(x, i * 1.5)
-            else:
+            else:  # after, passed after
                 keep(i)  # a helper's dict, which the builder does not carry
         if use == "after":
             x = add_index(x, box["i"] + 1)
+        elif use == "passed after":
+            x = add_index(x, box["i"])
         g.result = x
         return g
 

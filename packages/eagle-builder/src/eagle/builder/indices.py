@@ -105,6 +105,10 @@ def kernel_arguments(kernel: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
                                 f"the device loop at {arg.where} has no value while recording (the turns are "
                                 "counted on the device): annotate the parameter Int32, a one-cell plane the "
                                 "kernel reads at every turn")
+            if not arg.recorder.inside(arg.loop):
+                raise TypeError(f"{kernel.__name__}: parameter {name!r} is passed the index of the device "
+                                f"loop at {arg.where} outside that loop: it counts that loop's turns only; "
+                                "call the kernel inside the loop body")
             arg = arg.cell
         out.append(arg)
     return tuple(out)
