@@ -69,6 +69,15 @@ def settle(v: Scalar, lim: Param) -> Scalar:
     return v
 '''
 
+# what a counted loop's body does with its index (a one-cell int32 plane in the builder)
+INDEXED = '''
+from hawk import Int32
+
+@hawk.kernel
+def turn(s: Scalar, i: Int32) -> Scalar:
+    return s * 0.5 + hm.float64(i) * 0.25
+'''
+
 CONSTANTS = ("0.5", "1.25", "-0.75", "2.0", "0.125", "-1.5")
 
 
@@ -208,7 +217,7 @@ def make_pool(number: int, size: int = 8) -> Pool:
     body = "\n".join(_kernel_source(rng, s) for s in specs)
     header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Table, UInt32\n"
               "from hawk import math as hm\n")
-    return Pool(number, specs, header + GUARDS + HELPERS + "\n" + body)
+    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + "\n" + body)
 
 
 _LOADED: dict[tuple[int, str], ModuleType] = {}
@@ -276,12 +285,27 @@ class Capped:
     exit: tuple[str, str, str, str] | None  # ("break" | "continue", done cell, src, lim)
     tail: list[Any]
     guard: Guard | None  # writes `flag` at the end of the head
+    index: str = "_"  # the loop variable: the turn, which the head may read
 
 
 @dataclass
 class Counted:
     cell: str
     body: list[Any]
+    index: str = "i"  # the loop variable, its own name in each loop of a nest
+
+
+@dataclass
+class IndexCall:
+    target: str  # target = turn(target, index + offset): a counted loop's body reads its index
+    index: str
+    offset: int
+
+
+@dataclass
+class Scan:
+    turns: str  # a Python number, or the cell `cnt` (the loop then stops at the last row of xs)
+    call: Call  # reads xs[t]: one device loop over the rows of xs
 
 
 @dataclass
@@ -417,6 +441,7 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         kinds += ["accumulate"]
     if not device:  # the top level (a fork's branches only assign)
         kinds += ["total"]
+    kinds += ["scan"]
     if depth > 0:
         kinds += ["if", "match", "counted"]
         if program.loops < LOOP_CELLS:
@@ -455,10 +480,41 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         return Match("sel", {k: _block(draw, program, inner.child(), depth - 1, True, 2) for k in keys},
                      _block(draw, program, inner.child(), depth - 1, True, 2))
     if kind == "counted":
-        return Counted("cnt", _block(draw, program, inner.child(), depth - 1, True, 2))
+        return _counted(draw, program, inner, depth)
+    if kind == "scan":
+        return _scan(draw, program, scope)
     if kind == "capped":
         return _capped(draw, program, inner, depth)
     return _fork(draw, program, scope, depth)
+
+
+def _counted(draw: Any, program: Program, scope: _Scope, depth: int) -> Counted:
+    """``for i<depth> in range(cnt)``, whose body may read its index (``turn(v, i + k)``)."""
+    index = f"i{depth}"
+    body = _block(draw, program, scope.child(), depth - 1, True, 2)
+    if draw(st.booleans()):
+        _read_index(draw, program, scope, body, index)
+    return Counted("cnt", body, index)
+
+
+def _read_index(draw: Any, program: Program, scope: _Scope, body: list[Any], index: str) -> None:
+    """``v = turn(v, index + k)`` somewhere in a device loop's body (it rebinds a name from outside)."""
+    target = draw(st.sampled_from(scope.rebindable))
+    program.reads([target])
+    program.rebound.add(target)
+    body.insert(draw(st.integers(0, len(body))), IndexCall(target, index, draw(st.sampled_from([0, 1, -2]))))
+
+
+def _scan(draw: Any, program: Program, scope: _Scope) -> Scan:
+    """``for t in range(T): v = k(..., xs[t], ...)``: one device loop over the rows of ``xs``."""
+    target = draw(st.sampled_from(scope.rebindable))
+    kernel = draw(st.sampled_from(_kernels(program)))
+    args = [draw(st.sampled_from([*scope.readable, "xs[t]"])) for _ in range(kernel.planes)]
+    args[draw(st.integers(0, kernel.planes - 1))] = "xs[t]"
+    program.reads(args)
+    program.rebound.add(target)
+    param = draw(st.sampled_from(["scale", *CONSTANTS[:3]])) if kernel.param else None
+    return Scan(draw(st.sampled_from(["0", "1", "2", "cnt"])), Call(target, kernel, args, param))
 
 
 def _capped(draw: Any, program: Program, scope: _Scope, depth: int) -> Capped:
@@ -476,7 +532,11 @@ def _capped(draw: Any, program: Program, scope: _Scope, depth: int) -> Capped:
         src, lim = draw(st.sampled_from(scope.rebindable)), draw(st.sampled_from(["0.0", "2.5"]))
         leave = (how, f"dn{k}", src, lim)
     tail = _block(draw, program, scope.child(), depth - 1, True, 2) if draw(st.booleans()) else []
-    return Capped(draw(st.integers(0, 4)), flag, head, leave, tail, guard)
+    index = "_"
+    if draw(st.booleans()):
+        index = f"q{k}"
+        _read_index(draw, program, scope, head, index)
+    return Capped(draw(st.integers(0, 4)), flag, head, leave, tail, guard, index)
 
 
 def _fork(draw: Any, program: Program, scope: _Scope, depth: int) -> Fork:
@@ -627,10 +687,18 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             _lines(s.default, face, level + 2, out)
         elif isinstance(s, Counted):
             count = s.cell if face == "builder" else f"int({s.cell}[0])"
-            out.append(f"{pad}for i in range({count}):")
+            out.append(f"{pad}for {s.index} in range({count}):")
             _lines(s.body, face, level + 1, out)
+        elif isinstance(s, IndexCall):
+            at = f"{s.index} + {s.offset}" if s.offset else s.index
+            index = at if face == "builder" else f"np.array([{at}], np.int32)"
+            out.append(f"{pad}{s.target} = {_kernel_call('turn', [s.target, index], face)}")
+        elif isinstance(s, Scan):
+            turns = s.turns if face == "builder" or s.turns != "cnt" else "min(int(cnt[0]), len(xs))"
+            out.append(f"{pad}for t in range({turns}):")
+            _lines([s.call], face, level + 1, out)
         elif isinstance(s, Capped):
-            out.append(f"{pad}for _ in range({s.turns}):")
+            out.append(f"{pad}for {s.index} in range({s.turns}):")
             out.append(f"{pad}    if {_cond(s.flag, face, negate=True)}: break")
             _lines(s.head, face, level + 1, out)
             if s.guard is not None:

@@ -7,6 +7,7 @@ reads from it which bodies may run again (a loop's).  The forms:
 - :class:`KernelFlow`: a kernel launch, ``bound`` (a ``BoundPlan``); a kernel language that
   derives kernels (hawk) reverses it, anything else is a leaf.
 - :class:`CopyFlow`: ``dst[...] = src``.  :class:`ReduceFlow`: ``out[0] = op(x)``.
+- :class:`RowFlow`: a row of ``table`` moved out to ``row`` (or in, ``put``) at ``index[0]``.
 - :class:`ChoiceFlow`: runs one of ``arms`` by its one-cell ``cell``: with ``keys`` None an if
   (arms: then, else), else a switch (an arm per key, then the default).
 - :class:`LoopFlow`: repeats ``body``: ``kind`` ``"while"`` (cell read before each turn),
@@ -85,6 +86,24 @@ class ReduceFlow:
 
 
 @dataclass(frozen=True)
+class RowFlow:
+    """``row[...] = table[index[0]]``, or ``table[index[0]] = row`` when ``put``: a row moved at a
+    counted loop's index (``index`` a one-cell int32 array).
+
+    >>> from eagle.extend import RowMove
+    >>> from eagle.graph import Node
+    >>> table, index, row = np.zeros((3, 2)), np.zeros(1, np.int32), np.zeros(2)
+    >>> Node("row_move", RowMove(table, index, row, put=True)).flow().put
+    True
+    """
+
+    table: Any
+    index: Any
+    row: Any
+    put: bool
+
+
+@dataclass(frozen=True)
 class ChoiceFlow:
     """Run one of ``arms`` by ``cell[0]``: an if (``keys`` None: then, else) or a switch.
 
@@ -140,4 +159,4 @@ class NoFlow:
     """
 
 
-Flow = LeafFlow | KernelFlow | CopyFlow | ReduceFlow | ChoiceFlow | LoopFlow | InnerFlow | NoFlow
+Flow = LeafFlow | KernelFlow | CopyFlow | ReduceFlow | RowFlow | ChoiceFlow | LoopFlow | InnerFlow | NoFlow

@@ -427,7 +427,7 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
         what replaces array ``a``, ``swap.body(b)`` rebuilds a body it holds.  ``Graph.bind`` (the
         builder) and eagle.diff use it; without it a node touching a swapped array is refused.
     :param flow: payload -> what it does to the data: ``LeafFlow()`` (the default: reversed by
-        ``vjp``), ``CopyFlow``, ``ReduceFlow``, ``ChoiceFlow(cell, keys, arms)``,
+        ``vjp``), ``CopyFlow``, ``ReduceFlow``, ``RowFlow``, ``ChoiceFlow(cell, keys, arms)``,
         ``LoopFlow(cell, kind, cap, body)``, ``InnerFlow(node)``, ``NoFlow()``: eagle.diff
         reverses each form, so a kind holding bodies is differentiated through them.
     :param samples: payload -> how many samples a node spans (default: the payload's

@@ -10,7 +10,8 @@ What it holds, by use:
   :func:`register_node_kind`, the payloads of the built-in kinds
   (:class:`Copy`, :class:`Opaque`, :class:`Reduce`, :class:`Conditional`) and
   the device constructs (:class:`Body`, :class:`Fork`, :class:`DeviceIf`,
-  :class:`DeviceSwitch`, :class:`DeviceLoop`, :class:`SignalAfter`, :class:`Wait`).
+  :class:`DeviceSwitch`, :class:`DeviceLoop`, :class:`SignalAfter`, :class:`Wait`), and the
+  counted loop's index cells and row moves (:class:`CellAffine`, :class:`RowMove`).
 - **The recording protocol**: one channel, a :class:`Recording` made active
   with :func:`recording`; ``eagle.Graph()``, the node functions and hawk
   kernel calls all report to :func:`active`.
@@ -52,6 +53,7 @@ from typing import Any
 
 from eagle import _nvrtc as nvrtc
 from eagle._arrays import is_array, is_guard_cell
+from eagle._cells import CellAffine, RowMove
 from eagle._core import BLOCK, CoreError, ffi, lib, num_threads, set_num_threads
 from eagle._cuda import (
     contiguous,
@@ -75,6 +77,7 @@ from eagle._flows import (
     LoopFlow,
     NoFlow,
     ReduceFlow,
+    RowFlow,
 )
 from eagle._fusion import current as current_fusion
 from eagle._gpu_program import GpuProgram
@@ -103,7 +106,7 @@ from eagle._target import Target
 from eagle._trees import flatten, unflatten
 from eagle._views import candidate_pairs, overlap, view_of
 
-API_VERSION = (1, 1)
+API_VERSION = (1, 2)
 
 
 @dataclass(frozen=True)
@@ -239,6 +242,7 @@ __all__ = [
     "ROLES",
     "Body",
     "BoxPicture",
+    "CellAffine",
     "ChoiceFlow",
     "Conditional",
     "Copy",
@@ -273,6 +277,8 @@ __all__ = [
     "Recording",
     "Reduce",
     "ReduceFlow",
+    "RowFlow",
+    "RowMove",
     "SiblingRace",
     "SignalAfter",
     "Stage",

@@ -9,6 +9,7 @@ from eagle._flows import LeafFlow as LeafFlow
 from eagle._flows import LoopFlow as LoopFlow
 from eagle._flows import NoFlow as NoFlow
 from eagle._flows import ReduceFlow as ReduceFlow
+from eagle._flows import RowFlow as RowFlow
 from eagle._fused_runs import FusedRun as FusedRun
 from eagle._graph import Graph as Graph
 from eagle._kinds import GpuItems as GpuItems
@@ -53,6 +54,7 @@ __all__ = [
            "Node",
            "NodeKind",
            "ReduceFlow",
+           "RowFlow",
            "SkipGuard",
            "Swap",
            "capture_stream",

@@ -48,6 +48,27 @@ def builder(fn: Callable[..., Any]) -> Builder:
     >>> g = count_up(np.array([0.0, 1.5]), flag)   # records and builds; nothing runs
     >>> g()                                         # one replay, the whole loop inside it
     array([3. , 4.5])
+
+    A counted loop's index is a one-cell int32 plane its body's kernels read
+    (``i + 1``, ``2 * i`` are computed on the device too), and a loop over the
+    rows of a stacked array is one device loop that moves row ``t`` in (and a
+    result row out) at every turn, whatever the count:
+
+    >>> @hawk.kernel
+    ... def step(y: Scalar, x: Scalar, i: hawk.Int32) -> Scalar:
+    ...     return 0.5 * y + x * hawk.math.float64(i)
+    >>> @eagle.Graph.builder
+    ... def scan(y, xs, ys):
+    ...     g = eagle.Graph()
+    ...     for t in range(xs.shape[0]):    # one loop of 3 turns, not 3 copies of its body
+    ...         y = step(y, xs[t], t + 1)   # row t of xs; the turn + 1
+    ...         ys[t] = y                   # stacked into row t of ys
+    ...     g.result = ys
+    ...     return g
+    >>> scan(np.zeros(2), np.ones((3, 2)), np.zeros((3, 2)))()
+    array([[1.  , 1.  ],
+           [2.5 , 2.5 ],
+           [4.25, 4.25]])
     """
     return Builder(fn)
 

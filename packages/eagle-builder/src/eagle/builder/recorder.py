@@ -15,6 +15,7 @@ refreshed from the argument at the start of every launch.
 from __future__ import annotations
 
 import contextlib
+import operator
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,8 +26,10 @@ import numpy as np
 from eagle import extend
 from eagle.builder import substitute
 from eagle.builder.handles import Branch, Parallel
+from eagle.builder.indices import LoopIndex, kernel_arguments
 from eagle.extend import (
     Body,
+    CellAffine,
     Copy,
     DeviceIf,
     DeviceLoop,
@@ -34,15 +37,18 @@ from eagle.extend import (
     Fork,
     Graph,
     Node,
+    RowMove,
     SiblingRace,
     SignalAfter,
     Wait,
+    contiguous,
     device_copy_like,
     device_of,
     empty_like_device,
     flatten,
     is_array,
     on_device,
+    overlap,
     refuse_sibling_races,
     zeros_like_device,
 )
@@ -122,6 +128,10 @@ class _Loop:
     skip: np.ndarray | None = None  # set by break and continue: skip the rest of this turn
     guards: list[tuple[Body, tuple]] = field(default_factory=list)  # (guarded rest, the state it began in)
     state: tuple = ()  # (get, put, names) of the loop body's names
+    rows: int | None = None  # the fewest rows of the stacked arrays the body moves rows of
+    turns: int | None = None  # the most turns, when a Python number (a scan's count, a cap)
+    body: Body | None = None  # a device loop's body
+    hoisted: int = 0  # how many steps at the start of the body were put there by hoist
 
 
 @dataclass(frozen=True)
@@ -133,7 +143,9 @@ class _DeviceBody:
     frame: int  # how many builders and blocks were running: the function that wrote the construct
 
 
-Containers = Sequence[tuple[str, Callable[[], Any]]]  # (name, getter) of what a construct assigns items of
+# (name, getter, only at a for's variable) of what a construct assigns items of
+Containers = Sequence[tuple[str, Callable[[], Any], bool]]
+Stacked = Sequence[tuple[str, Callable[[], Any]]]  # (name, getter) of what a loop indexes at its variable
 Scope = Callable[[], dict[str, Any]]  # the running function's own names and their values
 
 def active() -> Recorder | None:
@@ -263,6 +275,7 @@ class Recorder(extend.Recording):
         for arg in args:
             if isinstance(arg, OneArm):
                 raise NameError(f"{kernel.__name__}: {arg.message}")
+        args = kernel_arguments(kernel, args)
         bound = kernel.plan(*args, buffer=None if buffer is True else buffer)
         node = self.append(Node("plan", bound), kernel.__name__)
         home = self.innermost_device_body() if buffer is None or buffer is True else None
@@ -386,7 +399,8 @@ class Recorder(extend.Recording):
 
     def capped(self, n: Any, stop: Callable[[], Any], body: Callable[[Any], Any], get: Callable[[], tuple],
                put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-               targets: tuple[str, ...] = (), containers: Containers = (), scope: Scope = dict) -> Any:
+               targets: tuple[str, ...] = (), indexed: bool = False, containers: Containers = (),
+               scope: Scope = dict) -> Any:
         first = stop()
         if not _device(first):
             return self.python_loop(_until(stop, first, range(n), self, line), body, line)
@@ -396,18 +410,33 @@ class Recorder(extend.Recording):
         # the loop goes on while the break condition is false
         cell, want = (first.cell, 1) if isinstance(first, NotCell) else (first, 0)
         state = self.carried(get, put, names, containers, scope, line, "loop")
-        return self.device_loop(cell, want, "while", int(n), body, *state, line, targets)
+        return self.device_loop(cell, want, "while", int(n), body, *state, line, targets, indexed, int(n))
 
     def for_range(self, args: tuple[Any, ...], body: Callable[[Any], Any], get: Callable[[], tuple],
                   put: Callable[[tuple], None], names: tuple[str, ...], line: int,
-                  targets: tuple[str, ...] = (), containers: Containers = (), scope: Scope = dict) -> Any:
+                  targets: tuple[str, ...] = (), indexed: bool = False, stacked: Stacked = (),
+                  containers: Containers = (), scope: Scope = dict) -> Any:
+        """``for i in range(...)``: a counted device loop over a cell, or over a Python number when
+        the body reads or writes ``xs[i]`` of a stacked array (a scan, one loop); else Python's."""
         if any(_device(a) or is_array(a) for a in args):
             if len(args) != 1 or not is_cell(args[0]):
                 raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a counted device loop is "
                                 "for i in range(cell), with one one-cell uint32 argument")
             state = self.carried(get, put, names, containers, scope, line, "loop")
-            return self.device_loop(args[0], 1, "count", -1, body, *state, line, targets)
-        return self.python_loop(range(*args), body, line)
+            return self.device_loop(args[0], 1, "count", -1, body, *state, line, targets, indexed)
+        rows = _stacked_rows(stacked)
+        if not rows or len(args) != 1:
+            return self.python_loop(range(*args), body, line)
+        turns = operator.index(args[0])
+        short = {name: n for name, n in rows.items() if n < turns}
+        if short:
+            shown = ", ".join(f"{name} has {n}" for name, n in short.items())
+            raise IndexError(f"eagle.Graph.builder: {self.where(line)}: for {targets[0]} in range({turns}) "
+                             f"reads or writes rows {targets[0]} of stacked arrays, and {shown}: loop over "
+                             f"range({min(short.values())}), or pass arrays of {turns} rows")
+        state = self.carried(get, put, names, containers, scope, line, "loop")
+        return self.device_loop(self.constant(max(turns, 0)), 1, "count", -1, body, *state, line, targets,
+                                True, turns)
 
     def for_(self, iterable: Any, body: Callable[[Any], Any], get: Callable[[], tuple],
              put: Callable[[tuple], None], names: tuple[str, ...], line: int) -> Any:
@@ -422,10 +451,12 @@ class Recorder(extend.Recording):
         """A device construct's state with the items of the dicts and lists it assigns
         (``s["v"] = ...``): each item is carried as a name is, restored between arms, merged after."""
         held: list[tuple[str, Any, list[Any]]] = []  # (name, container, its keys now)
-        for name, read in containers:
+        for name, read, rows in containers:
             try:
                 container = read()
             except NameError:  # bound inside the construct: a name the merge refuses or carries
+                continue
+            if rows and is_array(container):  # `ys[t] = v`: a row move at a device loop's index
                 continue
             if any(container is c for _, c, _ in held):
                 continue
@@ -544,6 +575,91 @@ class Recorder(extend.Recording):
             self.constants[value] = host if device is None else device_copy_like(device, host)
         return self.constants[value]
 
+    def new_index_cell(self) -> Any:
+        """A one-cell int32 array beside the builder's arguments, for a loop index."""
+        device = self.device_argument()
+        return np.zeros(1, np.int32) if device is None else zeros_like_device(device, (1,), np.int32)
+
+    def hoist(self, loop: _Loop, node: Node) -> None:
+        """``node`` at the start of ``loop``'s body, after those put there before: a value of the
+        loop index, which holds still through a turn, computed before anything that reads it (so
+        it cuts no run of kernels the build would fuse)."""
+        loop.body.steps.insert(loop.hoisted, node)
+        loop.hoisted += 1
+
+    def hoist_takes(self, loop: _Loop) -> None:
+        """Row moves out of arrays the loop body never writes, to the start of the body: the
+        same rows, and the body's kernels in one run the build can fuse."""
+        steps = loop.body.steps
+        written = [a for node in loop.body.nodes() for _, a, role in node.planes() if role != "read"]
+        for k in range(loop.hoisted, len(steps)):
+            step = steps[k]
+            if isinstance(step, Node) and step.kind == "row_move" and not step.payload.put \
+                    and not any(overlap(a, step.payload.table) for a in written):
+                del steps[k]
+                self.hoist(loop, step)
+
+    def inside(self, loop: _Loop) -> bool:
+        return any(entry is loop for entry in self.loops)
+
+    def row(self, table: Any, index: Any, line: int) -> Any:
+        """``table[index]`` in a builder: with a device loop's index, row ``index`` of a stacked
+        array moved into a plane of the loop body's own at every turn; else Python's indexing."""
+        if not isinstance(index, LoopIndex):
+            return table[index]
+        self.check_rows(table, index, line, "reads")
+        row = self.make_here(_like_row(table))
+        self.append(Node("row_move", RowMove(table, index.cell, row, put=False)), "row")
+        self.fresh[id(row)] = row
+        self.producer[id(row)] = self.stack[-1].steps[-1]
+        return row
+
+    def put_row(self, table: Any, index: Any, value: Any, line: int) -> None:
+        """``table[index] = value`` in a builder: with a device loop's index, ``value`` moved into
+        row ``index`` of a stacked array at every turn; else Python's item assignment."""
+        if not isinstance(index, LoopIndex):
+            if is_array(table):
+                self.mutates(line, "<array>[...] = ...")
+            table[index] = value
+            return
+        self.check_rows(table, index, line, "writes")
+        if isinstance(value, OneArm):
+            raise NameError(f"eagle.Graph.builder: {self.where(line)}: {value.message}")
+        if not is_array(value) or tuple(value.shape) != tuple(table.shape[1:]) or value.dtype != table.dtype:
+            got = f"{value.dtype} array of shape {tuple(value.shape)}" if is_array(value) else \
+                type(value).__name__
+            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a row of the {table.dtype} array of "
+                            f"shape {tuple(table.shape)} is a {table.dtype} plane of shape "
+                            f"{tuple(table.shape[1:])}; got a {got}: compute the row with a kernel")
+        self.append(Node("row_move", RowMove(table, index.cell, value, put=True)), "row")
+        self.producer[id(table)] = self.stack[-1].steps[-1]
+
+    def check_rows(self, table: Any, index: LoopIndex, line: int, what: str) -> None:
+        """A row move takes the index of a device loop being recorded, itself, on a contiguous
+        stacked array; the loop then runs no more turns than the array has rows."""
+        if not index.is_turn:
+            raise IndexError(f"eagle.Graph.builder: {self.where(line)}: a device loop {what} rows of a "
+                             "stacked array at its own index only (xs[i]), not at one computed from it: "
+                             "shift the array instead (xs[1:] for xs[i + 1]), or pass the index to a kernel")
+        if not self.inside(index.loop):
+            raise IndexError(f"eagle.Graph.builder: {self.where(line)}: the index of the device loop at "
+                             f"{index.where} is used outside that loop")
+        if not is_array(table) or table.ndim < 2:
+            shape = f"an array of shape {tuple(table.shape)}" if is_array(table) else type(table).__name__
+            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a device loop {what} rows of a "
+                            f"stacked array (shape (T, n) or (T, k, n)) at its index; got {shape}: stack the "
+                            "rows with np.stack, or pass the index to a kernel")
+        if not contiguous(table):
+            raise ValueError(f"eagle.Graph.builder: {self.where(line)}: the stacked array a device loop "
+                             f"{what} rows of is not contiguous: pass np.ascontiguousarray of it")
+        rows = int(table.shape[0])
+        if index.loop.turns is not None and rows < index.loop.turns:
+            turns = index.loop.turns
+            raise IndexError(f"eagle.Graph.builder: {self.where(line)}: the device loop at {index.where} "
+                             f"runs up to {turns} turns and {what} rows of an array of {rows} rows: "
+                             f"loop over range({rows}), or pass an array of {turns} rows")
+        index.loop.rows = rows if index.loop.rows is None else min(index.loop.rows, rows)
+
     def set_cell(self, cell: np.ndarray, value: int) -> None:
         """``cell = value`` at every replay: a copy of a constant cell (an eagle-graph node)."""
         self.append(Node("copy", Copy(self.constant(value), cell)), "set_cell")
@@ -562,17 +678,25 @@ class Recorder(extend.Recording):
 
     def device_loop(self, cell: np.ndarray, want: int, kind: str, cap: int, body_fn: Callable[[Any], Any],
                     get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],
-                    scope: Scope, line: int, targets: tuple[str, ...] = ()) -> None:
-        """A device loop: the body recorded once, run while ``(cell != 0) == want`` (or ``cell`` times)."""
+                    scope: Scope, line: int, targets: tuple[str, ...] = (), indexed: bool = False,
+                    turns: int | None = None) -> None:
+        """A device loop: the body recorded once, run while ``(cell != 0) == want`` (or ``cell`` times).
+        An ``indexed`` loop (counted or capped) gives the body its turn in a one-cell int32 array,
+        set to 0 before the loop and advanced at the end of every turn."""
         start = get()
         before = self.loop_entry(names, start, scope())
         put(before)
-        loop = _Loop(device=True, line=line, state=(get, put, names))
+        loop = _Loop(device=True, line=line, state=(get, put, names), turns=turns)
         self.loops.append(loop)
-        body = self.open_device_body(Body(), "loop", line)
+        item: Any = NoItem(self.where(line))
+        if indexed:
+            index = self.new_index_cell()
+            self.append(Node("cell_affine", CellAffine(index, index, 0, 0)), "index")
+            item = LoopIndex(self, index, self.where(line), loop)
+        body = loop.body = self.open_device_body(Body(), "loop", line)
         self.stack.append(body)
         try:
-            self.after_device_signals([(self.stack[-1], body_fn(NoItem(self.where(line))))], line)
+            self.after_device_signals([(self.stack[-1], body_fn(item))], line)
             for guarded, began in reversed(loop.guards):  # close the guarded rests, innermost first
                 self.stack.pop()
                 # skipped or not, each name leaves the guard in one array: a device if with an empty arm
@@ -593,10 +717,17 @@ class Recorder(extend.Recording):
             self.stack.append(Body())
             self.set_cell(loop.skip, 0)
             body.steps[:0] = self.stack.pop().steps
+        self.hoist_takes(loop)
+        if indexed:  # the next turn's index, whatever this turn skipped
+            self.stack.append(body)
+            self.append(Node("cell_affine", CellAffine(item.cell, item.cell, 1, 1)), "index")
+            self.stack.pop()
         if kind == "count":
             if loop.stop is not None:  # the turns left after a break do nothing
                 body = Body([Node("device_if", DeviceIf(loop.stop, Body(), body))])
                 self.set_cell(loop.stop, 0)
+            if loop.rows is not None and loop.turns is None:  # over a cell: it stops at the last row
+                cap = loop.rows
             self.append(Node("device_loop", DeviceLoop(cell, "count", cap, body)), "loop", [cell])
             return None
         if loop.stop is None and want == 1:
@@ -840,6 +971,26 @@ def _like(array: Any) -> Any:
     """An empty array of ``array``'s shape and dtype, on its side (host or its GPU)."""
     return np.empty_like(array) if isinstance(array, np.ndarray) else empty_like_device(
         array, tuple(array.shape), array.dtype)
+
+
+def _like_row(table: Any) -> Any:
+    """An empty array shaped like one row of ``table``, on its side."""
+    shape = tuple(table.shape[1:])
+    return np.empty(shape, table.dtype) if isinstance(table, np.ndarray) else empty_like_device(
+        table, shape, table.dtype)
+
+
+def _stacked_rows(stacked: Stacked) -> dict[str, int]:
+    """The rows of each stacked array (2-D or more) a loop body indexes at the loop's target."""
+    rows = {}
+    for name, read in stacked:
+        try:
+            value = read()
+        except NameError:  # bound inside the loop: not an array the loop steps through
+            continue
+        if is_array(value) and value.ndim >= 2:
+            rows[name] = int(value.shape[0])
+    return rows
 
 
 def _holds(value: Any, array: Any) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import builtins
 import inspect
 import types
 from collections.abc import Callable
@@ -277,8 +278,8 @@ class _Rewriter:
         defs, call = make(stmt, k, state)
         containers = _containers(stmt)
         if call.func.attr != "for_":  # a for over a Python iterable is never a device loop
-            read = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))],
-                              ast.Load()) for n in containers]
+            read = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load())),
+                               ast.Constant(rows)], ast.Load()) for n, rows in containers.items()]
             call.keywords += [ast.keyword("containers", ast.Tuple(read, ast.Load())),
                               ast.keyword("scope", ast.Name(_SCOPE, ast.Load()))]
         result = f"{_PREFIX}r"
@@ -343,20 +344,30 @@ class _Rewriter:
         capped = (range_args is not None and len(range_args) == 1 and isinstance(first, ast.If)
                   and not first.orelse and len(first.body) == 1 and isinstance(first.body[0], ast.Break)
                   and not targets & {n.id for n in ast.walk(first.test) if isinstance(n, ast.Name)})
+        rows = _Rows(stmt.target.id, self.line_shift) if isinstance(stmt.target, ast.Name) else None
         if capped:
             stop = _def(f"{_PREFIX}stop_{k}", [], [ast.Return(_condition(first.test, self.line(first)))], [])
+            if rows:
+                stmt.body[1:] = [rows.visit(s) for s in stmt.body[1:]]
             body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body[1:]], state, (item,))
             call = _call("capped", range_args[0], ast.Name(stop.name, ast.Load()),
                          ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
-            call.keywords = [_targets(stmt)]
+            call.keywords = [_targets(stmt), ast.keyword("indexed", ast.Constant(bool(rows and rows.read)))]
             return [stop, body], call
-        body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
         if range_args is not None:
+            if rows:  # in place: the constructs around this one see the row moves, not item assignments
+                stmt.body = [rows.visit(s) for s in stmt.body]
+            body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
             call = _call("for_range", ast.Tuple(range_args, ast.Load()), ast.Name(body.name, ast.Load()),
                          *self.state_args(k, state, stmt))
-            call.keywords = [_targets(stmt)]
-        else:
-            call = _call("for_", stmt.iter, ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
+            scan = rows is not None and not rows.python_uses(stmt.body)
+            stacked = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))],
+                                 ast.Load()) for n in (rows.stacked if scan else ())]
+            call.keywords = [_targets(stmt), ast.keyword("indexed", ast.Constant(bool(rows and rows.read))),
+                             ast.keyword("stacked", ast.Tuple(stacked, ast.Load()))]
+            return [body], call
+        body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
+        call = _call("for_", stmt.iter, ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
         return [body], call
 
     def match_call(self, stmt: ast.Match, k: int, state: list[str]) -> tuple[list[ast.stmt], ast.expr]:
@@ -374,6 +385,79 @@ class _Rewriter:
         call = _call("match_", stmt.subject, ast.Tuple(cases, ast.Load()), default,
                      *self.state_args(k, state, stmt))
         return defs, call
+
+
+class _Rows(ast.NodeTransformer):
+    """In a ``for t in range(...)`` body: ``xs[t]`` becomes ``rt.row(xs, t, line)`` and ``ys[t] = v``
+    ``rt.put_row(ys, t, v, line)``, which move rows on the device when ``t`` is a device loop's
+    index and index as Python does otherwise; notes whether the body reads ``t`` and which names
+    it indexes by ``t`` (the stacked arrays a Python-counted loop may step through as one loop)."""
+
+    def __init__(self, target: str, line_shift: int) -> None:
+        self.target, self.line_shift = target, line_shift
+        self.read = False
+        self.stacked: dict[str, None] = {}
+
+    def at_target(self, node: ast.Subscript) -> bool:
+        """Whether the index reads ``t`` (``xs[t]``; ``xs[t + 1]``, which the runtime refuses)."""
+        exact = isinstance(node.slice, ast.Name) and node.slice.id == self.target
+        if exact and isinstance(node.value, ast.Name):
+            self.stacked[node.value.id] = None
+        return exact or any(isinstance(n, ast.Name) and n.id == self.target for n in ast.walk(node.slice))
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id == self.target and isinstance(node.ctx, ast.Load):
+            self.read = True
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and self.at_target(node):
+            line = ast.Constant(node.lineno - self.line_shift)
+            return ast.copy_location(_call("row", node.value, node.slice, line), node)
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> ast.stmt:
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, ast.Subscript) and self.at_target(target):
+            self.read = True
+            call = _call("put_row", self.visit(target.value), target.slice, self.visit(node.value),
+                         ast.Constant(node.lineno - self.line_shift))
+            return ast.copy_location(ast.Expr(call), node)
+        self.generic_visit(node)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        return node  # another scope
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def python_uses(self, body: list[ast.stmt]) -> bool:
+        """Whether the (rewritten) body reads ``t`` other than as an argument of a call that is not
+        a builtin's (a kernel's, a row's), alone or as ``a * t + b`` with int literals: a Python
+        loop whose body tests or counts with ``t`` stays a Python loop, unrolled as before."""
+        passed: set[int] = set()
+        for node in ast.walk(ast.Module(body, [])):
+            if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
+                                                   and hasattr(builtins, node.func.id)):
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    if self.affine(arg):
+                        passed.update(id(n) for n in ast.walk(arg))
+        return any(isinstance(n, ast.Name) and n.id == self.target and isinstance(n.ctx, ast.Load)
+                   and id(n) not in passed for n in ast.walk(ast.Module(body, [])))
+
+    def affine(self, node: ast.expr) -> bool:
+        """``t``, ``-t``, or ``t`` times or plus or minus an int literal, nested."""
+        if isinstance(node, ast.Name):
+            return node.id == self.target
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return self.affine(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            def number(n: ast.expr) -> bool:
+                return isinstance(n, ast.Constant) and type(n.value) is int
+            return (self.affine(node.left) and number(node.right)) or (number(node.left)
+                                                                       and self.affine(node.right))
+        return False
 
 
 class _Truths(ast.NodeTransformer):
@@ -429,15 +513,20 @@ def _carried(target: ast.expr) -> bool:
         and isinstance(target.ctx, ast.Store)
 
 
-def _containers(stmt: ast.stmt) -> list[str]:
-    """The names whose items a construct assigns (``name[key] = ...`` anywhere in it), in order."""
-    found: dict[str, None] = {}
+def _containers(stmt: ast.stmt) -> dict[str, bool]:
+    """The names whose items a construct assigns (``name[key] = ...`` anywhere in it), in order,
+    each with whether it is assigned only at a for's variable (``rt.put_row``: a row, for an array)."""
+    found: dict[str, bool] = {}
     for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "put_row" and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id == RUNTIME and isinstance(node.args[0], ast.Name):
+            found.setdefault(node.args[0].id, True)
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, ast.AugAssign) else []
         for target in [t for s in targets for t in ast.walk(s) if _carried(t)]:
-            found[target.value.id] = None
-    return list(found)
+            found[target.value.id] = False
+    return found
 
 
 def _mutations(stmt: ast.stmt) -> list[str]:

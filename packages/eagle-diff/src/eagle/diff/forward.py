@@ -193,9 +193,8 @@ class Emitter:
             if isinstance(s, Leaf):
                 values = {}
                 if s.needs_values:
-                    for p in s.planes:
-                        if p.reads:
-                            values[p.place] = self.source(p, written, snaps, items)
+                    for p in s.valued:
+                        values[p.place] = self.source(p, written, snaps, items)
                 if i not in skip:
                     items.append(self.run_leaf(s))
                 trace.append(Kept(s, values))

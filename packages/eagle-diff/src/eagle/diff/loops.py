@@ -29,8 +29,8 @@ def _walk(steps: list[Step], defined: set[Place], written: frozenset[Place],
     """Record reads of ``written`` places not yet ``defined``; return what is defined after."""
     for s in steps:
         if isinstance(s, Leaf):
-            for p in s.planes:
-                if p.reads and p.place in written and p.place not in defined:
+            for p in s.carries:
+                if p.place in written and p.place not in defined:
                     found.setdefault(p.place, p)
             defined |= s.defines
             continue

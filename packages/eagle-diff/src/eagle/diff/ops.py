@@ -221,6 +221,37 @@ class CallBack:
 
 
 @dataclass(eq=False)
+class RowBack:
+    """A row move sent back: a row moved out gives its cotangent to row ``index[0]`` of the table;
+    a row moved in takes that row's cotangent, which the table's row then no longer has."""
+
+    put: bool
+    index: np.ndarray  # the index as the move read it
+    table: Place
+    row: Place
+    active: frozenset[Place]
+
+    def uses(self) -> set[Place]:
+        return {self.table, self.row} & self.active
+
+    def emit(self, program: Program, ctx: Context) -> None:
+        program.callback(lambda: self.call(ctx))
+
+    def call(self, ctx: Context) -> None:
+        t = int(self.index.reshape(-1)[0])
+        table = ctx.adj[self.table] if self.table in self.active else None
+        row = ctx.adj[self.row] if self.row in self.active else None
+        if self.put and table is not None:
+            if row is not None:
+                row += table[t]
+            table[t] = 0
+        elif not self.put and row is not None:
+            if table is not None:
+                table[t] += row
+            row[...] = 0
+
+
+@dataclass(eq=False)
 class ChoiceBack:
     cell: np.ndarray
     kind: str

@@ -3,7 +3,7 @@
 Each place (array) that the seeds reach and that reaches a ``wrt`` name
 has an adjoint.  Walking the steps last to first, a leaf takes the adjoints
 of what it wrote as cotangents, runs its derivative (a hawk kernel's vjp, a
-copy or sum sent back, or a ``vjps=`` function), clears the adjoints of what
+copy, sum or row move sent back, or a ``vjps=`` function), clears the adjoints of what
 it overwrote and adds the gradients into the adjoints of what it read.  The
 branches of a fork were recorded in one order and are reversed in the
 opposite one, so an array read by several nodes gets their contributions
@@ -46,13 +46,14 @@ from eagle.diff.ops import (
     KernelBack,
     LoopBack,
     ReduceBack,
+    RowBack,
     Vjp,
     Zero,
 )
 from eagle.diff.record import Names, Record, flatten, unflatten
 from eagle.diff.steps import Leaf, Place, place, write_planes
 from eagle.diff.views import Link, gather, scatter
-from eagle.extend import CopyFlow, Program, ReduceFlow
+from eagle.extend import CopyFlow, Program, ReduceFlow, RowFlow
 from eagle.extend import node_kind as kind_of
 
 
@@ -284,6 +285,9 @@ class Pass:
         if isinstance(flow, ReduceFlow):
             x = place(flow.x)
             return [ReduceBack(x, place(flow.out), flow.op, kept.values.get(x), self.active)]
+        if isinstance(flow, RowFlow):
+            return [RowBack(flow.put, kept.values[place(flow.index)], place(flow.table), place(flow.row),
+                            self.active)]
         rule = kind_of(leaf.node.kind).vjp  # the kind's own derivative
         if rule is not None:
             rule = functools.partial(rule, leaf.node.payload)

@@ -32,6 +32,7 @@ from eagle.extend import (
     Node,
     NoFlow,
     ReduceFlow,
+    RowFlow,
     Swap,
 )
 from eagle.extend import node_kind as kind_of
@@ -122,9 +123,24 @@ class Leaf:
     @functools.cached_property
     def defines(self) -> frozenset[Place]:
         """Places this leaf overwrites whole, whatever they held: a kernel's outputs, a copy's target."""
-        if self.kind in ("kernel", "copy", "reduce"):
+        if self.kind in ("kernel", "copy", "reduce", "row"):
             return frozenset(p.place for p in self.planes if p.role == "write")
         return frozenset()
+
+    @functools.cached_property
+    def valued(self) -> list[Plane]:
+        """The read planes whose values its reverse reads: a row move's index only."""
+        if self.kind == "row":
+            return [p for p in self.planes if p.name == "index"]
+        return [p for p in self.planes if p.reads]
+
+    @functools.cached_property
+    def carries(self) -> list[Plane]:
+        """The read planes its writes depend on: not the table a row moves into, whose other
+        rows it leaves as they are."""
+        if self.kind == "row" and self.flow.put:
+            return [p for p in self.planes if p.reads and p.name != "table"]
+        return [p for p in self.planes if p.reads]
 
     @property
     def needs_values(self) -> bool:
@@ -270,6 +286,7 @@ _FROM_FLOW: dict[type, Callable[[Node, Any, str, Callable[[Node], str]], Step | 
     KernelFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
     CopyFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
     ReduceFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
+    RowFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
     ChoiceFlow: _choice,
     LoopFlow: _loop,
     InnerFlow: lambda node, flow, label, labels: step_of(flow.node, label, labels),
@@ -281,7 +298,7 @@ def _cell(cell: np.ndarray) -> Plane:
     return Plane("guard", cell, "read", place(cell))
 
 
-def leaf_of(node: Node, label: str, flow: LeafFlow | KernelFlow | CopyFlow | ReduceFlow) -> Leaf:
+def leaf_of(node: Node, label: str, flow: LeafFlow | KernelFlow | CopyFlow | ReduceFlow | RowFlow) -> Leaf:
     """The leaf a node is; a kernel launch is a "kernel" leaf when its kernel language derives
     kernels (a hawk kernel's plan has a ``vjp``), else a leaf like an opaque step."""
     viewed = ((name, host_view(array), role) for name, array, role in node.planes())
@@ -292,7 +309,7 @@ def leaf_of(node: Node, label: str, flow: LeafFlow | KernelFlow | CopyFlow | Red
     return Leaf(node, label, _LEAF_KINDS.get(type(flow), "other"), planes, flow=flow)
 
 
-_LEAF_KINDS = {CopyFlow: "copy", ReduceFlow: "reduce"}
+_LEAF_KINDS = {CopyFlow: "copy", ReduceFlow: "reduce", RowFlow: "row"}
 
 
 def host_view(plane: Any) -> np.ndarray | None:
