@@ -26,6 +26,7 @@ from typing import Any
 
 from hawk.ir import Const, If, Loop, Op, Operand, Var, walk
 from hawk.types import WEAK, Kind, promote, strong
+from hawk.values import describe, flatten, same_shape
 
 
 def capped(cond: Any, cap: int) -> Any:
@@ -74,7 +75,7 @@ class _Returns:
     kinds: list[object]
     dtypes: list[str | None]
     lines: list[int]
-    weak: list[str]  # a placeholder dtype per leaf, for the paths that have not returned yet
+    placeholders: list[object]  # per leaf, what the paths that have not returned yet hold
     nodes: list[ast.AST] = field(default_factory=list)
 
 
@@ -97,6 +98,14 @@ def _targets(nodes: list[ast.stmt]) -> list[str]:
                         isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, int):
                     keys[f"{t.value.id}[{t.slice.value}]"] = None
     return list(keys)
+
+
+def _placeholder(value: object) -> object:
+    """A weak zero (False for a bool) of ``value``'s shape: what a returned leaf holds on the
+    paths that have not returned yet."""
+    parts, rebuild = flatten(value)
+    weak = [{"b": "bool", "f": "wf"}.get(strong(p.dtype)[0], "wi") for p in parts]
+    return rebuild([Const(False if d == "bool" else 0, d) for d in weak])
 
 
 def _own(node: ast.AST, kinds: tuple[type, ...]) -> bool:
@@ -182,8 +191,7 @@ class Flow:
         """What an arm that never assigned ``key`` holds: a returned leaf holds a placeholder (its
         sample returns later, or the kernel is refused for falling off its end)."""
         if key.startswith(f"{self.frame}leaf_") and self.returns is not None:
-            dtype = self.returns.weak[int(key.rsplit("_", 1)[1])]
-            return Const(False if dtype == "bool" else 0, dtype)
+            return self.returns.placeholders[int(key.rsplit("_", 1)[1])]
         if key.startswith(self.frame):  # a flag: not set on that path
             return Const(False, "bool")
         return Unbound(line)
@@ -297,9 +305,8 @@ class Flow:
             for k in keys:
                 if k not in inits:
                     inits[k] = self.loop_value(k, before)
-                    v = inits[k]
-                    types[k] = (v.dtype, isinstance(v, Const) or v.uniform)
-            carried = {k: self.carried_value(k, *types[k]) for k in keys}
+                    types[k] = [(v.dtype, isinstance(v, Const) or v.uniform) for v in flatten(inits[k])[0]]
+            carried = {k: self.carried_value(k, inits[k], types[k]) for k in keys}
             index = Var("i64", True, "turn")
             body: list = []
             self.env, self.body = {**before, **carried}, body
@@ -312,11 +319,12 @@ class Flow:
             self.loops.pop()
             end = self.env
             grown = [k for k in end if k.startswith(leaf) and k not in keys and k not in before]
-            if not (self.carried_types(keys, end, types, node) or grown):
+            if not (self.carried_types(keys, inits, end, types, node) or grown):
                 break
             keys += grown
         # an update is a var an Op of the body defines (a Load may become another var when fused)
-        mine = {id(s.dst) for s in walk(body) if isinstance(s, Op)} - {id(v) for v in carried.values()}
+        mine = {id(s.dst) for s in walk(body) if isinstance(s, Op)} - \
+            {id(v) for value in carried.values() for v in flatten(value)[0]}
         triples = [t for k, cv in carried.items()
                    for t in self.handed_on(cv, inits[k], end[k], mine, body, outer)]
         self.body = outer
@@ -330,17 +338,25 @@ class Flow:
             elif k not in before and not k.startswith("\0") and k != flags.continued:
                 self.env[k] = Unbound(line, "the body of the loop")
 
-    def carried_value(self, key: str, dtype: str, uniform: bool) -> Var:
-        """What a carried key holds in the body (at the start of a turn).  With
-        :meth:`handed_on` and :meth:`carried_types`, the one place a loop makes carried values:
-        a value of several components would be carried component by component."""
-        return Var(dtype if uniform else strong(dtype), uniform, key.split("[")[0].strip("\1"))
+    def carried_value(self, key: str, init: object, types: list[tuple[str, bool]]) -> object:
+        """What a carried key holds in the body (at the start of a turn): one var per scalar
+        operand of its value (a vector: one per component), of the types ``types``.  With
+        :meth:`handed_on` and :meth:`carried_types`, the one place a loop makes carried values."""
+        name = key.split("[")[0].strip("\1")
+        return flatten(init)[1]([Var(d if u else strong(d), u, name) for d, u in types])
 
-    def handed_on(self, cv: Var, init: Operand, end: Operand, mine: set[int], body: list,
+    def handed_on(self, carried: object, init: object, end: object, mine: set[int], body: list,
                   outer: list) -> list[tuple[Var, Operand, Var]]:
-        """The loop's (carried var, its start, its update) for one carried value: the start cast in
-        the statements before the loop (``outer``), the update a var of the body (``mine``: what
-        its Ops define) of the carried var's type."""
+        """The loop's (carried var, its start, its update) triples for one carried value, one per
+        scalar operand (:meth:`handed_one`)."""
+        parts = zip(flatten(carried)[0], flatten(init)[0], flatten(end)[0], strict=True)
+        return [t for cv, start, update in parts
+                for t in self.handed_one(cv, start, update, mine, body, outer)]
+
+    def handed_one(self, cv: Var, init: Operand, end: Operand, mine: set[int], body: list,
+                   outer: list) -> list[tuple[Var, Operand, Var]]:
+        """One carried scalar: the start cast in the statements before the loop (``outer``), the
+        update a var of the body (``mine``: what its Ops define) of the carried var's type."""
         self.body = body
         update = end
         fits = isinstance(end, Var) and end.dtype == cv.dtype and end.uniform == cv.uniform
@@ -360,7 +376,8 @@ class Flow:
                 key = f"{sub.value.id}[{sub.slice.value}]"
             name, _, comp = (key or "").partition("[")
             slot = self.param_slot.get(name)
-            if slot is None or key in before or (not comp and self.slots[slot].components > 1):
+            if slot is None or key in before or (not comp and self.slots[slot].components > 1) \
+                    or self.slots[slot].table is not None:  # a Table is read at an index, in the body
                 continue
             if comp and not 0 <= int(comp[:-1]) < max(self.slots[slot].components, 1):
                 continue  # refused where the body reads it
@@ -380,29 +397,38 @@ class Flow:
         self.env = saved
         return value
 
-    def carried_types(self, keys: list[str], end: dict, types: dict, node: ast.AST) -> bool:
+    def carried_types(self, keys: list[str], inits: dict, end: dict, types: dict, node: ast.AST) -> bool:
         """Widen the carried types to what the body makes (weak -> strong, uniform -> per
-        sample); whether any changed.  A strong type that changes is refused."""
+        sample), operand by operand; whether any changed.  A strong type that changes is
+        refused, and so is a value that changes shape (a vector that becomes a number)."""
         changed = False
         for k in keys:
             value = end.get(k)
             if value is None or isinstance(value, Unbound):
                 continue
-            dtype, uniform = types[k]
-            new = dtype
-            if value.dtype != dtype and value.dtype not in WEAK:
-                if dtype not in WEAK and strong(dtype) != strong(value.dtype):
-                    raise self.src.refuse(node, f"the loop changes {k!r} from {strong(dtype)} to "
-                                                f"{strong(value.dtype)}: a local carried from turn to "
-                                                "turn keeps one type; cast it where it is assigned, e.g. "
-                                                f"hawk.math.float64(...), or assign it that type before "
-                                                "the loop")
-                new = promote(dtype, value.dtype)
-            still = uniform and (isinstance(value, Const) or value.uniform)
-            if (new, still) != (dtype, uniform):
-                types[k] = (new, still)
-                changed = True
+            if not same_shape([inits[k], value]):
+                raise self.src.refuse(node, f"the loop makes {k!r} {describe(value)}; it was "
+                                            f"{describe(inits[k])} before the loop: a local carried from "
+                                            "turn to turn keeps its type")
+            for j, part in enumerate(flatten(value)[0]):
+                changed |= self.widened(k, part, types[k], j, node)
         return changed
+
+    def widened(self, k: str, value: Operand, types: list[tuple[str, bool]], j: int, node: ast.AST) -> bool:
+        """Widen the type of operand ``j`` of carried key ``k`` to ``value``'s; whether it changed."""
+        dtype, uniform = types[j]
+        new = dtype
+        if value.dtype != dtype and value.dtype not in WEAK:
+            if dtype not in WEAK and strong(dtype) != strong(value.dtype):
+                raise self.src.refuse(node, f"the loop changes {k!r} from {strong(dtype)} to "
+                                            f"{strong(value.dtype)}: a local carried from turn to "
+                                            "turn keeps one type; cast it where it is assigned, e.g. "
+                                            f"hawk.math.float64(...), or assign it that type before "
+                                            "the loop")
+            new = promote(dtype, value.dtype)
+        still = uniform and (isinstance(value, Const) or value.uniform)
+        types[j] = (new, still)
+        return (new, still) != (dtype, uniform)
 
     def loop_exit(self, node: ast.Break | ast.Continue) -> None:
         flags = self.loops[-1]  # (Python refuses a break outside a loop when it compiles the function)
@@ -417,15 +443,19 @@ class Flow:
         leaves, self.leaves = self.leaves, outer
         first = self.returns
         if first is None:
-            weak = [{"b": "bool", "f": "wf"}.get(strong(v.dtype)[0], "wi") for v, _, _ in leaves]
             self.returns = first = _Returns(tree, line, [k for _, k, _ in leaves], [None] * len(leaves),
-                                            [line] * len(leaves), weak, [at for _, _, at in leaves])
+                                            [line] * len(leaves), [_placeholder(v) for v, _, _ in leaves],
+                                            [at for _, _, at in leaves])
         elif tree != first.tree:
             shown = "nothing" if tree is None else f"`{ast.unparse(node.value)}`"
             raise self.src.refuse(node, f"this return gives {shown} but the return at line {first.line} "
                                         "gives another tree of values; every return of a kernel gives "
                                         "the same tree (the same containers, keys and number of values)")
         for k, (value, kind, at) in enumerate(leaves):
+            if not same_shape([first.placeholders[k], value]):
+                raise self.src.refuse(at, f"this return gives {describe(value)} but the return at line "
+                                          f"{first.line} gives {describe(first.placeholders[k])}; every "
+                                          "return gives the same types")
             fixed = self.leaf_dtype(value, kind)
             if fixed is not None and first.dtypes[k] not in (None, fixed):
                 raise self.src.refuse(at, f"this return gives a {fixed} value but the return at line "
@@ -453,14 +483,15 @@ class Flow:
                                        "reach the end without a return; end with a `return` too")
         return [self.env[f"{self.frame}leaf_{k}"] for k in range(len(first.kinds))]
 
-    def leaf_dtype(self, value: Operand, kind: object) -> str | None:
-        """The dtype a returned value fixes for its output (None: a weak number, or a contract that
-        fixes it: the value is converted)."""
-        if value.dtype in WEAK or (isinstance(kind, Kind) and kind.dtype is not None):
+    def leaf_dtype(self, value: object, kind: object) -> str | None:
+        """The dtype a returned value (a vector: its components' common type) fixes for its output
+        (None: a weak number, or a contract that fixes it: the value is converted)."""
+        dtype = promote(*(p.dtype for p in flatten(value)[0]))
+        if dtype in WEAK or (isinstance(kind, Kind) and kind.dtype is not None):
             return None
         if isinstance(kind, Kind) and kind.role == "in":  # Scalar: a float32 value's width, else float64
-            return "f32" if value.dtype == "f32" else "f64"
-        return strong(value.dtype)
+            return "f32" if dtype == "f32" else "f64"
+        return strong(dtype)
 
 
 def _cast(dtype: str | None) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from hawk.ir import Const
 from hawk.types import WEAK, Kind
+from hawk.values import Value, ValueKind, describe
 
 if TYPE_CHECKING:
     from hawk.frontend import Source
@@ -125,6 +126,8 @@ class Inlining:
         within its kind (``Scalar``: to a float), a ``Param`` the same for every sample."""
         if not isinstance(kind, Kind):  # no annotation: the value as it is
             return value
+        if isinstance(value, Value) or isinstance(kind, ValueKind):
+            return self.helper_vector(value, kind, what, node)
         if kind.role == "param" and not (isinstance(value, Const) or value.uniform):
             raise self.src.refuse(node, f"{what} is annotated {kind!r} (one value for all samples) but "
                                         "is given a value that differs per sample; annotate it Scalar")
@@ -135,3 +138,16 @@ class Inlining:
             return value
         return self.conform(value, "wf" if value.dtype in WEAK else "f64", node,
                             f"{what} is a float but is given a {value.dtype} value")
+
+    def helper_vector(self, value: object, kind: Kind, what: str, node: ast.AST) -> object:
+        """A vector, matrix or quaternion argument or result held to its annotation: the same type,
+        its components converted to a fixed width (``hawk.vec3[Float32]``)."""
+        wanted = kind if isinstance(kind, ValueKind) else None
+        if not (isinstance(value, Value) and wanted is not None and
+                (wanted.family, wanted.shape) == (value.kind.family, value.kind.shape)):
+            raise self.src.refuse(node, f"{what} is annotated {kind!r} but is given {describe(value)}; "
+                                        "make the two agree")
+        if wanted.dtype is None:
+            return value
+        return Value(value.kind, tuple(self.conform(c, wanted.dtype, node, f"{what} is {wanted.dtype} but a "
+                                                    f"component is {c.dtype}") for c in value.comps))

@@ -53,7 +53,7 @@ def struct(cls: type) -> type:
             raise TypeError(f"hawk.struct: {cls.__name__}.{f.name} is annotated {kind!r}; a field is a "
                             "per-sample type: Scalar, Float32 ..., hawk.vec3, hawk.mat33, hawk.quat ...")
         fields.append((f.name, kind))
-    cls.__hawk_kind__ = StructKind("in", None, cls, tuple(fields))
+    cls.__hawk_kind__ = StructKind("in", None, cls=cls, fields=tuple(fields))
     return cls
 
 

@@ -50,7 +50,7 @@ class ValueKind(Kind):
 
     def __getitem__(self, inner: Kind) -> ValueKind:  # type: ignore[override]
         if self.role == "in" and self.dtype is None and inner in (Float32, Float64):
-            return ValueKind("in", inner.dtype, self.family, self.shape)
+            return ValueKind("in", inner.dtype, family=self.family, shape=self.shape)
         raise TypeError(f"hawk: {self!r}[{inner!r}] is not a hawk type; fix a value type's width with "
                         f"hawk.{self.type_name}[Float32] or hawk.{self.type_name}[Float64]")
 
@@ -63,9 +63,9 @@ class ValueKind(Kind):
         return (*self.shape, n)
 
 
-vec2, vec3, vec4 = (ValueKind("in", None, "vec", (k,)) for k in (2, 3, 4))
-mat22, mat33, mat44 = (ValueKind("in", None, "mat", (k, k)) for k in (2, 3, 4))
-quat = ValueKind("in", None, "quat", (4,))
+vec2, vec3, vec4 = (ValueKind("in", None, family="vec", shape=(k,)) for k in (2, 3, 4))
+mat22, mat33, mat44 = (ValueKind("in", None, family="mat", shape=(k, k)) for k in (2, 3, 4))
+quat = ValueKind("in", None, family="quat", shape=(4,))
 TYPES = {t.type_name: t for t in (vec2, vec3, vec4, mat22, mat33, mat44, quat)}
 # the fixed-width spellings Warp users know: hawk.vec3f is hawk.vec3[Float32], hawk.vec3d float64
 vec2f, vec3f, vec4f, mat22f, mat33f, mat44f, quatf = (t[Float32] for t in TYPES.values())
@@ -115,7 +115,7 @@ def check_plane(name: str, kind: ValueKind, arg: Any, api: str) -> None:
 
 def kind_of(family: str, shape: tuple[int, ...]) -> ValueKind:
     """The value type of that family and shape (of any width)."""
-    return ValueKind("in", None, family, shape)
+    return ValueKind("in", None, family=family, shape=shape)
 
 
 def describe(value: object) -> str:
