@@ -273,7 +273,7 @@ REFUSALS = [
     ("def f(v: hawk.vec3) -> Scalar:\n    return v", r"the return annotation says Scalar but the kernel "
                                                      r"returns a vec3; annotate hawk.vec3"),
     ("def f(s: Scalar) -> hawk.vec3:\n    return s", r"says hawk.vec3 but the kernel returns a scalar"),
-    ("def f(v: hawk.vec3):\n    v = v * 2.0", r"'v' is read-only: only a Mutable parameter is written"),
+    ("def f(v: hawk.vec3):\n    v = 2.0", r"'v' is a vec3 but is assigned a scalar"),
     ("def f(v: hawk.vec3) -> Scalar:\n    return 1.0 if v else 0.0", r"a vec3 is not a condition"),
     ("def f(v: hawk.vec3) -> hawk.vec3:\n    return hawk.vec3(1.0, 2.0)", r"takes 3 scalars"),
     ("def f(m: hawk.mat33, v: hawk.vec2) -> hawk.vec2:\n    return m @ v", r"the inner sizes must agree"),

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from hawk import partials, tables
+from hawk import partials, tables, unroll
 from hawk.ir import (
     REDUCTIONS,
     Const,
@@ -472,7 +472,16 @@ def vjp(primal: KernelIR, ct_slots: list[Slot], seeds: list[Cotangent] | None = 
     so a vjp of per-sample kernel that wants no Param stays per-sample.
     """
     cotangents = seeded(primal) if seeds is None else seeds
-    return _Vjp(primal, cotangents, ct_slots, inputs(primal) if wanted is None else wanted).run()
+    wanted = inputs(primal) if wanted is None else wanted
+    tables_wanted = {k for k in wanted if primal.slots[k].table is not None}
+
+    def refuse(why: str) -> Exception:
+        return ValueError(f"hawk.kernel {primal.name}.vjp: the gradient of a Table read in a loop: {why}; "
+                          "or ask for the gradients of the other inputs only (wrt=...)")
+
+    # the adjoint of a Table read is a ScatterAdd, which keeps one value per sample and site
+    body = unroll.unrolled(primal.body, lambda s: isinstance(s, Gather) and s.slot in tables_wanted, refuse)
+    return _Vjp(replace(primal, body=body), cotangents, ct_slots, wanted).run()
 
 
 def live_only(body: list[Stmt]) -> list[Stmt]:

@@ -35,11 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from hawk import composites, draws, frontend_values, intrinsics, tables
+from hawk import composites, draws, frontend_values, intrinsics, tables, unroll
 from hawk.flow import Flow
 from hawk.flow import Unbound as _Unbound
 from hawk.helpers import Func, Inlining
-from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
+from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, ScatterAdd, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
 from hawk.values import Value, ValueKind, describe, flatten, same_shape
@@ -256,7 +256,9 @@ class _Lowerer(Flow, Inlining):
         outputs = [i for i, s in enumerate(self.slots) if s.name == "out"]
         for k, i in enumerate(outputs if len(outputs) > 1 else []):
             self.slots[i] = dataclasses.replace(self.slots[i], name=f"out{k}")
-        return KernelIR(self.src.fn.__name__, self.slots, self.body, self.result)
+        body = unroll.unrolled(self.body, lambda s: isinstance(s, ScatterAdd), lambda why: self.src.refuse(
+            self.src.tree, f"a Scatter is written in a loop: {why}"))
+        return KernelIR(self.src.fn.__name__, self.slots, body, self.result)
 
     # -------------------------------------------------------- statements
     def statement(self, node: ast.stmt) -> None:

@@ -186,14 +186,15 @@ def where(lw: _Lowerer, cond: Operand, a: Any, b: Any, node: ast.AST) -> Any:
 
 
 def assign_param(lw: _Lowerer, name: str, kind: ValueKind, value: Any, node: ast.AST) -> None:
-    """``v = ...`` of a ``Mutable`` value parameter: each component, stored at the end."""
+    """``v = ...`` of a value parameter: of a ``Mutable``, each component, stored at the end; of a
+    read-only one, a local of that name from here on (as a scalar parameter is rebound)."""
     slot = lw.param_slot[name]
-    if lw.slots[slot].role != "readwrite":
-        raise lw.src.refuse(node, f"{name!r} is read-only: only a Mutable parameter is written; assign "
-                                  f"a new local ({name}2 = ...)")
     if not (isinstance(value, Value) and value.kind.shape == kind.shape
             and value.kind.family == kind.family):
         raise lw.src.refuse(node, f"{name!r} is a {kind.type_name} but is assigned {values.describe(value)}")
+    if lw.slots[slot].role != "readwrite":
+        lw.env[name] = value
+        return
     for k, comp in enumerate(value.comps):
         key = f"{name}[{k}]"
         lw.mutated.setdefault(key, (slot, k, node))
