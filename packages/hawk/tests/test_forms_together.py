@@ -19,7 +19,7 @@ import pytest
 import eagle
 import hawk
 from eagle import extend
-from hawk import Int32, Param, Scalar, Table
+from hawk import Int32, Param, Scalar, Scatter, Table
 
 N = 1500  # two blocks
 
@@ -111,6 +111,22 @@ def weighed(b: Body, lift: hawk.vec3) -> Scalar:
     return weight(b.mass) + hawk.dot(spun(b.pos, lift), lift)
 
 
+@hawk.kernel
+def histogram(x: Scalar, h: Scatter.clamp):
+    """A Scatter written in a loop (unrolled: each turn's additions kept, in statement order)."""
+    for j in range(3):
+        h[hawk.math.int32(x * 4.0) + j] += x * hawk.math.float64(j + 1)
+
+
+@hawk.kernel
+def counted_stencil(x: Scalar, t: Table.clamp, k: Param[Int32]) -> Scalar:
+    """Table reads in a loop whose count is known only when it runs."""
+    acc = x
+    for j in range(k):
+        acc = acc * 0.5 + t[hawk.sample() - j]
+    return acc
+
+
 def inputs(rng: np.random.Generator, n: int = N) -> dict[str, object]:
     table = rng.standard_normal(n)
     return {
@@ -146,6 +162,29 @@ def same(a, b) -> None:
 def test_each_kernel_matches_the_reference_bit_for_bit(kernel, make, smooth, threads):
     args = make(inputs(np.random.default_rng(1)))
     same(kernel(*args), kernel.reference(*args))
+
+
+def test_a_scatter_in_a_loop_keeps_every_turn():
+    x = np.random.default_rng(4).uniform(0.0, 2.0, N)
+    h = np.full(12, np.nan)
+    histogram(x, h)
+    want = np.zeros(12)
+    for j in range(3):
+        np.add.at(want, np.clip((x * 4.0).astype(np.int32) + j, 0, 11), x * (j + 1))
+    np.testing.assert_allclose(h, want, rtol=1e-12)
+    again = np.full(12, np.nan)
+    histogram.reference(x, again)
+    assert again.tobytes() == h.tobytes()
+
+
+def test_a_table_gradient_through_a_loop_of_a_count_known_when_it_runs_is_refused():
+    x, t = np.ones(8), np.ones(8)
+    assert np.array_equal(counted_stencil(x, t, 3), counted_stencil.reference(x, t, 3))
+    with pytest.raises(ValueError, match=r"counted_stencil.vjp: the gradient of a Table read in a loop: "
+                                         r"its loop runs a value known only when it runs"):
+        counted_stencil.vjp(x, t, 3, np.ones(8))
+    grads = counted_stencil.vjp_of(wrt=("x",))(x, t, 3, np.ones(8))  # the other inputs' gradients
+    np.testing.assert_allclose(grads["x"], np.full(8, 0.125))
 
 
 def test_the_forms_compute_what_they_say():

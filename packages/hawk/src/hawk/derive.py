@@ -477,7 +477,7 @@ def vjp(primal: KernelIR, ct_slots: list[Slot], seeds: list[Cotangent] | None = 
 
     def refuse(why: str) -> Exception:
         return ValueError(f"hawk.kernel {primal.name}.vjp: the gradient of a Table read in a loop: {why}; "
-                          "or ask for the gradients of the other inputs only (wrt=...)")
+                          "or ask for the gradients of the other inputs only (kernel.vjp_of(wrt=...))")
 
     # the adjoint of a Table read is a ScatterAdd, which keeps one value per sample and site
     body = unroll.unrolled(primal.body, lambda s: isinstance(s, Gather) and s.slot in tables_wanted, refuse)
