@@ -213,6 +213,24 @@ def test_each_form_matches_python_and_the_reference_bit_for_bit(kernel, make, py
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@hawk.kernel
+def counted_by_a_cell(x: Scalar, n: Int32, cap: Param[Int32]) -> Scalar:
+    for _ in range(n):
+        x = x * 2.0
+    while hawk.capped(x > 1.0, cap):
+        x = x - 1.0
+    return x
+
+
+def test_counts_from_a_cell_and_a_param():
+    x = np.array([0.125, 0.25, 1.0])
+    np.testing.assert_array_equal(counted_by_a_cell(x, np.array([3], np.int32), 2), [1.0, 1.0, 6.0])
+    np.testing.assert_array_equal(counted_by_a_cell(x, np.array([0], np.int32), 5), [0.125, 0.25, 1.0])
+    with pytest.raises(hawk.KernelSyntaxError, match="the bounds of range") as info:  # a plane: at the call
+        counted_by_a_cell(x, np.array([3, 1, 2], np.int32), 2)
+    assert info.value.lineno == counted_by_a_cell.__wrapped__.__code__.co_firstlineno + 2  # (the decorator)
+
+
 def test_a_loop_stops_per_sample_and_newton_converges():
     a = np.array([0.25, 2.0, 9.0, 1e6])
     np.testing.assert_allclose(newton(a), np.sqrt(a), rtol=1e-12)
@@ -366,12 +384,6 @@ def body_local(x: Scalar) -> Scalar:
     return t  # mark:local
 
 
-def per_sample_count(x: Scalar, n: Int32) -> Scalar:
-    for _ in range(n):  # mark:count
-        x = x + 1.0
-    return x
-
-
 def two_types(x: Scalar, k: Int32):
     if x > 0.0:
         return k
@@ -424,7 +436,6 @@ REFUSED = [
     (changes_type, "changes", "the loop changes 'n' from i32 to f64: a local carried from turn to turn keeps "
                               "one type"),
     (body_local, "local", "'t' may be unassigned here: it is assigned in the body of the loop at line"),
-    (per_sample_count, "count", "the bounds of range(...) must be integers the same for every sample"),
     (two_types, "types", "this return gives a f64 value but the return at line"),
     (falls_off, "falls", "some samples reach the end without a return"),
     (float_step, "step", "the step of range(a, b, step) is a nonzero integer"),
