@@ -437,3 +437,25 @@ def test_a_table_bound_to_a_buffer_orders_between_its_writers():
     want = stencil(x, 0.999 * x)
     assert reading.outputs[0].tobytes() == want.tobytes()
     assert b.tobytes() == (0.999 * want).tobytes()
+
+
+def test_the_gradient_through_a_scatter_in_a_recorded_graph():
+    rng = np.random.default_rng(15)
+    x = rng.random(N)
+    k = (np.arange(N) % 9).astype(np.int32)
+
+    @eagle.Graph.builder
+    def model(x, k, h, record=False):
+        g = eagle.Graph(record=record)
+        histogram(damped(x), k, h)
+        g.result = h
+        return g
+
+    g = model(x, k, np.zeros(10), record=True)
+    g()
+    ct = rng.standard_normal(10)
+    grads = eagle.diff.reverse(g.record, {"result": ct}, wrt=("x",))
+    d = 0.999 * x
+    want = (np.where(d > 0.2, ct[k] * (2.0 * d), 0.0) + ct[k + 1] * 0.5) * 0.999
+    np.testing.assert_allclose(grads["x"], want, rtol=1e-14, atol=1e-14)
+    assert np.any(grads["x"] != 0.0)
