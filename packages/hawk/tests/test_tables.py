@@ -459,3 +459,21 @@ def test_the_gradient_through_a_scatter_in_a_recorded_graph():
     want = (np.where(d > 0.2, ct[k] * (2.0 * d), 0.0) + ct[k + 1] * 0.5) * 0.999
     np.testing.assert_allclose(grads["x"], want, rtol=1e-14, atol=1e-14)
     assert np.any(grads["x"] != 0.0)
+
+
+@hawk.kernel
+def centred_neighbours(x: Scalar, t: Table.wrap) -> Scalar:
+    return x - hawk.sum(t[hawk.sample() + 1]) + t[hawk.sample() + 1]
+
+
+@pytest.mark.parametrize("fuse", ["1", "0"])
+def test_a_table_read_before_a_reduction_waits_for_its_writer(fuse, monkeypatch):
+    monkeypatch.setenv("EAGLE_FUSE", fuse)
+    x = np.random.default_rng(16).random(N)
+    w = np.zeros(N)
+    g = eagle.Graph()
+    g.add(damped.plan(x, buffer=w), name="write")
+    reading = centred_neighbours.plan(x, w)
+    g.add(reading, name="read")
+    g.build().launch()
+    assert reading.outputs[0].tobytes() == centred_neighbours(x, 0.999 * x).tobytes()

@@ -109,10 +109,11 @@ def plan_params(slots: Sequence[Slot]) -> list[PlanParam]:
 def emit_phases(program: Any, phased: Phased, functions: Sequence[Any], slots: list[Any], args: Sequence[Any],
                 n: int, accesses: Sequence[tuple[Any, str]], per_sample: bool) -> None:
     """The phases of a launch (``args``: an array or value per slot of ``phased``) on a host program."""
+    # a phase before a reduction writes only its sample of a scratch plane: it may be block-fused
+    # with the per-sample kernels before it, unless it reads a plane whole (a Table)
+    early = not any(s.table is not None and s.role == "read" for s in phased.slots)
     for j in range(len(phased.phases) - 1):
-        # a phase before a reduction writes only its sample of a scratch plane: it may be
-        # block-fused with the per-sample kernels before it
-        program.kernel(functions[j], slots, n, per_sample=True, accesses=accesses)
+        program.kernel(functions[j], slots, n, per_sample=early, accesses=accesses)
         for reduction in phased.reductions:
             if reduction.phase == j:
                 program.reduce_partials(args[reduction.partials], args[reduction.cell], n, reduction.op)
