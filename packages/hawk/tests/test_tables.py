@@ -477,3 +477,16 @@ def test_a_table_read_before_a_reduction_waits_for_its_writer(fuse, monkeypatch)
     g.add(reading, name="read")
     g.build().launch()
     assert reading.outputs[0].tobytes() == centred_neighbours(x, 0.999 * x).tobytes()
+
+
+def test_a_table_is_read_whole_at_a_smaller_logical_size():
+    u = np.random.default_rng(17).random(N)
+    reading = stencil.plan(u, u)
+    g = eagle.Graph()
+    g.add(reading, name="read")
+    g.build().set_logical_size(1000).launch()
+    want = stencil(u, u)[:1000]  # sample 999 reads cell 1000, beyond the logical size
+    assert reading.outputs[0][:1000].tobytes() == want.tobytes()
+    reading.outputs[0][...] = 0.0
+    interpret(g)
+    assert reading.outputs[0][:1000].tobytes() == want.tobytes()
