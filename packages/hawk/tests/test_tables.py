@@ -490,3 +490,17 @@ def test_a_table_is_read_whole_at_a_smaller_logical_size():
     reading.outputs[0][...] = 0.0
     interpret(g)
     assert reading.outputs[0][:1000].tobytes() == want.tobytes()
+
+
+def test_a_scatter_sums_only_the_samples_a_smaller_logical_size_runs():
+    x = np.random.default_rng(18).random(N)
+    k = (np.arange(N) % 9).astype(np.int32)
+    h = np.zeros(10)
+    g = eagle.Graph()
+    g.add(histogram.plan(x, k, h), name="sum")
+    g.build().launch()  # every sample's cells recorded
+    for size in (1000, 0, N):
+        g.set_logical_size(size).launch()
+        want = np.zeros(10)
+        histogram(x[:size], k[:size], want)
+        assert h.tobytes() == want.tobytes()
