@@ -18,12 +18,41 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from hawk import math
+from hawk import linalg, math
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
 from hawk.kernel import Kernel, KernelBound, KernelPlan
 from hawk.recording import recording
 from hawk.reductions import all, any, max, min, sum
 from hawk.types import Float32, Float64, Int32, Mutable, Param, Scalar, UInt32
+from hawk.values import (
+    mat22,
+    mat22d,
+    mat22f,
+    mat33,
+    mat33d,
+    mat33f,
+    mat44,
+    mat44d,
+    mat44f,
+    quat,
+    quatd,
+    quatf,
+    vec2,
+    vec2d,
+    vec2f,
+    vec3,
+    vec3d,
+    vec3f,
+    vec4,
+    vec4d,
+    vec4f,
+)
+
+#: the vector, matrix and quaternion functions (docs/hawk.rst, "Vectors, matrices, quaternions")
+VALUE_FUNCTIONS = tuple(linalg.PUBLIC)
+(cross, cw_div, cw_mul, determinant, diag, dot, identity22, identity33, identity44, inverse, length,
+ length_sq, normalize, outer, quat_conjugate, quat_from_axis_angle, quat_identity, quat_rotate,
+ quat_rotate_inv, solve, trace, transpose) = (linalg.PUBLIC[name] for name in sorted(VALUE_FUNCTIONS))
 
 __version__ = "0.1.0"
 
@@ -61,10 +90,54 @@ __all__ = [
     "UInt32",
     "all",
     "any",
+    "cross",
+    "cw_div",
+    "cw_mul",
+    "determinant",
+    "diag",
+    "dot",
+    "identity22",
+    "identity33",
+    "identity44",
+    "inverse",
     "kernel",
+    "length",
+    "length_sq",
+    "linalg",
+    "mat22",
+    "mat22d",
+    "mat22f",
+    "mat33",
+    "mat33d",
+    "mat33f",
+    "mat44",
+    "mat44d",
+    "mat44f",
     "math",
     "max",
     "min",
+    "normalize",
+    "outer",
+    "quat",
+    "quat_conjugate",
+    "quat_from_axis_angle",
+    "quat_identity",
+    "quat_rotate",
+    "quat_rotate_inv",
+    "quatd",
+    "quatf",
     "recording",
+    "solve",
     "sum",
+    "trace",
+    "transpose",
+    "vec2",
+    "vec2d",
+    "vec2f",
+    "vec3",
+    "vec3d",
+    "vec3f",
+    "vec4",
+    "vec4d",
+    "vec4f",
 ]

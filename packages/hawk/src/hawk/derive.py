@@ -275,7 +275,8 @@ class _Vjp:
         result = {}
         for k in self.wanted:
             slot = self.primal.slots[k]
-            grad_slot = Slot(f"grad_{slot.name}", "write", strong(slot.dtype), slot.components, slot.uniform)
+            grad_slot = Slot(f"grad_{slot.name}", "write", strong(slot.dtype), slot.components, slot.uniform,
+                             shape=slot.shape)
             self.slots.append(grad_slot)
             index = len(self.slots) - 1
             result[slot.name] = index
@@ -464,7 +465,8 @@ def jvp(primal: KernelIR, tangent_slots: list[Slot]) -> KernelIR:
         if isinstance(s, Store) and is_float(primal.slots[s.slot].dtype):
             slot = primal.slots[s.slot]
             if s.slot not in t_slot_of:
-                slots.append(Slot(f"t_{slot.name}", "write", slot.dtype, slot.components, slot.cell))
+                slots.append(Slot(f"t_{slot.name}", "write", slot.dtype, slot.components, slot.cell,
+                                  shape=slot.shape))
                 t_slot_of[s.slot] = len(slots) - 1
             value = tangents.get(id(s.value)) if isinstance(s.value, Var) else None
             stores.body.append(Store(t_slot_of[s.slot], s.comp, value or Const(0.0, slot.dtype)))

@@ -34,10 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from hawk import intrinsics
+from hawk import frontend_values, intrinsics
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
+from hawk.values import Value, ValueKind, describe, flatten, same_shape
 
 
 class KernelSyntaxError(SyntaxError):
@@ -199,7 +200,7 @@ class _Unbound:
 
 
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
-           ast.Mod: "mod", ast.Pow: "pow"}
+           ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul"}
 _COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _CASTS = {"float32": "f32", "float64": "f64", "int32": "i32", "uint32": "u32"}
 _STATEMENTS = ("assignments (`y = ...`, `y += ...`, `m[0] = ...`), if/elif/else, pass, "
@@ -211,10 +212,14 @@ class _Lowerer:
         self.src = source
         self.slots: list[Slot] = []
         self.param_slot: dict[str, int] = {}
+        self.kinds = dict(source.params)
+        self.no_contract = NO_CONTRACT
         for (name, kind), spec in zip(source.params, signature, strict=True):
             role = {"in": "read", "param": "value", "mutable": "readwrite"}[kind.role]
             self.param_slot[name] = len(self.slots)
-            self.slots.append(Slot(name, role, spec.dtype, spec.components, spec.cell))
+            self.slots.append(frontend_values.slot(name, role, kind, spec.dtype, spec.cell)
+                              if isinstance(kind, ValueKind) else
+                              Slot(name, role, spec.dtype, spec.components, spec.cell))
         self.body: list[Stmt] = []
         self.env: dict[str, Operand | _Unbound] = {}
         self.mutated: dict[str, tuple[int, int, ast.AST]] = {}  # binding -> (slot, comp, first assignment)
@@ -261,9 +266,11 @@ class _Lowerer:
             current = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target) \
                 if isinstance(node.target, ast.Name) else ast.copy_location(
                     ast.Subscript(node.target.value, node.target.slice, ast.Load()), node.target) \
-                if isinstance(node.target, ast.Subscript) else None
+                if isinstance(node.target, ast.Subscript) else ast.copy_location(
+                    ast.Attribute(node.target.value, node.target.attr, ast.Load()), node.target) \
+                if isinstance(node.target, ast.Attribute) else None
             if current is None:
-                raise self.src.refuse(node, "augmented assignment needs a name or m[k] target")
+                raise self.src.refuse(node, "augmented assignment needs a name, m[k] or v.x target")
             self.assign(node.target, self.apply(op, [self.expr(current), self.expr(node.value)], node), node)
         elif isinstance(node, ast.If):
             self.if_statement(node)
@@ -279,6 +286,13 @@ class _Lowerer:
     def assign(self, target: ast.expr, value: Operand, node: ast.AST) -> None:
         if isinstance(target, ast.Tuple):
             raise self.src.refuse(target, "unpacking is not in hawk; assign each name on its own line")
+        if isinstance(target, (ast.Subscript, ast.Attribute)) and self.holds_value(target.value):
+            # a component of a value: the whole value again, with that component new
+            whole = self.expr(target.value)
+            target, value = target.value, frontend_values.replaced(self, whole, target, value)
+        if isinstance(target, ast.Name) and isinstance(self.kinds.get(target.id), ValueKind):
+            frontend_values.assign_param(self, target.id, self.kinds[target.id], value, node)
+            return
         if isinstance(target, ast.Subscript):
             name, comp = self.subscript(target)
             key = f"{name}[{comp}]"
@@ -298,6 +312,15 @@ class _Lowerer:
         if isinstance(value, Var) and not value.name:
             value.name = name
         self.env[key] = value
+
+    def holds_value(self, node: ast.expr) -> bool:
+        """``node`` names a vector, matrix or quaternion: a local holding one, or a parameter
+        of a value type (not a plain plane of components, indexed as before)."""
+        if not isinstance(node, ast.Name):
+            return False
+        if node.id in self.env:
+            return isinstance(self.env[node.id], Value)
+        return isinstance(self.kinds.get(node.id), ValueKind)
 
     def if_statement(self, node: ast.If) -> None:
         cond = self.truth(self.expr(node.test), node.test)
@@ -333,7 +356,16 @@ class _Lowerer:
             if any(isinstance(v, _Unbound) for v in values):
                 self.env[key] = _Unbound(line)
                 continue
-            self.env[key] = self.phi(stmt, values)
+            self.env[key] = self.merged(stmt, values, node, key)
+
+    def merged(self, stmt: If, values: list[object], node: ast.AST, key: str) -> object:
+        """The value after ``stmt`` of what its arms hold: a phi per scalar operand."""
+        if not same_shape(values):
+            shown = " and ".join(describe(v) for v in values)
+            raise self.src.refuse(node, f"{key!r} is {shown} in the two arms; give it one type in both")
+        parts, rebuild = flatten(values[0])
+        others = flatten(values[1])[0]
+        return rebuild([a if a is b else self.phi(stmt, [a, b]) for a, b in zip(parts, others, strict=True)])
 
     def arm_value(self, body: list[Stmt], env: dict, key: str, line: int) -> Operand | _Unbound:
         """What ``key`` holds at the end of an arm; a parameter the arm left alone (a Mutable's
@@ -396,6 +428,8 @@ class _Lowerer:
     def output(self, node: ast.expr, kind: object) -> int:
         """One output slot: per sample, or one cell for a Param (or, unannotated, a uniform value)."""
         value = self.expr(node)
+        if isinstance(value, Value) or isinstance(kind, ValueKind):
+            return frontend_values.output(self, node, value, kind)
         if kind is NO_CONTRACT:
             dtype, cell = strong(value.dtype), _uniform(value)
         elif kind.role == "param":
@@ -444,6 +478,9 @@ class _Lowerer:
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.Subscript):
+            if not (isinstance(node.value, ast.Name) and node.value.id in self.param_slot) \
+                    or self.holds_value(node.value):
+                return frontend_values.subscript(self, self.expr(node.value), node)
             name, comp = self.subscript(node)
             return self.read(f"{name}[{comp}]", name, comp, node)
         if isinstance(node, ast.BinOp):
@@ -475,6 +512,9 @@ class _Lowerer:
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.Attribute):
+            base = node.value
+            if isinstance(base, ast.Name) and (base.id in self.env or base.id in self.kinds):
+                return frontend_values.attribute(self, self.expr(node.value), node)
             return self.folded(self.resolve(node), node)
         raise self.src.refuse(node, f"a {type(node).__name__} expression is not in hawk; a kernel computes "
                                     "with numbers, parameters, locals, arithmetic, comparisons, "
@@ -494,6 +534,8 @@ class _Lowerer:
         slot = self.param_slot.get(name)
         if slot is None:
             return self.folded(self.resolve(node), node)
+        if key == name and isinstance(self.kinds[name], ValueKind):
+            return frontend_values.read_param(self, name, self.kinds[name], node)
         if self.slots[slot].components > 1 and key == name:
             k = self.slots[slot].components
             raise self.src.refuse(node, f"{name!r} has {k} components per sample; read {name}[0] … "
@@ -578,10 +620,13 @@ class _Lowerer:
         self.depth -= 1
         self.body, self.env = outer, before
         outer.append(stmt)
-        return self.phi(stmt, values)
+        return self.merged(stmt, values, node, ast.unparse(node))
 
     def call(self, node: ast.Call) -> Operand:
         fn = self.resolve(node.func)
+        made = frontend_values.call(self, fn, node)
+        if made is not None:
+            return made
         found = intrinsics.lookup(fn)
         if found is None or node.keywords:
             what = ast.unparse(node.func)
@@ -598,6 +643,8 @@ class _Lowerer:
             return self.reduction(op, args[0], node)
         if op == "where":
             cond = self.truth(args[0], node)
+            if any(isinstance(a, Value) for a in args[1:]):
+                return frontend_values.where(self, cond, args[1], args[2], node)
             dtype = promote(args[1].dtype, args[2].dtype)
             return self.emit("select", [cond, self.cast(args[1], dtype), self.cast(args[2], dtype)], dtype)
         return self.apply(op, args, node)
@@ -623,6 +670,8 @@ class _Lowerer:
     # ------------------------------------------------------------ typing
     def apply(self, op: str, args: list[Operand], node: ast.AST) -> Operand:
         """``op`` over args, with the operands cast to the type NumPy computes it in."""
+        if op == "matmul" or any(isinstance(a, Value) for a in args):
+            return frontend_values.operator(self, op, args, node)
         try:
             out = result_dtype(op, *(a.dtype for a in args))
         except TypeError:
@@ -659,6 +708,9 @@ class _Lowerer:
 
     def truth(self, value: Operand, node: ast.AST) -> Operand:
         """A value as a condition: bools as they are, numbers compared with 0."""
+        if isinstance(value, Value):
+            raise self.src.refuse(node, f"a {value.kind.type_name} is not a condition; test a component "
+                                        "(v.x > 0.0) or a scalar such as hawk.length(v) > 0.0")
         if value.dtype == "bool":
             return value
         if isinstance(value, Const):

@@ -85,7 +85,8 @@ class Slot:
     by-value parameter.  A ``cell`` is a one-element plane (a uniform value);
     a plane of ``components`` > 1 has shape ``(components, n)``.  A slot
     with a ``reduction`` holds that reduction's block partials (one value per
-    block of samples), not per-sample values.
+    block of samples), not per-sample values.  ``shape``: a matrix's per-sample
+    ``(r, c)`` (its plane is ``(r, c, n)``, row-major); empty for any other.
     """
 
     name: str
@@ -94,6 +95,7 @@ class Slot:
     components: int = 1
     cell: bool = False
     reduction: str | None = None
+    shape: tuple[int, ...] = ()
 
     @property
     def uniform(self) -> bool:

@@ -9,6 +9,7 @@ eagle.native); later calls reuse it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -21,12 +22,13 @@ from eagle.extend import GpuItems, ffi
 from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
-from hawk import cuda, derive, emit, frontend, fusion, libm, recording, runs
+from hawk import cuda, derive, emit, frontend, fusion, libm, recording, runs, values
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Slot
 from hawk.phases import Phased, split
 from hawk.reference import evaluate
 from hawk.types import NUMPY, Kind, Param, Scalar, of_numpy
+from hawk.values import ValueKind, check_plane
 
 
 @dataclass
@@ -152,8 +154,10 @@ class Kernel:
         if key not in self._derived:
             primal = self.ir_of(frontend.default_signature(self.params))
             chosen = _chosen(primal, key[2])
-            cotangents = [(c.name, Scalar) for c in derive.seeded(primal) if c.slot in chosen]
-            arguments = [(n, Kind("in", k.dtype) if k.role == "mutable" else k) for n, k in self.params]
+            cotangents = [(c.name, _plane_kind(primal.slots[c.slot])) for c in derive.seeded(primal)
+                          if c.slot in chosen]
+            arguments = [(n, dataclasses.replace(k, role="in") if k.role == "mutable" else k)
+                         for n, k in self.params]
             count = len(self.params)
 
             def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
@@ -179,8 +183,8 @@ class Kernel:
         """
         if "jvp" not in self._derived:
             primal = self.ir_of(frontend.default_signature(self.params))
-            tangents = [(f"t_{primal.slots[k].name}", Param if primal.slots[k].role == "value" else Scalar)
-                        for k in derive.inputs(primal)]
+            tangents = [(f"t_{primal.slots[k].name}", Param if primal.slots[k].role == "value"
+                         else _plane_kind(primal.slots[k])) for k in derive.inputs(primal)]
             count = len(self.params)
 
             def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
@@ -280,7 +284,7 @@ class Kernel:
                 raise ValueError(f"{api}: per-sample planes must have one length; got {shown} "
                                  f"({name!r} differs). A plane of one value is read as the same for "
                                  "every sample")
-            components = value.shape[0] if value.ndim == 2 else 1
+            components = int(np.prod(value.shape[:-1]))  # (k, n) or a matrix's (r, c, n)
             specs.append(ArgSpec(of_numpy(value.dtype), components, cell))
         return tuple(specs), n, values
 
@@ -325,6 +329,12 @@ def from_ir(ir: KernelIR, derivative: str | None = None) -> Kernel:
     return Kernel(ir.name, params, lower, derivative=derivative)
 
 
+def _plane_kind(slot: Slot) -> Kind:
+    """The annotation of a plane like ``slot`` (a cotangent, a tangent): a matrix's (r, c, n)
+    plane is a matrix's."""
+    return values.kind_of("mat", slot.shape) if slot.shape else Scalar
+
+
 def _chosen(ir: KernelIR, names: frozenset[str] | None) -> set[int]:
     """The slots of ``ir`` named in ``names`` (every slot when None)."""
     return {k for k, s in enumerate(ir.slots) if names is None or s.name in names}
@@ -346,9 +356,11 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
     if not (device or isinstance(arg, np.ndarray)):
         raise TypeError(f"{api}: parameter {name!r} is a per-sample plane; pass a NumPy array, got "
                         f"{type(arg).__name__}")
-    if arg.ndim not in (1, 2):
+    if isinstance(kind, ValueKind):
+        check_plane(name, kind, arg, api)
+    elif arg.ndim not in (1, 2):
         raise ValueError(f"{api}: parameter {name!r} has shape {arg.shape}; a plane is (n,) or, with "
-                         "k values per sample, (k, n)")
+                         "k values per sample, (k, n) (a matrix, (r, c, n), is annotated hawk.mat33 ...)")
     wanted = kind.dtype
     if wanted is None and arg.dtype not in (np.float64, np.float32):
         raise TypeError(f"{api}: parameter {name!r} is a Scalar (a float32 or float64 plane); got "
@@ -601,7 +613,8 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str, device: Any = None) ->
         raise ValueError(f"{api}: buffer= gives {len(given)} arrays for {len(specs)} outputs")
     out = []
     for spec, array in zip(specs, given, strict=True):
-        shape = (1,) if spec.cell else (spec.components, n) if spec.components > 1 else (n,)
+        shape = (1,) if spec.cell else (*spec.shape, n) if spec.shape else \
+            (spec.components, n) if spec.components > 1 else (n,)
         dtype = NUMPY[spec.dtype]
         if array is None:
             array = (np.empty(shape, dtype) if device is None

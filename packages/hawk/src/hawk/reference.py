@@ -18,6 +18,11 @@ from hawk.semantics import OPS, cast_array
 from hawk.types import NUMPY, strong
 
 
+def component(arg: np.ndarray, comp: int) -> np.ndarray:
+    """Component ``comp`` of a plane ``(k, n)`` or, for a matrix, ``(r, c, n)`` (row-major): a view."""
+    return arg.reshape(-1, arg.shape[-1])[comp] if arg.ndim > 2 else arg[comp]
+
+
 def fixed_order_sum(x: np.ndarray) -> Any:
     """The sum of a 1-D array in eagle's fixed order (integers wrap)."""
     x = np.ascontiguousarray(x)
@@ -93,7 +98,7 @@ class _Evaluator:
             return arg
         if slot.cell:
             return np.asarray(arg).reshape(-1)[0]
-        return arg[stmt.comp] if slot.components > 1 else arg
+        return component(arg, stmt.comp) if slot.components > 1 else arg
 
     def op(self, stmt: Op) -> Any:
         args = [self.value(a) for a in stmt.args]
@@ -110,7 +115,7 @@ class _Evaluator:
         if slot.cell:  # written over an empty batch too
             arg.reshape(-1)[0] = value
             return
-        target = arg[stmt.comp] if slot.components > 1 else arg
+        target = component(arg, stmt.comp) if slot.components > 1 else arg
         if mask is None:
             target[...] = value
         else:

@@ -19,6 +19,7 @@ with Python numbers and untyped ``Param`` values as "weak" scalars.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -99,8 +100,8 @@ class Kind:
 
     def __getitem__(self, inner: Kind) -> Kind:
         if self.role == "mutable" and self.dtype is None and isinstance(inner, Kind) and inner.role == "in":
-            return Kind("mutable", inner.dtype)
-        if self is Param and isinstance(inner, Kind) and inner.role == "in" and inner.dtype:
+            return dataclasses.replace(inner, role="mutable")  # a value type (hawk.vec3) stays one
+        if self is Param and type(inner) is Kind and inner.role == "in" and inner.dtype:
             return Kind("param", inner.dtype)
         raise TypeError(f"hawk: {self!r}[{inner!r}] is not a hawk type; write Mutable[Scalar], "
                         "Mutable[UInt32], Param[Int32] and the like")
