@@ -55,6 +55,9 @@ LANES = 8
 #: The statements from which a sample loop is interleaved: a shorter body's iterations already
 #: overlap in the core's reorder window, and interleaving multiplies the code gcc compiles.
 INTERLEAVED_FROM = 32
+#: ... and up to which: a longer body (a 4×4 inverse and its derivatives) has independent work enough
+#: within one sample, and gcc -O3 takes a minute over eight copies of it (one second over one).
+INTERLEAVED_BELOW = 200
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
           "eq": "==", "ne": "!="}
@@ -324,7 +327,7 @@ class Emitter:
         throughput, not at their latency.  Samples never depend on one another, so the order
         across streams changes no bit; the rest of the range (fewer than STREAMS * LANES samples)
         is the plain loop after it."""
-        if sum(1 for _ in walk(loop)) < INTERLEAVED_FROM:
+        if not INTERLEAVED_FROM <= sum(1 for _ in walk(loop)) < INTERLEAVED_BELOW:
             return ["    const int64_t rest = begin;"]
         # a stream of whole vectors ends in no scalar epilogue: what is left runs once, vectorised,
         # in the plain loop

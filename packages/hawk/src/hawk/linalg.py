@@ -139,7 +139,7 @@ def matmul(alg: Algebra, a: Value, b: Value) -> Value:
     return _matrix(out)
 
 
-def cw(alg: Algebra, op: str, a: Value, b: Value) -> Value:
+def cw(op: str, alg: Algebra, a: Value, b: Value) -> Value:
     if not (isinstance(a, Value) and isinstance(b, Value) and a.kind.shape == b.kind.shape):
         raise alg.refuse(f"hawk.cw_{op} takes two values of one type, got {values.describe(a)} and "
                          f"{values.describe(b)}")
@@ -353,7 +353,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int]] = {
     "determinant": (determinant, 1), "inverse": (inverse, 1), "trace": (trace, 1), "diag": (diag, 1),
     "solve": (solve, 2), "quat_conjugate": (quat_conjugate, 1), "quat_rotate": (quat_rotate, 2),
     "quat_rotate_inv": (quat_rotate_inv, 2), "quat_from_axis_angle": (quat_from_axis_angle, 2),
-    "cw_mul": (functools.partial(cw, op="mul"), 2), "cw_div": (functools.partial(cw, op="div"), 2),
+    "cw_mul": (functools.partial(cw, "mul"), 2), "cw_div": (functools.partial(cw, "div"), 2),
     "identity22": (lambda alg: identity(2), 0), "identity33": (lambda alg: identity(3), 0),
     "identity44": (lambda alg: identity(4), 0),
     "quat_identity": (lambda alg: Value(values.quat, (0.0, 0.0, 0.0, 1.0)), 0),

@@ -55,7 +55,7 @@ class _Shaped:
         """The source in ``dialect`` (and the emission rule) and its symbol prefix: for C,
         :data:`PREFIX` and the digest of the run's code, so that runs compiled into one library
         keep their symbols apart."""
-        at = (dialect, emit.INTERLEAVED_FROM)
+        at = (dialect, emit.INTERLEAVED_FROM, emit.INTERLEAVED_BELOW)
         if at not in self.sources:
             source = emit.source(self.fused.ir, self.phased, PREFIX, dialect)
             if dialect == "c":
