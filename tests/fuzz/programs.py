@@ -77,12 +77,40 @@ def _expr(rng: random.Random, names: list[str], depth: int, smooth: bool) -> str
     return f"hm.{'minimum' if choice == 7 else 'maximum'}({a}, {b})"
 
 
+def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
+    """Vector, matrix and quaternion values (hawk.vec3, mat33, quat) made from the scalars, folded
+    back into ``t``.  Their components are bounded (sines and cosines) and the matrix inverted is
+    diagonally dominant, so no turn of a loop overflows and every gradient is finite."""
+    if rng.random() < 0.5:
+        return []
+
+    def bounded() -> str:
+        return f"hm.{rng.choice(('sin', 'cos'))}({rng.choice([*names, 't'])})"
+
+    vectors = ["hawk.cross(u, w)", "m @ u", "hawk.transpose(m) @ w", f"u * {rng.choice(CONSTANTS)} - w",
+               "hawk.cw_mul(u, w)", "(m * m) @ w", "hawk.inverse(a) @ u", "hawk.solve(a, w)",
+               "hawk.quat_rotate(q, u)", "-(hawk.outer(u, w) @ u)"]
+    scalars = ["hawk.dot(v, u)", "v.x", "v[2]", "hawk.determinant(m)", "hawk.trace(a)", "hawk.length_sq(v)",
+               "hawk.dot(q * q, q)"]
+    if not smooth:  # a select at zero length, a per-sample choice
+        vectors += ["hawk.normalize(u - w)", "hm.where(t > 0.0, u, w)", "u if t < 0.5 else hawk.cross(w, u)"]
+        scalars += ["hawk.length(v - u)"]
+    return [f"    u = hawk.vec3({bounded()}, {bounded()}, {rng.choice(CONSTANTS)})",
+            f"    w = hawk.vec3({bounded()}, {rng.choice(CONSTANTS)}, {bounded()})",
+            "    m = hawk.mat33(u, w, hawk.cross(u, w))",
+            "    a = hawk.identity33() * 4.0 + m * 0.125",
+            f"    q = hawk.normalize(hawk.quat({bounded()}, {bounded()}, 0.5, 1.0))" if not smooth else
+            f"    q = hawk.quat({bounded()}, 0.25, {bounded()}, 0.5)",
+            f"    v = {rng.choice(vectors)}",
+            f"    t = t + {rng.choice(scalars)} * {rng.choice(CONSTANTS)}"]
+
+
 def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
     params = [f"a{j}" for j in range(spec.planes)]
     names = params + (["p"] if spec.param else [])
     signature = ", ".join([f"{p}: Scalar" for p in params] + (["p: Param"] if spec.param else []))
     lines = ["@hawk.kernel", f"def {spec.name}({signature}) -> Scalar:",
-             f"    t = {_expr(rng, names, 2, spec.smooth)}"]
+             f"    t = {_expr(rng, names, 2, spec.smooth)}", *_value_lines(rng, names, spec.smooth)]
     if not spec.smooth:
         lines += [f"    if t > {_expr(rng, names, 1, True)}:",
                   f"        t = {_expr(rng, [*names, 't'], 2, False)}"]
