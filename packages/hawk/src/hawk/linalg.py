@@ -1,5 +1,9 @@
 """Small per-sample linear algebra over vector, matrix and quaternion values.
 
+``hawk.dot``, ``hawk.inverse`` ... work in a kernel on its values, and outside
+one on component planes (a ``(k, n)`` array is a vector, a quaternion for the
+``quat_`` functions; ``(r, c, n)`` a matrix), with the same arithmetic.
+
 Every operation is written once over an *algebra* of scalars: the front
 end's (each scalar step becomes one IR op, so the C and CUDA back ends, the
 reference evaluator, the derivatives and fusion see plain scalar code) and
@@ -398,12 +402,189 @@ def _public(name: str) -> Callable[..., Any]:
         return to_array(impl(algebra, *(_from_array(a, quaternion) for a in args)))
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"``hawk.{name}`` per sample: in a kernel on {_ARGS.get(name, 'values')}; outside one on "
-                  "component planes ((k, n) vectors, (r, c, n) matrices), with the same arithmetic.")
+    fn.__doc__ = _DOCS[name]
     _BY_ID[id(fn)] = name
     return fn
 
 
-_ARGS = {"solve": "a matrix and a vector", "quat_rotate": "a quaternion and a vec3",
-         "quat_from_axis_angle": "a vec3 axis and an angle", "diag": "a vector (giving a matrix)"}
+#: Each public function's docstring: what it computes, and an example on component planes.
+_DOCS = {
+    "dot": """\
+    The dot product of two vectors (or quaternions), summed left to right.
+
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> w = np.array([[0.0], [1.0], [0.0]])
+    >>> hawk.dot(v, w)
+    array([2.])
+
+    In a kernel (every function here, on the kernel's values):
+
+    >>> @hawk.kernel
+    ... def facing(n: hawk.vec3, light: hawk.vec3) -> hawk.Scalar:
+    ...     return hawk.math.maximum(hawk.dot(hawk.normalize(n), light), 0.0)
+    >>> facing(v, w)
+    array([0.66666667])
+    """,
+    "cross": """\
+    The cross product of two vec3.
+
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> w = np.array([[0.0], [1.0], [0.0]])
+    >>> hawk.cross(v, w)[:, 0]
+    array([-2.,  0.,  1.])
+    """,
+    "length": """\
+    The Euclidean length; 0 for the zero vector, with a zero derivative there.
+
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> hawk.length(v)
+    array([3.])
+    """,
+    "length_sq": """\
+    The squared length, ``dot(v, v)``.
+
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> hawk.length_sq(v)
+    array([9.])
+    """,
+    "normalize": """\
+    ``v / length(v)``; the zero vector for the zero vector (the identity quaternion for the zero
+    quaternion), with a zero derivative there.
+
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> hawk.normalize(v)[:, 0]
+    array([0.33333333, 0.66666667, 0.66666667])
+    """,
+    "outer": """\
+    The outer product ``a bᵀ`` of two vectors of one size: a matrix.
+
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> w = np.array([[0.0], [1.0], [0.0]])
+    >>> hawk.outer(w, v)[:, :, 0]
+    array([[0., 0., 0.],
+           [1., 2., 2.],
+           [0., 0., 0.]])
+    """,
+    "transpose": """\
+    A matrix's transpose.
+
+    >>> m = np.array([[2.0, 1.0], [1.0, 3.0]])[:, :, None]
+    >>> hawk.transpose(m)[:, :, 0]
+    array([[2., 1.],
+           [1., 3.]])
+    """,
+    "determinant": """\
+    The determinant, by cofactor expansion along the first row (the minors computed once).
+
+    >>> m = np.array([[2.0, 1.0], [1.0, 3.0]])[:, :, None]
+    >>> hawk.determinant(m)
+    array([5.])
+    """,
+    "inverse": """\
+    adjugate / determinant for a 2×2, 3×3 or 4×4 matrix; the zero matrix where the determinant is
+    exactly 0 (a NaN one gives NaN), with a zero derivative there. For ``A⁻¹ b`` prefer
+    :func:`hawk.solve`.
+
+    >>> m = np.array([[2.0, 1.0], [1.0, 3.0]])[:, :, None]
+    >>> hawk.inverse(m)[:, :, 0] * 5
+    array([[ 3., -1.],
+           [-1.,  2.]])
+    """,
+    "trace": """\
+    The sum of the diagonal.
+
+    >>> m = np.array([[2.0, 1.0], [1.0, 3.0]])[:, :, None]
+    >>> hawk.trace(m)
+    array([5.])
+    """,
+    "diag": """\
+    The square matrix with ``v`` on its diagonal.
+
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> hawk.diag(v)[:, :, 0]
+    array([[1., 0., 0.],
+           [0., 2., 0.],
+           [0., 0., 2.]])
+    """,
+    "solve": """\
+    ``x`` with ``a @ x == b``: Gaussian elimination with partial pivoting (rows swapped by selects, no
+    branch); a component a zero pivot leaves undetermined is 0.
+
+    >>> m = np.array([[2.0, 1.0], [1.0, 3.0]])[:, :, None]
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> hawk.solve(m, v[:2])[:, 0]
+    array([0.2, 0.6])
+    """,
+    "quat_conjugate": """\
+    ``(-x, -y, -z, w)``: the inverse of a unit quaternion.
+
+    >>> q = hawk.quat_from_axis_angle(np.array([[0.0], [0.0], [1.0]]), np.array([np.pi / 2]))
+    >>> hawk.quat_conjugate(q)[:, 0].round(3)
+    array([-0.   , -0.   , -0.707,  0.707])
+    """,
+    "quat_rotate": """\
+    A vec3 rotated by a unit quaternion (Warp's formula; renormalise a drifting quaternion with
+    :func:`hawk.normalize`).
+
+    >>> q = hawk.quat_from_axis_angle(np.array([[0.0], [0.0], [1.0]]), np.array([np.pi / 2]))
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> hawk.quat_rotate(q, v)[:, 0].round(12)
+    array([-2.,  1.,  2.])
+    """,
+    "quat_rotate_inv": """\
+    A vec3 rotated by the conjugate of a unit quaternion.
+
+    >>> q = hawk.quat_from_axis_angle(np.array([[0.0], [0.0], [1.0]]), np.array([np.pi / 2]))
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> hawk.quat_rotate_inv(q, v)[:, 0].round(12)
+    array([ 2., -1.,  2.])
+    """,
+    "quat_from_axis_angle": """\
+    The quaternion ``(axis sin(angle/2), cos(angle/2))``; the axis is taken as given (of unit length).
+
+    >>> q = hawk.quat_from_axis_angle(np.array([[0.0], [0.0], [1.0]]), np.array([np.pi / 2]))
+    >>> q[:, 0].round(3)
+    array([0.   , 0.   , 0.707, 0.707])
+    """,
+    "cw_mul": """\
+    The component-wise product of two values of one type (``*`` of two vectors is refused).
+
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> hawk.cw_mul(v, v)[:, 0]
+    array([1., 4., 4.])
+    """,
+    "cw_div": """\
+    The component-wise quotient of two values of one type.
+
+    >>> v = np.array([[1.0], [2.0], [2.0]])
+    >>> hawk.cw_div(v, v + 1.0)[:, 0]
+    array([0.5       , 0.66666667, 0.66666667])
+    """,
+    "identity22": """\
+    The 2×2 identity matrix.
+
+    >>> hawk.identity22()
+    array([[1., 0.],
+           [0., 1.]])
+    """,
+    "identity33": """\
+    The 3×3 identity matrix.
+
+    >>> hawk.identity33()[0]
+    array([1., 0., 0.])
+    """,
+    "identity44": """\
+    The 4×4 identity matrix.
+
+    >>> hawk.identity44().shape
+    (4, 4)
+    """,
+    "quat_identity": """\
+    The identity quaternion ``(0, 0, 0, 1)``.
+
+    >>> hawk.quat_identity()
+    array([0., 0., 0., 1.])
+    """,
+}
+
 PUBLIC = {name: _public(name) for name in FUNCTIONS}
