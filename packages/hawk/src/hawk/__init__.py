@@ -18,11 +18,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from hawk import linalg, math
+from hawk import linalg, math, structs
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
 from hawk.kernel import Kernel, KernelBound, KernelPlan
 from hawk.recording import recording
 from hawk.reductions import all, any, max, min, sum
+from hawk.structs import struct
 from hawk.types import Float32, Float64, Int32, Mutable, Param, Scalar, UInt32
 from hawk.values import (
     mat22,
@@ -70,8 +71,11 @@ def kernel(fn: Callable[..., Any]) -> Kernel:
     array([2], dtype=uint32)
     """
     source = parse(fn, sys._getframe(1).f_locals)  # the decorating scope: annotations imported there
+    source, grouped = structs.spread_params(source)
     lower(source, default_signature(source.params))  # check the whole body now, not at the first call
-    k = Kernel(fn.__name__, source.params, lambda signature: lower(source, signature))
+    make = structs.StructKernel if grouped else Kernel
+    k = make(fn.__name__, source.params, lambda signature: lower(source, signature),
+             **({"structs": grouped} if grouped else {}))
     k.__doc__, k.__module__, k.__wrapped__ = fn.__doc__, fn.__module__, fn
     return k
 
@@ -128,6 +132,8 @@ __all__ = [
     "quatf",
     "recording",
     "solve",
+    "struct",
+    "structs",
     "sum",
     "trace",
     "transpose",

@@ -128,6 +128,7 @@ def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None) -> Sou
     params = []
     for arg in args.args:
         kind = _annotation(source, hints.get(arg.arg), arg, f"of parameter {arg.arg!r}", scope)
+        kind = getattr(kind, "__hawk_kind__", kind)  # a @hawk.struct class: its StructKind
         if not isinstance(kind, Kind):
             raise source.refuse(arg, f"parameter {arg.arg!r} needs a hawk annotation: Scalar, Float32, "
                                      "Float64, Int32, UInt32, Param or Mutable[...]")
@@ -290,6 +291,8 @@ class _Lowerer:
             # a component of a value: the whole value again, with that component new
             whole = self.expr(target.value)
             target, value = target.value, frontend_values.replaced(self, whole, target, value)
+        if isinstance(target, ast.Attribute) and ast.unparse(target) in self.kinds:  # a struct's field
+            target = ast.copy_location(ast.Name(ast.unparse(target), ast.Store()), target)
         if isinstance(target, ast.Name) and isinstance(self.kinds.get(target.id), ValueKind):
             frontend_values.assign_param(self, target.id, self.kinds[target.id], value, node)
             return
@@ -310,12 +313,14 @@ class _Lowerer:
         elif isinstance(target, ast.Subscript):
             raise self.src.refuse(target, f"{name!r} is read-only: only a Mutable parameter is written")
         if isinstance(value, Var) and not value.name:
-            value.name = name
+            value.name = name.replace(".", "_")  # a struct's field, b.pos: a C name
         self.env[key] = value
 
     def holds_value(self, node: ast.expr) -> bool:
         """``node`` names a vector, matrix or quaternion: a local holding one, or a parameter
         of a value type (not a plain plane of components, indexed as before)."""
+        if ast.unparse(node) in self.kinds:  # a parameter, or a struct parameter's field
+            return isinstance(self.kinds[ast.unparse(node)], ValueKind)
         if not isinstance(node, ast.Name):
             return False
         if node.id in self.env:
@@ -512,9 +517,14 @@ class _Lowerer:
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.Attribute):
+            key = ast.unparse(node)
+            if key in self.kinds:  # a struct parameter's field: b.pos
+                return self.read(key, key, 0, node)
+            if self.holds_value(node.value):
+                return frontend_values.attribute(self, self.expr(node.value), node)
             base = node.value
             if isinstance(base, ast.Name) and (base.id in self.env or base.id in self.kinds):
-                return frontend_values.attribute(self, self.expr(node.value), node)
+                return frontend_values.attribute(self, self.expr(base), node)
             return self.folded(self.resolve(node), node)
         raise self.src.refuse(node, f"a {type(node).__name__} expression is not in hawk; a kernel computes "
                                     "with numbers, parameters, locals, arithmetic, comparisons, "
@@ -532,6 +542,8 @@ class _Lowerer:
                                             "or in both arms")
             return value
         slot = self.param_slot.get(name)
+        if slot is None and any(k.startswith(f"{name}.") for k in self.kinds):
+            raise self.src.refuse(node, f"{name!r} is a struct: read its fields ({name}.field)")
         if slot is None:
             return self.folded(self.resolve(node), node)
         if key == name and isinstance(self.kinds[name], ValueKind):
@@ -543,7 +555,7 @@ class _Lowerer:
         cache = f"\0load:{key}"
         if cache not in self.env:
             s = self.slots[slot]
-            var = Var(s.dtype if s.role == "value" else strong(s.dtype), s.uniform, name)
+            var = Var(s.dtype if s.role == "value" else strong(s.dtype), s.uniform, name.replace(".", "_"))
             self.body.append(Load(var, slot, comp))
             self.env[cache] = var
         return self.env[cache]

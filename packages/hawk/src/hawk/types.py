@@ -99,6 +99,7 @@ class Kind:
     dtype: str | None  # None: a float whose width follows the plane (Scalar) or the call (Param)
 
     def __getitem__(self, inner: Kind) -> Kind:
+        inner = getattr(inner, "__hawk_kind__", inner)  # a @hawk.struct class: its StructKind
         if self.role == "mutable" and self.dtype is None and isinstance(inner, Kind) and inner.role == "in":
             return dataclasses.replace(inner, role="mutable")  # a value type (hawk.vec3) stays one
         if self is Param and type(inner) is Kind and inner.role == "in" and inner.dtype:

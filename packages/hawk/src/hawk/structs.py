@@ -1,0 +1,111 @@
+"""``@hawk.struct``: a dataclass of typed fields, passed to a kernel as a group of planes.
+
+A struct parameter is, for the compiler, one parameter per field, named
+``b.pos``, ``b.mass`` ... (the names its derivatives' gradients and
+cotangents take too); a call passes one instance of the dataclass whose
+fields hold the planes, and the kernel reads them as ``b.pos``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hawk.frontend import Source
+from hawk.kernel import Kernel
+from hawk.types import Kind
+
+
+@dataclass(frozen=True)
+class StructKind(Kind):
+    """A struct as an annotation: its class and its (field, Kind) pairs."""
+
+    cls: type = object
+    fields: tuple[tuple[str, Kind], ...] = ()
+
+    def __repr__(self) -> str:
+        return self.cls.__name__ if self.role == "in" else f"Mutable[{self.cls.__name__}]"
+
+
+def struct(cls: type) -> type:
+    """Make ``cls`` a dataclass whose fields (scalars, vectors, matrices) a kernel takes as planes.
+
+    >>> @hawk.struct
+    ... class Body:
+    ...     pos: hawk.vec3
+    ...     mass: hawk.Scalar
+    >>> @hawk.kernel
+    ... def dropped(b: Body) -> hawk.vec3:
+    ...     return b.pos + hawk.vec3(0.0, -9.8, 0.0) * b.mass
+    >>> dropped(Body(pos=np.zeros((3, 2)), mass=np.array([1.0, 2.0])))[1]
+    array([ -9.8, -19.6])
+    """
+    if not dataclasses.is_dataclass(cls):
+        cls = dataclass(cls)
+    hints = typing.get_type_hints(cls)
+    fields = []
+    for f in dataclasses.fields(cls):
+        kind = hints[f.name]
+        if not isinstance(kind, Kind) or kind.role != "in" or isinstance(kind, StructKind):
+            raise TypeError(f"hawk.struct: {cls.__name__}.{f.name} is annotated {kind!r}; a field is a "
+                            "per-sample type: Scalar, Float32 ..., hawk.vec3, hawk.mat33, hawk.quat ...")
+        fields.append((f.name, kind))
+    cls.__hawk_kind__ = StructKind("in", None, cls, tuple(fields))
+    return cls
+
+
+def spread_params(source: Source) -> tuple[Source, tuple[tuple[str, Kind], ...]]:
+    """``source`` with each struct parameter one parameter per field, and the parameters as
+    written (empty: no struct)."""
+    if not any(isinstance(k, StructKind) for _, k in source.params):
+        return source, ()
+    return dataclasses.replace(source, params=expanded(source.params)), source.params
+
+
+def expanded(params: Sequence[tuple[str, Kind]]) -> tuple[tuple[str, Kind], ...]:
+    """The parameters with each struct one parameter per field (``b.pos``); a Mutable struct's
+    fields are Mutable."""
+    out: list[tuple[str, Kind]] = []
+    for name, kind in params:
+        if isinstance(kind, StructKind):
+            out += [(f"{name}.{field}", dataclasses.replace(k, role=kind.role) if kind.role != "in" else k)
+                    for field, k in kind.fields]
+        else:
+            out.append((name, kind))
+    return tuple(out)
+
+
+class StructKernel(Kernel):
+    """A kernel with struct parameters: a call's struct instances are spread into their fields'
+    planes (arguments already spread, as its derivatives take them, pass as they are)."""
+
+    def __init__(self, *args: Any, structs: Sequence[tuple[str, StructKind]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.structs = tuple(structs)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}: {k!r}" for n, k in self.structs)
+        return f"<hawk.kernel {self.__name__}({shown})>"
+
+    def spread(self, args: tuple[Any, ...], api: str) -> tuple[Any, ...]:
+        if len(args) != len(self.structs):
+            return args  # spread already (or wrong: the checks name what is missing)
+        out: list[Any] = []
+        for (name, kind), arg in zip(self.structs, args, strict=True):
+            if not isinstance(kind, StructKind):
+                out.append(arg)
+                continue
+            if not isinstance(arg, kind.cls):
+                raise TypeError(f"{api}: parameter {name!r} is a {kind.cls.__name__}; pass an instance of it "
+                                f"(its fields the planes), got {type(arg).__name__}")
+            out += [getattr(arg, field) for field, _ in kind.fields]
+        return tuple(out)
+
+    def _signature(self, args: tuple[Any, ...], api: str, eager: bool = False) -> Any:
+        return super()._signature(self.spread(args, api), api, eager)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return super()._call(self.spread(args, f"hawk.kernel {self.__name__}"), kwargs)
