@@ -104,6 +104,9 @@ class Kind:
             return dataclasses.replace(inner, role="mutable")  # a value type (hawk.vec3) stays one
         if self is Param and type(inner) is Kind and inner.role == "in" and inner.dtype:
             return Kind("param", inner.dtype)
+        if self is Param and type(inner) is not Kind and isinstance(inner, Kind):
+            raise TypeError(f"hawk: Param[{inner!r}]: a Param is one number; build a value the same for "
+                            "every sample in the kernel from Params (hawk.vec3(gx, gy, gz))")
         raise TypeError(f"hawk: {self!r}[{inner!r}] is not a hawk type; write Mutable[Scalar], "
                         "Mutable[UInt32], Param[Int32] and the like")
 
