@@ -38,7 +38,7 @@ from hawk import frontend_values, intrinsics
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
-from hawk.values import Value, ValueKind, describe, flatten, same_shape
+from hawk.values import StructKind, Value, ValueKind, describe, flatten, same_shape
 
 
 class KernelSyntaxError(SyntaxError):
@@ -160,6 +160,7 @@ def _contract(source: Source, value: object, node: ast.AST) -> object:
     """A return annotation as a contract: None, a Kind, a tuple of contracts, or Each."""
     if value is None or value is type(None):
         return None
+    value = getattr(value, "__hawk_kind__", value)  # a @hawk.struct class: its StructKind
     if isinstance(value, Kind):
         if value.role == "mutable":
             plain = Kind("in", value.dtype)
@@ -423,6 +424,8 @@ class _Lowerer:
                 raise self.src.refuse(node, "a returned dict needs string keys written out")
             item = contract.item if isinstance(contract, Each) else NO_CONTRACT
             return {k.value: self.output_tree(v, item) for k, v in zip(node.keys, node.values, strict=True)}
+        if isinstance(contract, StructKind) or frontend_values.struct_call(self, node) is not None:
+            return frontend_values.struct_output(self, node, contract)
         if container is not None:
             items = contract if isinstance(contract, tuple) else \
                 [contract.item if isinstance(contract, Each) else NO_CONTRACT] * len(node.elts)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hawk import linalg, values
 from hawk.ir import Const, Operand, Slot, Store
 from hawk.types import promote
-from hawk.values import LETTERS, Value, ValueKind
+from hawk.values import LETTERS, StructKind, Value, ValueKind
 
 if TYPE_CHECKING:
     from hawk.frontend import _Lowerer
@@ -221,3 +221,33 @@ def output(lw: _Lowerer, node: ast.expr, value: Any, kind: object) -> int:
         mismatch = f"the returned {value.kind.type_name} is {dtype} but a component is {comp.dtype}"
         lw.body.append(Store(out, k, lw.conform(comp, dtype, node, mismatch)))
     return out
+
+
+def struct_call(lw: _Lowerer, node: ast.expr) -> StructKind | None:
+    """The struct a returned ``Body(pos=..., ...)`` builds, or None."""
+    if not isinstance(node, ast.Call):
+        return None
+    try:
+        kind = getattr(lw.resolve(node.func), "__hawk_kind__", None)
+    except SyntaxError:  # not a name of the module: not a struct
+        return None
+    return kind if isinstance(kind, StructKind) else None
+
+
+def struct_output(lw: _Lowerer, node: ast.expr, contract: object) -> dict[str, object]:
+    """A returned struct, ``Body(pos=p, vel=v, mass=m)``: one output per field, given back as a
+    dict of planes by field name."""
+    kind = struct_call(lw, node)
+    if kind is None or (isinstance(contract, StructKind) and contract.cls is not kind.cls):
+        raise lw.src.refuse(node, f"the return annotation says {contract!r}; return {contract!r}(field=..., "
+                                  "...) with every field")
+    names = [name for name, _ in kind.fields]
+    given = dict(zip(names, node.args, strict=False))
+    for keyword in node.keywords:
+        if keyword.arg in given or keyword.arg not in names:
+            raise lw.src.refuse(node, f"{kind!r}(...): {keyword.arg!r} is not a field or is given twice; its "
+                                      f"fields are {', '.join(names)}")
+        given[keyword.arg] = keyword.value
+    if len(node.args) > len(names) or set(given) != set(names):
+        raise lw.src.refuse(node, f"{kind!r}(...) returned gives every field once: {', '.join(names)}")
+    return {name: lw.output(given[name], field) for name, field in kind.fields}

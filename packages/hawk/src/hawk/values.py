@@ -141,5 +141,16 @@ def same_shape(values: list[Any]) -> bool:
     return len(kinds) == 1
 
 
+@dataclass(frozen=True)
+class StructKind(Kind):
+    """A struct as an annotation: its class and its (field, Kind) pairs."""
+
+    cls: type = object
+    fields: tuple[tuple[str, Kind], ...] = ()
+
+    def __repr__(self) -> str:
+        return self.cls.__name__ if self.role == "in" else f"Mutable[{self.cls.__name__}]"
+
+
 #: ``v.x`` ... : the component a letter names (a quaternion's ``w`` is its real part, last).
 LETTERS = {"x": 0, "y": 1, "z": 2, "w": 3}
