@@ -38,7 +38,7 @@ from hawk import frontend_values, intrinsics
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
-from hawk.values import StructKind, Value, ValueKind, describe, flatten, same_shape
+from hawk.values import StructKind, StructValue, Value, ValueKind, describe, flatten, same_shape
 
 
 class KernelSyntaxError(SyntaxError):
@@ -325,7 +325,7 @@ class _Lowerer:
         if not isinstance(node, ast.Name):
             return False
         if node.id in self.env:
-            return isinstance(self.env[node.id], Value)
+            return isinstance(self.env[node.id], (Value, StructValue))
         return isinstance(self.kinds.get(node.id), ValueKind)
 
     def if_statement(self, node: ast.If) -> None:
@@ -433,9 +433,12 @@ class _Lowerer:
             return container(outs)
         return self.output(node, contract)
 
-    def output(self, node: ast.expr, kind: object) -> int:
-        """One output slot: per sample, or one cell for a Param (or, unannotated, a uniform value)."""
-        value = self.expr(node)
+    def output(self, node: ast.expr, kind: object, value: object = None) -> object:
+        """One output slot: per sample, or one cell for a Param (or, unannotated, a uniform value);
+        ``value``: what ``node`` computes, when that is known (a returned struct's field)."""
+        value = self.expr(node) if value is None else value
+        if isinstance(value, StructValue):
+            return frontend_values.struct_output(self, node, kind)
         if isinstance(value, Value) or isinstance(kind, ValueKind):
             return frontend_values.output(self, node, value, kind)
         if kind is NO_CONTRACT:
@@ -523,11 +526,13 @@ class _Lowerer:
             key = ast.unparse(node)
             if key in self.kinds:  # a struct parameter's field: b.pos
                 return self.read(key, key, 0, node)
-            if self.holds_value(node.value):
+            root = node.value
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name) and (root.id in self.env or root.id in self.kinds
+                                               or any(k.startswith(f"{root.id}.") for k in self.kinds)):
+                # a local's or a parameter's: v.x, s.pos, s.pos.x, b.pos.x (not a module's number)
                 return frontend_values.attribute(self, self.expr(node.value), node)
-            base = node.value
-            if isinstance(base, ast.Name) and (base.id in self.env or base.id in self.kinds):
-                return frontend_values.attribute(self, self.expr(base), node)
             return self.folded(self.resolve(node), node)
         raise self.src.refuse(node, f"a {type(node).__name__} expression is not in hawk; a kernel computes "
                                     "with numbers, parameters, locals, arithmetic, comparisons, "

@@ -99,14 +99,21 @@ def _letter(lw: _Lowerer, value: Any, node: ast.Attribute) -> int:
     return k
 
 
-def attribute(lw: _Lowerer, value: Any, node: ast.Attribute) -> Operand:
-    """``v.x`` ... ``v.w``."""
+def attribute(lw: _Lowerer, value: Any, node: ast.Attribute) -> Any:
+    """``v.x`` ... ``v.w``; a struct's field, ``s.pos``."""
+    if isinstance(value, values.StructValue):
+        if node.attr not in [n for n, _ in value.kind.fields]:
+            raise lw.src.refuse(node, f"{ast.unparse(node)}: {value.kind!r} has no field {node.attr!r}")
+        return value.field(node.attr)
     return value.comps[_letter(lw, value, node)]
 
 
-def replaced(lw: _Lowerer, whole: Any, target: ast.Subscript | ast.Attribute, new: Any) -> Value:
+def replaced(lw: _Lowerer, whole: Any, target: ast.Subscript | ast.Attribute, new: Any) -> Any:
     """``whole`` with the component ``target`` names (``v[0]``, ``v.x``, ``m[1, 2]``, ``m[1]``)
-    set to ``new``."""
+    set to ``new`` (a struct: the field ``target`` names)."""
+    if isinstance(whole, values.StructValue) and isinstance(target, ast.Attribute):
+        attribute(lw, whole, target)  # a field it has
+        return whole.replaced(target.attr, new)
     if isinstance(target, ast.Attribute):
         index = _letter(lw, whole, target)
     else:
@@ -153,6 +160,9 @@ def construct(lw: _Lowerer, kind: ValueKind, args: list[Any], node: ast.AST) -> 
 
 def call(lw: _Lowerer, fn: object, node: ast.Call) -> Any:
     """A constructor or a :mod:`hawk.linalg` function, or None when ``fn`` is neither."""
+    struct = getattr(fn, "__hawk_kind__", None)
+    if isinstance(struct, StructKind):
+        return build_struct(lw, struct, node)
     if isinstance(fn, ValueKind):
         if node.keywords:
             raise lw.src.refuse(node, f"{fn!r}(...) takes positional arguments only")
@@ -234,13 +244,8 @@ def struct_call(lw: _Lowerer, node: ast.expr) -> StructKind | None:
     return kind if isinstance(kind, StructKind) else None
 
 
-def struct_output(lw: _Lowerer, node: ast.expr, contract: object) -> dict[str, object]:
-    """A returned struct, ``Body(pos=p, vel=v, mass=m)``: one output per field, given back as a
-    dict of planes by field name."""
-    kind = struct_call(lw, node)
-    if kind is None or (isinstance(contract, StructKind) and contract.cls is not kind.cls):
-        raise lw.src.refuse(node, f"the return annotation says {contract!r}; return {contract!r}(field=..., "
-                                  "...) with every field")
+def _field_nodes(lw: _Lowerer, kind: StructKind, node: ast.Call) -> dict[str, ast.expr]:
+    """The argument written for each field of ``Body(pos=..., ...)`` (positional ones in order)."""
     names = [name for name, _ in kind.fields]
     given = dict(zip(names, node.args, strict=False))
     for keyword in node.keywords:
@@ -249,5 +254,33 @@ def struct_output(lw: _Lowerer, node: ast.expr, contract: object) -> dict[str, o
                                       f"fields are {', '.join(names)}")
         given[keyword.arg] = keyword.value
     if len(node.args) > len(names) or set(given) != set(names):
-        raise lw.src.refuse(node, f"{kind!r}(...) returned gives every field once: {', '.join(names)}")
-    return {name: lw.output(given[name], field) for name, field in kind.fields}
+        raise lw.src.refuse(node, f"{kind!r}(...) gives every field once: {', '.join(names)}")
+    return given
+
+
+def build_struct(lw: _Lowerer, kind: StructKind, node: ast.Call) -> values.StructValue:
+    """``Body(pos=p, mass=m)`` in a kernel: a struct value, each field of its declared type."""
+    given = _field_nodes(lw, kind, node)
+    fields = []
+    for name, field in kind.fields:
+        value = lw.expr(given[name])
+        if values.shape_of(value) != ((field.family, field.shape) if isinstance(field, ValueKind) else None):
+            raise lw.src.refuse(node, f"{kind!r}.{name} is {field!r}; got {values.describe(value)}")
+        fields.append(value)
+    return values.StructValue(kind, tuple(fields))
+
+
+def struct_output(lw: _Lowerer, node: ast.expr, contract: object) -> dict[str, object]:
+    """A returned struct (``Body(pos=p, vel=v, mass=m)``, or a local holding one): one output per
+    field, given back as a dict of planes by field name."""
+    kind = struct_call(lw, node)
+    value = None if kind is not None else lw.expr(node)
+    if isinstance(value, values.StructValue):
+        kind = value.kind
+    if kind is None or (isinstance(contract, StructKind) and contract.cls is not kind.cls):
+        raise lw.src.refuse(node, f"the return annotation says {contract!r}; return {contract!r}(field=..., "
+                                  "...) with every field")
+    if value is None:
+        given = _field_nodes(lw, kind, node)
+        return {name: lw.output(given[name], field) for name, field in kind.fields}
+    return {name: lw.output(node, field, value.field(name)) for name, field in kind.fields}
