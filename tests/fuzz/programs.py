@@ -52,6 +52,14 @@ def total(s: Scalar) -> Scalar:
     return hawk.sum(s)
 '''
 
+#: the struct the kernels' value lines build (_value_lines)
+VALUE_TYPES = '''
+@hawk.struct
+class Frame:
+    axis: hawk.vec3
+    scale: Scalar
+'''
+
 CONSTANTS = ("0.5", "1.25", "-0.75", "2.0", "0.125", "-1.5")
 
 
@@ -78,9 +86,10 @@ def _expr(rng: random.Random, names: list[str], depth: int, smooth: bool) -> str
 
 
 def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
-    """Vector, matrix and quaternion values (hawk.vec3, mat33, quat) made from the scalars, folded
-    back into ``t``.  Their components are bounded (sines and cosines) and the matrix inverted is
-    diagonally dominant, so no turn of a loop overflows and every gradient is finite."""
+    """Vector, matrix and quaternion values (hawk.vec3, mat33, quat) and a struct local (Frame)
+    made from the scalars, folded back into ``t``.  Their components are bounded (sines and
+    cosines) and the matrix inverted is diagonally dominant, so no turn of a loop overflows and
+    every gradient is finite."""
     if rng.random() < 0.5:
         return []
 
@@ -102,7 +111,9 @@ def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str
             f"    q = hawk.normalize(hawk.quat({bounded()}, {bounded()}, 0.5, 1.0))" if not smooth else
             f"    q = hawk.quat({bounded()}, 0.25, {bounded()}, 0.5)",
             f"    v = {rng.choice(vectors)}",
-            f"    t = t + {rng.choice(scalars)} * {rng.choice(CONSTANTS)}"]
+            f"    f = Frame(axis=v, scale={bounded()})",
+            f"    f.scale = f.scale * {rng.choice(CONSTANTS)}",
+            f"    t = t + {rng.choice(scalars)} * {rng.choice(CONSTANTS)} + hawk.dot(f.axis, w) * f.scale"]
 
 
 def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
@@ -134,7 +145,7 @@ def make_pool(number: int, size: int = 8) -> Pool:
                   for j in range(size))
     body = "\n".join(_kernel_source(rng, s) for s in specs)
     header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, UInt32\nfrom hawk import math as hm\n")
-    return Pool(number, specs, header + GUARDS + "\n" + body)
+    return Pool(number, specs, header + GUARDS + VALUE_TYPES + "\n" + body)
 
 
 _LOADED: dict[tuple[int, str], ModuleType] = {}
