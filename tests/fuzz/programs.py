@@ -82,6 +82,14 @@ def turn(s: Scalar, i: Int32) -> Scalar:
     return s * 0.5 + hm.float64(i) * 0.25
 '''
 
+#: the struct the kernels' value lines build (_value_lines)
+VALUE_TYPES = '''
+@hawk.struct
+class Frame:
+    axis: hawk.vec3
+    scale: Scalar
+'''
+
 CONSTANTS = ("0.5", "1.25", "-0.75", "2.0", "0.125", "-1.5")
 
 
@@ -161,10 +169,13 @@ def _flow_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]
                   "        return hm.minimum(hm.maximum(t, -1e6), 1e6)",
                   f"    t = settle(t, {rng.choice(CONSTANTS[:2])})"]
     return lines
+
+
 def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
-    """Vector, matrix and quaternion values (hawk.vec3, mat33, quat) made from the scalars, folded
-    back into ``t``.  Their components are bounded (sines and cosines) and the matrix inverted is
-    diagonally dominant, so no turn of a loop overflows and every gradient is finite."""
+    """Vector, matrix and quaternion values (hawk.vec3, mat33, quat) and a struct local (Frame)
+    made from the scalars, folded back into ``t``.  Their components are bounded (sines and
+    cosines) and the matrix inverted is diagonally dominant, so no turn of a loop overflows and
+    every gradient is finite."""
     if rng.random() < 0.5:
         return []
 
@@ -186,7 +197,9 @@ def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str
             f"    q = hawk.normalize(hawk.quat({bounded()}, {bounded()}, 0.5, 1.0))" if not smooth else
             f"    q = hawk.quat({bounded()}, 0.25, {bounded()}, 0.5)",
             f"    v = {rng.choice(vectors)}",
-            f"    t = t + {rng.choice(scalars)} * {rng.choice(CONSTANTS)}"]
+            f"    f = Frame(axis=v, scale={bounded()})",
+            f"    f.scale = f.scale * {rng.choice(CONSTANTS)}",
+            f"    t = t + {rng.choice(scalars)} * {rng.choice(CONSTANTS)} + hawk.dot(f.axis, w) * f.scale"]
 
 
 def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
@@ -222,7 +235,7 @@ def make_pool(number: int, size: int = 8) -> Pool:
     body = "\n".join(_kernel_source(rng, s) for s in specs)
     header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Scatter, Table, UInt32\n"
               "from hawk import math as hm\n")
-    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + "\n" + body)
+    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + VALUE_TYPES + "\n" + body)
 
 
 _LOADED: dict[tuple[int, str], ModuleType] = {}

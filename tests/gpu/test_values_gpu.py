@@ -50,3 +50,38 @@ def test_value_kernels_on_the_gpu_give_the_cpus_bits(gpu, fuse, monkeypatch):
     assert g.backend == "gpu" and bool(g.fused) == (fuse == "1")
     assert gpu.get(g()).tobytes() == want.tobytes()
     assert gpu.get(acc).tobytes() == want_acc.tobytes()
+
+
+@hawk.struct
+class Body:
+    pos: hawk.vec3
+    vel: hawk.vec3
+
+
+@hawk.kernel
+def fall(b: hawk.Mutable[Body], dt: hawk.Param) -> Body:
+    b.vel = b.vel + hawk.vec3(0.0, -9.8, 0.0) * dt
+    b.pos += b.vel * dt
+    return Body(pos=b.pos * 2.0, vel=hawk.normalize(b.vel))
+
+
+@eagle.Graph.builder
+def falling(pos, vel):
+    g = eagle.Graph()
+    b = Body(pos=pos, vel=vel)
+    for _ in range(3):
+        out = fall(b, 0.05)
+    g.result = out["vel"]
+    return g
+
+
+def test_struct_kernels_on_the_gpu_give_the_cpus_bits(gpu):
+    rng = np.random.default_rng(1)
+    pos, vel = rng.standard_normal((3, N)), rng.standard_normal((3, N))
+    want_pos = pos.copy()
+    want = falling(want_pos, vel.copy())()
+    d_pos = gpu.asarray(pos)
+    g = falling(d_pos, gpu.asarray(vel))
+    assert g.backend == "gpu"
+    assert gpu.get(g()).tobytes() == want.tobytes()
+    assert gpu.get(d_pos).tobytes() == want_pos.tobytes()

@@ -373,3 +373,68 @@ def test_struct_fields_are_per_sample_types():
         @hawk.struct
         class Bad:
             k: Param
+
+
+def test_a_value_param_is_refused_with_the_way_to_build_one():
+    with pytest.raises(TypeError, match=r"Param\[hawk.vec3\]: a Param is one number; build .*hawk.vec3\(gx"):
+        Param[hawk.vec3]
+
+
+@hawk.kernel
+def launched(p: hawk.vec3, v: hawk.vec3, m: Scalar) -> Body:
+    return Body(pos=p + v * 0.1, vel=hawk.cross(v, p), mass=m * 2.0)
+
+
+def test_a_returned_struct_gives_its_fields_planes_by_name():
+    rng = np.random.default_rng(11)
+    p, v, m = rng.standard_normal((3, N)), rng.standard_normal((3, N)), rng.random(N)
+    got = launched(p, v, m)
+    assert list(got) == ["pos", "vel", "mass"]
+    assert np.array_equal(got["pos"], p + v * 0.1) and np.array_equal(got["mass"], m * 2.0)
+    np.testing.assert_allclose(got["vel"], np.cross(v, p, axis=0), rtol=1e-12, atol=1e-15)
+    derivatives.check(launched, [p, v, m], rng, rtol=1e-5)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("return Body(pos=p, vel=p)", r"Body\(...\) gives every field once: pos, vel, mass"),
+    ("return Body(pos=p, vel=p, mass=m, spin=m)", r"'spin' is not a field or is given twice"),
+    ("return p", r"the return annotation says Body; return Body\(field=..., ...\) with every field"),
+])
+def test_a_returned_struct_names_its_fields(tmp_path, body, message):
+    path = tmp_path / "refused_struct.py"
+    path.write_text("import hawk\nfrom hawk import Scalar\n\n@hawk.struct\nclass Body:\n    pos: hawk.vec3\n"
+                    "    vel: hawk.vec3\n    mass: Scalar\n\n@hawk.kernel\n"
+                    f"def f(p: hawk.vec3, m: Scalar) -> Body:\n    {body}\n")
+    spec = importlib.util.spec_from_file_location("refused_struct", path)
+    with pytest.raises(hawk.KernelSyntaxError, match=message):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+@hawk.kernel
+def struct_locals(p: hawk.vec3, m: Scalar) -> Body:
+    b = Body(pos=p * 2.0, vel=-p, mass=m)
+    if m > 0.5:
+        b = Body(p, hawk.cross(p, b.pos + hawk.vec3(0.0, 1.0, 0.0)), m + 1.0)
+    b.mass = b.mass * 3.0
+    c = b if m < 0.25 else Body(pos=b.vel, vel=b.pos, mass=b.mass)
+    c.pos = c.pos + hawk.vec3(c.vel.x)
+    return c
+
+
+def test_struct_locals_merge_field_by_field():
+    rng = np.random.default_rng(12)
+    p, m = rng.standard_normal((3, N)), rng.random(N)
+    got = struct_locals(p, m)
+    up = np.array([0.0, 1.0, 0.0])[:, None]
+    big = m > 0.5
+    pos = np.where(big, p, p * 2.0)
+    vel = np.where(big, np.cross(p, p * 2.0 + up, axis=0), -p)
+    mass = np.where(big, m + 1.0, m) * 3.0
+    small = m < 0.25
+    pos, vel = np.where(small, pos, vel), np.where(small, vel, pos)
+    pos = pos + vel[0]
+    assert np.array_equal(got["mass"], mass) and np.array_equal(got["vel"], vel)
+    np.testing.assert_allclose(got["pos"], pos, rtol=1e-15)
+    assert all(a.tobytes() == b.tobytes()
+               for a, b in zip(got.values(), struct_locals.reference(p, m).values(), strict=True))
+    derivatives.check(struct_locals, [p, m], rng, rtol=1e-5)

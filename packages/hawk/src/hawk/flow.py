@@ -24,9 +24,10 @@ import builtins
 from dataclasses import dataclass, field
 from typing import Any
 
+from hawk import frontend_values
 from hawk.ir import Const, If, Loop, Op, Operand, Var, walk
 from hawk.types import WEAK, Kind, promote, strong
-from hawk.values import describe, flatten, same_shape
+from hawk.values import StructKind, StructValue, describe, flatten, same_shape
 
 
 def capped(cond: Any, cap: int) -> Any:
@@ -470,10 +471,17 @@ class Flow:
             self.env[f"{self.frame}leaf_{k}"] = value
         self.env[f"{self.frame}returned"] = Const(True, "bool")
 
-    def leaf(self, node: ast.expr, kind: object) -> int:
+    def leaf(self, node: ast.expr, kind: object) -> object:
         """A leaf of a returned tree: its value kept for the end, its number in the tree (the
-        output slot it gets: after the parameters' slots)."""
-        self.leaves.append((self.expr(node), kind, node))
+        output slot it gets: after the parameters' slots); a struct: a dict of its fields' leaves."""
+        value = self.expr(node)
+        if isinstance(value, StructValue) or isinstance(kind, StructKind):
+            return frontend_values.struct_leaves(self, node, value, kind)
+        return self.held(value, kind, node)
+
+    def held(self, value: object, kind: object, node: ast.AST) -> int:
+        """``value`` kept as the next leaf of the returned tree; its number."""
+        self.leaves.append((value, kind, node))
         return len(self.src.params) + len(self.leaves) - 1
 
     def returned_values(self, end: ast.AST) -> list[Operand]:

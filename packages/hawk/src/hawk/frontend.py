@@ -42,7 +42,7 @@ from hawk.helpers import Func, Inlining
 from hawk.ir import REDUCTIONS, Const, If, KernelIR, Load, Op, Operand, ScatterAdd, Slot, Stmt, Store, Var
 from hawk.semantics import OPS, convert
 from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, strong
-from hawk.values import Value, ValueKind, describe, flatten, same_shape
+from hawk.values import StructValue, Value, ValueKind, describe, flatten, same_shape
 
 
 class KernelSyntaxError(SyntaxError):
@@ -166,6 +166,7 @@ def _contract(source: Source, value: object, node: ast.AST) -> object:
     """A return annotation as a contract: None, a Kind, a tuple of contracts, or Each."""
     if value is None or value is type(None):
         return None
+    value = getattr(value, "__hawk_kind__", value)  # a @hawk.struct class: its StructKind
     if isinstance(value, Kind):
         if value.role in ("table", "scatter"):
             raise source.refuse(node, "a kernel returns per-sample values: annotate the return Scalar (a "
@@ -340,7 +341,7 @@ class _Lowerer(Flow, Inlining):
         if not isinstance(node, ast.Name):
             return False
         if node.id in self.env:
-            return isinstance(self.env[node.id], Value)
+            return isinstance(self.env[node.id], (Value, StructValue))
         return isinstance(self.kinds.get(node.id), ValueKind)
 
     def if_statement(self, node: ast.If) -> None:
@@ -532,11 +533,13 @@ class _Lowerer(Flow, Inlining):
             key = ast.unparse(node)
             if key in self.kinds:  # a struct parameter's field: b.pos
                 return self.read(key, key, 0, node)
-            if self.holds_value(node.value):
+            root = node.value
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name) and (root.id in self.env or root.id in self.kinds
+                                               or any(k.startswith(f"{root.id}.") for k in self.kinds)):
+                # a local's or a parameter's: v.x, s.pos, s.pos.x, b.pos.x (not a module's number)
                 return frontend_values.attribute(self, self.expr(node.value), node)
-            base = node.value
-            if isinstance(base, ast.Name) and (base.id in self.env or base.id in self.kinds):
-                return frontend_values.attribute(self, self.expr(base), node)
             return self.folded(self.resolve(node), node)
         raise self.src.refuse(node, f"a {type(node).__name__} expression is not in hawk; a kernel computes "
                                     "with numbers, parameters, locals, arithmetic, comparisons, "

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hawk import linalg, values
 from hawk.ir import Const, Operand, Slot, Store
 from hawk.types import promote
-from hawk.values import LETTERS, Value, ValueKind
+from hawk.values import LETTERS, StructKind, Value, ValueKind
 
 if TYPE_CHECKING:
     from hawk.frontend import _Lowerer
@@ -99,14 +99,21 @@ def _letter(lw: _Lowerer, value: Any, node: ast.Attribute) -> int:
     return k
 
 
-def attribute(lw: _Lowerer, value: Any, node: ast.Attribute) -> Operand:
-    """``v.x`` ... ``v.w``."""
+def attribute(lw: _Lowerer, value: Any, node: ast.Attribute) -> Any:
+    """``v.x`` ... ``v.w``; a struct's field, ``s.pos``."""
+    if isinstance(value, values.StructValue):
+        if node.attr not in [n for n, _ in value.kind.fields]:
+            raise lw.src.refuse(node, f"{ast.unparse(node)}: {value.kind!r} has no field {node.attr!r}")
+        return value.field(node.attr)
     return value.comps[_letter(lw, value, node)]
 
 
-def replaced(lw: _Lowerer, whole: Any, target: ast.Subscript | ast.Attribute, new: Any) -> Value:
+def replaced(lw: _Lowerer, whole: Any, target: ast.Subscript | ast.Attribute, new: Any) -> Any:
     """``whole`` with the component ``target`` names (``v[0]``, ``v.x``, ``m[1, 2]``, ``m[1]``)
-    set to ``new``."""
+    set to ``new`` (a struct: the field ``target`` names)."""
+    if isinstance(whole, values.StructValue) and isinstance(target, ast.Attribute):
+        attribute(lw, whole, target)  # a field it has
+        return whole.replaced(target.attr, new)
     if isinstance(target, ast.Attribute):
         index = _letter(lw, whole, target)
     else:
@@ -153,6 +160,9 @@ def construct(lw: _Lowerer, kind: ValueKind, args: list[Any], node: ast.AST) -> 
 
 def call(lw: _Lowerer, fn: object, node: ast.Call) -> Any:
     """A constructor or a :mod:`hawk.linalg` function, or None when ``fn`` is neither."""
+    struct = getattr(fn, "__hawk_kind__", None)
+    if isinstance(struct, StructKind):
+        return build_struct(lw, struct, node)
     if isinstance(fn, ValueKind):
         if node.keywords:
             raise lw.src.refuse(node, f"{fn!r}(...) takes positional arguments only")
@@ -222,3 +232,39 @@ def output(lw: _Lowerer, node: ast.expr, value: Any, kind: object) -> int:
         mismatch = f"the returned {value.kind.type_name} is {dtype} but a component is {comp.dtype}"
         lw.body.append(Store(out, k, lw.conform(comp, dtype, node, mismatch)))
     return out
+
+
+def _field_nodes(lw: _Lowerer, kind: StructKind, node: ast.Call) -> dict[str, ast.expr]:
+    """The argument written for each field of ``Body(pos=..., ...)`` (positional ones in order)."""
+    names = [name for name, _ in kind.fields]
+    given = dict(zip(names, node.args, strict=False))
+    for keyword in node.keywords:
+        if keyword.arg in given or keyword.arg not in names:
+            raise lw.src.refuse(node, f"{kind!r}(...): {keyword.arg!r} is not a field or is given twice; its "
+                                      f"fields are {', '.join(names)}")
+        given[keyword.arg] = keyword.value
+    if len(node.args) > len(names) or set(given) != set(names):
+        raise lw.src.refuse(node, f"{kind!r}(...) gives every field once: {', '.join(names)}")
+    return given
+
+
+def build_struct(lw: _Lowerer, kind: StructKind, node: ast.Call) -> values.StructValue:
+    """``Body(pos=p, mass=m)`` in a kernel: a struct value, each field of its declared type."""
+    given = _field_nodes(lw, kind, node)
+    fields = []
+    for name, field in kind.fields:
+        value = lw.expr(given[name])
+        if values.shape_of(value) != ((field.family, field.shape) if isinstance(field, ValueKind) else None):
+            raise lw.src.refuse(node, f"{kind!r}.{name} is {field!r}; got {values.describe(value)}")
+        fields.append(value)
+    return values.StructValue(kind, tuple(fields))
+
+
+def struct_leaves(lw: _Lowerer, node: ast.expr, value: Any, contract: object) -> dict[str, object]:
+    """A returned struct (``Body(pos=p, vel=v, mass=m)``, or a local holding one): one leaf of the
+    returned tree per field, given back as a dict of planes by field name."""
+    if not isinstance(value, values.StructValue) or \
+            (isinstance(contract, StructKind) and contract.cls is not value.kind.cls):
+        raise lw.src.refuse(node, f"the return annotation says {contract!r}; return {contract!r}(field=..., "
+                                  f"...) with every field (the kernel returns {values.describe(value)})")
+    return {name: lw.held(value.field(name), field, node) for name, field in value.kind.fields}

@@ -17,17 +17,7 @@ from typing import Any
 from hawk.frontend import Source
 from hawk.kernel import Kernel
 from hawk.types import Kind
-
-
-@dataclass(frozen=True)
-class StructKind(Kind):
-    """A struct as an annotation: its class and its (field, Kind) pairs."""
-
-    cls: type = object
-    fields: tuple[tuple[str, Kind], ...] = ()
-
-    def __repr__(self) -> str:
-        return self.cls.__name__ if self.role == "in" else f"Mutable[{self.cls.__name__}]"
+from hawk.values import StructKind
 
 
 def struct(cls: type) -> type:

@@ -118,10 +118,29 @@ def kind_of(family: str, shape: tuple[int, ...]) -> ValueKind:
     return ValueKind("in", None, family=family, shape=shape)
 
 
+@dataclass(frozen=True)
+class StructValue:
+    """A struct built in a kernel (``Body(pos=p, mass=m)``): its kind and its fields' values, in
+    field order."""
+
+    kind: StructKind
+    fields: tuple[Any, ...]
+
+    def field(self, name: str) -> Any:
+        return self.fields[[n for n, _ in self.kind.fields].index(name)]
+
+    def replaced(self, name: str, value: Any) -> StructValue:
+        names = [n for n, _ in self.kind.fields]
+        k = names.index(name)
+        return StructValue(self.kind, (*self.fields[:k], value, *self.fields[k + 1:]))
+
+
 def describe(value: object) -> str:
     """A value's type as a message names it."""
     if isinstance(value, Value):
         return f"a {value.kind.type_name}"
+    if isinstance(value, StructValue):
+        return f"a {value.kind.cls.__name__}"
     return "a scalar"
 
 
@@ -132,13 +151,45 @@ def flatten(value: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
     if isinstance(value, Value):
         kind = value.kind
         return list(value.comps), lambda parts: Value(kind, tuple(parts))
+    if isinstance(value, StructValue):  # its fields' operands, one after another
+        pieces = [flatten(f) for f in value.fields]
+        sizes = [len(p) for p, _ in pieces]
+
+        def rebuild(parts: list[Any]) -> StructValue:
+            out, at = [], 0
+            for (_, make), size in zip(pieces, sizes, strict=True):
+                out.append(make(parts[at:at + size]))
+                at += size
+            return StructValue(value.kind, tuple(out))
+
+        return [p for part, _ in pieces for p in part], rebuild
     return [value], lambda parts: parts[0]
 
 
+def shape_of(value: Any) -> object:
+    """What must agree for values to merge: a value's family and shape, a struct's fields'."""
+    if isinstance(value, Value):
+        return value.kind.family, value.kind.shape
+    if isinstance(value, StructValue):
+        return value.kind.cls, tuple(map(shape_of, value.fields))
+    return None
+
+
 def same_shape(values: list[Any]) -> bool:
-    """Whether values can merge (an if's arms, ``where``): all scalars, or one value type."""
-    kinds = {(v.kind.family, v.kind.shape) if isinstance(v, Value) else None for v in values}
-    return len(kinds) == 1
+    """Whether values can merge (an if's arms, ``where``): all scalars, or one value type, or one
+    struct of the same field types."""
+    return len({shape_of(v) for v in values}) == 1
+
+
+@dataclass(frozen=True)
+class StructKind(Kind):
+    """A struct as an annotation: its class and its (field, Kind) pairs."""
+
+    cls: type = object
+    fields: tuple[tuple[str, Kind], ...] = ()
+
+    def __repr__(self) -> str:
+        return self.cls.__name__ if self.role == "in" else f"Mutable[{self.cls.__name__}]"
 
 
 #: ``v.x`` ... : the component a letter names (a quaternion's ``w`` is its real part, last).
