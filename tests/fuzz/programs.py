@@ -50,6 +50,10 @@ def accumulate(s: Scalar, y: Mutable[Scalar]):
 @hawk.kernel
 def total(s: Scalar) -> Scalar:
     return hawk.sum(s)
+
+@hawk.kernel
+def halves(s: Scalar, y: Scatter.clamp):
+    y[hawk.sample() // 2] += s
 '''
 
 #: hawk.func helpers the kernels call (_flow_lines): one smooth, one with an early return and a loop
@@ -179,7 +183,7 @@ def make_pool(number: int, size: int = 8) -> Pool:
     specs = tuple(KernelSpec(f"k{j}", rng.randint(1, 3), rng.random() < 0.5, smooth=j % 2 == 0)
                   for j in range(size))
     body = "\n".join(_kernel_source(rng, s) for s in specs)
-    header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Table, UInt32\n"
+    header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Scatter, Table, UInt32\n"
               "from hawk import math as hm\n")
     return Pool(number, specs, header + GUARDS + HELPERS + "\n" + body)
 
@@ -218,6 +222,11 @@ class Call:
 @dataclass
 class Accumulate:
     src: str  # y += src, through a Mutable argument
+
+
+@dataclass
+class Halves:
+    src: str  # y[i // 2] += src[i], through a Scatter argument (a fixed-order sum per cell)
 
 
 @dataclass
@@ -387,7 +396,7 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
     if not device:
         kinds += ["pyfor"]
     if not device and not program.smooth:
-        kinds += ["accumulate"]
+        kinds += ["accumulate", "halves"]
     if not device:  # the top level (a fork's branches only assign)
         kinds += ["total"]
     if depth > 0:
@@ -405,6 +414,8 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         return _assign(draw, program, scope, new_only=False)
     if kind == "accumulate":
         return Accumulate(draw(st.sampled_from(scope.readable)))
+    if kind == "halves":
+        return Halves(draw(st.sampled_from(scope.readable)))
     if kind == "total":
         program.totals.append(f"t{len(program.totals)}")
         total = Total(program.totals[-1], draw(st.sampled_from(scope.readable)))
@@ -578,6 +589,8 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             out.append(f"{pad}{s.target} = {_kernel_call('total', [s.src], face)}")
         elif isinstance(s, Accumulate):
             out.append(f"{pad}{_kernel_call('accumulate', [s.src, 'y'], face)}")
+        elif isinstance(s, Halves):
+            out.append(f"{pad}{_kernel_call('halves', [s.src, 'y'], face)}")
         elif isinstance(s, Guard):
             out.append(f"{pad}{_kernel_call(s.kernel, [s.src, s.lim, s.cell], face)}")
         elif isinstance(s, PyFor):

@@ -82,6 +82,9 @@ def test_a_scatter_sum_on_the_gpu_gives_the_cpus_bits(gpu):
     assert g.backend == "gpu"
     g.launch()
     assert gpu.get(h).tobytes() == want.tobytes()
+    g.set_logical_size(1000).launch()  # only the samples that run add
+    histogram(x[:1000], k[:1000], want)
+    assert gpu.get(h).tobytes() == want.tobytes()
 
 
 def test_a_checked_table_is_refused_on_the_gpu_naming_the_fix(gpu):

@@ -437,3 +437,70 @@ def test_a_table_bound_to_a_buffer_orders_between_its_writers():
     want = stencil(x, 0.999 * x)
     assert reading.outputs[0].tobytes() == want.tobytes()
     assert b.tobytes() == (0.999 * want).tobytes()
+
+
+def test_the_gradient_through_a_scatter_in_a_recorded_graph():
+    rng = np.random.default_rng(15)
+    x = rng.random(N)
+    k = (np.arange(N) % 9).astype(np.int32)
+
+    @eagle.Graph.builder
+    def model(x, k, h, record=False):
+        g = eagle.Graph(record=record)
+        histogram(damped(x), k, h)
+        g.result = h
+        return g
+
+    g = model(x, k, np.zeros(10), record=True)
+    g()
+    ct = rng.standard_normal(10)
+    grads = eagle.diff.reverse(g.record, {"result": ct}, wrt=("x",))
+    d = 0.999 * x
+    want = (np.where(d > 0.2, ct[k] * (2.0 * d), 0.0) + ct[k + 1] * 0.5) * 0.999
+    np.testing.assert_allclose(grads["x"], want, rtol=1e-14, atol=1e-14)
+    assert np.any(grads["x"] != 0.0)
+
+
+@hawk.kernel
+def centred_neighbours(x: Scalar, t: Table.wrap) -> Scalar:
+    return x - hawk.sum(t[hawk.sample() + 1]) + t[hawk.sample() + 1]
+
+
+@pytest.mark.parametrize("fuse", ["1", "0"])
+def test_a_table_read_before_a_reduction_waits_for_its_writer(fuse, monkeypatch):
+    monkeypatch.setenv("EAGLE_FUSE", fuse)
+    x = np.random.default_rng(16).random(N)
+    w = np.zeros(N)
+    g = eagle.Graph()
+    g.add(damped.plan(x, buffer=w), name="write")
+    reading = centred_neighbours.plan(x, w)
+    g.add(reading, name="read")
+    g.build().launch()
+    assert reading.outputs[0].tobytes() == centred_neighbours(x, 0.999 * x).tobytes()
+
+
+def test_a_table_is_read_whole_at_a_smaller_logical_size():
+    u = np.random.default_rng(17).random(N)
+    reading = stencil.plan(u, u)
+    g = eagle.Graph()
+    g.add(reading, name="read")
+    g.build().set_logical_size(1000).launch()
+    want = stencil(u, u)[:1000]  # sample 999 reads cell 1000, beyond the logical size
+    assert reading.outputs[0][:1000].tobytes() == want.tobytes()
+    reading.outputs[0][...] = 0.0
+    interpret(g)
+    assert reading.outputs[0][:1000].tobytes() == want.tobytes()
+
+
+def test_a_scatter_sums_only_the_samples_a_smaller_logical_size_runs():
+    x = np.random.default_rng(18).random(N)
+    k = (np.arange(N) % 9).astype(np.int32)
+    h = np.zeros(10)
+    g = eagle.Graph()
+    g.add(histogram.plan(x, k, h), name="sum")
+    g.build().launch()  # every sample's cells recorded
+    for size in (1000, 0, N):
+        g.set_logical_size(size).launch()
+        want = np.zeros(10)
+        histogram(x[:size], k[:size], want)
+        assert h.tobytes() == want.tobytes()

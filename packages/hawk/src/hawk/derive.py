@@ -431,7 +431,7 @@ def dependencies(primal: KernelIR) -> dict[int, frozenset[int]]:
             elif isinstance(s, Op) and differentiable(s.dst):
                 found = frozenset().union(*(deps.get(id(a), frozenset()) for k, a in enumerate(s.args)
                                             if differentiable(a) and _carries(s, k)))
-            elif isinstance(s, Store) and differentiable(s.value):
+            elif isinstance(s, (Store, ScatterAdd)) and differentiable(s.value):
                 changed |= _join(out, s.slot, deps.get(id(s.value), frozenset()))
                 continue
             elif isinstance(s, Loop):  # a carried var: what its update depends on, turn after turn
@@ -441,7 +441,7 @@ def dependencies(primal: KernelIR) -> dict[int, frozenset[int]]:
             else:
                 continue
             changed |= _join(deps, id(s.dst), found)
-    stored = {s.slot for s in walk(primal.body) if isinstance(s, Store)}
+    stored = {s.slot for s in walk(primal.body) if isinstance(s, (Store, ScatterAdd))}
     return {slot: out.get(slot, frozenset()) for slot in sorted(stored)}
 
 

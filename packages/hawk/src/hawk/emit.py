@@ -174,7 +174,7 @@ class Emitter:
         self.names: dict[int, str] = {}
         self.sample = "i"  # the sample the statements being printed work on
         self.stream = ""  # the suffix of their per-sample vars (one stream of an interleaved loop)
-        self.bound_sites = 1  # the checked Table reads of the kernel (tables.c_gather's keys)
+        self.bound_sites = 1  # the checked Table reads and Scatter writes of the kernel (their keys)
         self.scatter_sites: dict[int, tuple[tables.Scatter, int]] = {}  # id(ScatterAdd) -> its scratch
         self.per_sample: set[int] = set()  # uniform vars the sample loop assigns: one per sample
 

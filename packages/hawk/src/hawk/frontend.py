@@ -135,7 +135,7 @@ def parse(fn: Callable[..., Any], scope: Mapping[str, Any] | None = None, api: s
         kind = _annotation(source, hints.get(arg.arg), arg, f"of parameter {arg.arg!r}", scope)
         if not isinstance(kind, Kind):
             raise source.refuse(arg, f"parameter {arg.arg!r} needs a hawk annotation: Scalar, Float32, "
-                                     "Float64, Int32, UInt32, Param, Mutable[...] or Table")
+                                     "Float64, Int32, UInt32, Param, Mutable[...], Table or Scatter")
         params.append((arg.arg, kind))
     returns = NO_CONTRACT
     if "return" in hints:
@@ -165,9 +165,9 @@ def _contract(source: Source, value: object, node: ast.AST) -> object:
     if value is None or value is type(None):
         return None
     if isinstance(value, Kind):
-        if value.role == "table":
+        if value.role in ("table", "scatter"):
             raise source.refuse(node, "a kernel returns per-sample values: annotate the return Scalar (a "
-                                      "Table is an array the kernel reads)")
+                                      "Table or Scatter is an array parameter the kernel reads or writes)")
         if value.role == "mutable":
             plain = Kind("in", value.dtype)
             raise source.refuse(node, f"a kernel returns new values: annotate the return {plain!r}, not "

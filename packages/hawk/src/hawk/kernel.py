@@ -567,8 +567,9 @@ class KernelBound(BoundPlan):
         (eagle.testing.interpret: what the compiled phases are held to)."""
         ir = self.plan.compiled.ir
         n = interpreter.samples(self.samples)
+        # the planes cut to the samples that run; a Table (or Scatter) is read and written whole
         args = [a[..., :n] if isinstance(a, np.ndarray) and a.shape[-1] == self.samples and not s.cell
-                else a for a, s in zip(self.args, ir.slots, strict=False)]
+                and s.table is None else a for a, s in zip(self.args, ir.slots, strict=False)]
         evaluate(ir, args, n)
 
     @property

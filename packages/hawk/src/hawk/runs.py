@@ -96,7 +96,8 @@ def scratch(slots: Sequence[Slot], n: int, device: Any) -> list[Any]:
         return (1,) if s.cell else (max(blocks, 1),) if device is None else (n,)
 
     return [np.array([tables.NONE, 0, 0, 0]) if s.name == tables.BOUNDS else np.full(shape(s), -1)
-            if s.name == tables.PLACES else np.empty(shape(s), NUMPY[s.dtype])
+            if s.name == tables.PLACES else np.zeros(1, np.int64) if s.name == tables.ENDED
+            else np.empty(shape(s), NUMPY[s.dtype])
             if device is None else extend.empty_like_device(device, shape(s), NUMPY[s.dtype]) for s in slots]
 
 
@@ -109,10 +110,11 @@ def plan_params(slots: Sequence[Slot]) -> list[PlanParam]:
 def emit_phases(program: Any, phased: Phased, functions: Sequence[Any], slots: list[Any], args: Sequence[Any],
                 n: int, accesses: Sequence[tuple[Any, str]], per_sample: bool) -> None:
     """The phases of a launch (``args``: an array or value per slot of ``phased``) on a host program."""
+    # a phase before a reduction writes only its sample of a scratch plane: it may be block-fused
+    # with the per-sample kernels before it, unless it reads a plane whole (a Table)
+    early = not any(s.table is not None and s.role == "read" for s in phased.slots)
     for j in range(len(phased.phases) - 1):
-        # a phase before a reduction writes only its sample of a scratch plane: it may be
-        # block-fused with the per-sample kernels before it
-        program.kernel(functions[j], slots, n, per_sample=True, accesses=accesses)
+        program.kernel(functions[j], slots, n, per_sample=early, accesses=accesses)
         for reduction in phased.reductions:
             if reduction.phase == j:
                 program.reduce_partials(args[reduction.partials], args[reduction.cell], n, reduction.op)
@@ -124,7 +126,7 @@ def emit_phases(program: Any, phased: Phased, functions: Sequence[Any], slots: l
     program.kernel(functions[last], slots, final, per_sample=per_sample, accesses=accesses,
                    empty_call=not per_sample)
     if phased.scatters:  # the Table-shaped outputs: summed by one call on one thread, over no samples too
-        program.kernel(functions[last + 1], slots, 1, per_sample=False, accesses=accesses)
+        program.kernel(functions[last + 1], slots, 1, per_sample=False, accesses=accesses, empty_call=True)
 
 
 def emit_gpu_phases(gpu: Any, source: str, phased: Phased, prefix: str, args: Sequence[Any], n: int) -> None:
@@ -138,8 +140,11 @@ def emit_gpu_phases(gpu: Any, source: str, phased: Phased, prefix: str, args: Se
         for reduction in phased.reductions:
             if reduction.phase == j:
                 gpu.reduce(args[reduction.partials], args[reduction.cell], reduction.op)
-    if phased.scatters:
-        gpu.samples_kernel(module.function(f"{prefix}_s"), typed, 1)
+    if phased.scatters:  # one thread, told the samples the phases ran (the logical end)
+        def one_thread(base: Sequence[Any], logical: int) -> tuple[list[Any], tuple[int, int, int]]:
+            return [*base, np.int64(min(n, logical))], (1, 1, 1)
+
+        gpu.kernel(module.function(f"{prefix}_s"), typed, (1, 1, 1), (1, 1, 1), sized=one_thread)
 
 
 def _fused(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[Any], bool]

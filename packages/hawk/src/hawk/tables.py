@@ -285,9 +285,16 @@ HK_FN int64_t hk_wrap_index(int64_t k, int64_t d) { int64_t r = k % d; return r 
 
 def c_bounds(emitter: Any, body: list[Any]) -> tuple[list[str], list[str]]:
     """The per-call smallest bad key of a function with checked reads, and its atomic minimum into
-    the bounds cell after the sample loop (a minimum: the same on any thread count)."""
+    the bounds cell after the sample loop (a minimum: the same on any thread count); for C with
+    scatters, the end of the samples it ran, kept by an atomic maximum."""
+    ran: list[str] = []
+    if emitter.dialect == "c" and any(isinstance(s, ScatterAdd) for s in walk(body)):
+        ended = next(k for k, s in enumerate(emitter.slots) if s.name == ENDED)
+        ran = [f"    if (end > begin) {{ int64_t seen = __atomic_load_n(s{ended}, __ATOMIC_RELAXED);",
+               f"        while (end > seen && !__atomic_compare_exchange_n(s{ended}, &seen, end, 0, "
+               "__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} }"]
     if not any(isinstance(s, (Gather, ScatterAdd)) and s.mode == "check" for s in walk(body)):
-        return [], []
+        return [], ran
     cell = next(k for k, s in enumerate(emitter.slots) if s.name == BOUNDS)
     head = ["    int64_t hk_bad = INT64_MAX, hk_bad_at = 0, hk_bad_axis = 0;"]
     if emitter.dialect == "c":  # the cell's key, index and axis under its lock word (the error path)
@@ -299,7 +306,7 @@ def c_bounds(emitter: Any, body: list[Any]) -> tuple[list[str], list[str]]:
     else:  # never launched (a checked access is refused on the GPU), kept compiling: the key alone
         tail = [f"    if (hk_bad != INT64_MAX) atomicMin((unsigned long long *)s{cell}, "
                 "(unsigned long long)hk_bad);", "    (void)hk_bad_at; (void)hk_bad_axis;"]
-    return head, tail
+    return head, tail + ran
 
 
 def _checked(ir: KernelIR) -> list[Gather | ScatterAdd]:
@@ -324,6 +331,9 @@ def bounds_error(ir: KernelIR, key: int, index: int, axis: int, api: str) -> Ind
                       f"on each axis, or annotate it {kind}.clamp (the nearest edge) or {kind}.wrap (around)")
 
 
+#: The scratch cell of a launch that scatters, on the CPU: the end of the samples its last phase
+#: ran (their most, kept by an atomic maximum), which its finish reads and clears.
+ENDED = "_ended"
 #: The scratch cells of a launch that places values (``s[k] = v``): the first cell written other
 #: than once, how many times, and the first two samples that wrote it (-1: none).
 PLACES = "_places"
@@ -426,6 +436,8 @@ def scatter_scratch(ir: KernelIR, slots: list[Slot]) -> list[Scatter]:
                   Slot(f"_{slot.name}_sorted", "write", slot.dtype, count),
                   Slot(f"_{slot.name}_starts", "write", "i64", table=(int(np.prod(slot.table)) + 1,))]
         out.append(Scatter(k, sites, first, first + 1, first + 2, first + 3, first + 4, exclusive))
+    if out:
+        slots.append(Slot(ENDED, "readwrite", "i64", table=(1,)))
     return out
 
 
@@ -455,11 +467,18 @@ def c_finish(emitter: Any, scatters: list[Scatter], name: str) -> str:
     (``begin == 0``) or CUDA (the first thread of the grid)."""
     lines = [emitter.header(name), *emitter.arguments(), f"    if ({emitter.first_sample()}) {{"]
     places = next((k for k, slot in enumerate(emitter.slots) if slot.name == PLACES), None)
+    if emitter.dialect == "c":  # the samples the last phase ran (a logical size may cut them)
+        ended = next(k for k, slot in enumerate(emitter.slots) if slot.name == ENDED)
+        lines.append(f"        const int64_t ran = s{ended}[0];")
+        lines.append(f"        s{ended}[0] = 0;")
+    else:  # the launch's own logical end (runs.emit_gpu_phases)
+        lines.append("        const int64_t ran = end;")
     for s in scatters:
         slot = emitter.slots[s.target]
         how = f"place_{slot.dtype}(s{places}, {s.target}LL, " if s.exclusive else f"scatter_{slot.dtype}("
         lines.append(f"        hk_{how}s{s.target}, {int(np.prod(slot.table))}LL, "
-                     f"s{s.values}, s{s.cells}, s{s.order}, s{s.sorted}, s{s.starts}, {len(s.sites)}LL, n);")
+                     f"s{s.values}, s{s.cells}, s{s.order}, s{s.sorted}, s{s.starts}, {len(s.sites)}LL, n, "
+                     "ran);")
     return "\n".join([*lines, "    }", "}"])
 
 
@@ -485,21 +504,24 @@ def c_scatter_helpers() -> str:
 }"""]
     for t, c, zero in (("f64", "double", "0.0"), ("f32", "float", "0.0f")):
         out.append(f"""HK_FN void hk_sort_cells_{t}(const int64_t *cell, const {c} *val, int64_t *order,
-                                  {c} *sorted, int64_t *start, int64_t m, int64_t sites, int64_t n)
+                                  {c} *sorted, int64_t *start, int64_t m, int64_t sites, int64_t n,
+                                  int64_t ran)
 {{  /* each cell's (sample, value) pairs, sample-major then site; then start[j] ends cell j's */
     for (int64_t j = 0; j <= m; ++j) start[j] = 0;
-    for (int64_t e = 0; e < sites * n; ++e) if (cell[e] >= 0) start[cell[e] + 1] += 1;
+    for (int64_t r = 0; r < sites; ++r)  /* the samples that ran: [0, ran) of planes of n */
+        for (int64_t i = 0; i < ran; ++i) if (cell[r * n + i] >= 0) start[cell[r * n + i] + 1] += 1;
     for (int64_t j = 0; j < m; ++j) start[j + 1] += start[j];
-    for (int64_t i = 0; i < n; ++i)
+    for (int64_t i = 0; i < ran; ++i)
         for (int64_t r = 0; r < sites; ++r) {{
             const int64_t k = cell[r * n + i];
             if (k >= 0) {{ order[start[k]] = i; sorted[start[k]++] = val[r * n + i]; }}
         }}
 }}
 HK_FN void hk_scatter_{t}({c} *out, int64_t m, const {c} *val, const int64_t *cell,
-                               int64_t *order, {c} *sorted, int64_t *start, int64_t sites, int64_t n)
+                               int64_t *order, {c} *sorted, int64_t *start, int64_t sites, int64_t n,
+                               int64_t ran)
 {{
-    hk_sort_cells_{t}(cell, val, order, sorted, start, m, sites, n);
+    hk_sort_cells_{t}(cell, val, order, sorted, start, m, sites, n, ran);
     int64_t e = 0;
     for (int64_t j = 0; j < m; ++j) {{
         {c} value[66];
@@ -523,9 +545,9 @@ HK_FN void hk_scatter_{t}({c} *out, int64_t m, const {c} *val, const int64_t *ce
 }}
 HK_FN void hk_place_{t}(int64_t *err, int64_t slot, {c} *out, int64_t m, const {c} *val,
                              const int64_t *cell, int64_t *order, {c} *sorted, int64_t *start, int64_t sites,
-                             int64_t n)
+                             int64_t n, int64_t ran)
 {{
-    hk_sort_cells_{t}(cell, val, order, sorted, start, m, sites, n);
+    hk_sort_cells_{t}(cell, val, order, sorted, start, m, sites, n, ran);
     int64_t e = 0;
     for (int64_t j = 0; j < m; e = start[j++]) {{
         const int64_t count = start[j] - e;
