@@ -122,7 +122,8 @@ def _math_expr(rng: random.Random, a: str, b: str, smooth: bool) -> str:
              f"hm.log10(2.0 + hm.tanh({a}))", f"hm.exp2(hm.tanh({a}))",
              f"hm.hypot({a}, 1.0 + 0.5 * hm.tanh({b}))", f"hm.atan2({a}, 2.0 + hm.tanh({b}))",
              f"({a} * hawk.random.uniform({seed}, {counter}))",
-             f"({a} + hawk.random.normal({seed}, {counter}))", f"({a} - hawk.random({seed}, {counter}))"]
+             f"({a} + hawk.random.normal({seed}, {counter}))", f"({a} - hawk.random({seed}, {counter}))",
+             f"({a} * hawk.random.uniform({seed}, {counter}, sample={rng.randrange(5)}))"]
     if not smooth:
         forms += [f"hm.fmod({a}, 1.5)", f"hm.sign({a})", f"hm.clip({a}, -1.0, {b})",
                   f"hm.where(hm.isfinite({a}) and not hm.isnan({b}), {a}, {b})",

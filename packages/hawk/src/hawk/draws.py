@@ -53,9 +53,9 @@ def draw(lowering: Any, op: str, args: list[Operand], at: Operand | None, node: 
     named = [("seed", args[0]), ("counter", args[1]), *(("word", a) for a in args[2:])]
     for name, value in [*named, *((("sample", at),) if at is not None else ())]:
         if is_float(value.dtype) or value.dtype == "bool":
-            raise lowering.src.refuse(node, f"{spelled}: {name} is a {value.dtype}; seeds, counters and "
-                                            f"words are integers (write hawk.math.uint32({name}) for a "
-                                            "float you mean as one)")
+            raise lowering.src.refuse(node, f"{spelled}: {name} is a {value.dtype}; seeds, counters, words "
+                                            f"and samples are integers (write hawk.math.int32({name}) for "
+                                            "a float you mean as one)")
     if op == "random_bits" and not (hasattr(args[2], "value") and args[2].value in (0, 1, 2, 3)):
         raise lowering.src.refuse(node, f"{spelled}: the word is one of the numbers 0, 1, 2, 3 (of the "
                                         "four words of a Philox block), written out")

@@ -19,6 +19,7 @@ at the vector units' throughput.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 
 from hawk import libm, philox, tables
 from hawk.ir import (
@@ -113,9 +114,10 @@ HK_FN {c} hk_mod_{t}({c} a, {c} b)
 """
 
 
-def prelude(dialect: str) -> str:
+def prelude(dialect: str, ops: Collection[str] | None = None) -> str:
     """Headers, types, the helpers that pin down hawk's integer and cast semantics, and eagle's
-    own transcendental functions (:mod:`hawk.libm`)."""
+    own transcendental functions (:mod:`hawk.libm`) and random draws (:mod:`hawk.philox`); CUDA C
+    holds those of ``ops`` only (all when None)."""
     if dialect == "c":
         head = ("#include <math.h>\n#include <stdint.h>\n#include \"eagle/eagle.h\"\n"
                 "#define HK_FN static inline\n"
@@ -142,7 +144,7 @@ def prelude(dialect: str) -> str:
     # C calls the math functions compiled once into hawk's math library (libm.load); NVRTC links
     # nothing, so CUDA C holds them
     math = (libm.c_declarations() + philox.c_declarations() if dialect == "c"
-            else libm.c_functions() + philox.c_functions())
+            else libm.c_functions(ops) + philox.c_functions(ops))
     return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
         "".join(_float_helpers(t) for t in ("f32", "f64")) + tables.c_helpers() + \
         tables.c_scatter_helpers() + math
@@ -510,5 +512,6 @@ def source(ir: KernelIR, phased: Phased, prefix: str, dialect: str) -> str:
         functions.append(tables.c_finish(emitter_type(phased.slots), phased.scatters, f"{prefix}_s"))
     if dialect == "c" and len(phased.phases) == 1:
         functions.append(direct_entry(phased.slots, prefix))
-    return prelude(dialect) + f"\n/* hawk kernel {ir.name} */\n" + "\n\n".join(functions) + "\n"
+    ops = {s.op for body in phased.phases for s in walk(body) if isinstance(s, Op)}
+    return prelude(dialect, ops) + f"\n/* hawk kernel {ir.name} */\n" + "\n\n".join(functions) + "\n"
 

@@ -34,7 +34,7 @@ import ctypes
 import functools
 import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from fractions import Fraction
 from typing import Any
 
@@ -621,13 +621,16 @@ def _function(name: str, arity: int, symbol: str, medium: bool = False) -> tuple
     return trace(definition(name), tuple((p, "f") for p in "xy"[:arity]), symbol, "double", medium)
 
 
-def c_functions() -> str:
-    """``hk_{name}_f64`` and ``hk_{name}_f32`` for every function, as C that is also CUDA C (the
-    prelude defines ``HK_FN``, ``HK_MATH`` and ``HK_TABLE``)."""
-    out = [C_SUPPORT]
-    for name, arity in FUNCTIONS.items():
-        out += [_function(name, arity, f"hk_{name}_f64")[0], _f32(name, arity)]
-    return "".join(out)
+@functools.cache  # traced once per process
+def _c_function(name: str) -> str:
+    return _function(name, FUNCTIONS[name], f"hk_{name}_f64")[0] + _f32(name, FUNCTIONS[name])
+
+
+def c_functions(names: Collection[str] | None = None) -> str:
+    """``hk_{name}_f64`` and ``hk_{name}_f32`` for every function (or those in ``names``: what a
+    CUDA translation unit calls), as C that is also CUDA C (the prelude defines ``HK_FN``,
+    ``HK_MATH`` and ``HK_TABLE``)."""
+    return C_SUPPORT + "".join(_c_function(name) for name in FUNCTIONS if names is None or name in names)
 
 
 #: The x86-64 vector-function ABI's unmasked variants GCC makes of a simd function of one double:

@@ -25,7 +25,7 @@ One block gives four 32-bit words w0 ... w3; the draws use them so:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import numpy as np
@@ -107,9 +107,15 @@ def _params(op: str) -> tuple[tuple[str, str], ...]:
 
 
 @functools.cache  # traced once per process
-def c_functions() -> str:
-    """``hk_{op}``: every draw as C that is also CUDA C (``HK_MATH``: see :mod:`hawk.libm`)."""
-    return "".join(libm.trace(fn, _params(op), f"hk_{op}", ctype)[0] for op, (fn, ctype, _) in DRAWS.items())
+def _c_function(op: str) -> str:
+    fn, ctype, _ = DRAWS[op]
+    return libm.trace(fn, _params(op), f"hk_{op}", ctype)[0]
+
+
+def c_functions(ops: Collection[str] | None = None) -> str:
+    """``hk_{op}``: every draw (or those in ``ops``) as C that is also CUDA C (``HK_MATH``: see
+    :mod:`hawk.libm`)."""
+    return "".join(_c_function(op) for op in DRAWS if ops is None or op in ops)
 
 
 def c_declarations() -> str:
