@@ -382,7 +382,7 @@ class Flow:
             name, _, comp = (key or "").partition("[")
             slot = self.param_slot.get(name)
             if slot is None or key in before or (not comp and self.slots[slot].components > 1) \
-                    or self.slots[slot].table is not None:  # a Table is read at an index, in the body
+                    or self.slots[slot].table is not None:  # a Table or Scatter: read at its indices
                 continue
             if comp and not 0 <= int(comp[:-1]) < max(self.slots[slot].components, 1):
                 continue  # refused where the body reads it
