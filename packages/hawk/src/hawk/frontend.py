@@ -79,6 +79,8 @@ class Source:
     #: module, closure and builtin names as the first lowering (at decoration) found them
     names: dict[str, object] = dataclasses.field(default_factory=dict)
     api: str = "hawk.kernel"  # what refusals name: a kernel's decorator, or a helper's
+    #: the struct parameters, spread into one parameter per field (hawk.structs.spread_params)
+    structs: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def refuse(self, node: ast.AST | None, message: str) -> KernelSyntaxError:
         line = getattr(node, "lineno", 1) + self.line_offset
@@ -310,7 +312,8 @@ class _Lowerer(Flow, Inlining):
             target, value = target.value, frontend_values.replaced(self, whole, target, value)
         if isinstance(target, ast.Attribute) and ast.unparse(target) in self.kinds:  # a struct's field
             target = ast.copy_location(ast.Name(ast.unparse(target), ast.Store()), target)
-        if isinstance(target, ast.Name) and isinstance(self.kinds.get(target.id), ValueKind):
+        if isinstance(target, ast.Name) and isinstance(self.kinds.get(target.id), ValueKind) \
+                and target.id in self.param_slot:
             frontend_values.assign_param(self, target.id, self.kinds[target.id], value, node)
             return
         if isinstance(target, ast.Subscript):
@@ -557,8 +560,10 @@ class _Lowerer(Flow, Inlining):
                                             "the if (the loop), or in both arms")
             return value
         slot = self.param_slot.get(name)
-        if slot is None and any(k.startswith(f"{name}.") for k in self.kinds):
-            raise self.src.refuse(node, f"{name!r} is a struct: read its fields ({name}.field)")
+        if slot is None and name in self.src.structs:  # a struct parameter as a whole: its fields
+            kind = self.src.structs[name]
+            fields = (f"{name}.{field}" for field, _ in kind.fields)
+            return StructValue(kind, tuple(self.read(key, key, 0, node) for key in fields))
         if slot is None:
             return self.folded(self.resolve(node), node)
         if self.slots[slot].table is not None:

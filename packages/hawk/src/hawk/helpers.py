@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from hawk.ir import Const
 from hawk.types import WEAK, Kind
-from hawk.values import Value, ValueKind, describe
+from hawk.values import StructKind, StructValue, Value, ValueKind, describe
 
 if TYPE_CHECKING:
     from hawk.frontend import Source
@@ -96,10 +96,12 @@ class Inlining:
                                         f"{'s' * (len(src.params) != 1)}: {names}")
         args = [self.helper_value(self.expr(a), kind, f"parameter {p!r} of {name}", a)
                 for a, (p, kind) in zip(node.args, src.params, strict=True)]
-        saved = (self.src, self.env, self.param_slot, self.mutated, self.frame, self.loops, self.returns)
+        saved = (self.src, self.env, self.param_slot, self.mutated, self.frame, self.loops, self.returns,
+                 self.kinds)
         self.inlined += 1
         self.src, self.env, self.param_slot, self.mutated = src, dict(zip((p for p, _ in src.params), args,
                                                                           strict=True)), {}, {}
+        self.kinds = dict(src.params)  # the helper's own names (a kernel's b.pos is not the helper's)
         self.frame, self.loops, self.returns = f"\1f{self.inlined}_", [], None
         self.helpers.append(helper)
         try:
@@ -118,7 +120,8 @@ class Inlining:
                                     (err.filename, err.lineno, err.offset, err.text)) from None
         finally:
             self.helpers.pop()
-            self.src, self.env, self.param_slot, self.mutated, self.frame, self.loops, self.returns = saved
+            (self.src, self.env, self.param_slot, self.mutated, self.frame, self.loops, self.returns,
+             self.kinds) = saved
         return value
 
     def helper_value(self, value: Operand, kind: object, what: str, node: ast.AST) -> Operand:
@@ -128,6 +131,11 @@ class Inlining:
             return value
         if isinstance(value, Value) or isinstance(kind, ValueKind):
             return self.helper_vector(value, kind, what, node)
+        if isinstance(value, StructValue) or isinstance(kind, StructKind):
+            if not (isinstance(value, StructValue) and getattr(kind, "cls", None) is value.kind.cls):
+                raise self.src.refuse(node, f"{what} is annotated {kind!r} but is given {describe(value)}; "
+                                            "make the two agree")
+            return value
         if kind.role == "param" and not (isinstance(value, Const) or value.uniform):
             raise self.src.refuse(node, f"{what} is annotated {kind!r} (one value for all samples) but "
                                         "is given a value that differs per sample; annotate it Scalar")

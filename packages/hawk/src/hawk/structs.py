@@ -52,7 +52,8 @@ def spread_params(source: Source) -> tuple[Source, tuple[tuple[str, Kind], ...]]
     written (empty: no struct)."""
     if not any(isinstance(k, StructKind) for _, k in source.params):
         return source, ()
-    return dataclasses.replace(source, params=expanded(source.params)), source.params
+    structs = {name: kind for name, kind in source.params if isinstance(kind, StructKind)}
+    return dataclasses.replace(source, params=expanded(source.params), structs=structs), source.params
 
 
 def expanded(params: Sequence[tuple[str, Kind]]) -> tuple[tuple[str, Kind], ...]:
