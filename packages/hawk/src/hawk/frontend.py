@@ -318,8 +318,8 @@ class _Lowerer:
         self.env[key] = value
 
     def holds_value(self, node: ast.expr) -> bool:
-        """``node`` names a vector, matrix or quaternion: a local holding one, or a parameter
-        of a value type (not a plain plane of components, indexed as before)."""
+        """``node`` names a vector, matrix, quaternion or struct: a local holding one, or a
+        parameter of a value type (not a plain plane of components, indexed as before)."""
         if ast.unparse(node) in self.kinds:  # a parameter, or a struct parameter's field
             return isinstance(self.kinds[ast.unparse(node)], ValueKind)
         if not isinstance(node, ast.Name):
@@ -438,7 +438,7 @@ class _Lowerer:
         ``value``: what ``node`` computes, when that is known (a returned struct's field)."""
         value = self.expr(node) if value is None else value
         if isinstance(value, StructValue):
-            return frontend_values.struct_output(self, node, kind)
+            return frontend_values.struct_output(self, node, kind, value)
         if isinstance(value, Value) or isinstance(kind, ValueKind):
             return frontend_values.output(self, node, value, kind)
         if kind is NO_CONTRACT:

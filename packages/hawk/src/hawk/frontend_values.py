@@ -270,11 +270,12 @@ def build_struct(lw: _Lowerer, kind: StructKind, node: ast.Call) -> values.Struc
     return values.StructValue(kind, tuple(fields))
 
 
-def struct_output(lw: _Lowerer, node: ast.expr, contract: object) -> dict[str, object]:
-    """A returned struct (``Body(pos=p, vel=v, mass=m)``, or a local holding one): one output per
-    field, given back as a dict of planes by field name."""
-    kind = struct_call(lw, node)
-    value = None if kind is not None else lw.expr(node)
+def struct_output(lw: _Lowerer, node: ast.expr, contract: object, value: Any = None) -> dict[str, object]:
+    """A returned struct (``Body(pos=p, vel=v, mass=m)``, or a local holding one, ``value`` when
+    it is computed already): one output per field, given back as a dict of planes by field name."""
+    kind = struct_call(lw, node) if value is None else None
+    if kind is None and value is None:
+        value = lw.expr(node)
     if isinstance(value, values.StructValue):
         kind = value.kind
     if kind is None or (isinstance(contract, StructKind) and contract.cls is not kind.cls):
