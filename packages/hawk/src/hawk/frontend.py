@@ -337,8 +337,8 @@ class _Lowerer(Flow, Inlining):
         self.env[key] = value
 
     def holds_value(self, node: ast.expr) -> bool:
-        """``node`` names a vector, matrix or quaternion: a local holding one, or a parameter
-        of a value type (not a plain plane of components, indexed as before)."""
+        """``node`` names a vector, matrix, quaternion or struct: a local holding one, or a
+        parameter of a value type (not a plain plane of components, indexed as before)."""
         if ast.unparse(node) in self.kinds:  # a parameter, or a struct parameter's field
             return isinstance(self.kinds[ast.unparse(node)], ValueKind)
         if not isinstance(node, ast.Name):
