@@ -16,8 +16,16 @@ What an index outside the table does is the annotation's:
 hawk.sample2(width)`` the row and column of a grid of that width flattened into
 samples, row-major (``sample() // width``, ``sample() % width``).
 
+A ``Scatter`` parameter is an array the samples write at computed indices: a
+:class:`~hawk.ir.ScatterAdd`.  ``s[k] += v`` sums, each cell ``0.0 + T`` over
+sample positions (eagle's fixed tree, -0.0 where a sample added nothing), and
+``s[k] = v`` places, every cell exactly once (checked).  A Table's gradient is
+the same sum of its reads' adjoints.  The compiled code stores each sample's
+value and cell per site, then one call on one thread counting-sorts them by
+cell and adds each cell's along the trie of sample indices.
+
 This module holds the front end's part (called from :mod:`hawk.frontend`), the
-reference evaluator's, the C/CUDA emitters' and the bounds error a launch raises.
+reference evaluator's, the C/CUDA emitters' and the errors a launch raises.
 """
 
 from __future__ import annotations
