@@ -7,9 +7,9 @@ derivatives to central differences (tests/gpu/test_flow_gpu.py runs them on the 
 
 from __future__ import annotations
 
-import importlib.util
+import runpy
 from pathlib import Path
-from types import ModuleType
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -25,15 +25,9 @@ from hawk.ir import If, Loop, walk
 N = 1500  # two blocks
 
 
-def sibling(name: str) -> ModuleType:
-    path = Path(__file__).with_name(f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"hawk_tests_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-derivatives, fused_graphs = sibling("test_derivatives"), sibling("test_fused_graphs")
+# other test modules of this folder, for their helpers (the tests run in importlib mode)
+derivatives, fused_graphs = (SimpleNamespace(**runpy.run_path(str(Path(__file__).with_name(f"{name}.py"))))
+                             for name in ("test_derivatives", "test_fused_graphs"))
 
 GROWTH = 1.1
 
@@ -140,27 +134,6 @@ def rescale(v: Scalar) -> Scalar:
     return v * 0.25 + 1.0
 
 
-def python_walker(x, y):
-    s = y
-    for i in range(2, 14):
-        if s > 4.0 + x:
-            break
-        if i % 3 == 1:
-            continue
-        s = s * 1.1 + np.sin(x * s)
-    return s * x
-
-
-def python_early(x, y):
-    if x < 0.0:
-        return -x * y
-    for _ in range(5):
-        if x > 3.0:
-            return x * y
-        x = x * 1.3 + 0.2
-    return x
-
-
 def python_mixed(x, p):
     q, y = p, x
     for _ in range(3):
@@ -186,8 +159,8 @@ def inputs(rng: np.random.Generator, n: int = N) -> tuple[np.ndarray, np.ndarray
 #: (kernel, its arguments from the inputs, plain Python over one sample or None)
 CASES = [
     (polynomial, lambda x, y: (x, 0.7, 4), lambda x, a, k: ((((x + 0) * x + a) * x + 2 * a) * x + 3 * a)),
-    (walker, lambda x, y: (x, y), python_walker),
-    (early, lambda x, y: (x, y), python_early),
+    (walker, lambda x, y: (x, y), walker.__wrapped__),  # the kernel's own function, as plain Python
+    (early, lambda x, y: (x, y), early.__wrapped__),
     (newton, lambda x, y: (y * 4.0,), None),
     (nested, lambda x, y: (x, 5), None),
     (helped, lambda x, y: (x, 1.5), python_helped),
@@ -211,6 +184,24 @@ def test_each_form_matches_python_and_the_reference_bit_for_bit(kernel, make, py
     if python is not None:
         want = [python(*(a[s] if isinstance(a, np.ndarray) else a for a in args)) for s in range(N)]
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@hawk.kernel
+def counted_by_a_cell(x: Scalar, n: Int32, cap: Param[Int32]) -> Scalar:
+    for _ in range(n):
+        x = x * 2.0
+    while hawk.capped(x > 1.0, cap):
+        x = x - 1.0
+    return x
+
+
+def test_counts_from_a_cell_and_a_param():
+    x = np.array([0.125, 0.25, 1.0])
+    np.testing.assert_array_equal(counted_by_a_cell(x, np.array([3], np.int32), 2), [1.0, 1.0, 6.0])
+    np.testing.assert_array_equal(counted_by_a_cell(x, np.array([0], np.int32), 5), [0.125, 0.25, 1.0])
+    with pytest.raises(hawk.KernelSyntaxError, match="the bounds of range") as info:  # a plane: at the call
+        counted_by_a_cell(x, np.array([3, 1, 2], np.int32), 2)
+    assert info.value.lineno == counted_by_a_cell.__wrapped__.__code__.co_firstlineno + 2  # (the decorator)
 
 
 def test_a_loop_stops_per_sample_and_newton_converges():
@@ -366,12 +357,6 @@ def body_local(x: Scalar) -> Scalar:
     return t  # mark:local
 
 
-def per_sample_count(x: Scalar, n: Int32) -> Scalar:
-    for _ in range(n):  # mark:count
-        x = x + 1.0
-    return x
-
-
 def two_types(x: Scalar, k: Int32):
     if x > 0.0:
         return k
@@ -424,7 +409,6 @@ REFUSED = [
     (changes_type, "changes", "the loop changes 'n' from i32 to f64: a local carried from turn to turn keeps "
                               "one type"),
     (body_local, "local", "'t' may be unassigned here: it is assigned in the body of the loop at line"),
-    (per_sample_count, "count", "the bounds of range(...) must be integers the same for every sample"),
     (two_types, "types", "this return gives a f64 value but the return at line"),
     (falls_off, "falls", "some samples reach the end without a return"),
     (float_step, "step", "the step of range(a, b, step) is a nonzero integer"),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 
-from hawk import libm, philox, tables
+from hawk import lanes, libm, philox, tables
 from hawk.ir import (
     Const,
     Gather,
@@ -348,7 +348,10 @@ class Emitter:
         for s in hoisted:
             self.statement(s, lines, "    ")
         varying = [v for v in variables.values() if not v.uniform or id(v) in self.per_sample]
-        lines += self.interleaved(loop, varying)
+        if self.dialect == "c" and lanes.has_loop(loop):  # blocks of lanes: the loops vectorise
+            lines += lanes.blocks(self, loop, varying, CTYPES, LANES)
+        else:
+            lines += self.interleaved(loop, varying)
         lines += self.loop_open()
         lines += [f"        {CTYPES[strong(v.dtype)]} {self.var(v)};" for v in varying]
         for s in loop:

@@ -264,9 +264,13 @@ class Flow:
         self.loop(node, [stop, *node.body], cap, lambda index: None)
 
     def uniform_count(self, value: Operand, node: ast.AST, what: str) -> None:
-        if not (isinstance(value, Const) or value.uniform) or strong(value.dtype)[0] not in "iu":
+        # at decoration no plane's shape is known: whether one is a cell (the same for every sample)
+        # is the call's, so a per-sample count is refused when a call lowers it
+        shapeless = any(s.components == 0 for s in self.slots)
+        varying = not (isinstance(value, Const) or value.uniform)
+        if (varying and not shapeless) or strong(value.dtype)[0] not in "iu":
             raise self.src.refuse(node, f"{what} must be integers the same for every sample (a "
-                                        "number, a Param[Int32], a one-cell value); for a per-sample "
+                                        "number, a Param[Int32], a one-cell plane); for a per-sample "
                                         "count loop up to a cap, `for i in range(cap):`, and "
                                         "`if i >= n: break`")
 
