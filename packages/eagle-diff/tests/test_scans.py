@@ -104,6 +104,20 @@ def test_a_scan_over_a_cell_count_differentiates_the_rows_it_read(numeric_gradie
     assert not got[3:].any()  # rows no turn read
 
 
+def test_a_recorded_scan_over_a_cell_count_past_the_rows_raises_and_then_differentiates(numeric_gradient):
+    n = cell(9)
+    g = scan_over_a_cell(Y.copy(), XS.copy(), n, record=True)
+    says = r"scan_over_a_cell:4: range\(n\) asks for 9 turns, xs has 5 rows: set n to at most 5"
+    with pytest.raises(IndexError, match=says):
+        g()
+    n[0] = 5  # every row
+    g()
+    got = eagle.diff.reverse(g.record, {"result": np.ones(4)}, wrt=("xs",))["xs"]
+    want = numeric_gradient(lambda a: float(scan_over_a_cell(Y.copy(), a["xs"], cell(5))().sum()),
+                            {"xs": XS.copy()}, "xs")
+    close(got, want)
+
+
 @eagle.Graph.builder
 def capped(y, flag, xs, record=False):
     g = eagle.Graph(record=record)
