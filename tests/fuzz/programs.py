@@ -202,7 +202,7 @@ class IndexCall:
 
 @dataclass
 class Scan:
-    turns: str  # a Python number, or the cell `cnt` (the loop then stops at the last row of xs)
+    turns: str  # a Python number, or the cell `cnt` (past the rows of xs, both faces raise IndexError)
     call: Call  # reads xs[t]: one device loop over the rows of xs
 
 
@@ -592,7 +592,7 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             index = at if face == "builder" else f"np.array([{at}], np.int32)"
             out.append(f"{pad}{s.target} = {_kernel_call('turn', [s.target, index], face)}")
         elif isinstance(s, Scan):
-            turns = s.turns if face == "builder" or s.turns != "cnt" else "min(int(cnt[0]), len(xs))"
+            turns = s.turns if face == "builder" or s.turns != "cnt" else "int(cnt[0])"
             out.append(f"{pad}for t in range({turns}):")
             _lines([s.call], face, level + 1, out)
         elif isinstance(s, Capped):
