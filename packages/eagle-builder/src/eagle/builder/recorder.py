@@ -674,7 +674,7 @@ class Recorder(extend.Recording):
         shown = tuple(names.get(id(t), f"the stacked array of shape {tuple(t.shape)}") for t in loop.tables)
         checked = self.new_cell()
         self.append(Node("turn_check", TurnCheck(count, checked, tuple(loop.tables), shown, self.where(line),
-                                                 text or "the count")), "check turns")
+                                                 text)), "check turns")
         return checked
 
     def set_cell(self, cell: np.ndarray, value: int) -> None:
