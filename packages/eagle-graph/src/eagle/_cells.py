@@ -33,7 +33,7 @@ import numpy as np
 
 from eagle import _cuda
 from eagle._flows import CopyFlow, RowFlow
-from eagle._kinds import GpuItems, NativeCall, register_node_kind
+from eagle._kinds import GpuItems, HostItems, NativeCall, register_node_kind
 from eagle.native import Library, compile_library
 
 _C = r"""
@@ -62,6 +62,16 @@ void eg_row_move(int64_t begin, int64_t end, const eagle_arg *a)
         memcpy(table + t * stride + begin, row + begin, (size_t)(end - begin));
     else
         memcpy(row + begin, table + t * stride + begin, (size_t)(end - begin));
+}
+
+/* checked[0] = count[0]; past[0] = whether it is more than `rows` (uint32 cells). */
+void eg_turn_check(int64_t begin, int64_t end, const eagle_arg *a)
+{
+    (void)begin;
+    (void)end;
+    const uint32_t turns = ((const uint32_t *)a[0].ptr)[0];
+    ((uint32_t *)a[1].ptr)[0] = turns;
+    ((uint32_t *)a[3].ptr)[0] = (int64_t)turns > a[2].i64;
 }
 """
 
@@ -232,9 +242,26 @@ class TurnCheck:
                              f"turns, {shown}: set {self.count_text} to at most {min(n for _, n in short)}, "
                              f"or pass arrays of {turns} rows")
 
+    @property
+    def rows(self) -> int:
+        return min(int(t.shape[0]) for t in self.tables)
+
     def run(self) -> None:
         self.check(self.count)
         np.copyto(self.checked, self.count)
+
+
+def _check_cpu(p: TurnCheck) -> HostItems:
+    """A native copy and comparison, and Python only when the count is past the rows."""
+    past = np.zeros(1, np.uint32)
+
+    def emit(program: Any) -> None:
+        program.kernel(_library().kernel("eg_turn_check"), [p.count, p.checked, p.rows, past], 1,
+                       per_sample=False, accesses=[(p.count, "read"), (p.checked, "write"), (past, "write")])
+        raising = program.body()
+        raising.callback(lambda: p.check(p.count))
+        program.if_(past, raising)
+    return HostItems(emit, native=False)
 
 
 def _check_gpu(p: TurnCheck) -> GpuItems:
@@ -255,7 +282,7 @@ def _check_gpu(p: TurnCheck) -> GpuItems:
 register_node_kind(
     "turn_check", reads=lambda p: [("count", p.count, "read")],
     writes=lambda p: [("checked", p.checked, "write")],
-    lower_cpu=lambda p: p.run, lower_gpu=_check_gpu, reference=lambda p, interpreter: p.run(),
+    lower_cpu=_check_cpu, lower_gpu=_check_gpu, reference=lambda p, interpreter: p.run(),
     label=lambda p: "check turns", flow=lambda p: CopyFlow(p.count, p.checked), samples=lambda p: 1,
     rebuild=lambda p, swap: TurnCheck(swap(p.count), swap(p.checked), tuple(map(swap, p.tables)), p.names,
                                       p.where, p.count_text))
