@@ -13,8 +13,10 @@ Integer arithmetic wraps in 32 bits, as hawk's does.  A row index outside
 the table moves nothing: the builder bounds every loop that moves rows by
 the rows there are, so a recorded graph never asks for one.  A loop counted
 by a cell is preceded by a :class:`TurnCheck`, which raises ``IndexError``
-at every launch whose count asks for more turns than the tables have rows
-(on a GPU, a host node: the next launch or synchronize raises).
+at every launch whose count asks for more turns than the tables have rows:
+on the CPU a native comparison, with a Python step that raises under a device
+if (the launch stops before the loop); on a GPU a host node, whose error the
+launch's wait raises (the loop has then run, capped at the rows).
 
 >>> from eagle.graph import Node
 >>> table, i, row = np.arange(6.0).reshape(3, 2), np.array([2], np.int32), np.zeros(2)
