@@ -412,7 +412,7 @@ def _scan(draw: Any, program: Program, scope: _Scope) -> Scan:
     program.reads(args)
     program.rebound.add(target)
     param = draw(st.sampled_from(["scale", *CONSTANTS[:3]])) if kernel.param else None
-    return Scan(draw(st.sampled_from(["0", "1", "2", "cnt"])), Call(target, kernel, args, param))
+    return Scan(draw(st.sampled_from(["0", "1", "2", "cnt", "cnt"])), Call(target, kernel, args, param))
 
 
 def _capped(draw: Any, program: Program, scope: _Scope, depth: int) -> Capped:
