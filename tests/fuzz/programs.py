@@ -327,7 +327,7 @@ class IndexCall:
 
 @dataclass
 class Scan:
-    turns: str  # a Python number, or the cell `cnt` (the loop then stops at the last row of xs)
+    turns: str  # a Python number, or the cell `cnt` (past the rows of xs, both faces raise IndexError)
     call: Call  # reads xs[t]: one device loop over the rows of xs
 
 
@@ -539,7 +539,7 @@ def _scan(draw: Any, program: Program, scope: _Scope) -> Scan:
     program.reads(args)
     program.rebound.add(target)
     param = draw(st.sampled_from(["scale", *CONSTANTS[:3]])) if kernel.param else None
-    return Scan(draw(st.sampled_from(["0", "1", "2", "cnt"])), Call(target, kernel, args, param))
+    return Scan(draw(st.sampled_from(["0", "1", "2", "cnt", "cnt"])), Call(target, kernel, args, param))
 
 
 def _capped(draw: Any, program: Program, scope: _Scope, depth: int) -> Capped:
@@ -721,7 +721,7 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             index = at if face == "builder" else f"np.array([{at}], np.int32)"
             out.append(f"{pad}{s.target} = {_kernel_call('turn', [s.target, index], face)}")
         elif isinstance(s, Scan):
-            turns = s.turns if face == "builder" or s.turns != "cnt" else "min(int(cnt[0]), len(xs))"
+            turns = s.turns if face == "builder" or s.turns != "cnt" else "int(cnt[0])"
             out.append(f"{pad}for t in range({turns}):")
             _lines([s.call], face, level + 1, out)
         elif isinstance(s, Capped):

@@ -80,9 +80,39 @@ def scan_over_a_cell(y, xs, n):
     return g
 
 
-def test_a_scan_over_a_cell_stops_at_the_last_row_on_the_device(gpu):
+PAST_THE_ROWS = (r"eagle.Graph.builder: scan_over_a_cell:4: range\(n\) asks for 40 turns, xs has 5 rows: "
+                 r"set n to at most 5, or pass arrays of 40 rows")
+
+
+def test_a_scan_over_a_cell_past_the_rows_raises_at_the_next_launch_on_the_device(gpu):
     n = gpu.asarray(cell(2))
     device = scan_over_a_cell(gpu.asarray(X), gpu.asarray(XS), n)
     assert gpu.get(device()).tobytes() == scan_over_a_cell(X.copy(), XS.copy(), cell(2))().tobytes()
     gpu.put(n, 40)
+    with pytest.raises(IndexError, match=PAST_THE_ROWS):  # the host node's error, at the wait
+        device()
+    with pytest.raises(IndexError, match=PAST_THE_ROWS):  # by the enqueue, or by the wait after it
+        device.enqueue()
+        device.synchronize()
+    gpu.put(n, 5)
     assert gpu.get(device()).tobytes() == scan_over_a_cell(X.copy(), XS.copy(), cell(5))().tobytes()
+    assert device.captures == 1
+
+
+def test_a_scan_over_a_cell_in_a_device_loop_body_is_refused_on_the_device(gpu):
+    @eagle.Graph.builder
+    def nested(y, xs, m, n):
+        g = eagle.Graph()
+        for _ in range(m):  # CUDA allows no host node (the check of n) in a conditional body
+            for t in range(n):
+                y = step(y, xs[t])
+        g.result = y
+        return g
+
+    says = (r"nested:5: for \.\.\. in range\(n\) over the rows of xs is inside a device if or loop body.*"
+            r"make n a Python number, or move the loop to the top level")
+    with pytest.raises(ValueError, match=says):
+        nested(gpu.asarray(X), gpu.asarray(XS), gpu.asarray(cell(2)), gpu.asarray(cell(2)))
+    host = nested(X.copy(), XS.copy(), cell(2), cell(6))
+    with pytest.raises(IndexError, match=r"nested:5: range\(n\) asks for 6 turns, xs has 5 rows"):
+        host()  # the host graph checks n in the body, at every turn of the outer loop

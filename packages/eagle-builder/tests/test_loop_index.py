@@ -244,14 +244,46 @@ def test_a_scan_over_a_python_count_is_one_loop(turns):
     check(g, 2)
 
 
-def test_a_scan_over_a_cell_count_stops_at_the_last_row():
+PAST_THE_ROWS = (r"eagle.Graph.builder: scan:5: range\(turns\) asks for 50 turns, xs has 6 rows, ys has 6 "
+                 r"rows: set turns to at most 6, or pass arrays of 50 rows")
+
+
+def test_a_scan_over_a_cell_count_past_the_rows_raises_at_the_launch():
     turns = cell(4)
     g = scan(X.copy(), XS.copy(), turns)
     np.testing.assert_array_equal(g()["y"], plain_scan(X, XS, 4)["y"])
     turns[0] = 50
+    with pytest.raises(IndexError, match=PAST_THE_ROWS):
+        g()
+    np.testing.assert_array_equal(g.result["y"], X)  # the launch stopped before the loop ran a turn
+    with pytest.raises(IndexError, match=PAST_THE_ROWS):
+        g.enqueue()
+        g.synchronize()
+    with pytest.raises(IndexError, match=PAST_THE_ROWS):
+        interpret(g, 1)
+    turns[0] = 6  # every row: the count is checked again at the next launch
     np.testing.assert_array_equal(g()["y"], plain_scan(X, XS, 6)["y"])
-    interpret(g, 1)
-    np.testing.assert_array_equal(g.result["y"], plain_scan(X, XS, 6)["y"])
+    with pytest.raises(IndexError, match=r"xs\[6\]|index 6 is out of bounds"):
+        plain_scan(X, XS, 50)  # what Python says
+
+
+def test_a_scan_over_a_cell_count_past_the_rows_raises_in_a_device_body():
+    @eagle.Graph.builder
+    def inner(y, xs, on, n):
+        g = eagle.Graph()
+        if on:
+            for t in range(n):
+                y = step(y, xs[t])
+        g.result = y
+        return g
+
+    n = cell(7)
+    g = inner(X.copy(), XS.copy(), cell(1), n)
+    with pytest.raises(IndexError, match=r"inner:5: range\(n\) asks for 7 turns, xs has 6 rows: set n to at "
+                                         r"most 6"):
+        g()
+    n[0] = 3
+    np.testing.assert_array_equal(g(), plain_scan(X, XS, 3)["y"])
 
 
 def test_a_scan_of_planes_of_several_values_per_sample():

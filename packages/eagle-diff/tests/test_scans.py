@@ -94,14 +94,29 @@ def test_a_scan_gives_the_gradient_of_the_start_and_of_every_row(numeric_gradien
     close(got["xs"], numeric_gradient(loss, arrays, "xs"))
 
 
-def test_a_scan_over_a_cell_count_differentiates_the_rows_it_read(numeric_gradient):
-    g = scan_over_a_cell(Y.copy(), XS.copy(), cell(3), record=True)
+def rows_gradient(g: eagle.Graph, turns: int, numeric_gradient) -> np.ndarray:
+    """The gradient of a launch of ``g`` (scan_over_a_cell) w.r.t. xs, held to central differences."""
     g()
     got = eagle.diff.reverse(g.record, {"result": np.ones(4)}, wrt=("xs",))["xs"]
-    want = numeric_gradient(lambda a: float(scan_over_a_cell(Y.copy(), a["xs"], cell(3))().sum()),
+    want = numeric_gradient(lambda a: float(scan_over_a_cell(Y.copy(), a["xs"], cell(turns))().sum()),
                             {"xs": XS.copy()}, "xs")
     close(got, want)
+    return got
+
+
+def test_a_scan_over_a_cell_count_differentiates_the_rows_it_read(numeric_gradient):
+    got = rows_gradient(scan_over_a_cell(Y.copy(), XS.copy(), cell(3), record=True), 3, numeric_gradient)
     assert not got[3:].any()  # rows no turn read
+
+
+def test_a_recorded_scan_over_a_cell_count_past_the_rows_raises_and_then_differentiates(numeric_gradient):
+    n = cell(9)
+    g = scan_over_a_cell(Y.copy(), XS.copy(), n, record=True)
+    says = r"scan_over_a_cell:4: range\(n\) asks for 9 turns, xs has 5 rows: set n to at most 5"
+    with pytest.raises(IndexError, match=says):
+        g()
+    n[0] = 5  # every row
+    rows_gradient(g, 5, numeric_gradient)
 
 
 @eagle.Graph.builder

@@ -11,7 +11,12 @@ loop stays one device loop, with no host round trip per turn.
 
 Integer arithmetic wraps in 32 bits, as hawk's does.  A row index outside
 the table moves nothing: the builder bounds every loop that moves rows by
-the rows there are, so a recorded graph never asks for one.
+the rows there are, so a recorded graph never asks for one.  A loop counted
+by a cell is preceded by a :class:`TurnCheck`, which raises ``IndexError``
+at every launch whose count asks for more turns than the tables have rows:
+on the CPU a native comparison, with a Python step that raises under a device
+if (the launch stops before the loop); on a GPU a host node, whose error the
+launch's wait raises (the loop has then run, capped at the rows).
 
 >>> from eagle.graph import Node
 >>> table, i, row = np.arange(6.0).reshape(3, 2), np.array([2], np.int32), np.zeros(2)
@@ -29,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from eagle import _cuda
-from eagle._flows import RowFlow
-from eagle._kinds import GpuItems, NativeCall, register_node_kind
+from eagle._flows import CopyFlow, RowFlow
+from eagle._kinds import GpuItems, HostItems, NativeCall, register_node_kind
 from eagle.native import Library, compile_library
 
 _C = r"""
@@ -59,6 +64,16 @@ void eg_row_move(int64_t begin, int64_t end, const eagle_arg *a)
         memcpy(table + t * stride + begin, row + begin, (size_t)(end - begin));
     else
         memcpy(row + begin, table + t * stride + begin, (size_t)(end - begin));
+}
+
+/* checked[0] = count[0]; past[0] = whether it is more than `rows` (uint32 cells). */
+void eg_turn_check(int64_t begin, int64_t end, const eagle_arg *a)
+{
+    (void)begin;
+    (void)end;
+    const uint32_t turns = ((const uint32_t *)a[0].ptr)[0];
+    ((uint32_t *)a[1].ptr)[0] = turns;
+    ((uint32_t *)a[3].ptr)[0] = (int64_t)turns > a[2].i64;
 }
 """
 
@@ -202,3 +217,74 @@ register_node_kind(
     flow=lambda p: RowFlow(p.table, p.index, p.row, p.put),
     rebuild=lambda p, swap: RowMove(swap(p.table), swap(p.index), swap(p.row), p.put))
 
+
+
+@dataclass(frozen=True, eq=False)
+class TurnCheck:
+    """``checked[0] = count[0]`` at every replay, after raising ``IndexError`` when it asks for
+    more turns than each of ``tables`` has rows: what a Python loop over the rows would raise,
+    instead of fewer turns.  The loop counts over ``checked``, so it runs after the check.
+    ``names``: the tables' names in the message; ``where`` and ``count_text``: the loop's
+    ``function:line`` and its ``range(...)`` argument, as written."""
+
+    count: Any
+    checked: Any
+    tables: tuple[Any, ...]
+    names: tuple[str, ...]
+    where: str
+    count_text: str
+
+    def check(self, cell: Any) -> None:
+        turns = int(np.asarray(cell).reshape(-1)[0])
+        short = [(name, int(t.shape[0])) for name, t in zip(self.names, self.tables, strict=True)
+                 if t.shape[0] < turns]
+        if short:
+            shown = ", ".join(f"{name} has {n} rows" for name, n in short)
+            raise IndexError(f"eagle.Graph.builder: {self.where}: range({self.count_text}) asks for {turns} "
+                             f"turns, {shown}: set {self.count_text} to at most {min(n for _, n in short)}, "
+                             f"or pass arrays of {turns} rows")
+
+    @property
+    def rows(self) -> int:
+        return min(int(t.shape[0]) for t in self.tables)
+
+    def run(self) -> None:
+        self.check(self.count)
+        np.copyto(self.checked, self.count)
+
+
+def _check_cpu(p: TurnCheck) -> HostItems:
+    """A native copy and comparison, and Python only when the count is past the rows."""
+    past = np.zeros(1, np.uint32)
+
+    def emit(program: Any) -> None:
+        program.kernel(_library().kernel("eg_turn_check"), [p.count, p.checked, p.rows, past], 1,
+                       per_sample=False, accesses=[(p.count, "read"), (p.checked, "write"), (past, "write")])
+        raising = program.body()
+        raising.callback(lambda: p.check(p.count))
+        program.if_(past, raising)
+    return HostItems(emit, native=False)
+
+
+def _check_gpu(p: TurnCheck) -> GpuItems:
+    def emit(gpu: Any) -> None:
+        if gpu.in_body:  # CUDA has no host function in a conditional body: refuse, never truncate
+            raise ValueError(f"eagle.Graph.build: {p.where}: for ... in range({p.count_text}) over the rows "
+                             f"of {', '.join(p.names)} is inside a device if or loop body, where a GPU graph "
+                             f"cannot check {p.count_text} against the rows: make {p.count_text} a Python "
+                             "number, or move the loop to the top level of the builder")
+        # through the host: the loop's count is the one the host node checked
+        stage = _cuda.pinned_array((1,), p.count.dtype, gpu.device)
+        gpu.copy(p.count, stage)
+        gpu.callback(lambda: p.check(stage), touches=[stage])
+        gpu.copy(stage, p.checked)
+    return GpuItems(emit)
+
+
+register_node_kind(
+    "turn_check", reads=lambda p: [("count", p.count, "read")],
+    writes=lambda p: [("checked", p.checked, "write")],
+    lower_cpu=_check_cpu, lower_gpu=_check_gpu, reference=lambda p, interpreter: p.run(),
+    label=lambda p: "check turns", flow=lambda p: CopyFlow(p.count, p.checked), samples=lambda p: 1,
+    rebuild=lambda p, swap: TurnCheck(swap(p.count), swap(p.checked), tuple(map(swap, p.tables)), p.names,
+                                      p.where, p.count_text))

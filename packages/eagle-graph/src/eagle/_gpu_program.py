@@ -408,7 +408,10 @@ class GpuProgram(CallbackErrors):
         return self
 
     def enqueue(self, replays: int = 1) -> GpuProgram:
-        self._raise_after(lib.eagle_gpu_enqueue(self._ptr, replays), "eagle.Graph.enqueue")
+        status = lib.eagle_gpu_enqueue(self._ptr, replays)
+        if self._box.error is not None:  # a host node failed already: wait, so the failure is reported once
+            lib.eagle_gpu_synchronize(self._ptr)
+        self._raise_after(status, "eagle.Graph.enqueue")
         return self
 
     def synchronize(self) -> GpuProgram:

@@ -53,7 +53,7 @@ from typing import Any
 
 from eagle import _nvrtc as nvrtc
 from eagle._arrays import is_array, is_guard_cell
-from eagle._cells import CellAffine, RowMove
+from eagle._cells import CellAffine, RowMove, TurnCheck
 from eagle._core import BLOCK, CoreError, ffi, lib, num_threads, set_num_threads
 from eagle._cuda import (
     contiguous,
@@ -284,6 +284,7 @@ __all__ = [
     "Stage",
     "Swap",
     "Target",
+    "TurnCheck",
     "Wait",
     "active",
     "candidate_pairs",

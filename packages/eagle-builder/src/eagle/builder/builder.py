@@ -69,6 +69,26 @@ def builder(fn: Callable[..., Any]) -> Builder:
     array([[1.  , 1.  ],
            [2.5 , 2.5 ],
            [4.25, 4.25]])
+
+    The count may be a one-cell array, read at every launch; a launch whose
+    count asks for more turns than the rows raises, as Python's loop would:
+
+    >>> @eagle.Graph.builder
+    ... def scan_n(y, xs, n):
+    ...     g = eagle.Graph()
+    ...     for t in range(n):              # checked against the rows of xs at every launch
+    ...         y = step(y, xs[t], t + 1)
+    ...     g.result = y
+    ...     return g
+    >>> n = np.array([2], np.uint32)
+    >>> g = scan_n(np.zeros(2), np.ones((3, 2)), n)
+    >>> g()
+    array([2.5, 2.5])
+    >>> n[0] = 5
+    >>> g()
+    Traceback (most recent call last):
+    ...
+    IndexError: eagle.Graph.builder: scan_n:4: range(n) asks for 5 turns, xs has 3 rows: set n to at most 3...
     """
     return Builder(fn)
 

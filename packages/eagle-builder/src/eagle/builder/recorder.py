@@ -40,6 +40,7 @@ from eagle.extend import (
     RowMove,
     SiblingRace,
     SignalAfter,
+    TurnCheck,
     Wait,
     contiguous,
     device_copy_like,
@@ -129,6 +130,7 @@ class _Loop:
     guards: list[tuple[Body, tuple]] = field(default_factory=list)  # (guarded rest, the state it began in)
     state: tuple = ()  # (get, put, names) of the loop body's names
     rows: int | None = None  # the fewest rows of the stacked arrays the body moves rows of
+    tables: list[Any] = field(default_factory=list)  # those stacked arrays
     turns: int | None = None  # the most turns, when a Python number (a scan's count, a cap)
     body: Body | None = None  # a device loop's body
     hoisted: int = 0  # how many steps at the start of the body were put there by hoist
@@ -415,15 +417,17 @@ class Recorder(extend.Recording):
     def for_range(self, args: tuple[Any, ...], body: Callable[[Any], Any], get: Callable[[], tuple],
                   put: Callable[[tuple], None], names: tuple[str, ...], line: int,
                   targets: tuple[str, ...] = (), indexed: bool = False, stacked: Stacked = (),
-                  containers: Containers = (), scope: Scope = dict) -> Any:
+                  containers: Containers = (), scope: Scope = dict, count: str = "") -> Any:
         """``for i in range(...)``: a counted device loop over a cell, or over a Python number when
-        the body reads or writes ``xs[i]`` of a stacked array (a scan, one loop); else Python's."""
+        the body reads or writes ``xs[i]`` of a stacked array (a scan, one loop); else Python's.
+        ``count``: the argument of ``range`` as written, for the message of a count past the rows."""
         if any(_device(a) or is_array(a) for a in args):
             if len(args) != 1 or not is_cell(args[0]):
                 raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a counted device loop is "
                                 "for i in range(cell), with one one-cell uint32 argument")
             state = self.carried(get, put, names, containers, scope, line, "loop")
-            return self.device_loop(args[0], 1, "count", -1, body, *state, line, targets, indexed)
+            return self.device_loop(args[0], 1, "count", -1, body, *state, line, targets, indexed,
+                                    stacked=(count, stacked))
         rows = _stacked_rows(stacked)
         if not rows or len(args) != 1:
             return self.python_loop(range(*args), body, line)
@@ -659,6 +663,19 @@ class Recorder(extend.Recording):
                              f"runs up to {turns} turns and {what} rows of an array of {rows} rows: "
                              f"loop over range({rows}), or pass an array of {turns} rows")
         index.loop.rows = rows if index.loop.rows is None else min(index.loop.rows, rows)
+        if not any(t is table for t in index.loop.tables):
+            index.loop.tables.append(table)
+
+    def turn_check(self, count: Any, loop: _Loop, text: str, stacked: Stacked, line: int) -> Any:
+        """The cell a loop over ``count`` turns counts over: ``count``, copied at every launch
+        after an ``IndexError`` if it asks for more turns than ``loop`` has rows to move (the
+        loop is capped at the rows as well, so no replay reads past them)."""
+        names = {id(read()): name for name, read in stacked}
+        shown = tuple(names.get(id(t), f"the stacked array of shape {tuple(t.shape)}") for t in loop.tables)
+        checked = self.new_cell()
+        self.append(Node("turn_check", TurnCheck(count, checked, tuple(loop.tables), shown, self.where(line),
+                                                 text)), "check turns")
+        return checked
 
     def set_cell(self, cell: np.ndarray, value: int) -> None:
         """``cell = value`` at every replay: a copy of a constant cell (an eagle-graph node)."""
@@ -679,10 +696,11 @@ class Recorder(extend.Recording):
     def device_loop(self, cell: np.ndarray, want: int, kind: str, cap: int, body_fn: Callable[[Any], Any],
                     get: Callable[[], tuple], put: Callable[[tuple], None], names: tuple[str, ...],
                     scope: Scope, line: int, targets: tuple[str, ...] = (), indexed: bool = False,
-                    turns: int | None = None) -> None:
+                    turns: int | None = None, stacked: tuple[str, Stacked] = ("", ())) -> None:
         """A device loop: the body recorded once, run while ``(cell != 0) == want`` (or ``cell`` times).
         An ``indexed`` loop (counted or capped) gives the body its turn in a one-cell int32 array,
-        set to 0 before the loop and advanced at the end of every turn."""
+        set to 0 before the loop and advanced at the end of every turn.  ``stacked``: a loop over a
+        cell's ``range`` as written and the stacked arrays by name, for its check against the rows."""
         start = get()
         before = self.loop_entry(names, start, scope())
         put(before)
@@ -726,8 +744,8 @@ class Recorder(extend.Recording):
             if loop.stop is not None:  # the turns left after a break do nothing
                 body = Body([Node("device_if", DeviceIf(loop.stop, Body(), body))])
                 self.set_cell(loop.stop, 0)
-            if loop.rows is not None and loop.turns is None:  # over a cell: it stops at the last row
-                cap = loop.rows
+            if loop.rows is not None and loop.turns is None:  # over a cell: checked at every launch
+                cell, cap = self.turn_check(cell, loop, *stacked, line), loop.rows
             self.append(Node("device_loop", DeviceLoop(cell, "count", cap, body)), "loop", [cell])
             return None
         if loop.stop is None and want == 1:

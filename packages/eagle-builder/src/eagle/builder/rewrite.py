@@ -364,7 +364,8 @@ class _Rewriter:
             stacked = [ast.Tuple([ast.Constant(n), ast.Lambda(_plain_args([]), ast.Name(n, ast.Load()))],
                                  ast.Load()) for n in (rows.stacked if scan else ())]
             call.keywords = [_targets(stmt), ast.keyword("indexed", ast.Constant(bool(rows and rows.read))),
-                             ast.keyword("stacked", ast.Tuple(stacked, ast.Load()))]
+                             ast.keyword("stacked", ast.Tuple(stacked, ast.Load())),
+                             ast.keyword("count", ast.Constant(ast.unparse(range_args[-1])))]
             return [body], call
         body = self.arm(f"{_PREFIX}body_{k}", [bind, *stmt.body], state, (item,))
         call = _call("for_", stmt.iter, ast.Name(body.name, ast.Load()), *self.state_args(k, state, stmt))
