@@ -860,12 +860,14 @@ class Recorder(extend.Recording):
 
     def merge_into(self, body: Body, value: np.ndarray, target: np.ndarray, name: str) -> None:
         """Make ``body`` leave ``value`` in ``target``: in place when a per-sample kernel of the
-        body wrote it and nothing after it in the body uses ``target`` (which still means the old
-        value there), else by a copy at its end."""
+        body wrote it, nothing after it in the body uses ``target`` (which still means the old
+        value there) and no launch of the body comes to write a plane it reads whole (an earlier
+        writer of ``value`` reading ``target`` as a Table), else by a copy at its end."""
         node = self.producer.get(id(value))
         plan = getattr(getattr(node, "payload", None), "plan", None)
         if node is not None and getattr(plan, "per_sample", False) and substitute.contains(body, node) \
-                and substitute.untouched_after(body, node, target):
+                and substitute.untouched_after(body, node, target) \
+                and substitute.renames_cleanly(body, value, target):
             substitute.in_body(body, {id(value): target}, name)
             self.producer[id(target)] = node
             self.retired.append(value)

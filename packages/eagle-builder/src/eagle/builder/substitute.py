@@ -128,3 +128,19 @@ def _touches(node: Node, array: Any) -> bool:
 def contains(body: Body, target: Node) -> bool:
     """Whether ``target`` was recorded in ``body`` (in a fork, a construct, or signalled)."""
     return any(n is target for node in body.nodes() for n in node.walk())
+
+
+def renames_cleanly(body: Body, old: Any, new: Any) -> bool:
+    """Whether every launch in ``body`` that touches ``old`` still runs right with ``old`` renamed
+    ``new``: one that is not per-sample (a kernel reading a Table) must not come to write a plane
+    it reads, as the launch's own overlap rule (``refuse_overlap``) says."""
+    for step in body.nodes():
+        for node, _ in _walk(step, False):
+            bound = getattr(node, "payload", None)
+            if not hasattr(bound, "refuse_overlap") or not any(a is old for _, a, _ in node.planes()):
+                continue
+            try:
+                bound.rebuilt(lambda a: new if a is old else a).refuse_overlap("")
+            except ValueError:
+                return False
+    return True
