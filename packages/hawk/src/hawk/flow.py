@@ -355,11 +355,10 @@ class Flow:
         """The loop's (carried var, its start, its update) triples for one carried value, one per
         scalar operand (:meth:`handed_one`)."""
         parts = zip(flatten(carried)[0], flatten(init)[0], flatten(end)[0], strict=True)
-        return [t for cv, start, update in parts
-                for t in self.handed_one(cv, start, update, mine, body, outer)]
+        return [self.handed_one(cv, start, update, mine, body, outer) for cv, start, update in parts]
 
     def handed_one(self, cv: Var, init: Operand, end: Operand, mine: set[int], body: list,
-                   outer: list) -> list[tuple[Var, Operand, Var]]:
+                   outer: list) -> tuple[Var, Operand, Var]:
         """One carried scalar: the start cast in the statements before the loop (``outer``), the
         update a var of the body (``mine``: what its Ops define) of the carried var's type."""
         self.body = body
@@ -369,7 +368,7 @@ class Flow:
             update = Var(cv.dtype, cv.uniform, cv.name)
             body.append(Op(update, "copy", (self.cast(end, cv.dtype),)))
         self.body = outer
-        return [(cv, self.cast(init, cv.dtype), update)]
+        return cv, self.cast(init, cv.dtype), update
 
     def preload(self, node: ast.stmt, before: dict) -> None:
         """Load before the loop the parameters its body reads (a load is the same every turn)."""
