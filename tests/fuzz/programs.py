@@ -171,6 +171,18 @@ def _flow_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]
     return lines
 
 
+def _gaps_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
+    """Per-sample loop counts under a cap (``hawk.capped_range``): in a smooth kernel counted from
+    the sample's index, elsewhere from a value as well (a count that jumps with it)."""
+    if rng.random() < 0.5:
+        return []
+    count = f"hawk.sample() % {rng.randint(2, 5)}" if smooth or rng.random() < 0.5 else \
+        f"hm.int32(2.0 + 2.0 * hm.sin({rng.choice(names)}))"
+    bounds = count if rng.random() < 0.5 else f"{rng.randint(0, 2)}, {count}"
+    return [f"    for i in hawk.capped_range({bounds}, {rng.randint(1, 4)}):",
+            f"        t = 0.5 * hm.cos(t * {rng.choice(CONSTANTS)} + {rng.choice(names)}) + 0.125 * i"]
+
+
 def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
     """Vector, matrix and quaternion values (hawk.vec3, mat33, quat) and a struct local (Frame)
     made from the scalars, folded back into ``t``.  Their components are bounded (sines and
@@ -210,7 +222,7 @@ def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
                           + (["p: Param"] if spec.param else []))
     lines = ["@hawk.kernel", f"def {spec.name}({signature}) -> Scalar:",
              f"    t = {_expr(rng, names, 2, spec.smooth)}", *_value_lines(rng, names, spec.smooth),
-             *_flow_lines(rng, names, spec.smooth)]
+             *_flow_lines(rng, names, spec.smooth), *_gaps_lines(rng, names, spec.smooth)]
     if not spec.smooth:
         lines += [f"    if t > {_expr(rng, names, 1, True)}:",
                   f"        t = {_expr(rng, [*names, 't'], 2, False)}"]

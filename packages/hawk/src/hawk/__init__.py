@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hawk import linalg, math, random, structs
-from hawk.flow import capped
+from hawk.flow import capped, capped_range
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
 from hawk.helpers import Func, func
 from hawk.kernel import Kernel, KernelBound, KernelPlan
@@ -101,6 +101,7 @@ __all__ = [
     "all",
     "any",
     "capped",
+    "capped_range",
     "cross",
     "cw_div",
     "cw_mul",
