@@ -82,6 +82,19 @@ def turn(s: Scalar, i: Int32) -> Scalar:
     return s * 0.5 + hm.float64(i) * 0.25
 '''
 
+#: helpers of several results the kernels unpack (_gaps_lines): a tuple from two returns, a struct
+GAPS_HELPERS = '''
+@hawk.func
+def twice(v: Scalar, w: Scalar) -> tuple[Scalar, Scalar]:
+    if v > w:
+        return w, 0.5 * hm.sin(v)
+    return 0.5 * hm.cos(w) * v, v
+
+@hawk.func
+def framed(v: Scalar, w: Scalar) -> Frame:
+    return Frame(axis=hawk.vec3(v, hm.sin(w), 0.5), scale=hm.cos(v * w))
+'''
+
 #: the struct the kernels' value lines build (_value_lines)
 VALUE_TYPES = '''
 @hawk.struct
@@ -172,14 +185,21 @@ def _flow_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]
 
 
 def _gaps_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
-    """Per-sample loop counts under a cap (``hawk.capped_range``): in a smooth kernel counted from
-    the sample's index, elsewhere from a value as well (a count that jumps with it)."""
+    """Helpers' tuple and struct results, unpacked; per-sample loop counts under a cap
+    (``hawk.capped_range``): in a smooth kernel counted from the sample's index, elsewhere from a
+    value as well (a count that jumps with it)."""
+    lines = []
+    if rng.random() < 0.5:  # twice's two returns: a per-sample choice
+        lines += [f"    t, r = twice(t, {rng.choice(names)})" if not smooth else
+                  f"    r, s = twice(1e9, hm.cos(t) + {rng.choice(names)})",
+                  f"    f = framed(t, {rng.choice(['r', *names])})",
+                  "    t = t * 0.5 + hawk.dot(f.axis, hawk.vec3(0.25, t, 0.5)) * f.scale"]
     if rng.random() < 0.5:
-        return []
+        return lines
     count = f"hawk.sample() % {rng.randint(2, 5)}" if smooth or rng.random() < 0.5 else \
         f"hm.int32(2.0 + 2.0 * hm.sin({rng.choice(names)}))"
     bounds = count if rng.random() < 0.5 else f"{rng.randint(0, 2)}, {count}"
-    return [f"    for i in hawk.capped_range({bounds}, {rng.randint(1, 4)}):",
+    return [*lines, f"    for i in hawk.capped_range({bounds}, {rng.randint(1, 4)}):",
             f"        t = 0.5 * hm.cos(t * {rng.choice(CONSTANTS)} + {rng.choice(names)}) + 0.125 * i"]
 
 
@@ -247,7 +267,7 @@ def make_pool(number: int, size: int = 8) -> Pool:
     body = "\n".join(_kernel_source(rng, s) for s in specs)
     header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Scatter, Table, UInt32\n"
               "from hawk import math as hm\n")
-    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + VALUE_TYPES + "\n" + body)
+    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + VALUE_TYPES + GAPS_HELPERS + "\n" + body)
 
 
 _LOADED: dict[tuple[int, str], ModuleType] = {}

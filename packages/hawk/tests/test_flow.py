@@ -140,6 +140,50 @@ def bounded(x: Scalar, y: Scalar) -> Scalar:
     return acc
 
 
+@hawk.func
+def polar(x: Scalar, y: Scalar) -> tuple[Scalar, Scalar]:
+    """Two results, from either of two returns."""
+    if x < 0.0:
+        return -x, y
+    return hm.hypot(x, y), hm.atan2(y, x)
+
+
+@hawk.struct
+class Spin:
+    axis: hawk.vec3
+    rate: Scalar
+
+
+@hawk.func
+def spun(r: Scalar, t: Scalar) -> Spin:
+    return Spin(axis=hawk.vec3(r, t, 1.0), rate=r * t)
+
+
+@hawk.func
+def spun_and_rest(r: Scalar):
+    """A struct and a vector, unannotated, from a helper that unpacks another's."""
+    a, b = polar(r, 0.5)
+    return spun(a, b), hawk.vec3(r, b, 2.0)
+
+
+@hawk.kernel
+def unpacked(x: Scalar, y: Scalar) -> Scalar:
+    r, t = polar(x, y)
+    s, v = spun_and_rest(t)
+    w = spun(r, t)
+    return s.rate * r + hawk.dot(s.axis, v) + hawk.length_sq(w.axis) * w.rate
+
+
+def python_unpacked(x, y):
+    def polar(x, y):
+        return (-x, y) if x < 0 else (np.hypot(x, y), np.arctan2(y, x))
+    r, t = polar(x, y)
+    a, b = polar(t, 0.5)
+    s_axis, s_rate, v = np.array([a, b, 1.0]), a * b, np.array([t, b, 2.0])
+    w_axis, w_rate = np.array([r, t, 1.0]), r * t
+    return s_rate * r + s_axis @ v + (w_axis @ w_axis) * w_rate
+
+
 @hawk.kernel
 def rescale(v: Scalar) -> Scalar:
     return v * 0.25 + 1.0
@@ -178,6 +222,7 @@ CASES = [
     (mixed, lambda x, y: (x, 0.7), python_mixed),
     (settled, lambda x, y: (x, y.copy(), 0.7), None),
     (bounded, lambda x, y: (x, y), None),
+    (unpacked, lambda x, y: (x, y), python_unpacked),
     (guarded, lambda x, y: (x - 1.0, y - 1.5), None),
 ]
 IDS = [k.__name__ for k, _, _ in CASES]
@@ -270,15 +315,16 @@ def chained(rng):
                                                                                   *fourth.outputs]
 
 
-def chained_bounds(rng):
-    """Two loops of per-sample counts (hawk.capped_range), twice in a row."""
+def chained_gaps(rng):
+    """Loops of per-sample counts (hawk.capped_range), then helpers' tuples and structs."""
     x, y = inputs(rng)
     first = bounded.plan(x, y)
-    second = bounded.plan(first.outputs[0], y)
-    return [first, second], [first.outputs[0]], [*second.outputs]
+    second = unpacked.plan(first.outputs[0], y)
+    third = bounded.plan(second.outputs[0], x)
+    return [first, second, third], [first.outputs[0], second.outputs[0]], [*third.outputs]
 
 
-@pytest.mark.parametrize("chain", [chained, chained_bounds], ids=["chained", "bounds"])
+@pytest.mark.parametrize("chain", [chained, chained_gaps], ids=["chained", "gaps"])
 def test_loops_and_helpers_fuse_with_the_unfused_bits(chain, threads, monkeypatch):
     for interleave in (False, True):
         if interleave:  # every sample loop interleaved, as a long fused run is
@@ -362,6 +408,13 @@ def test_a_kernels_code_changes_with_the_helper_it_inlines():
     assert "hk_scaled" not in two.c_source(x)  # inlined: no function of its own
 
 
+def test_a_helper_returns_a_value_a_tuple_or_a_struct():
+    with pytest.raises(hawk.KernelSyntaxError, match=r"as_dict: a helper returns a value, a tuple of "
+                                                     r"values or a @hawk\.struct, not a list or dict"):
+        hawk.kernel(calls_as_dict)
+    assert polar(-2.0, 1.0) == (2.0, 1.0)  # outside a kernel, the plain function
+
+
 def test_a_helper_is_a_plain_function_outside_a_kernel():
     assert grow(1.0) == pytest.approx(1.15)
     assert isinstance(grow, hawk.Func)
@@ -442,6 +495,24 @@ def per_sample_param(x: Scalar) -> Scalar:
     return clamped_growth(x, x)  # mark:param
 
 
+def tuple_in_an_expression(x: Scalar) -> Scalar:
+    return polar(x, x) * 2.0  # mark:tuple
+
+
+def too_many_names(x: Scalar) -> Scalar:
+    a, b, c = polar(x, x)  # mark:names
+    return a + b + c
+
+
+@hawk.func
+def as_dict(v: Scalar):
+    return {"v": v}
+
+
+def calls_as_dict(x: Scalar) -> Scalar:
+    return as_dict(x)
+
+
 def per_sample_range(x: Scalar) -> Scalar:
     for _ in range(hawk.sample()):  # mark:range
         x = x + 1.0
@@ -475,6 +546,9 @@ REFUSED = [
     (per_sample_param, "param", "parameter 'lim' of clamped_growth is annotated Param (one value for all "
                                 "samples) but is given a value that differs per sample"),
     (float_bound, "bound", "the bounds of hawk.capped_range(n, cap) are integers"),
+    (tuple_in_an_expression, "tuple", "polar returns 2 values: unpack them on a line of their own, `a, b = "
+                                      "polar(...)`"),
+    (too_many_names, "names", "3 names are assigned 2 values; write as many names as the helper returns"),
 ]
 
 

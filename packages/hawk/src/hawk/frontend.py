@@ -268,7 +268,7 @@ class _Lowerer(Flow, Inlining):
         if tables.scatter(self, node):
             return
         if isinstance(node, ast.Assign):
-            if tables.unpack_sample2(self, node):
+            if tables.unpack_sample2(self, node) or self.unpack(node):
                 return
             value = self.expr(node.value)
             for target in node.targets:

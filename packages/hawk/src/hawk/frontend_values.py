@@ -267,4 +267,5 @@ def struct_leaves(lw: _Lowerer, node: ast.expr, value: Any, contract: object) ->
             (isinstance(contract, StructKind) and contract.cls is not value.kind.cls):
         raise lw.src.refuse(node, f"the return annotation says {contract!r}; return {contract!r}(field=..., "
                                   f"...) with every field (the kernel returns {values.describe(value)})")
-    return {name: lw.held(value.field(name), field, node) for name, field in value.kind.fields}
+    return values.StructTree(value.kind.cls, {name: lw.held(value.field(name), field, node)
+                                              for name, field in value.kind.fields})
