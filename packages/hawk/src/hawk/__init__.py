@@ -72,6 +72,16 @@ def kernel(fn: Callable[..., Any]) -> Kernel:
     >>> above(np.arange(5.0), 2.0, count)
     >>> count
     array([2], dtype=uint32)
+
+    A ``Param`` may be a vector, matrix or quaternion (``Param[hawk.vec3]``), passed as numbers:
+
+    >>> @hawk.kernel
+    ... def fall(x: hawk.vec3, g: hawk.Param[hawk.vec3], dt: hawk.Param) -> hawk.vec3:
+    ...     return x + g * dt
+    >>> fall(np.zeros((3, 2)), (0.0, -9.8, 0.0), 0.5)
+    array([[ 0. ,  0. ],
+           [-4.9, -4.9],
+           [ 0. ,  0. ]])
     """
     source = parse(fn, sys._getframe(1).f_locals)  # the decorating scope: annotations imported there
     source, grouped = structs.spread_params(source)

@@ -54,6 +54,12 @@ def read_param(lw: _Lowerer, name: str, kind: ValueKind, node: ast.AST) -> Value
     return Value(kind, tuple(lw.read(f"{name}[{k}]", name, k, node) for k in range(kind.size)))
 
 
+def read_components(lw: _Lowerer, name: str, kind: ValueKind, node: ast.AST) -> Value:
+    """A ``Param`` of a value type (``Param[hawk.vec3]``), spread into one Param per component
+    (``g.0`` ...), as a Value the same for every sample."""
+    return Value(kind, tuple(lw.read(f"{name}.{k}", f"{name}.{k}", 0, node) for k in range(kind.size)))
+
+
 def _index(lw: _Lowerer, value: Any, node: ast.Subscript) -> int | tuple[int, int] | int:
     """The written-out index of ``value[...]``: a component (flat), or (row,) of a matrix."""
     if not isinstance(value, Value):
