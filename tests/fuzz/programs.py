@@ -112,6 +112,7 @@ class KernelSpec:
     planes: int  # per-sample Scalar parameters
     param: bool  # a trailing Param
     smooth: bool  # differentiable everywhere: no per-sample if, no minimum/maximum
+    vector: bool = False  # its Param is a Param[hawk.vec3] (_vector_param)
 
 
 def _expr(rng: random.Random, names: list[str], depth: int, smooth: bool) -> str:
@@ -234,12 +235,26 @@ def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str
             f"    t = t + {rng.choice(scalars)} * {rng.choice(CONSTANTS)} + hawk.dot(f.axis, w) * f.scale"]
 
 
+def _vector_param(spec: KernelSpec) -> tuple[str, str]:
+    """A kernel's Param annotation and how its expressions read it: a ``Param[hawk.vec3]`` (passed
+    as three numbers, :func:`_param_text`) read through its components, or a plain ``Param``."""
+    if spec.vector:
+        return "Param[hawk.vec3]", "(p.x + 0.5 * p[1] - 0.25 * p.z)"
+    return "Param", "p"
+
+
+def _param_text(kernel: KernelSpec, param: str) -> str:
+    """The argument a call passes for the kernel's Param (a vector Param: three numbers of its own)."""
+    return f"({CONSTANTS[0]}, {CONSTANTS[1]}, {CONSTANTS[2]})" if kernel.vector else param
+
+
 def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
     params = [f"a{j}" for j in range(spec.planes)]
     annotations, read = _table_reads(rng, params)
-    names = read + (["p"] if spec.param else [])
+    param, p = _vector_param(spec)
+    names = read + ([p] if spec.param else [])
     signature = ", ".join([f"{p}: {annotations.get(p, 'Scalar')}" for p in params]
-                          + (["p: Param"] if spec.param else []))
+                          + ([f"p: {param}"] if spec.param else []))
     lines = ["@hawk.kernel", f"def {spec.name}({signature}) -> Scalar:",
              f"    t = {_expr(rng, names, 2, spec.smooth)}", *_value_lines(rng, names, spec.smooth),
              *_flow_lines(rng, names, spec.smooth), *_gaps_lines(rng, names, spec.smooth)]
@@ -262,8 +277,8 @@ class Pool:
 
 def make_pool(number: int, size: int = 8) -> Pool:
     rng = random.Random(number)
-    specs = tuple(KernelSpec(f"k{j}", rng.randint(1, 3), rng.random() < 0.5, smooth=j % 2 == 0)
-                  for j in range(size))
+    specs = tuple(KernelSpec(f"k{j}", rng.randint(1, 3), rng.random() < 0.5, smooth=j % 2 == 0,
+                             vector=j % 4 == 3) for j in range(size))
     body = "\n".join(_kernel_source(rng, s) for s in specs)
     header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Scatter, Table, UInt32\n"
               "from hawk import math as hm\n")
@@ -697,7 +712,7 @@ def _tree(result: Any) -> str:
 
 
 def _call_text(call: Call, face: str) -> str:
-    args = [*call.args, *([call.param] if call.param else [])]
+    args = [*call.args, *([_param_text(call.kernel, call.param)] if call.param else [])]
     if face == "eager":
         return f"{call.kernel.name}.reference({', '.join(args)})"
     buffer = ", buffer=True" if call.buffer else ""
@@ -782,7 +797,7 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             _, first, appends = s
             out.append(f"{pad}acc = [{first}]")
             for a in appends:
-                args = [a.src, *(["0.5"] if a.kernel.param else [])]
+                args = [a.src, *([_param_text(a.kernel, "0.5")] if a.kernel.param else [])]
                 out.append(f"{pad}acc.append({_kernel_call(a.kernel.name, args, face)})")
         else:
             raise TypeError(f"unknown statement {s!r}")
