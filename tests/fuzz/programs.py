@@ -186,15 +186,18 @@ def _flow_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]
 
 
 def _gaps_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
-    """Helpers' tuple and struct results, unpacked; per-sample loop counts under a cap
-    (``hawk.capped_range``): in a smooth kernel counted from the sample's index, elsewhere from a
-    value as well (a count that jumps with it)."""
+    """Helpers' tuple and struct results, unpacked; hawk.sample2 of any width; per-sample loop
+    counts under a cap (``hawk.capped_range``): in a smooth kernel counted from the sample's
+    index, elsewhere from a value as well (a count that jumps with it)."""
     lines = []
     if rng.random() < 0.5:  # twice's two returns: a per-sample choice
         lines += [f"    t, r = twice(t, {rng.choice(names)})" if not smooth else
                   f"    r, s = twice(1e9, hm.cos(t) + {rng.choice(names)})",
                   f"    f = framed(t, {rng.choice(['r', *names])})",
                   "    t = t * 0.5 + hawk.dot(f.axis, hawk.vec3(0.25, t, 0.5)) * f.scale"]
+    if rng.random() < 0.5:  # any width: hawk.grid_index's row and column (0: both 0; floored below)
+        lines += [f"    ri, rj = hawk.sample2({rng.choice((-3, 0, 1, 4, 7))})",
+                  "    t = t + 0.125 * hm.float64(ri - 2 * rj)"]
     if rng.random() < 0.5:
         return lines
     count = f"hawk.sample() % {rng.randint(2, 5)}" if smooth or rng.random() < 0.5 else \
