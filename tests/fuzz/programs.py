@@ -82,6 +82,19 @@ def turn(s: Scalar, i: Int32) -> Scalar:
     return s * 0.5 + hm.float64(i) * 0.25
 '''
 
+#: helpers of several results the kernels unpack (_gaps_lines): a tuple from two returns, a struct
+GAPS_HELPERS = '''
+@hawk.func
+def twice(v: Scalar, w: Scalar) -> tuple[Scalar, Scalar]:
+    if v > w:
+        return w, 0.5 * hm.sin(v)
+    return 0.5 * hm.cos(w) * v, v
+
+@hawk.func
+def framed(v: Scalar, w: Scalar) -> Frame:
+    return Frame(axis=hawk.vec3(v, hm.sin(w), 0.5), scale=hm.cos(v * w))
+'''
+
 #: the struct the kernels' value lines build (_value_lines)
 VALUE_TYPES = '''
 @hawk.struct
@@ -99,6 +112,7 @@ class KernelSpec:
     planes: int  # per-sample Scalar parameters
     param: bool  # a trailing Param
     smooth: bool  # differentiable everywhere: no per-sample if, no minimum/maximum
+    vector: bool = False  # its Param is a Param[hawk.vec3] (_vector_param)
 
 
 def _expr(rng: random.Random, names: list[str], depth: int, smooth: bool) -> str:
@@ -171,6 +185,28 @@ def _flow_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]
     return lines
 
 
+def _gaps_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
+    """Helpers' tuple and struct results, unpacked; hawk.sample2 of any width; per-sample loop
+    counts under a cap (``hawk.capped_range``): in a smooth kernel counted from the sample's
+    index, elsewhere from a value as well (a count that jumps with it)."""
+    lines = []
+    if rng.random() < 0.5:  # twice's two returns: a per-sample choice
+        lines += [f"    t, r = twice(t, {rng.choice(names)})" if not smooth else
+                  f"    r, s = twice(1e9, hm.cos(t) + {rng.choice(names)})",
+                  f"    f = framed(t, {rng.choice(['r', *names])})",
+                  "    t = t * 0.5 + hawk.dot(f.axis, hawk.vec3(0.25, t, 0.5)) * f.scale"]
+    if rng.random() < 0.5:  # any width: hawk.grid_index's row and column (0: both 0; floored below)
+        lines += [f"    ri, rj = hawk.sample2({rng.choice((-3, 0, 1, 4, 7))})",
+                  "    t = t + 0.125 * hm.float64(ri - 2 * rj)"]
+    if rng.random() < 0.5:
+        return lines
+    count = f"hawk.sample() % {rng.randint(2, 5)}" if smooth or rng.random() < 0.5 else \
+        f"hm.int32(2.0 + 2.0 * hm.sin({rng.choice(names)}))"
+    bounds = count if rng.random() < 0.5 else f"{rng.randint(0, 2)}, {count}"
+    return [*lines, f"    for i in hawk.capped_range({bounds}, {rng.randint(1, 4)}):",
+            f"        t = 0.5 * hm.cos(t * {rng.choice(CONSTANTS)} + {rng.choice(names)}) + 0.125 * i"]
+
+
 def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
     """Vector, matrix and quaternion values (hawk.vec3, mat33, quat) and a struct local (Frame)
     made from the scalars, folded back into ``t``.  Their components are bounded (sines and
@@ -202,15 +238,29 @@ def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str
             f"    t = t + {rng.choice(scalars)} * {rng.choice(CONSTANTS)} + hawk.dot(f.axis, w) * f.scale"]
 
 
+def _vector_param(spec: KernelSpec) -> tuple[str, str]:
+    """A kernel's Param annotation and how its expressions read it: a ``Param[hawk.vec3]`` (passed
+    as three numbers, :func:`_param_text`) read through its components, or a plain ``Param``."""
+    if spec.vector:
+        return "Param[hawk.vec3]", "(p.x + 0.5 * p[1] - 0.25 * p.z)"
+    return "Param", "p"
+
+
+def _param_text(kernel: KernelSpec, param: str) -> str:
+    """The argument a call passes for the kernel's Param (a vector Param: three numbers of its own)."""
+    return f"({CONSTANTS[0]}, {CONSTANTS[1]}, {CONSTANTS[2]})" if kernel.vector else param
+
+
 def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
     params = [f"a{j}" for j in range(spec.planes)]
     annotations, read = _table_reads(rng, params)
-    names = read + (["p"] if spec.param else [])
+    param, p = _vector_param(spec)
+    names = read + ([p] if spec.param else [])
     signature = ", ".join([f"{p}: {annotations.get(p, 'Scalar')}" for p in params]
-                          + (["p: Param"] if spec.param else []))
+                          + ([f"p: {param}"] if spec.param else []))
     lines = ["@hawk.kernel", f"def {spec.name}({signature}) -> Scalar:",
              f"    t = {_expr(rng, names, 2, spec.smooth)}", *_value_lines(rng, names, spec.smooth),
-             *_flow_lines(rng, names, spec.smooth)]
+             *_flow_lines(rng, names, spec.smooth), *_gaps_lines(rng, names, spec.smooth)]
     if not spec.smooth:
         lines += [f"    if t > {_expr(rng, names, 1, True)}:",
                   f"        t = {_expr(rng, [*names, 't'], 2, False)}"]
@@ -230,12 +280,12 @@ class Pool:
 
 def make_pool(number: int, size: int = 8) -> Pool:
     rng = random.Random(number)
-    specs = tuple(KernelSpec(f"k{j}", rng.randint(1, 3), rng.random() < 0.5, smooth=j % 2 == 0)
-                  for j in range(size))
+    specs = tuple(KernelSpec(f"k{j}", rng.randint(1, 3), rng.random() < 0.5, smooth=j % 2 == 0,
+                             vector=j % 4 == 3) for j in range(size))
     body = "\n".join(_kernel_source(rng, s) for s in specs)
     header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Scatter, Table, UInt32\n"
               "from hawk import math as hm\n")
-    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + VALUE_TYPES + "\n" + body)
+    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + VALUE_TYPES + GAPS_HELPERS + "\n" + body)
 
 
 _LOADED: dict[tuple[int, str], ModuleType] = {}
@@ -665,7 +715,7 @@ def _tree(result: Any) -> str:
 
 
 def _call_text(call: Call, face: str) -> str:
-    args = [*call.args, *([call.param] if call.param else [])]
+    args = [*call.args, *([_param_text(call.kernel, call.param)] if call.param else [])]
     if face == "eager":
         return f"{call.kernel.name}.reference({', '.join(args)})"
     buffer = ", buffer=True" if call.buffer else ""
@@ -750,7 +800,7 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             _, first, appends = s
             out.append(f"{pad}acc = [{first}]")
             for a in appends:
-                args = [a.src, *(["0.5"] if a.kernel.param else [])]
+                args = [a.src, *([_param_text(a.kernel, "0.5")] if a.kernel.param else [])]
                 out.append(f"{pad}acc.append({_kernel_call(a.kernel.name, args, face)})")
         else:
             raise TypeError(f"unknown statement {s!r}")

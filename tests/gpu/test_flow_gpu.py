@@ -7,6 +7,7 @@ the same CUDA C runs as a host build.  The kernels are hawk's own tests' (test_f
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ pytest.importorskip("eagle.builder")
 _PATH = Path(__file__).resolve().parents[2] / "packages" / "hawk" / "tests" / "test_flow.py"
 _SPEC = importlib.util.spec_from_file_location("hawk_tests_flow_for_gpu", _PATH)
 flow = importlib.util.module_from_spec(_SPEC)
+sys.modules[_SPEC.name] = flow  # its @hawk.struct dataclasses look their module up
 _SPEC.loader.exec_module(flow)
 
 N = 700

@@ -85,3 +85,26 @@ def test_struct_kernels_on_the_gpu_give_the_cpus_bits(gpu):
     assert g.backend == "gpu"
     assert gpu.get(g()).tobytes() == want.tobytes()
     assert gpu.get(d_pos).tobytes() == want_pos.tobytes()
+
+
+@hawk.kernel
+def pushed(x: hawk.vec3, g: hawk.Param[hawk.vec3], turn: hawk.Param[hawk.mat33], dt: hawk.Param) -> hawk.vec3:
+    return turn @ x + g * dt
+
+
+@eagle.Graph.builder
+def pushes(x):
+    g = eagle.Graph()
+    g.result = pushed(pushed(x, (0.5, -9.8, 0.25), np.eye(3) * 0.5, 0.1), (1.0, 2.0, 3.0), np.eye(3), 0.2)
+    return g
+
+
+@pytest.mark.parametrize("fuse", ["1", "0"])
+def test_params_of_value_types_on_the_gpu_give_the_cpus_bits(gpu, fuse, monkeypatch):
+    x = np.random.default_rng(1).standard_normal((3, N))
+    monkeypatch.setenv("EAGLE_FUSE", fuse)
+    want = pushes(x)()
+    g = pushes(gpu.asarray(x))
+    assert g.backend == "gpu" and bool(g.fused) == (fuse == "1")
+    got = gpu.get(g())
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

@@ -130,6 +130,61 @@ def settled(x: Scalar, m: Mutable[Scalar], p: Param) -> Param:
 
 
 @hawk.kernel
+def bounded(x: Scalar, y: Scalar) -> Scalar:
+    """Loops whose counts differ per sample, each under its cap."""
+    acc = y
+    for i in hawk.capped_range(hawk.sample() % 5, 4):
+        acc = acc * 0.8 + hm.sin(x * i)
+    for j in hawk.capped_range(1, hawk.sample() % 7, 3):
+        acc = acc + x * j
+    return acc
+
+
+@hawk.func
+def polar(x: Scalar, y: Scalar) -> tuple[Scalar, Scalar]:
+    """Two results, from either of two returns."""
+    if x < 0.0:
+        return -x, y
+    return hm.hypot(x, y), hm.atan2(y, x)
+
+
+@hawk.struct
+class Spin:
+    axis: hawk.vec3
+    rate: Scalar
+
+
+@hawk.func
+def spun(r: Scalar, t: Scalar) -> Spin:
+    return Spin(axis=hawk.vec3(r, t, 1.0), rate=r * t)
+
+
+@hawk.func
+def spun_and_rest(r: Scalar):
+    """A struct and a vector, unannotated, from a helper that unpacks another's."""
+    a, b = polar(r, 0.5)
+    return spun(a, b), hawk.vec3(r, b, 2.0)
+
+
+@hawk.kernel
+def unpacked(x: Scalar, y: Scalar) -> Scalar:
+    r, t = polar(x, y)
+    s, v = spun_and_rest(t)
+    w = spun(r, t)
+    return s.rate * r + hawk.dot(s.axis, v) + hawk.length_sq(w.axis) * w.rate
+
+
+def python_unpacked(x, y):
+    def polar(x, y):
+        return (-x, y) if x < 0 else (np.hypot(x, y), np.arctan2(y, x))
+    r, t = polar(x, y)
+    a, b = polar(t, 0.5)
+    s_axis, s_rate, v = np.array([a, b, 1.0]), a * b, np.array([t, b, 2.0])
+    w_axis, w_rate = np.array([r, t, 1.0]), r * t
+    return s_rate * r + s_axis @ v + (w_axis @ w_axis) * w_rate
+
+
+@hawk.kernel
 def rescale(v: Scalar) -> Scalar:
     return v * 0.25 + 1.0
 
@@ -166,6 +221,8 @@ CASES = [
     (helped, lambda x, y: (x, 1.5), python_helped),
     (mixed, lambda x, y: (x, 0.7), python_mixed),
     (settled, lambda x, y: (x, y.copy(), 0.7), None),
+    (bounded, lambda x, y: (x, y), None),
+    (unpacked, lambda x, y: (x, y), python_unpacked),
     (guarded, lambda x, y: (x - 1.0, y - 1.5), None),
 ]
 IDS = [k.__name__ for k, _, _ in CASES]
@@ -212,6 +269,25 @@ def test_a_loop_stops_per_sample_and_newton_converges():
     assert polynomial(np.array([2.0]), 1.0, -3)[0] == 1.0
 
 
+@hawk.kernel
+def counted_per_sample(x: Scalar, n: Int32, cap: Param[Int32]) -> Scalar:
+    total = 0.0
+    for i in hawk.capped_range(n, cap):
+        total = total + x ** i
+    return total
+
+
+def test_a_capped_range_runs_each_samples_count_up_to_the_cap():
+    x, n = np.array([0.5, 2.0, 3.0, 1.5]), np.array([0, 2, 9, -1], np.int32)
+    want = [sum(x[s] ** i for i in hawk.capped_range(int(n[s]), 5)) for s in range(4)]
+    np.testing.assert_array_equal(counted_per_sample(x, n, 5), want)
+    same(counted_per_sample(x, n, 5), counted_per_sample.reference(x, n, 5))
+    grads = counted_per_sample.vjp(x, n, 5, np.ones(4))
+    np.testing.assert_allclose(grads["x"], [sum(i * x[s] ** (i - 1) for i in range(1, min(max(n[s], 0), 5)))
+                                            for s in range(4)], rtol=1e-12)
+    assert list(hawk.capped_range(4, 2)) == [0, 1] and list(hawk.capped_range(3, 1, 5)) == []
+
+
 @pytest.mark.parametrize("kernel, make, python", CASES, ids=IDS)
 def test_planned_and_in_a_builder_graph(kernel, make, python):
     args = make(*inputs(np.random.default_rng(4)))
@@ -239,12 +315,22 @@ def chained(rng):
                                                                                   *fourth.outputs]
 
 
-def test_loops_and_helpers_fuse_with_the_unfused_bits(threads, monkeypatch):
+def chained_gaps(rng):
+    """Loops of per-sample counts (hawk.capped_range), then helpers' tuples and structs."""
+    x, y = inputs(rng)
+    first = bounded.plan(x, y)
+    second = unpacked.plan(first.outputs[0], y)
+    third = bounded.plan(second.outputs[0], x)
+    return [first, second, third], [first.outputs[0], second.outputs[0]], [*third.outputs]
+
+
+@pytest.mark.parametrize("chain", [chained, chained_gaps], ids=["chained", "gaps"])
+def test_loops_and_helpers_fuse_with_the_unfused_bits(chain, threads, monkeypatch):
     for interleave in (False, True):
         if interleave:  # every sample loop interleaved, as a long fused run is
             monkeypatch.setattr(hawk.emit, "INTERLEAVED_FROM", 0)
-        want, unfused = fused_graphs.replay(chained, False)
-        got, g = fused_graphs.replay(chained, True)
+        want, unfused = fused_graphs.replay(chain, False)
+        got, g = fused_graphs.replay(chain, True)
         assert unfused.fused == [] and g.fused
         fused_graphs.same_bytes(got, want)
 
@@ -320,6 +406,13 @@ def test_a_kernels_code_changes_with_the_helper_it_inlines():
     np.testing.assert_array_equal(three(x), [4.0, 7.0])
     assert two.c_source(x) != three.c_source(x)
     assert "hk_scaled" not in two.c_source(x)  # inlined: no function of its own
+
+
+def test_a_helper_returns_a_value_a_tuple_or_a_struct():
+    with pytest.raises(hawk.KernelSyntaxError, match=r"as_dict: a helper returns a value, a tuple of "
+                                                     r"values or a @hawk\.struct, not a list or dict"):
+        hawk.kernel(calls_as_dict)
+    assert polar(-2.0, 1.0) == (2.0, 1.0)  # outside a kernel, the plain function
 
 
 def test_a_helper_is_a_plain_function_outside_a_kernel():
@@ -402,6 +495,42 @@ def per_sample_param(x: Scalar) -> Scalar:
     return clamped_growth(x, x)  # mark:param
 
 
+def tuple_in_an_expression(x: Scalar) -> Scalar:
+    return polar(x, x) * 2.0  # mark:tuple
+
+
+def too_many_names(x: Scalar) -> Scalar:
+    a, b, c = polar(x, x)  # mark:names
+    return a + b + c
+
+
+@hawk.func
+def as_dict(v: Scalar):
+    return {"v": v}
+
+
+def calls_as_dict(x: Scalar) -> Scalar:
+    return as_dict(x)
+
+
+def per_sample_range(x: Scalar) -> Scalar:
+    for _ in range(hawk.sample()):  # mark:range
+        x = x + 1.0
+    return x
+
+
+def per_sample_cap(x: Scalar) -> Scalar:
+    for _ in hawk.capped_range(3, hawk.sample()):  # mark:cap
+        x = x + 1.0
+    return x
+
+
+def float_bound(x: Scalar) -> Scalar:
+    for _ in hawk.capped_range(x, 3):  # mark:bound
+        x = x + 1.0
+    return x
+
+
 REFUSED = [
     (uncapped, "uncapped", "hawk.kernel: uncapped: a `while` in a kernel states its cap: write `while "
                            "hawk.capped(cond, 100):`"),
@@ -416,12 +545,27 @@ REFUSED = [
     (calls_broken, "helper", "hawk.func: broken_helper: the operator BitAnd is not in hawk"),
     (per_sample_param, "param", "parameter 'lim' of clamped_growth is annotated Param (one value for all "
                                 "samples) but is given a value that differs per sample"),
+    (float_bound, "bound", "the bounds of hawk.capped_range(n, cap) are integers"),
+    (tuple_in_an_expression, "tuple", "polar returns 2 values: unpack them on a line of their own, `a, b = "
+                                      "polar(...)`"),
+    (too_many_names, "names", "3 names are assigned 2 values; write as many names as the helper returns"),
 ]
 
 
 def line_of(mark: str) -> int:
     lines = Path(__file__).read_text().splitlines()
     return next(i for i, line in enumerate(lines, 1) if line.endswith(f"# mark:{mark}"))
+
+
+@pytest.mark.parametrize("fn, mark, message", [
+    (per_sample_range, "range", "for a per-sample count, state a cap: `for i in hawk.capped_range(n, cap):`"),
+    (per_sample_cap, "cap", "the cap of hawk.capped_range(n, cap) must be integers the same for every "
+                            "sample")])
+def test_a_per_sample_count_is_refused_at_the_call_naming_capped_range(fn, mark, message):
+    kernel = hawk.kernel(fn)  # at decoration no plane's shape is known
+    with pytest.raises(hawk.KernelSyntaxError) as info:
+        kernel(np.ones(3))
+    assert message in str(info.value) and info.value.lineno == line_of(mark)
 
 
 @pytest.mark.parametrize("fn, mark, message", REFUSED, ids=[m for _, m, _ in REFUSED])

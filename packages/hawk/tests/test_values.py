@@ -375,9 +375,11 @@ def test_struct_fields_are_per_sample_types():
             k: Param
 
 
-def test_a_value_param_is_refused_with_the_way_to_build_one():
-    with pytest.raises(TypeError, match=r"Param\[hawk.vec3\]: a Param is one number; build .*hawk.vec3\(gx"):
-        Param[hawk.vec3]
+def test_a_struct_param_is_refused_with_the_way_to_pass_one():
+    # Param[hawk.vec3] is a form now (test_param_values.py); a struct as one Param is still refused
+    with pytest.raises(TypeError, match=r"Param\[Body\]: a Param is a number or a vector, matrix or "
+                                        r"quaternion \(Param\[hawk.vec3\]\); pass a struct.s fields"):
+        Param[Body]
 
 
 @hawk.kernel

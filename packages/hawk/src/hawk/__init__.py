@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hawk import linalg, math, random, structs
-from hawk.flow import capped
+from hawk.flow import capped, capped_range
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
 from hawk.helpers import Func, func
 from hawk.kernel import Kernel, KernelBound, KernelPlan
@@ -72,6 +72,16 @@ def kernel(fn: Callable[..., Any]) -> Kernel:
     >>> above(np.arange(5.0), 2.0, count)
     >>> count
     array([2], dtype=uint32)
+
+    A ``Param`` may be a vector, matrix or quaternion (``Param[hawk.vec3]``), passed as numbers:
+
+    >>> @hawk.kernel
+    ... def fall(x: hawk.vec3, g: hawk.Param[hawk.vec3], dt: hawk.Param) -> hawk.vec3:
+    ...     return x + g * dt
+    >>> fall(np.zeros((3, 2)), (0.0, -9.8, 0.0), 0.5)
+    array([[ 0. ,  0. ],
+           [-4.9, -4.9],
+           [ 0. ,  0. ]])
     """
     source = parse(fn, sys._getframe(1).f_locals)  # the decorating scope: annotations imported there
     source, grouped = structs.spread_params(source)
@@ -101,6 +111,7 @@ __all__ = [
     "all",
     "any",
     "capped",
+    "capped_range",
     "cross",
     "cw_div",
     "cw_mul",

@@ -50,6 +50,32 @@ def capped(cond: Any, cap: int) -> Any:
     return cond
 
 
+def capped_range(*bounds: int) -> range:
+    """``for i in hawk.capped_range(n, cap):`` (or ``capped_range(start, stop, cap)``) in a kernel:
+    ``i`` runs as in ``range(n)`` (``range(start, stop)``), at most ``cap`` turns, where ``n``
+    (``start``, ``stop``) may differ per sample; ``cap`` is a number, a ``Param`` or a one-cell
+    value.  It is ``for i in range(cap):`` with ``if i >= n: break`` first.  Outside a kernel it
+    is that range.
+
+    >>> from hawk import Int32, Scalar
+    >>> @hawk.kernel
+    ... def powers(x: Scalar, n: Int32) -> Scalar:
+    ...     acc = 1.0
+    ...     for _ in hawk.capped_range(n, 8):
+    ...         acc = acc * x
+    ...     return acc
+    >>> powers(np.array([2.0, 2.0, 3.0]), np.array([0, 3, 20], np.int32))
+    array([1.000e+00, 8.000e+00, 6.561e+03])
+    >>> list(hawk.capped_range(2, 9, 3))
+    [2, 3, 4]
+    """
+    if len(bounds) not in (2, 3):
+        raise TypeError("hawk.capped_range: give (n, cap) or (start, stop, cap)")
+    *span, cap = bounds
+    start, stop = [0, *span][-2:]
+    return range(start, min(stop, start + max(cap, 0)))
+
+
 @dataclass
 class Unbound:
     """A name not assigned on every path to here."""
@@ -229,10 +255,14 @@ class Flow:
 
     def for_loop(self, node: ast.For) -> None:
         call = node.iter
+        fn = self.resolve(call.func) if isinstance(call, ast.Call) else None
+        if isinstance(node.target, ast.Name) and fn is capped_range and not call.keywords:
+            return self.capped_for(node, call)
         if not (isinstance(node.target, ast.Name) and isinstance(call, ast.Call) and not call.keywords
-                and self.resolve(call.func) is builtins.range and 1 <= len(call.args) <= 3):
+                and fn is builtins.range and 1 <= len(call.args) <= 3):
             raise self.src.refuse(node, "a kernel loops `for i in range(n)`, `range(a, b)` or "
-                                        "`range(a, b, step)` (or `while hawk.capped(cond, cap):`)")
+                                        "`range(a, b, step)`, `for i in hawk.capped_range(n, cap)` (or "
+                                        "`while hawk.capped(cond, cap):`)")
         bounds = [self.expr(a) for a in call.args[:2]]
         for bound, at in zip(bounds, call.args, strict=False):
             self.uniform_count(bound, at, "the bounds of range(...)")
@@ -259,6 +289,28 @@ class Flow:
 
         self.loop(node, node.body, count, turn)
 
+    def capped_for(self, node: ast.For, call: ast.Call) -> None:
+        """``for i in hawk.capped_range([start,] stop, cap)``: ``cap`` turns, each first breaking
+        the samples whose ``i`` reached their ``stop`` (evaluated once, before the loop)."""
+        if len(call.args) not in (2, 3):
+            raise self.src.refuse(call, "hawk.capped_range takes (n, cap) or (start, stop, cap)")
+        *span, cap = [self.expr(a) for a in call.args]
+        self.uniform_count(cap, call.args[-1], "the cap of hawk.capped_range(n, cap)")
+        for value, at in zip(span, call.args, strict=False):
+            if strong(value.dtype)[0] not in "iu":
+                raise self.src.refuse(at, "the bounds of hawk.capped_range(n, cap) are integers (cast "
+                                          "a float with hawk.math.int32(...))")
+        start, stop = [Const(0, "wi"), *span][-2:]
+        broke = f"{self.frame}broke{len(self.loops)}"
+
+        def turn(index: Var) -> None:
+            value = self.cast(self.apply("add", [start, index], node), promote(start.dtype, stop.dtype))
+            self.assign(node.target, value, node)
+            past = self.apply("ge", [value, stop], node)
+            self.env[broke] = self.apply("or", [self.env[broke], past], node)
+
+        self.loop(node, node.body, cap, turn, breaks=True)
+
     def while_loop(self, node: ast.While) -> None:
         test = node.test
         if not (isinstance(test, ast.Call) and self.resolve(test.func) is capped and len(test.args) == 2
@@ -270,7 +322,7 @@ class Flow:
         self.uniform_count(cap, test.args[1], "the cap of hawk.capped(cond, cap)")
         stop = ast.copy_location(ast.If(ast.UnaryOp(ast.Not(), test.args[0]), [ast.Break()], []), test)
         ast.fix_missing_locations(stop)
-        self.loop(node, [stop, *node.body], cap, lambda index: None)
+        self.loop(node, [stop, *node.body], cap, lambda index: None, breaks=True)
 
     def uniform_count(self, value: Operand, node: ast.AST, what: str) -> None:
         # at decoration no plane's shape is known: whether one is a cell (the same for every sample)
@@ -280,11 +332,12 @@ class Flow:
         if (varying and not shapeless) or strong(value.dtype)[0] not in "iu":
             raise self.src.refuse(node, f"{what} must be integers the same for every sample (a "
                                         "number, a Param[Int32], a one-cell plane); for a per-sample "
-                                        "count loop up to a cap, `for i in range(cap):`, and "
-                                        "`if i >= n: break`")
+                                        "count, state a cap: `for i in hawk.capped_range(n, cap):`")
 
-    def loop(self, node: ast.stmt, stmts: list[ast.stmt], count: Operand, turn: Any) -> None:
-        """Lower a loop of ``count`` turns whose body is ``stmts``, ``turn(index)`` first in each.
+    def loop(self, node: ast.stmt, stmts: list[ast.stmt], count: Operand, turn: Any,
+             breaks: bool = False) -> None:
+        """Lower a loop of ``count`` turns whose body is ``stmts``, ``turn(index)`` first in each
+        (``breaks``: it may set the loop's broke flag).
 
         The carried locals and their dtypes are found by lowering the body again until they
         are stable: a weak number that becomes a strong type, a uniform value that becomes
@@ -297,7 +350,7 @@ class Flow:
         before = dict(self.env)
         keys = [k for k in _targets([node]) if (k in before and not isinstance(before[k], Unbound))
                 or k in self.mutated or k.split("[")[0] in self.param_slot]
-        if _own(node, (ast.Break,)) or isinstance(node, ast.While):
+        if breaks or _own(node, (ast.Break,)):
             before[flags.broke] = Const(False, "bool")
             keys.append(flags.broke)
         if returns:

@@ -79,7 +79,8 @@ class Source:
     #: module, closure and builtin names as the first lowering (at decoration) found them
     names: dict[str, object] = dataclasses.field(default_factory=dict)
     api: str = "hawk.kernel"  # what refusals name: a kernel's decorator, or a helper's
-    #: the struct parameters, spread into one parameter per field (hawk.structs.spread_params)
+    #: the struct parameters, spread into one parameter per field, and the Params of value types,
+    #: one per component (hawk.structs.spread_params)
     structs: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def refuse(self, node: ast.AST | None, message: str) -> KernelSyntaxError:
@@ -268,7 +269,7 @@ class _Lowerer(Flow, Inlining):
         if tables.scatter(self, node):
             return
         if isinstance(node, ast.Assign):
-            if tables.unpack_sample2(self, node):
+            if tables.unpack_sample2(self, node) or self.unpack(node):
                 return
             value = self.expr(node.value)
             for target in node.targets:
@@ -560,6 +561,8 @@ class _Lowerer(Flow, Inlining):
                                             "the if (the loop), or in both arms")
             return value
         slot = self.param_slot.get(name)
+        if slot is None and isinstance(self.src.structs.get(name), ValueKind):  # a Param[hawk.vec3]
+            return frontend_values.read_components(self, name, self.src.structs[name], node)
         if slot is None and name in self.src.structs:  # a struct parameter as a whole: its fields
             kind = self.src.structs[name]
             fields = (f"{name}.{field}" for field, _ in kind.fields)

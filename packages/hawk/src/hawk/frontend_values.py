@@ -54,6 +54,12 @@ def read_param(lw: _Lowerer, name: str, kind: ValueKind, node: ast.AST) -> Value
     return Value(kind, tuple(lw.read(f"{name}[{k}]", name, k, node) for k in range(kind.size)))
 
 
+def read_components(lw: _Lowerer, name: str, kind: ValueKind, node: ast.AST) -> Value:
+    """A ``Param`` of a value type (``Param[hawk.vec3]``), spread into one Param per component
+    (``g.0`` ...), as a Value the same for every sample."""
+    return Value(kind, tuple(lw.read(f"{name}.{k}", f"{name}.{k}", 0, node) for k in range(kind.size)))
+
+
 def _index(lw: _Lowerer, value: Any, node: ast.Subscript) -> int | tuple[int, int] | int:
     """The written-out index of ``value[...]``: a component (flat), or (row,) of a matrix."""
     if not isinstance(value, Value):
@@ -267,4 +273,5 @@ def struct_leaves(lw: _Lowerer, node: ast.expr, value: Any, contract: object) ->
             (isinstance(contract, StructKind) and contract.cls is not value.kind.cls):
         raise lw.src.refuse(node, f"the return annotation says {contract!r}; return {contract!r}(field=..., "
                                   f"...) with every field (the kernel returns {values.describe(value)})")
-    return {name: lw.held(value.field(name), field, node) for name, field in value.kind.fields}
+    return values.StructTree(value.kind.cls, {name: lw.held(value.field(name), field, node)
+                                              for name, field in value.kind.fields})

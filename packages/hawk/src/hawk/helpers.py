@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from hawk.ir import Const
 from hawk.types import WEAK, Kind
-from hawk.values import StructKind, StructValue, Value, ValueKind, describe
+from hawk.values import StructKind, StructTree, StructValue, Value, ValueKind, describe
 
 if TYPE_CHECKING:
     from hawk.frontend import Source
@@ -67,6 +67,18 @@ def func(fn: Callable[..., Any]) -> Func:
     ...     return smoothstep(0.0, 2.0, x) * 10.0
     >>> ramp(np.array([-1.0, 1.0, 1.5, 5.0]))
     array([ 0.    ,  5.    ,  8.4375, 10.    ])
+
+    A helper may return several values (a tuple, unpacked where it is called) or a struct:
+
+    >>> @hawk.func
+    ... def polar(x: Scalar, y: Scalar) -> tuple[Scalar, Scalar]:
+    ...     return hawk.math.hypot(x, y), hawk.math.atan2(y, x)
+    >>> @hawk.kernel
+    ... def spiral(x: Scalar, y: Scalar) -> Scalar:
+    ...     r, phi = polar(x, y)
+    ...     return r * phi
+    >>> spiral(np.array([3.0, 0.0]), np.array([4.0, 2.0])).round(6)
+    array([4.636476, 3.141593])
     """
     from hawk.frontend import parse
 
@@ -82,7 +94,9 @@ def func(fn: Callable[..., Any]) -> Func:
 class Inlining:
     """The lowerer's part that inlines helper calls (:func:`func`)."""
 
-    def inline(self, helper: Func, node: ast.Call) -> Operand:
+    def inline(self, helper: Func, node: ast.Call, several: bool = False) -> Operand:
+        """The helper's result where it is called: one value, a struct, or (``several``: the call
+        is unpacked, ``a, b = f(x)``) a tuple of them."""
         from hawk.frontend import KernelSyntaxError
 
         src, name = helper.source, helper.fn.__name__
@@ -110,9 +124,12 @@ class Inlining:
                 stmts = stmts[1:]  # the docstring
             self.block(stmts)
             values = self.returned_values(stmts[-1] if stmts else src.tree)
-            if len(values) != 1 or not isinstance(self.returns.tree, int):
-                raise src.refuse(src.tree, "a helper returns one value (`return expr` on every path)")
-            value = self.helper_value(values[0], src.returns, "the result", src.tree)
+            if self.returns is None or self.returns.tree is None:
+                raise src.refuse(src.tree, "a helper returns a value (`return expr` on every path), a "
+                                           "tuple of them or a @hawk.struct")
+            held = [self.helper_value(v, kind, "the result", at) for v, kind, at in
+                    zip(values, self.returns.kinds, self.returns.nodes, strict=True)]
+            value = self.rebuilt(self.returns.tree, held, len(src.params))
         except KernelSyntaxError as err:
             caller = saved[0]
             where = f"{caller.filename}:{node.lineno + caller.line_offset}"
@@ -122,7 +139,48 @@ class Inlining:
             self.helpers.pop()
             (self.src, self.env, self.param_slot, self.mutated, self.frame, self.loops, self.returns,
              self.kinds) = saved
+        if isinstance(value, tuple) and not several:
+            raise self.src.refuse(node, f"{name} returns {len(value)} values: unpack them on a line of "
+                                        f"their own, `{', '.join('abcdefgh'[:len(value)])} = {name}(...)`")
         return value
+
+    def rebuilt(self, tree: object, held: list[object], first: int) -> object:
+        """A helper's returned tree of leaf numbers (from ``first``) as values: a tuple, a struct
+        (:class:`~hawk.values.StructTree`), a value."""
+        if isinstance(tree, StructTree):
+            kind = tree.cls.__hawk_kind__
+            return StructValue(kind, tuple(self.rebuilt(tree[n], held, first) for n, _ in kind.fields))
+        if isinstance(tree, tuple):
+            return tuple(self.rebuilt(t, held, first) for t in tree)
+        if isinstance(tree, (list, dict)):
+            raise self.src.refuse(self.src.tree, "a helper returns a value, a tuple of values or a "
+                                                 "@hawk.struct, not a list or dict (a kernel's results may "
+                                                 "be those)")
+        return held[tree - first]
+
+    def unpack(self, node: ast.Assign) -> bool:
+        """``a, b = f(x)`` of a helper ``f`` that returns a tuple: each name its value; whether
+        ``node`` is that."""
+        target = node.targets[0]
+        call = node.value
+        if not (len(node.targets) == 1 and isinstance(target, ast.Tuple) and isinstance(call, ast.Call)):
+            return False
+        helper = self.resolve(call.func)
+        if not isinstance(helper, Func):
+            return False
+        self.unpacked(target, self.inline(helper, call, several=True), call)
+        return True
+
+    def unpacked(self, target: ast.expr, value: object, node: ast.AST) -> None:
+        if not isinstance(target, ast.Tuple):
+            self.assign(target, value, node)
+            return
+        if not isinstance(value, tuple) or len(value) != len(target.elts):
+            got = f"{len(value)} values" if isinstance(value, tuple) else describe(value)
+            raise self.src.refuse(target, f"{len(target.elts)} names are assigned {got}; write as many "
+                                          "names as the helper returns values")
+        for t, v in zip(target.elts, value, strict=True):
+            self.unpacked(t, v, node)
 
     def helper_value(self, value: Operand, kind: object, what: str, node: ast.AST) -> Operand:
         """A helper's argument or result held to its annotation: a per-sample value converted

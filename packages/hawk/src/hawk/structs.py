@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from hawk.frontend import Source
 from hawk.kernel import Kernel
 from hawk.types import Kind
-from hawk.values import StructKind
+from hawk.values import StructKind, ValueKind
 
 
 def struct(cls: type) -> type:
@@ -47,12 +49,18 @@ def struct(cls: type) -> type:
     return cls
 
 
+def _grouped(kind: Kind) -> bool:
+    """A parameter spread into several: a struct, a ``Param`` of a value type (``Param[hawk.vec3]``)."""
+    return isinstance(kind, StructKind) or (isinstance(kind, ValueKind) and kind.role == "param")
+
+
 def spread_params(source: Source) -> tuple[Source, tuple[tuple[str, Kind], ...]]:
-    """``source`` with each struct parameter one parameter per field, and the parameters as
-    written (empty: no struct)."""
-    if not any(isinstance(k, StructKind) for _, k in source.params):
+    """``source`` with each struct parameter one parameter per field and each ``Param`` of a value
+    type one ``Param`` per component (``g.0``, ``g.1`` ...), and the parameters as written
+    (empty: none of those)."""
+    if not any(_grouped(k) for _, k in source.params):
         return source, ()
-    structs = {name: kind for name, kind in source.params if isinstance(kind, StructKind)}
+    structs = {name: kind for name, kind in source.params if _grouped(kind)}
     return dataclasses.replace(source, params=expanded(source.params), structs=structs), source.params
 
 
@@ -61,7 +69,9 @@ def expanded(params: Sequence[tuple[str, Kind]]) -> tuple[tuple[str, Kind], ...]
     fields are Mutable."""
     out: list[tuple[str, Kind]] = []
     for name, kind in params:
-        if isinstance(kind, StructKind):
+        if isinstance(kind, ValueKind) and kind.role == "param":
+            out += [(f"{name}.{k}", Kind("param", kind.dtype)) for k in range(kind.size)]
+        elif isinstance(kind, StructKind):
             out += [(f"{name}.{field}", dataclasses.replace(k, role=kind.role) if kind.role != "in" else k)
                     for field, k in kind.fields]
         else:
@@ -69,9 +79,25 @@ def expanded(params: Sequence[tuple[str, Kind]]) -> tuple[tuple[str, Kind], ...]
     return tuple(out)
 
 
+def components(name: str, kind: ValueKind, arg: Any, api: str) -> list[Any]:
+    """A ``Param`` of a value type's argument as its components (Python floats; float32 numbers
+    for a ``[Float32]`` one): a tuple, list or array of real numbers of the value's shape (or flat)."""
+    try:
+        array = np.asarray(arg)
+    except (TypeError, ValueError):
+        array = np.empty(0, object)
+    if array.dtype.kind not in "iuf" or array.shape not in (kind.shape, (kind.size,)):
+        shown = " x ".join(map(str, kind.shape))
+        raise TypeError(f"{api}: parameter {name!r} is {kind!r}: pass {kind.size} real numbers (a tuple, "
+                        f"list or array of shape {shown}), one value for all samples; got {arg!r}")
+    number = np.float32 if kind.dtype == "f32" else float
+    return [number(c) for c in array.reshape(-1).tolist()]
+
+
 class StructKernel(Kernel):
-    """A kernel with struct parameters: a call's struct instances are spread into their fields'
-    planes (arguments already spread, as its derivatives take them, pass as they are)."""
+    """A kernel with struct parameters (or ``Param`` value types): a call's struct instances are
+    spread into their fields' planes, a ``Param[hawk.vec3]``'s numbers into its components
+    (arguments already spread, as its derivatives take them, pass as they are)."""
 
     def __init__(self, *args: Any, structs: Sequence[tuple[str, StructKind]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -86,6 +112,9 @@ class StructKernel(Kernel):
             return args  # spread already (or wrong: the checks name what is missing)
         out: list[Any] = []
         for (name, kind), arg in zip(self.structs, args, strict=True):
+            if isinstance(kind, ValueKind) and kind.role == "param":
+                out += components(name, kind, arg, api)
+                continue
             if not isinstance(kind, StructKind):
                 out.append(arg)
                 continue

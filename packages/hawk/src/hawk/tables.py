@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from hawk import intrinsics
+from hawk import grid_index, intrinsics
 from hawk.ir import Const, Gather, If, KernelIR, Op, Operand, ScatterAdd, Slot, Store, Var, walk
 from hawk.types import NUMPY
 
@@ -193,9 +193,9 @@ def unpack_sample2(lowerer: Any, node: ast.Assign) -> bool:
     if width.dtype not in _INDEX_TYPES or not (isinstance(width, Const) or width.uniform):
         raise src.refuse(value, "hawk.sample2(width) takes an integer width the same for every sample: a "
                                 "number or a Param[Int32]")
-    flat = sample_index(lowerer)
-    for name, op in zip(target.elts, ("floordiv", "mod"), strict=True):
-        lowerer.assign(name, lowerer.apply(op, [flat, lowerer.cast(width, "i64")], value), value)
+    for name, part in zip(target.elts, grid_index.row_col(lowerer, sample_index(lowerer),
+                                                          lowerer.cast(width, "i64")), strict=True):
+        lowerer.assign(name, part, value)
     return True
 
 
@@ -262,10 +262,11 @@ def c_gather(emitter: Any, s: Gather) -> str:
         stride = int(np.prod(slot.table[k + 1:], dtype=np.int64))
         terms.append((value, extent, stride))
     flat = " + ".join(f"{v} * {stride}LL" if stride != 1 else v for v, _, stride in terms)
-    read = f"{emitter.var(s.dst)} = s{s.slot}[{flat}];"
+    read = f"{emitter.var(s.dst)} = s{s.slot}[{grid_index.narrow(flat, slot.table)}];"
     if s.mode != "check":
         return read
-    return f"{{ {_check(emitter, s, terms)} {emitter.var(s.dst)} = s{s.slot}[hk_in ? {flat} : 0]; }}"
+    inside = grid_index.narrow(f"hk_in ? {flat} : 0", slot.table)
+    return f"{{ {_check(emitter, s, terms)} {emitter.var(s.dst)} = s{s.slot}[{inside}]; }}"
 
 
 def _check(emitter: Any, s: Gather | ScatterAdd, terms: list[tuple[str, int, int]]) -> str:

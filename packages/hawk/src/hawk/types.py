@@ -117,9 +117,11 @@ class Kind:
         if self.role in ("param", "table") and self.dtype is None and type(inner) is Kind \
                 and inner.role == "in" and inner.dtype:
             return Kind(self.role, inner.dtype, self.bounds)
+        if self is Param and hasattr(inner, "family") and inner.role == "in":  # Param[hawk.vec3]
+            return dataclasses.replace(inner, role="param")
         if self is Param and type(inner) is not Kind and isinstance(inner, Kind):
-            raise TypeError(f"hawk: Param[{inner!r}]: a Param is one number; build a value the same for "
-                            "every sample in the kernel from Params (hawk.vec3(gx, gy, gz))")
+            raise TypeError(f"hawk: Param[{inner!r}]: a Param is a number or a vector, matrix or "
+                            "quaternion (Param[hawk.vec3]); pass a struct's fields as Params of their own")
         raise TypeError(f"hawk: {self!r}[{inner!r}] is not a hawk type; write Mutable[Scalar], "
                         "Mutable[UInt32], Param[Int32], Table[Int32] and the like")
 

@@ -135,6 +135,20 @@ class StructValue:
         return StructValue(self.kind, (*self.fields[:k], value, *self.fields[k + 1:]))
 
 
+class StructTree(dict):
+    """A returned struct in a result tree: its fields' leaves by field name (a dict, as the trees
+    of eagle's graphs and derivatives hold it) and its ``@hawk.struct`` class."""
+
+    def __init__(self, cls: type, items: dict[str, Any]) -> None:
+        super().__init__(items)
+        self.cls = cls
+
+    def __eq__(self, other: object) -> bool:  # two returns give the same tree: the same class too
+        return super().__eq__(other) and getattr(other, "cls", None) is self.cls
+
+    __hash__ = None
+
+
 def describe(value: object) -> str:
     """A value's type as a message names it."""
     if isinstance(value, Value):
