@@ -123,10 +123,20 @@ def _table_reads(rng: random.Random, params: list[str]) -> tuple[dict[str, str],
     kernel's expressions draw from in place of the plane."""
     if len(params) < 2 or rng.random() < 0.5:
         return {}, params
-    table, mode = params[-1], rng.choice(("clamp", "wrap"))
+    table, mode = params[-1], rng.choice(("clamp", "wrap", "check"))
+    if mode == "check":
+        return {table: "Table"}, [*params[:-1], *_checked_reads(rng, table)]
     reads = [f"{table}[hawk.sample() {'-' if d < 0 else '+'} {abs(d)}]"
              for d in rng.sample((-2, -1, 1, 3), 2)]
     return {table: f"Table.{mode}"}, [*params[:-1], *reads]
+
+
+def _checked_reads(rng: random.Random, table: str) -> list[str]:
+    """Checked reads (``Table``) of the sample itself and, now and then, of the one before it: out of
+    range at sample 0, or past a one-cell Table (a sum), the launch raises IndexError, which every
+    face of the program must raise (on the GPU at the wait, after the outermost device construct)."""
+    before = rng.random() < 0.2
+    return [f"{table}[hawk.sample()]", f"{table}[hawk.sample() - {int(before)}]"]
 
 
 def _math_expr(rng: random.Random, a: str, b: str, smooth: bool) -> str:

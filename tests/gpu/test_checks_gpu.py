@@ -58,6 +58,33 @@ def maybe(x, w, k, flag, n):
     return g
 
 
+@hawk.kernel
+def rotated(x: Scalar, k: Int32, i: Int32, y: Scatter):
+    y[(k + i) % 600] = x + 1.0
+
+
+@eagle.Graph.builder
+def rotations(x, k, y, n):
+    g = eagle.Graph()
+    for i in range(n):  # turn i places sample s at k[s] + i (mod 600)
+        rotated(x, k, i, y)
+    g.result = y
+    return g
+
+
+@hawk.kernel
+def damped(x: Scalar) -> Scalar:
+    return 0.75 * x + 0.125
+
+
+@eagle.Graph.builder
+def chain(x, w, k):
+    g = eagle.Graph()
+    x = gather(damped(damped(x)), w, k)
+    g.result = damped(x)
+    return g
+
+
 def cpu_error(kernel, *args) -> str:
     """The message of the CPU's launch of ``kernel`` on NumPy ``args``."""
     with pytest.raises((IndexError, ValueError)) as raised:
@@ -183,3 +210,46 @@ def test_a_device_if_around_a_loop_checks_after_the_if(gpu):
     gpu.put(flag, cell(1))
     gpu.put(n, cell(2))
     assert gpu.get(device()).tobytes() == maybe(x.copy(), w, k, cell(1), cell(2))().tobytes()
+
+
+def test_a_placing_scatter_in_a_device_loop_names_its_first_bad_turn(gpu):
+    x = np.arange(N, dtype=np.float64)
+    k = np.random.default_rng(4).permutation(N).astype(np.int32)
+    k[[np.flatnonzero(k == 300)[0], np.flatnonzero(k == 599)[0]]] = k[[10, 11]]
+    k[[10, 11]] = 300, 599
+    y, n = gpu.asarray(np.zeros(N)), gpu.asarray(cell(3))
+    device = rotations(gpu.asarray(x), gpu.asarray(k), y, n)
+    assert device.backend == "gpu"
+    want = rotations(x, k, np.zeros(N), cell(3))()
+    assert gpu.get(device()).tobytes() == want.tobytes()
+    bad = k.copy()
+    bad[10] = 599  # turn i writes cell 599 + i (mod 600) twice, and leaves cell 300 + i unwritten
+    device = rotations(gpu.asarray(x), gpu.asarray(bad), y, n)
+    with pytest.raises(ValueError) as raised:
+        device()
+    with pytest.raises(ValueError) as on_the_cpu:
+        rotations(x, bad, np.zeros(N), cell(3))()
+    assert str(raised.value) == str(on_the_cpu.value)
+    # turn 0's first cell, though turn 1's (cell 0, written twice) comes before it
+    assert "Scatter 'y' cell (300,) was written by no sample" in str(raised.value)
+
+
+@pytest.mark.parametrize("fuse", ["1", "0"])
+def test_a_checked_kernel_between_fused_ones_gives_the_cpus_bits(gpu, fuse, monkeypatch):
+    rng = np.random.default_rng(5)
+    x, w = rng.random(N), rng.random(20)
+    k = rng.integers(0, 19, N).astype(np.int32)
+    monkeypatch.setenv("EAGLE_FUSE", fuse)
+    want = chain(x.copy(), w, k)()
+    device_k = gpu.asarray(k)
+    g = chain(gpu.asarray(x), gpu.asarray(w), device_k)
+    assert g.backend == "gpu"
+    assert gpu.get(g()).tobytes() == want.tobytes()
+    bad = k.copy()
+    bad[123] = 25
+    gpu.put(device_k, bad)
+    with pytest.raises(IndexError, match=r"hawk.kernel gather: sample 123 read Table 'w' \(shape "
+                                         r"\(20,\)\) at index 25 on axis 0"):
+        g()
+    gpu.put(device_k, k)
+    assert gpu.get(g()).tobytes() == want.tobytes()
