@@ -225,27 +225,27 @@ def flat_index(slot: Slot, index: list[np.ndarray], mode: str) -> tuple[np.ndarr
 
 
 def evaluate(ir: KernelIR, stmt: Gather, table: np.ndarray, index: list[Any], n: int,
-             mask: np.ndarray | None) -> np.ndarray:
-    """What ``stmt`` reads per sample; raises the launch's IndexError for a sample the mask keeps
-    that read out of range."""
+             mask: np.ndarray | None) -> tuple[np.ndarray, tuple[int, int, int] | None]:
+    """What ``stmt`` reads per sample (cell 0 out of range), and :func:`outside` of it."""
     slot = ir.slots[stmt.slot]
     index = [np.broadcast_to(i, (n,)) for i in index]
     flat, inside = flat_index(slot, index, stmt.mode)
-    refuse_outside(ir, stmt, index, inside, mask)
-    return np.asarray(table).reshape(-1)[flat]
+    return np.asarray(table).reshape(-1)[flat], outside(ir, stmt, index, inside, mask)
 
 
-def refuse_outside(ir: KernelIR, stmt: Gather | ScatterAdd, index: list[np.ndarray], inside: np.ndarray,
-                   mask: np.ndarray | None) -> None:
-    """The launch's IndexError when a sample the mask keeps accessed a cell outside the array."""
+def outside(ir: KernelIR, stmt: Gather | ScatterAdd, index: list[np.ndarray], inside: np.ndarray,
+            mask: np.ndarray | None) -> tuple[int, int, int] | None:
+    """(key, index, axis) of the first sample the mask keeps that accessed a cell outside the
+    array (what :func:`bounds_error` takes), None when none did.  The reference keeps the smallest
+    key of the launch, as the compiled code does, and raises after evaluating it all."""
     bad = ~inside if mask is None else ~inside & mask
-    if bad.any():
-        sample_number = int(np.argmax(bad))
-        extents = ir.slots[stmt.slot].table
-        axis = next(k for k, (i, d) in enumerate(zip(index, extents, strict=True))
-                    if not 0 <= int(i[sample_number]) < d)
-        raise bounds_error(ir, sample_number * sites(ir) + stmt.site, int(index[axis][sample_number]), axis,
-                           f"hawk.kernel {ir.name}")
+    if not bad.any():
+        return None
+    sample_number = int(np.argmax(bad))
+    extents = ir.slots[stmt.slot].table
+    axis = next(k for k, (i, d) in enumerate(zip(index, extents, strict=True))
+                if not 0 <= int(i[sample_number]) < d)
+    return sample_number * sites(ir) + stmt.site, int(index[axis][sample_number]), axis
 
 
 # ---------------------------------------------------------- C and CUDA
