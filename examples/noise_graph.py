@@ -62,8 +62,8 @@ def blend(n00: Scalar, n10: Scalar, n01: Scalar, n11: Scalar, fx: Scalar, fy: Sc
 def fbm(z: Mutable[Scalar], x: Table.clamp, y: Table.clamp, gx: Table.wrap, gy: Table.wrap,
         width: Param[Int32], frequency: Param, amplitude: Param) -> None:
     """One octave of gradient noise added to every pixel of a picture ``width`` wide.  ``i`` and
-    ``j`` are always inside ``y`` and ``x``: the clamp is never taken, and it lets the kernel run in
-    a GPU graph, where a checked read could not raise."""
+    ``j`` are always inside ``y`` and ``x``: the clamp is never taken, and it costs no check after
+    the launch (a checked read's cell, staged to the host in a GPU graph)."""
     i, j = hawk.sample2(width)
     px = frequency * x[j]
     py = frequency * y[i]

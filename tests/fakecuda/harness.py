@@ -73,6 +73,8 @@ template <typename T> static T atomicAdd(T *p, T v) { T old = *p; *p = old + v; 
 template <typename T> static T atomicMax(T *p, T v) { T old = *p; *p = old < v ? v : old; return old; }
 template <typename T> static T atomicMin(T *p, T v) { T old = *p; *p = v < old ? v : old; return old; }
 template <typename T> static T atomicExch(T *p, T v) { T old = *p; *p = v; return old; }
+template <typename T> static T atomicCAS(T *p, T c, T v) { T old = *p; *p = old == c ? v : old; return old; }
+static void __threadfence() {}
 #line 1 "kernel.cu"
 """
 

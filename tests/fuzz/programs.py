@@ -133,14 +133,25 @@ def _expr(rng: random.Random, names: list[str], depth: int, smooth: bool) -> str
 
 def _table_reads(rng: random.Random, params: list[str]) -> tuple[dict[str, str], list[str]]:
     """Half the kernels of two planes or more read their last as a Table, clamped or wrapped, at
-    two neighbouring samples (``a1[hawk.sample() - 1]``): its annotation, and the names the
-    kernel's expressions draw from in place of the plane."""
+    two neighbouring samples (``a1[hawk.sample() - 1]``), or checked (:func:`_checked_reads`): its
+    annotation, and the names the kernel's expressions draw from in place of the plane."""
     if len(params) < 2 or rng.random() < 0.5:
         return {}, params
-    table, mode = params[-1], rng.choice(("clamp", "wrap"))
+    table, mode = params[-1], rng.choice(("clamp", "wrap", "check"))
+    if mode == "check":
+        return {table: "Table"}, [*params[:-1], *_checked_reads(table)]
     reads = [f"{table}[hawk.sample() {'-' if d < 0 else '+'} {abs(d)}]"
              for d in rng.sample((-2, -1, 1, 3), 2)]
     return {table: f"Table.{mode}"}, [*params[:-1], *reads]
+
+
+def _checked_reads(table: str) -> list[str]:
+    """Checked reads (``Table``) of the sample itself and of another, which is one past the end at
+    sample 16 of 17 and sample 1028 of 1029: over those lengths (or past a one-cell Table, a sum)
+    the launch raises IndexError, which every face of the program must raise (the GPU's at the
+    wait, after the outermost device construct); the bounds hold for the other lengths whatever
+    the values."""
+    return [f"{table}[hawk.sample()]", f"{table}[hawk.sample() + hm.int32(hawk.sample() % 1012 == 16)]"]
 
 
 def _math_expr(rng: random.Random, a: str, b: str, smooth: bool) -> str:

@@ -168,27 +168,36 @@ def eager_run(make: Any, closure: float, values: dict[str, Any]) -> tuple[Any, n
 
 #: what a replay of a scan over ``cnt`` past the rows of ``xs`` raises (Python's own IndexError)
 PAST_THE_ROWS = r"range\(cnt\) asks for \d turns, xs has 2 rows: set cnt to at most 2"
+#: what a launch with a checked Table read out of range raises, on the CPU and the GPU (the first
+#: launch that went wrong: one of a fork's branches, which may run in either order)
+OUT_OF_RANGE = r"hawk.kernel k\d: sample \d+ read Table 'a\d' \(shape \(\d+,\)\) at index -?\d+ on axis 0"
 
 
-def past_the_rows(run: Any) -> bool:
-    """Whether ``run()`` raises an IndexError for a scan's count past the rows of xs (then the
-    program's graph must raise it at every launch)."""
+def raised(run: Any) -> str | None:
+    """The pattern of the IndexError ``run()`` raises, which the program's graph must raise at every
+    launch: a scan's count past the rows of xs (:data:`PAST_THE_ROWS`), or a checked Table read out
+    of range (:data:`OUT_OF_RANGE`); None when it raises none."""
     try:
         run()
     except IndexError as error:
-        return "is out of bounds" in str(error) or "asks for" in str(error)
-    return False
+        if "out of range, at line" in str(error):
+            return OUT_OF_RANGE
+        if "is out of bounds" in str(error) or "asks for" in str(error):
+            return PAST_THE_ROWS
+        raise
+    return None
 
 
 @FUZZ
 @given(program=programs(pools=POOLS))
 def test_programs_on_the_cpu(program: Program, folder: Path) -> None:
     make_graph, make_eager = faces(program, folder)
-    if past_the_rows(lambda: eager_run(make_eager, program.closure, program.values)):
+    raises = raised(lambda: eager_run(make_eager, program.closure, program.values))
+    if raises:
         for fused in (True, False):
             with fusion(fused):
                 g = record(make_graph(program.closure), fresh(program.values))
-            with pytest.raises(IndexError, match=PAST_THE_ROWS):
+            with pytest.raises(IndexError, match=raises):
                 g()
         return
     faces_run = ((program.closure, True), (program.closure, False), (program.closure + 0.25, True))
@@ -227,8 +236,9 @@ def test_programs_on_device_arrays(program: Program, folder: Path, gpu: Any) -> 
     except ValueError as error:  # a GPU graph checks a count against the rows at its top level only
         assert "cannot check cnt against the rows: make cnt a Python number" in str(error)
         return
-    if past_the_rows(lambda: record(builder, fresh(program.values))()):
-        with pytest.raises(IndexError, match=PAST_THE_ROWS):  # raised by the launch's wait
+    raises = raised(lambda: record(builder, fresh(program.values))())
+    if raises:
+        with pytest.raises(IndexError, match=raises):  # raised by the launch's wait
             on_device()
         return
     want = record(builder, host_args)()
@@ -255,8 +265,9 @@ def test_gradients_of_smooth_programs(program: Program, folder: Path) -> None:
     wrt = [name for name in ("x0", "x1") if name in program.read]  # an argument no kernel reads is
     assume(wrt)  # refused as wrt= when it is one cell (it could be a Param by value)
     make_graph, make_eager = faces(program, folder)
-    # a scan's count past the rows raises (test_programs_on_the_cpu holds the graph to it): no gradient
-    assume(not past_the_rows(lambda: eager_run(make_eager, program.closure, program.values)))
+    # a scan's count past the rows, a checked read out of range raise (test_programs_on_the_cpu holds the
+    # graph to it): no gradient
+    assume(not raised(lambda: eager_run(make_eager, program.closure, program.values)))
     seed = np.linspace(-1.0, 1.0, program.n)
     args = fresh(program.values)
     g = record(make_graph(program.closure), args, record=True)

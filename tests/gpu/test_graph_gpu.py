@@ -362,3 +362,32 @@ def test_no_cuda_call_from_a_host_node_even_when_it_drops_device_memory(gpu):
     g.build().launch()
     assert waiting == [1]  # deferred inside the host node ...
     assert not _cuda._pending  # ... and released when the launch returned
+
+
+def _lower_checked(p: dict) -> eagle.extend.GpuItems:
+    def check(staged: list[np.ndarray]) -> None:
+        found = int(staged[0][0])
+        staged[0][...] = 0  # copied back: the device cell starts clean at the next replay
+        if found:
+            raise ValueError(f"the cell held {found}")
+
+    return eagle.extend.GpuItems(lambda gpu: gpu.checked([p["cell"]], check))
+
+
+eagle.extend.register_node_kind("test_checked_cell", reads=lambda p: [],
+                                writes=lambda p: [("cell", p["cell"], "readwrite")], lower_gpu=_lower_checked)
+
+
+@pytest.mark.parametrize("in_body", [False, True])
+def test_a_checked_cell_raises_at_the_wait_and_is_cleared(gpu, in_body):
+    """GpuProgram.checked: device cells staged to pinned memory, checked on a host node, copied back;
+    in a device if body (no host node there), after the if."""
+    cell, flag = gpu.asarray(np.array([7], np.int64)), gpu.asarray(np.ones(1, np.uint32))
+    node = eagle.graph.Node("test_checked_cell", {"cell": cell})
+    top = eagle.graph.Node("device_if", eagle.DeviceIf(flag, eagle.Body([node]), eagle.Body())) if in_body \
+        else node
+    g = eagle.Graph().add_node(top, name="check").build()
+    with pytest.raises(ValueError, match="the cell held 7"):
+        g.launch()
+    assert gpu.get(cell)[0] == 0
+    g.launch()  # clean

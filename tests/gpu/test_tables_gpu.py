@@ -87,9 +87,21 @@ def test_a_scatter_sum_on_the_gpu_gives_the_cpus_bits(gpu):
     assert gpu.get(h).tobytes() == want.tobytes()
 
 
-def test_a_checked_table_is_refused_on_the_gpu_naming_the_fix(gpu):
-    x = gpu.asarray(np.ones(8))
-    with pytest.raises(TypeError, match=r"annotate the Table Table\.clamp or Table\.wrap"):
-        checked.plan(x, gpu.asarray(np.ones(3)), gpu.asarray(np.zeros(8, np.int32)))
-    with pytest.raises(TypeError, match=r"a placing Scatter \(s\[k\] = v\) raises after the launch"):
-        placed.plan(x, gpu.asarray(np.zeros(8, np.int32)), gpu.asarray(np.ones(8)))
+def test_a_checked_table_and_a_placing_scatter_on_the_gpu_give_the_cpus_bits(gpu):
+    """Once refused on the GPU ("annotate the Table Table.clamp"): now checked there too
+    (tests/gpu/test_checks_gpu.py raises their errors)."""
+    rng = np.random.default_rng(2)
+    x, w, k = rng.random(N), rng.random(3), rng.integers(0, 3, N).astype(np.int32)
+    out = checked.plan(gpu.asarray(x), gpu.asarray(w), gpu.asarray(k))
+    perm = (rng.permutation(N) - 7).astype(np.int32)  # wrapped: -7 … -1 are the last cells
+    y = gpu.asarray(np.full(N, np.nan))
+    g = eagle.Graph()
+    g.add(out, name="gather")
+    g.add(placed.plan(gpu.asarray(x), gpu.asarray(perm), y), name="place")
+    g.build()
+    assert g.backend == "gpu"
+    g.launch()
+    assert gpu.get(out.outputs[0]).tobytes() == checked(x, w, k).tobytes()
+    want = np.zeros(N)
+    placed(x, perm, want)
+    assert gpu.get(y).tobytes() == want.tobytes()

@@ -96,3 +96,12 @@ def test_a_fused_run_compiles_to_one_kernel_per_phase():
         ptx = cuda.compile_ptx(runs.source(members, key, lambda array: True, "cuda"), "hk_run")
         assert len(re.findall(r"\.entry hk_run_p\d+", ptx)) == entries
         assert "fma" not in ptx
+
+
+def test_the_check_cells_compile_to_ptx():
+    """A checked read's lock word (atomicCAS) and the keeper of a body's first error (hawk.checks)."""
+    from hawk import checks
+
+    ptx = tables.lookup.ptx(x, x, i32)
+    assert "atom.global.cas.b64" in ptx or "atom.cas.b64" in ptx
+    assert ".entry hk_keep_first" in cuda.compile_ptx(checks._KEEP_FIRST, "hawk_checks")

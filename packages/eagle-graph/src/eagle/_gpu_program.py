@@ -113,6 +113,8 @@ class GpuProgram(CallbackErrors):
         self.label = "step"
         #: Cross-sample reductions, sub-programs included.
         self.reductions = 0
+        #: What a body leaves for after its outermost conditional node (:meth:`checked`).
+        self._after: list[Callable[[GpuProgram], object]] = []
 
     @property
     def empty(self) -> bool:
@@ -228,6 +230,24 @@ class GpuProgram(CallbackErrors):
         handle = ffi.new_handle((self._box, [fn]))
         self._added(lib.eagle_gpu_add_host(self._ptr, _trampoline, handle), "GpuProgram.callback")
         self._keep.append(handle)
+        return self
+
+    def checked(self, cells: Sequence[Any], check: Callable[[list[np.ndarray]], object]) -> GpuProgram:
+        """Check device ``cells`` on the host at every replay: each is copied into pinned memory,
+        a host node runs ``check(staged)`` (its exception raised by the launch's wait, as a
+        callback's), and the staged cells are copied back, so a ``check`` that resets them
+        clears the device's for the next replay.  In a conditional body, which holds no host
+        node, the same comes after the outermost conditional node: the cells then hold what the
+        body's turns left in them."""
+        if self.in_body:
+            self._after.append(lambda program: program.checked(cells, check))
+            return self
+        staged = [_cuda.pinned_array(np.shape(c), plane_dtype(c), self.device) for c in cells]
+        for cell, stage in zip(cells, staged, strict=True):
+            self.copy(cell, stage)
+        self.callback(lambda: check(staged), touches=staged)
+        for cell, stage in zip(cells, staged, strict=True):
+            self.copy(stage, cell)
         return self
 
     def host_node(self, lowering: HostItems | Callable[[], object], label: str, touches: Sequence[Any] = ()
@@ -386,6 +406,11 @@ class GpuProgram(CallbackErrors):
                 ffi.gc(sub._ptr, None)
                 self._subs.append(sub)
                 self.reductions += sub.reductions
+                for after in sub._after:  # right after this conditional node, or after ours
+                    if self.in_body:
+                        self._after.append(after)
+                    else:
+                        after(self)
 
     # --- running -------------------------------------------------------------
     def finalize(self) -> GpuProgram:

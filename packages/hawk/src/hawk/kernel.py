@@ -22,7 +22,7 @@ from eagle.extend import GpuItems, ffi
 from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
-from hawk import cuda, derive, emit, frontend, fusion, libm, recording, runs, tables, values
+from hawk import checks, cuda, derive, emit, frontend, fusion, libm, recording, runs, tables, values
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Slot
 from hawk.phases import Phased, split
@@ -508,14 +508,6 @@ class KernelBound(BoundPlan):
              api: str) -> KernelBound:
         slots = compiled.phased.slots
         device = next((a for a in arrays if extend.on_device(a)), None)
-        if device is not None and tables.sites(compiled.ir):
-            raise TypeError(f"{api}: a checked Table read or Scatter write raises after the launch, which a "
-                            "GPU graph cannot; annotate the Table Table.clamp or Table.wrap (the Scatter "
-                            "Scatter.clamp or Scatter.wrap) for the GPU")
-        if device is not None and any(s.exclusive for s in compiled.phased.scatters):
-            raise TypeError(f"{api}: a placing Scatter (s[k] = v) raises after the launch when a cell is "
-                            "not written exactly once, which a GPU graph cannot; place on the CPU, or sum "
-                            "with s[k] += v")
         outputs = _outputs(compiled.ir, n, buffer, api, device)
         _apart_from_tables(compiled.ir, [*arrays, *outputs], api)
         scratch = runs.scratch(slots[len(arrays) + len(outputs):], n, device)
@@ -572,6 +564,9 @@ class KernelBound(BoundPlan):
         compiled = self.plan.compiled
         source = emit.source(compiled.ir, compiled.phased, compiled.prefix, "cuda")
         runs.emit_gpu_phases(gpu, source, compiled.phased, compiled.prefix, self.args, self.samples)
+        cells = self._checks()
+        if cells:  # checked Table reads, placing Scatters: raised by the wait of the launch that went wrong
+            checks.on_gpu(gpu, compiled.ir, cells, f"hawk.kernel {self.plan.name}")
 
     def reference(self, interpreter: Any) -> None:
         """This launch by hawk's NumPy evaluator of the IR, over the samples a replay processes

@@ -188,6 +188,12 @@ def _partial_stores(body: list[Stmt], level: int, depth: dict[int, int],
             if id(s) in partials and depth[id(s.dst)] - 1 == level]
 
 
+def _checked(s: Stmt) -> bool:
+    """A checked Table read: kept though its value is not needed, since out of range it is the
+    launch's error (the reference evaluator raises it wherever it stands)."""
+    return isinstance(s, Gather) and s.mode == "check"
+
+
 def _needed(body: list[Stmt], stores: list[Store]) -> list[Stmt]:
     """``body`` with ``stores`` appended, keeping only the statements they need."""
     needed = {id(s.value) for s in stores if isinstance(s.value, Var)}
@@ -202,13 +208,14 @@ def _needed(body: list[Stmt], stores: list[Store]) -> list[Stmt]:
                     out.append(If(s.cond, then, orelse))
             elif isinstance(s, Loop):  # kept whole, with all it reads, when it sets a needed var
                 if any(id(v) in needed for v in [*s.carried, *(x.dst for x in walk(s.body)
-                                                                if isinstance(x, (Op, Load)))]):
+                                                                if isinstance(x, (Op, Load)))]) \
+                        or any(_checked(x) for x in walk(s.body)):
                     needed.update(id(v) for v in reads([s]))
                     out.append(s)
             elif isinstance(s, ScatterAdd):
                 needed.update(id(a) for a in (s.value, *s.index) if isinstance(a, Var))
                 out.append(s)
-            elif id(s.dst) in needed:
+            elif id(s.dst) in needed or _checked(s):
                 if isinstance(s, (Op, Gather)):
                     operands = s.args if isinstance(s, Op) else s.index
                     needed.update(id(a) for a in operands if isinstance(a, Var))

@@ -71,6 +71,8 @@ def evaluate(ir: KernelIR, args: list[Any], n: int) -> None:
     """Run ``ir`` over ``n`` samples; ``args`` holds one array or number per slot (outputs written)."""
     evaluator = _Evaluator(ir, args, n)
     evaluator.run(ir.body, None)
+    if evaluator.outside is not None:  # the smallest key of the launch, as the compiled code keeps
+        raise tables.bounds_error(ir, *evaluator.outside, f"hawk.kernel {ir.name}")
     tables.scatter_reference(ir, evaluator.scattered, args, n)
 
 
@@ -80,6 +82,8 @@ class _Evaluator:
         self.values: dict[int, Any] = {}
         #: output slot -> (flat cell, value, samples that added) of each ScatterAdd run, in order
         self.scattered: dict[int, list[tuple[Any, Any, Any]]] = {}
+        #: (key, index, axis) of the first checked access out of range (tables.outside), if any
+        self.outside: tuple[int, int, int] | None = None
 
     def value(self, operand: Operand) -> Any:
         if isinstance(operand, Const):
@@ -94,6 +98,10 @@ class _Evaluator:
         old = self.values.get(id(var), np.zeros(self.n, value.dtype))
         self.values[id(var)] = np.where(mask, value, old)
 
+    def keep_outside(self, bad: tuple[int, int, int] | None) -> None:
+        if bad is not None and (self.outside is None or bad[0] < self.outside[0]):
+            self.outside = bad
+
     def run(self, body: list[Stmt], mask: np.ndarray | None) -> None:
         for stmt in body:
             if isinstance(stmt, Load):
@@ -104,12 +112,13 @@ class _Evaluator:
                 self.store(stmt, mask)
             elif isinstance(stmt, Gather):
                 index = [self.value(i) for i in stmt.index]
-                read = tables.evaluate(self.ir, stmt, self.args[stmt.slot], index, self.n, mask)
+                read, bad = tables.evaluate(self.ir, stmt, self.args[stmt.slot], index, self.n, mask)
                 self.assign(stmt.dst, read, mask)
+                self.keep_outside(bad)
             elif isinstance(stmt, ScatterAdd):
                 index = [np.broadcast_to(self.value(i), (self.n,)) for i in stmt.index]
                 flat, inside = tables.flat_index(self.ir.slots[stmt.slot], index, stmt.mode)
-                tables.refuse_outside(self.ir, stmt, index, inside, mask)
+                self.keep_outside(tables.outside(self.ir, stmt, index, inside, mask))
                 active = np.ones(self.n, bool) if mask is None else mask
                 self.scattered.setdefault(stmt.slot, []).append((np.where(inside, flat, -1),
                                                                  self.value(stmt.value), active))

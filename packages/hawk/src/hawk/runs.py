@@ -95,10 +95,15 @@ def scratch(slots: Sequence[Slot], n: int, device: Any) -> list[Any]:
             return s.table or (s.components, n)
         return (1,) if s.cell else (max(blocks, 1),) if device is None else (n,)
 
-    return [np.array([tables.NONE, 0, 0, 0]) if s.name == tables.BOUNDS else np.full(shape(s), -1)
-            if s.name == tables.PLACES else np.zeros(1, np.int64) if s.name == tables.ENDED
-            else np.empty(shape(s), NUMPY[s.dtype])
-            if device is None else extend.empty_like_device(device, shape(s), NUMPY[s.dtype]) for s in slots]
+    def made(s: Slot) -> Any:
+        clean = tables.clean(s.name)  # a check cell starts as no error, on the host or the device
+        if clean is not None:
+            return clean if device is None else extend.device_copy_like(device, clean)
+        if device is not None:
+            return extend.empty_like_device(device, shape(s), NUMPY[s.dtype])
+        return np.zeros(1, np.int64) if s.name == tables.ENDED else np.empty(shape(s), NUMPY[s.dtype])
+
+    return [made(s) for s in slots]
 
 
 def plan_params(slots: Sequence[Slot]) -> list[PlanParam]:

@@ -225,27 +225,27 @@ def flat_index(slot: Slot, index: list[np.ndarray], mode: str) -> tuple[np.ndarr
 
 
 def evaluate(ir: KernelIR, stmt: Gather, table: np.ndarray, index: list[Any], n: int,
-             mask: np.ndarray | None) -> np.ndarray:
-    """What ``stmt`` reads per sample; raises the launch's IndexError for a sample the mask keeps
-    that read out of range."""
+             mask: np.ndarray | None) -> tuple[np.ndarray, tuple[int, int, int] | None]:
+    """What ``stmt`` reads per sample (cell 0 out of range), and :func:`outside` of it."""
     slot = ir.slots[stmt.slot]
     index = [np.broadcast_to(i, (n,)) for i in index]
     flat, inside = flat_index(slot, index, stmt.mode)
-    refuse_outside(ir, stmt, index, inside, mask)
-    return np.asarray(table).reshape(-1)[flat]
+    return np.asarray(table).reshape(-1)[flat], outside(ir, stmt, index, inside, mask)
 
 
-def refuse_outside(ir: KernelIR, stmt: Gather | ScatterAdd, index: list[np.ndarray], inside: np.ndarray,
-                   mask: np.ndarray | None) -> None:
-    """The launch's IndexError when a sample the mask keeps accessed a cell outside the array."""
+def outside(ir: KernelIR, stmt: Gather | ScatterAdd, index: list[np.ndarray], inside: np.ndarray,
+            mask: np.ndarray | None) -> tuple[int, int, int] | None:
+    """(key, index, axis) of the first sample the mask keeps that accessed a cell outside the
+    array (what :func:`bounds_error` takes), None when none did.  The reference keeps the smallest
+    key of the launch, as the compiled code does, and raises after evaluating it all."""
     bad = ~inside if mask is None else ~inside & mask
-    if bad.any():
-        sample_number = int(np.argmax(bad))
-        extents = ir.slots[stmt.slot].table
-        axis = next(k for k, (i, d) in enumerate(zip(index, extents, strict=True))
-                    if not 0 <= int(i[sample_number]) < d)
-        raise bounds_error(ir, sample_number * sites(ir) + stmt.site, int(index[axis][sample_number]), axis,
-                           f"hawk.kernel {ir.name}")
+    if not bad.any():
+        return None
+    sample_number = int(np.argmax(bad))
+    extents = ir.slots[stmt.slot].table
+    axis = next(k for k, (i, d) in enumerate(zip(index, extents, strict=True))
+                if not 0 <= int(i[sample_number]) < d)
+    return sample_number * sites(ir) + stmt.site, int(index[axis][sample_number]), axis
 
 
 # ---------------------------------------------------------- C and CUDA
@@ -312,9 +312,23 @@ def c_bounds(emitter: Any, body: list[Any]) -> tuple[list[str], list[str]]:
                 f"        if (hk_bad < s{cell}[0]) {{ s{cell}[0] = hk_bad; s{cell}[1] = hk_bad_at; "
                 f"s{cell}[2] = hk_bad_axis; }}",
                 f"        __atomic_store_n(&s{cell}[3], 0, __ATOMIC_RELEASE); }}"]
-    else:  # never launched (a checked access is refused on the GPU), kept compiling: the key alone
-        tail = [f"    if (hk_bad != INT64_MAX) atomicMin((unsigned long long *)s{cell}, "
-                "(unsigned long long)hk_bad);", "    (void)hk_bad_at; (void)hk_bad_axis;"]
+    else:  # the same under a lock word taken by atomicCAS, the section inside the winning branch
+        # (no thread spins on another of its warp: safe before sm_70 too); a thread leaves as soon
+        # as the cell holds a smaller key, so a launch of many bad samples does not queue on it
+        tail = ["    if (hk_bad != INT64_MAX) {",
+                f"        volatile int64_t *hk_cell = s{cell};",
+                f"        unsigned long long *hk_lock = (unsigned long long *)&s{cell}[3];",
+                "        while (hk_bad < hk_cell[0]) {",
+                "            if (atomicCAS(hk_lock, 0ull, 1ull) == 0ull) {",
+                "                __threadfence();",
+                "                if (hk_bad < hk_cell[0]) { hk_cell[0] = hk_bad; hk_cell[1] = hk_bad_at; "
+                "hk_cell[2] = hk_bad_axis; }",
+                "                __threadfence();",
+                "                atomicExch(hk_lock, 0ull);",
+                "                break;",
+                "            }",
+                "        }",
+                "    }"]
     return head, tail + ran
 
 
@@ -358,6 +372,11 @@ def places_error(ir: KernelIR, cells: np.ndarray, api: str) -> ValueError:
     return ValueError(f"{api}: Scatter {slot.name!r} cell {tuple(int(i) for i in at)} was written by {by}; "
                       f"{slot.name}[k] = v writes every cell exactly once (the indices a permutation of "
                       f"the cells): compute such indices, or sum with {slot.name}[k] += v")
+
+
+def clean(name: str) -> np.ndarray | None:
+    """A new check cell named ``name`` holding no error (None for another scratch slot)."""
+    return np.array([NONE, 0, 0, 0]) if name == BOUNDS else np.full(5, -1) if name == PLACES else None
 
 
 def check(ir: KernelIR, cells: dict[str, np.ndarray], api: str) -> None:
