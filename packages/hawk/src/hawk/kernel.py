@@ -327,8 +327,10 @@ def from_ir(ir: KernelIR, derivative: str | None = None) -> Kernel:
     array([0., 2., 4.])
     """
     params = [(s.name, Kind("param", None if s.dtype == "wf" else s.dtype) if s.role == "value"
-               else Kind("in", s.dtype)) for s in ir.slots if s.role != "write"]
-    wanted = tuple(ArgSpec(s.dtype) if s.role == "value" else ArgSpec(s.dtype, s.components, s.cell)
+               else Kind("table", s.dtype) if s.table is not None else Kind("in", s.dtype))
+              for s in ir.slots if s.role != "write"]
+    wanted = tuple(ArgSpec(s.dtype) if s.role == "value" else ArgSpec(s.dtype, table=s.table)
+                   if s.table is not None else ArgSpec(s.dtype, s.components, s.cell)
                    for s in ir.slots if s.role != "write")
 
     def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
