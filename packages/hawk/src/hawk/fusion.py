@@ -94,9 +94,9 @@ def fusible(ir: KernelIR, target: str = "cpu") -> bool:
     nested = [top for top in ir.body if isinstance(top, (If, Loop))]
     if any(isinstance(s, Store) for s in walk(nested)):
         return False
-    return target == "cpu" or not any(
-        isinstance(s, (Gather, ScatterAdd)) and s.mode == "check" or isinstance(s, ScatterAdd) and s.exclusive
-        for s in walk(ir.body))
+    accesses = [s for s in walk(ir.body) if isinstance(s, (Gather, ScatterAdd))]
+    return target == "cpu" or not any(s.mode == "check" or (isinstance(s, ScatterAdd) and s.exclusive)
+                                      for s in accesses)
 
 
 def size(ir: KernelIR) -> int:
@@ -122,8 +122,8 @@ def fuse(members: Sequence[Member], live: Callable[[Hashable], bool], name: str)
         where: list[int] = []
         outputs = [k for k, slot in enumerate(ir.slots) if slot.table is not None and slot.role != "read"]
         for k, (slot, plane_key) in enumerate(zip(ir.slots, member_keys, strict=True)):
-            if plane_key is not None and (plane_key in scattered or k in outputs
-                                          and any(plane_key == key[0] for key in by_key)):
+            if plane_key is not None and (plane_key in scattered or (k in outputs
+                                          and any(plane_key == key[0] for key in by_key))):
                 raise ValueError(f"hawk.fusion.fuse: kernel {ir.name!r}: plane {slot.name!r} is a Scatter's "
                                  "output in this run and is used by another launch of it; give the "
                                  "launches different planes, or run them apart")

@@ -264,7 +264,7 @@ def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[An
 def fusible(bound: Any, target: str) -> extend.Fusible | None:
     """A launch's offer to join a fused run on ``target`` ("cpu" or "gpu")."""
     size = bound.plan.compiled.fused_size
-    if size is None or target == "gpu" and not fusion.fusible(bound.plan.compiled.ir, target):
+    if size is None or (target == "gpu" and not fusion.fusible(bound.plan.compiled.ir, target)):
         return None
     # a launch whose per-sample work waits for its reductions ends a run (a later member would
     # wait too); one whose reductions only fill cells lets the next share its reduction phase

@@ -65,7 +65,7 @@ def _per_sample_but_tables(ir: KernelIR) -> bool:
     Table of each kernel a slot of its own (read from before the run; :attr:`RunBack.whole`
     keeps a run reading one written inside it apart)."""
     return ir.per_sample or (not ir.reductions and not any(isinstance(s, ScatterAdd) for s in walk(ir.body))
-                             and all(s.role == "read" or s.table is None and not s.cell for s in ir.slots))
+                             and all(s.role == "read" or (s.table is None and not s.cell) for s in ir.slots))
 
 
 def statements(leaf: Leaf) -> int:
@@ -113,7 +113,8 @@ def _planes(op: KernelBack, which: str) -> set[Place]:
     bound = op.leaf.node.payload
     slots = bound.plan.compiled.ir.slots
     return {place(arg) for arg, s in zip(bound.args, slots, strict=False)
-            if (s.table is not None and s.role == "read" if which == "table" else s.role in ("write", "readwrite"))}
+            if ((s.table is not None and s.role == "read") if which == "table"
+                else s.role in ("write", "readwrite"))}
 
 
 @dataclass(eq=False)
