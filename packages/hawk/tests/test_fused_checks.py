@@ -19,6 +19,7 @@ import pytest
 import eagle
 import eagle.diff
 import hawk
+from eagle import extend
 from hawk import Int32, Scalar, Scatter, Table
 from hawk.fusion import fusible
 
@@ -303,3 +304,28 @@ def test_a_reverse_run_is_cut_at_a_writer_of_a_plane_a_later_kernel_reads_as_a_t
     direction, h = rng.standard_normal(20), 1e-6
     fd = float(ct @ (chain(x, k, w + h * direction)() - chain(x, k, w - h * direction)())) / (2 * h)
     assert abs(fd - float(grads["w"] @ direction)) < 1e-6 * max(1.0, abs(fd))
+
+
+@hawk.kernel
+def dropped(x: Scalar, k: Int32, t: Table) -> Scalar:
+    unused = t[k]  # a checked read whose value the kernel drops still checks
+    return x
+
+
+def test_a_checked_read_whose_value_no_one_needs_still_raises():
+    x, t, k1, _ = inputs(np.random.default_rng(11))
+    k1[17] = 41
+    for call in (dropped, dropped.reference):
+        with pytest.raises(IndexError, match=r"hawk\.kernel dropped: sample 17 read Table 't'"):
+            call(x, k1, t)
+    messages = []
+    for fuse in (True, False):  # first's output is a temporary no one reads: the run stores none of it
+        g = eagle.Graph()
+        a = first.plan(x, k1, t)
+        g.add(a, name="first")
+        g.add(scaled.plan(x), name="scaled")
+        extend.declare_temporaries(g, [a.outputs[0]])
+        g.build(fuse=fuse)
+        assert g.fused == ([("first", "scaled")] if fuse else [])
+        messages.append(_error(g, IndexError))
+    assert messages[0] == messages[1] and messages[0].startswith("hawk.kernel first: sample 17")
