@@ -329,3 +329,14 @@ def test_a_checked_read_whose_value_no_one_needs_still_raises():
         assert g.fused == ([("first", "scaled")] if fuse else [])
         messages.append(_error(g, IndexError))
     assert messages[0] == messages[1] and messages[0].startswith("hawk.kernel first: sample 17")
+
+
+def test_fuse_refuses_a_scatters_plane_used_by_another_launch():
+    from hawk.fusion import fuse
+
+    x = np.zeros(N)
+    scatter, reader = reversed_into.ir(x, np.zeros(N)), scaled.ir(x)
+    for members in ([(scatter, [0, 1]), (reader, [1, 2])], [(reader, [1, 2]), (scatter, [0, 1])]):
+        with pytest.raises(ValueError, match="is a Scatter's output in this run and is used by another"):
+            fuse(members, lambda key: True, "run")
+    assert fuse([(scatter, [0, 1]), (reader, [0, 2])], lambda key: True, "run").ir.slots
