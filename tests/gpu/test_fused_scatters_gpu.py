@@ -22,14 +22,13 @@ def damped(x: Scalar, t: Table.wrap) -> Scalar:
 
 @hawk.kernel
 def histogram(x: Scalar, k: Int32, h: Scatter.clamp):
-    if x > 0.2:
-        h[k] += x * x
-    h[k + 1] += 0.5 * x
+    h[k + 2] += x - 1.0  # past the last cell: clamped to it
 
 
 @hawk.kernel
 def counted(x: Scalar, k: Int32, c: Scatter.wrap):
-    c[k * 3] += 1.0 + 0.0 * x
+    if x < 0.0:
+        c[k * 3] += 1.0
 
 
 def graph(x, t, k, h, c, fuse):

@@ -50,9 +50,9 @@ def second(y: Scalar, k: Int32, t: Table) -> Scalar:
 
 @hawk.kernel
 def spread(y: Scalar, k: Int32, s: Scatter.clamp):
-    if y > 0.5:
-        s[k] += y * y
-    s[k + 1] += 0.25 * y
+    s[k - 1] += 0.25 * y
+    if y < 0.0:
+        s[k] += hm.cos(y)
 
 
 @hawk.kernel
