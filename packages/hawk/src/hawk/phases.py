@@ -115,11 +115,6 @@ def split(ir: KernelIR, shared: bool = False) -> Phased:
     phases = [_needed(_at_level(ir.body, j, depth, cells, partials),
                       _partial_stores(ir.body, j, depth, partials) + (early if j == levels - 1 else []))
               for j in range(levels)]
-    # a checked read is an effect (the launch raises), as the reference evaluator has it: one that
-    # no earlier phase makes is made by the final phase, even where its value is not needed (a
-    # fused run's dead store, or a read whose value the kernel drops)
-    made = {id(s) for phase in phases for s in walk(phase) if isinstance(s, Gather)}
-    body = _needed(_at_level(ir.body, levels, depth, cells, partials, scatter=True), final, made)
     return Phased(slots, [*phases, tables.scatter_inits(scatters) + body], reductions, scatters)
 
 
@@ -193,13 +188,15 @@ def _partial_stores(body: list[Stmt], level: int, depth: dict[int, int],
             if id(s) in partials and depth[id(s.dst)] - 1 == level]
 
 
-def _needed(body: list[Stmt], stores: list[Store], made: set[int] | None = None) -> list[Stmt]:
-    """``body`` with ``stores`` appended, keeping only the statements they need; with ``made``,
-    also every checked read (with what it needs) but those whose ids ``made`` holds."""
-    needed = {id(s.value) for s in stores if isinstance(s.value, Var)}
+def _checked(s: Stmt) -> bool:
+    """A checked Table read: kept though its value is not needed, since out of range it is the
+    launch's error (the reference evaluator raises it wherever it stands)."""
+    return isinstance(s, Gather) and s.mode == "check"
 
-    def checks(s: Stmt) -> bool:
-        return made is not None and isinstance(s, Gather) and s.mode == "check" and id(s) not in made
+
+def _needed(body: list[Stmt], stores: list[Store]) -> list[Stmt]:
+    """``body`` with ``stores`` appended, keeping only the statements they need."""
+    needed = {id(s.value) for s in stores if isinstance(s.value, Var)}
 
     def keep(stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
@@ -212,16 +209,13 @@ def _needed(body: list[Stmt], stores: list[Store], made: set[int] | None = None)
             elif isinstance(s, Loop):  # kept whole, with all it reads, when it sets a needed var
                 if any(id(v) in needed for v in [*s.carried, *(x.dst for x in walk(s.body)
                                                                 if isinstance(x, (Op, Load)))]) \
-                        or any(map(checks, walk(s.body))):
+                        or any(_checked(x) for x in walk(s.body)):
                     needed.update(id(v) for v in reads([s]))
                     out.append(s)
             elif isinstance(s, ScatterAdd):
                 needed.update(id(a) for a in (s.value, *s.index) if isinstance(a, Var))
                 out.append(s)
-            elif checks(s):
-                needed.update(id(a) for a in s.index if isinstance(a, Var))
-                out.append(s)
-            elif id(s.dst) in needed:
+            elif id(s.dst) in needed or _checked(s):
                 if isinstance(s, (Op, Gather)):
                     operands = s.args if isinstance(s, Op) else s.index
                     needed.update(id(a) for a in operands if isinstance(a, Var))
