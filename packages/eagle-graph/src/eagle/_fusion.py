@@ -41,7 +41,17 @@ from eagle._edges import group_key
 from eagle._kinds import Fusible, Node
 from eagle._views import _root, overlap, view_of
 
-#: The most IR statements one fused function holds (about 0.25 ms of -O3 compile each).
+#: The most IR statements one fused function holds: compile time grows faster than the run past
+#: a few hundred statements, and replay gains little from longer runs.  Measured by
+#: benchmarks/bench_fusion_cap.py on the noise example's 16 octaves (78 statements each; 2 shared
+#: vCPUs at load 6-11; medians): one fused function compiled cold (gcc -O3) takes 3.0 s at 80
+#: statements and 4.8 s at 158 (bodies under hawk.emit.INTERLEAVED_BELOW = 200 are interleaved),
+#: 1.0 s at 236, 1.2 s at 392, 1.8 s at 626, 4.0 s at 1250.  A frame's replay, interleaved rounds,
+#: 1 and 2 threads, over the cap at 400 (runs of 5, 5, 5 and one launch alone): at 640 (runs of
+#: 8, 8) 1.02-1.25x at 128², 0.97-1.04x at 256², 1.00-1.01x at 512²; at 800 (10, 6) 0.72-1.18x;
+#: at 1600 (one run of 16) 0.67-0.86x at 128², 0.93-1.10x at 512² (above 1: the longer cap is
+#: faster).  So 400: the compile stays near its floor (each new run shape compiles once per
+#: machine, and under the sanitizers of CI), and only small pictures gain, a few percent, past it.
 MAX_STATEMENTS = 400
 
 

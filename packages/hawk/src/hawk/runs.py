@@ -6,7 +6,9 @@ partials between them; on the GPU each phase a grid-stride CUDA kernel, the
 graph's fixed-order reduction of the operand plane between them.  A fused run
 (:func:`host_run`, :func:`gpu_run`: the ``fuser`` of the launches'
 ``eagle.extend.Fusible``) is the same, from the IR :func:`hawk.fusion.fuse`
-makes of the run, with scratch of its own for its reductions.
+makes of the run, with scratch of its own for its reductions, its Scatters' sort-and-sum after
+its samples and, on the CPU, one check of its cells after it, where the first launch that went
+wrong raises (:mod:`hawk.run_checks`).
 """
 
 from __future__ import annotations
