@@ -340,3 +340,36 @@ def test_fuse_refuses_a_scatters_plane_used_by_another_launch():
         with pytest.raises(ValueError, match="is a Scatter's output in this run and is used by another"):
             fuse(members, lambda key: True, "run")
     assert fuse([(scatter, [0, 1]), (reader, [0, 2])], lambda key: True, "run").ir.slots
+
+
+@eagle.Graph.builder
+def turns(x, k, t, p, s, cnt):
+    g = eagle.Graph()
+    for _ in range(cnt):  # one device loop: its body's launches fuse on their own
+        x = second(first(x, k, t), k, t)
+        placed(x, p, s)
+    g.result = x
+    return g
+
+
+@pytest.mark.parametrize("bad", [False, True], ids=["permutation", "a cell twice"])
+def test_checked_reads_and_a_placing_scatter_fuse_in_a_device_loop_body(bad, monkeypatch):
+    x, t, _, k = inputs(np.random.default_rng(12))
+    p = np.random.default_rng(13).permutation(N).astype(np.int32)
+    if bad:
+        p[9] = p[4]
+    found = []
+    for fuse in ("1", "0"):
+        monkeypatch.setenv("EAGLE_FUSE", fuse)
+        s = np.zeros(N)
+        g = turns(x.copy(), k, t, p, s, np.array([3], np.uint32))
+        assert [run.nodes for run in g.fused_runs] == ([("first", "second", "placed")] if fuse == "1" else [])
+        assert all(run.where.startswith("body of") for run in g.fused_runs)
+        if bad:
+            found.append(_error(g, ValueError))
+        else:
+            found.append((g().tobytes(), s.tobytes()))
+    assert found[0] == found[1]
+    if bad:
+        assert found[0].startswith(f"hawk.kernel placed: Scatter 's' cell ({p[4]},) was written by 2 samples "
+                                   "(4 and 9)")
