@@ -103,6 +103,18 @@ class Frame:
     scale: Scalar
 '''
 
+#: checked Table reads and a placing Scatter (_checked): indices always in range, each cell placed once,
+#: so a program never raises; fused, their checks and the placing sort run inside the run
+CHECKED = '''
+@hawk.kernel
+def picked(s: Scalar, t: Table) -> Scalar:
+    return 0.5 * s + t[hawk.sample()] - 0.25 * t[hawk.sample() - hawk.sample() % 2]
+
+@hawk.kernel
+def placed(s: Scalar, y: Scatter):
+    y[hawk.sample()] = s * 0.5
+'''
+
 CONSTANTS = ("0.5", "1.25", "-0.75", "2.0", "0.125", "-1.5")
 
 
@@ -296,7 +308,8 @@ def make_pool(number: int, size: int = 8) -> Pool:
     body = "\n".join(_kernel_source(rng, s) for s in specs)
     header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Scatter, Table, UInt32\n"
               "from hawk import math as hm\n")
-    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + VALUE_TYPES + GAPS_HELPERS + "\n" + body)
+    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + VALUE_TYPES + GAPS_HELPERS + CHECKED + "\n"
+                + body)
 
 
 _LOADED: dict[tuple[int, str], ModuleType] = {}
@@ -338,6 +351,11 @@ class Accumulate:
 @dataclass
 class Halves:
     src: str  # y[i // 2] += src[i], through a Scatter argument (a fixed-order sum per cell)
+
+
+@dataclass
+class Placed:
+    src: str  # y[i] = src[i] * 0.5, through a placing Scatter (each cell once, checked)
 
 
 @dataclass
@@ -437,6 +455,7 @@ class Program:
     cells: dict[str, int]
     smooth: bool = False
     rows: bool = True
+    checked: bool = True  # kernels with checked Table reads and placing Scatters (_checked)
     loops: int = 0
     names: int = 0
     read: set[str] = field(default_factory=set)  # the arguments kernels read (x0, x1)
@@ -525,6 +544,8 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         kinds += ["accumulate", "halves"]
     if not device:  # the top level (a fork's branches only assign)
         kinds += ["total"]
+    if program.checked:
+        kinds += ["picked"] + ([] if device or program.smooth else ["placed"])
     kinds += ["scan"]
     if depth > 0:
         kinds += ["if", "match", "counted"]
@@ -543,6 +564,8 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         return Accumulate(draw(st.sampled_from(scope.readable)))
     if kind == "halves":
         return Halves(draw(st.sampled_from(scope.readable)))
+    if kind in ("picked", "placed"):
+        return _checked(draw, program, scope, kind, device)
     if kind == "total":
         program.totals.append(f"t{len(program.totals)}")
         total = Total(program.totals[-1], draw(st.sampled_from(scope.readable)))
@@ -572,6 +595,25 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
     if kind == "capped":
         return _capped(draw, program, inner, depth)
     return _fork(draw, program, scope, depth)
+
+
+#: the kernel of checked Table reads (CHECKED), drawn as a call: smooth in both its planes
+PICKED = KernelSpec("picked", 2, False, smooth=True)
+
+
+def _checked(draw: Any, program: Program, scope: _Scope, kind: str, device: bool) -> Call | Placed:
+    """``v = picked(a, b)`` (b read as a checked Table) or ``placed(a, y)`` (a placing Scatter)."""
+    if kind == "placed":
+        src = draw(st.sampled_from(scope.readable))
+        program.reads([src])
+        return Placed(src)
+    args = [draw(st.sampled_from(scope.readable)) for _ in range(2)]
+    program.reads(args)
+    target = draw(st.sampled_from(scope.rebindable)) if device else _new_name(program)
+    if not device:
+        scope.readable.append(target)
+    program.rebound.add(target)
+    return Call(target, PICKED, args, None)
 
 
 def _counted(draw: Any, program: Program, scope: _Scope, depth: int) -> Counted:
@@ -660,9 +702,11 @@ def starting_values(n: int, seed: int, cells: dict[str, int]) -> dict[str, Any]:
 
 
 @st.composite
-def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True) -> Program:
+def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True,
+             checked: bool = True) -> Program:
     """A random program over one of the first ``pools`` kernel pools; ``smooth``: one whose result is
-    differentiable in x0 and x1 (for the gradient check); ``rows``: kernels may read rows of ``xs``."""
+    differentiable in x0 and x1 (for the gradient check); ``rows``: kernels may read rows of ``xs``;
+    ``checked``: it may call kernels with checked Table reads and placing Scatters."""
     pool = make_pool(draw(st.integers(0, pools - 1)))
     # one block, a block and more, and past branch_tasks' limit (forks run work_share there)
     n = draw(st.sampled_from([1, 3, 17, 1024, 1029, 4100] if not smooth else [1, 4, 9]))
@@ -673,7 +717,7 @@ def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True)
     seed = draw(st.integers(0, 2**32 - 1))
     values = starting_values(n, seed, cells)
     program = Program(pool, n, [], None, draw(st.sampled_from([0.5, -1.25, 2.0])), values, seed, cells,
-                      smooth=smooth, rows=rows and not smooth)
+                      smooth=smooth, rows=rows and not smooth, checked=checked)
     scope = _Scope([*ARGS, *ITEMS], [*ARGS, *ITEMS])
     program.body = _block(draw, program, scope, 2, False, 6)
     if not smooth and draw(st.booleans()):  # a list built by appends, read back into the result
@@ -753,6 +797,8 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             out.append(f"{pad}{_kernel_call('accumulate', [s.src, 'y'], face)}")
         elif isinstance(s, Halves):
             out.append(f"{pad}{_kernel_call('halves', [s.src, 'y'], face)}")
+        elif isinstance(s, Placed):
+            out.append(f"{pad}{_kernel_call('placed', [s.src, 'y'], face)}")
         elif isinstance(s, Guard):
             out.append(f"{pad}{_kernel_call(s.kernel, [s.src, s.lim, s.cell], face)}")
         elif isinstance(s, PyFor):

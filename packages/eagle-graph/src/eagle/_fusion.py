@@ -6,7 +6,9 @@ A lowering that may join a run says so with a :class:`~eagle._kinds.Fusible`
 run while they cover the same samples, every plane two members share is the
 very same view or provably disjoint from the other's (libeagle's rule for
 block-fused execution, ``fusable`` in ``libeagle/src/program.c``), no member
-writes a plane another reads whole (``Fusible.whole``: a hawk Table), they come
+writes a plane another reads whole (``Fusible.whole``: a hawk Table), no member
+touches a plane another writes whole after the run (``Fusible.scatters``: a hawk
+Scatter, a Table's gradient), they come
 from one fuser (one kernel language), the member before does not end runs (a
 cross-sample reduction is a run's last phase), and the run stays under
 :data:`MAX_STATEMENTS` (compile time grows with it).  Anything else (a Python
@@ -39,7 +41,17 @@ from eagle._edges import group_key
 from eagle._kinds import Fusible, Node
 from eagle._views import _root, overlap, view_of
 
-#: The most IR statements one fused function holds (about 0.25 ms of -O3 compile each).
+#: The most IR statements one fused function holds: compile time grows faster than the run past
+#: a few hundred statements, and replay gains little from longer runs.  Measured by
+#: benchmarks/bench_fusion_cap.py on the noise example's 16 octaves (78 statements each; 2 shared
+#: vCPUs at load 6-11; medians): one fused function compiled cold (gcc -O3) takes 3.0 s at 80
+#: statements and 4.8 s at 158 (bodies under hawk.emit.INTERLEAVED_BELOW = 200 are interleaved),
+#: 1.0 s at 236, 1.2 s at 392, 1.8 s at 626, 4.0 s at 1250.  A frame's replay, interleaved rounds,
+#: 1 and 2 threads, over the cap at 400 (runs of 5, 5, 5 and one launch alone): at 640 (runs of
+#: 8, 8) 1.02-1.25x at 128², 0.97-1.04x at 256², 1.00-1.01x at 512²; at 800 (10, 6) 0.72-1.18x;
+#: at 1600 (one run of 16) 0.67-0.86x at 128², 0.93-1.10x at 512² (above 1: the longer cap is
+#: faster).  So 400: the compile stays near its floor (each new run shape compiles once per
+#: machine, and under the sanitizers of CI), and only small pictures gain, a few percent, past it.
 MAX_STATEMENTS = 400
 
 
@@ -168,6 +180,7 @@ class _Run:
         self.by_memory: dict[int, list[list[Any]]] = {}  # memory -> its views' entries
         self.loose: list[list[Any]] = []  # entries of views whose allocation NumPy does not know
         self.whole: list[Any] = []  # planes a member reads whole: no member writes them
+        self.scattered: list[Any] = []  # planes a member writes whole after the run: no other touches them
 
     def planes(self, part: Fusible) -> list[_Plane]:
         key = self.key
@@ -187,8 +200,15 @@ class _Run:
         # after in the same block pass) would change what later samples read
         whole = part.whole()
         written = [array for array, writes in self.keys.values() if writes]
-        return not any(overlap(a, b) for a in whole for b in written) and \
-            not any(writes and overlap(array, b) for _, array, writes in planes for b in self.whole)
+        if any(overlap(a, b) for a in whole for b in written) or \
+                any(writes and overlap(array, b) for _, array, writes in planes for b in self.whole):
+            return False
+        # a Scatter's plane is written after every sample of the run: a member after would read
+        # it before it is written, one before would share its memory in the one function
+        scatters = part.scatters()
+        touched = [array for array, _ in self.keys.values()]
+        return not any(overlap(a, b) for a in scatters for b in touched) and \
+            not any(overlap(array, b) for _, array, _ in planes for b in self.scattered)
 
     def _apart(self, array: Any, writes: bool) -> bool:
         """Whether a view no member touched shares no byte with any plane of the run that it or
@@ -201,6 +221,7 @@ class _Run:
         self.parts.append(part)
         self.size += part.size
         self.whole += part.whole()
+        self.scattered += part.scatters()
         for key, array, writes in planes:
             if key is None:
                 continue

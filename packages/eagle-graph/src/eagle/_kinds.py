@@ -44,6 +44,8 @@ class Fusible:
     for a cross-sample reduction) and the run stays under the size cap (``size``: statements).
     ``whole()`` gives the planes it reads whole (every sample reads all of them: a hawk Table):
     it joins no run that writes one of them, and no later member may write one.
+    ``scatters()`` gives the planes it writes whole after the run's samples (a hawk Scatter,
+    a Table's gradient): no other member of the run may touch one of them.
     """
 
     fuser: Callable[[list[Any], Callable[[Any], int], Callable[[Any], bool]], Callable[[Any], object]]
@@ -54,6 +56,7 @@ class Fusible:
     last: bool = False
     reduces: bool = False  # it reduces across samples (``Graph.reductions`` names it)
     whole: Callable[[], Sequence[Any]] = tuple
+    scatters: Callable[[], Sequence[Any]] = tuple
 
 
 @dataclass(frozen=True)

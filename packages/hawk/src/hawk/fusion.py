@@ -31,17 +31,31 @@ Call it as::
     fused = hawk.fusion.fuse([(ir_a, keys_a), (ir_b, keys_b)], live=lambda key: ..., name="run")
     fused.ir        # the fused KernelIR: phases.split(fused.ir, shared=True), then emit.source(...)
     fused.origins   # per fused slot: (launch index, slot index) whose argument fills it
+    fused.sites     # per checked access of the fused kernel: (launch index, its site there)
 
 where ``keys_x[k]`` is the key of slot ``k`` of launch x's IR (a plane's view
 identity; None for a by-value slot).  A launch whose IR stores inside an
 ``if`` cannot be fused: :func:`fusible` says so first.
+
+Checked Table reads and Scatters join a run too:
+
+- **checked accesses** are numbered across the run (launch by launch) and keep
+  the launch they come from (``member``): the run's one bounds cell then holds
+  the first bad access of the first launch that went wrong, which
+  :mod:`hawk.run_checks` raises as that launch's own error;
+- **a Scatter** (``s[k] += v``, ``s[k] = v``, a Table's gradient) keeps its
+  per-sample records in the run's loop, and its sort-and-sum runs after the
+  run's samples (``phases.split`` gives the fused kernel the finish).  Its
+  plane is written whole after the run, so no other launch of the run may
+  touch it (eagle's run rule, ``Fusible.scatters``; refused here too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from hawk import tables
 from hawk.ir import (
     Gather,
     If,
@@ -69,16 +83,20 @@ class Fused:
 
     ir: KernelIR
     origins: list[tuple[int, int]]  # per slot of ir: (launch index, that launch's slot index)
+    sites: list[tuple[int, int]] = field(default_factory=list)  # per checked site: (launch, its site)
 
 
-def fusible(ir: KernelIR) -> bool:
-    """Whether a launch of ``ir`` may join a fused run: its stores are at the top of its body
-    (where the front end puts results and Mutables), so forwarding sees every one; it has no
-    checked Table read (whose launch raises on its own) and sums nothing into a Table."""
+def fusible(ir: KernelIR, target: str = "cpu") -> bool:
+    """Whether a launch of ``ir`` may join a fused run on ``target`` ("cpu" or "gpu"): its stores
+    are at the top of its body (where the front end puts results and Mutables), so forwarding
+    sees every one.  On the GPU it also has no checked access and places no Scatter: a GPU
+    fused run does not read check cells back (a single GPU launch of them is refused)."""
     nested = [top for top in ir.body if isinstance(top, (If, Loop))]
-    return not any(isinstance(s, Store) for s in walk(nested)) \
-        and not any(isinstance(s, ScatterAdd) or (isinstance(s, Gather) and s.mode == "check")
-                    for s in walk(ir.body))
+    if any(isinstance(s, Store) for s in walk(nested)):
+        return False
+    accesses = [s for s in walk(ir.body) if isinstance(s, (Gather, ScatterAdd))]
+    return target == "cpu" or not any(s.mode == "check" or (isinstance(s, ScatterAdd) and s.exclusive)
+                                      for s in accesses)
 
 
 def size(ir: KernelIR) -> int:
@@ -96,12 +114,19 @@ def fuse(members: Sequence[Member], live: Callable[[Hashable], bool], name: str)
     by_key: dict[Hashable, int] = {}
     body: list[Stmt] = []
     stored: dict[tuple[int, int], Operand] = {}  # (fused slot, comp) -> the value stored last
+    sites: list[tuple[int, int]] = []
+    scattered: set[Hashable] = set()  # the planes a launch scatters into: no other touches them
     for m, (ir, member_keys) in enumerate(members):
         if not fusible(ir):
-            raise ValueError(f"hawk.fusion.fuse: kernel {ir.name!r} stores inside an if, reads a checked "
-                             "Table or sums into a Table; it cannot be fused")
+            raise ValueError(f"hawk.fusion.fuse: kernel {ir.name!r} stores inside an if; it cannot be fused")
         where: list[int] = []
+        outputs = [k for k, slot in enumerate(ir.slots) if slot.table is not None and slot.role != "read"]
         for k, (slot, plane_key) in enumerate(zip(ir.slots, member_keys, strict=True)):
+            if plane_key is not None and (plane_key in scattered or (k in outputs
+                                          and any(plane_key == key[0] for key in by_key))):
+                raise ValueError(f"hawk.fusion.fuse: kernel {ir.name!r}: plane {slot.name!r} is a Scatter's "
+                                 "output in this run and is used by another launch of it; give the "
+                                 "launches different planes, or run them apart")
             # a plane read as a Table and the same plane read per sample are two read-only slots
             key = None if plane_key is None else (plane_key, slot.table is not None)
             if key is not None and key in by_key:
@@ -115,9 +140,11 @@ def fuse(members: Sequence[Member], live: Callable[[Hashable], bool], name: str)
                 if key is not None:
                     by_key[key] = j
             where.append(j)
-        body += _Copier(where, stored).body(ir.body)
+        scattered.update(member_keys[k] for k in outputs)
+        body += _Copier(where, stored, m, len(sites)).body(ir.body)
+        sites += [(m, site) for site in range(tables.sites(ir))]
     body = _without_dead_stores(body, [key is None or live(key[0]) for key in keys])
-    return _compacted(KernelIR(name, slots, body), origins)
+    return replace(_compacted(KernelIR(name, slots, body), origins), sites=sites)
 
 
 def _named(slot: Slot, taken: set[str], member: int) -> Slot:
@@ -141,9 +168,12 @@ class _Copier:
     """A launch's statements with fresh vars, slot numbers of the fused kernel, and loads of
     what the run stored at this sample replaced by the stored value."""
 
-    def __init__(self, where: list[int], stored: dict[tuple[int, int], Operand]) -> None:
+    def __init__(self, where: list[int], stored: dict[tuple[int, int], Operand], member: int,
+                 first_site: int) -> None:
         self.where = where
         self.stored = stored
+        self.member = member
+        self.first_site = first_site  # the run's number of the launch's checked site 0
         self.vars: dict[int, Operand] = {}
         self.copied: set[int] = set()  # ids of the vars given a copy
 
@@ -156,6 +186,10 @@ class _Copier:
             self.vars[id(v)] = Var(v.dtype, v.uniform, v.name)
             self.copied.add(id(v))
         return self.vars[id(v)]  # type: ignore[return-value]
+
+    def checked(self, s: Gather | ScatterAdd) -> dict[str, int]:
+        """A checked access's site in the run's numbering, and its launch."""
+        return {"site": self.first_site + s.site, "member": self.member} if s.mode == "check" else {}
 
     def body(self, stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
@@ -185,7 +219,10 @@ class _Copier:
                                 [self.operand(v) for v in s.init], [self.fresh(u) for u in s.update]))
             elif isinstance(s, Gather):  # a Table's memory: no run stores to it (eagle cuts the run)
                 out.append(replace(s, dst=self.fresh(s.dst), slot=self.where[s.slot],
-                                   index=tuple(map(self.operand, s.index))))
+                                   index=tuple(map(self.operand, s.index)), **self.checked(s)))
+            elif isinstance(s, ScatterAdd):
+                out.append(replace(s, slot=self.where[s.slot], index=tuple(map(self.operand, s.index)),
+                                   value=self.operand(s.value), **self.checked(s)))
             else:
                 cond = self.operand(s.cond)
                 out.append(If(cond, self.body(s.then), self.body(s.orelse)))
@@ -210,12 +247,13 @@ def _compacted(ir: KernelIR, origins: list[tuple[int, int]]) -> Fused:
     """``ir`` without the slots it no longer touches, each kept slot's role what the body does."""
     loaded = {s.slot for s in walk(ir.body) if isinstance(s, (Load, Gather))}
     stored = {s.slot for s in walk(ir.body) if isinstance(s, Store)}
-    kept = [k for k in range(len(ir.slots)) if k in loaded or k in stored]
+    scatters = {s.slot for s in walk(ir.body) if isinstance(s, ScatterAdd)}  # a Scatter keeps its role
+    kept = [k for k in range(len(ir.slots)) if k in loaded or k in stored or k in scatters]
     number = {k: j for j, k in enumerate(kept)}
     slots = []
     for k in kept:
         s = ir.slots[k]
-        role = s.role if s.role == "value" else (
+        role = s.role if s.role == "value" or k in scatters else (
             "readwrite" if k in loaded and k in stored else "write" if k in stored else "read")
         slots.append(replace(s, role=role))
     return Fused(KernelIR(ir.name, slots, _renumbered(ir.body, number)), [origins[k] for k in kept])
@@ -226,7 +264,7 @@ def _renumbered(body: list[Stmt], number: dict[int, int]) -> list[Stmt]:
     for s in body:
         if isinstance(s, Load):
             out.append(Load(s.dst, number[s.slot], s.comp))
-        elif isinstance(s, Gather):
+        elif isinstance(s, (Gather, ScatterAdd)):
             out.append(replace(s, slot=number[s.slot]))
         elif isinstance(s, Store):
             out.append(Store(number[s.slot], s.comp, s.value))

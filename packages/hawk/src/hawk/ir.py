@@ -76,7 +76,9 @@ class Gather:
     ``mode`` says what an index outside the table does: "check" records an error the launch
     raises after it runs (the read itself takes cell 0, never memory outside the table),
     "clamp" takes the nearest edge, "wrap" goes around (Python's ``%``).  ``site`` numbers the
-    checked reads of a kernel (the error names the read), ``line`` is the read's source line."""
+    checked reads of a kernel (the error names the read), ``line`` is the read's source line.
+    ``member``: in a fused run's IR, the launch of the run it comes from (its bounds key puts
+    the members in order: the first that went wrong is the error); 0 in a kernel's own."""
 
     dst: Var
     slot: int
@@ -84,6 +86,7 @@ class Gather:
     mode: str = "check"
     site: int = 0
     line: int = 0
+    member: int = 0
 
 
 @dataclass
@@ -95,8 +98,8 @@ class ScatterAdd:
     where it added nothing) and T eagle's fixed tree over sample positions.  The order depends
     on no thread count; it is how a gather's adjoint reaches its Table (``hawk.derive``), and
     a ``Scatter`` parameter's ``s[k] += v``.  ``exclusive``: ``s[k] = v`` instead, every cell
-    written exactly once (the indices a permutation of the cells, checked).  ``mode``, ``site``
-    and ``line`` as a Gather's (a checked index out of range writes nothing and raises)."""
+    written exactly once (the indices a permutation of the cells, checked).  ``mode``, ``site``,
+    ``line`` and ``member`` as a Gather's (a checked index out of range writes nothing and raises)."""
 
     slot: int
     index: tuple[Operand, ...]
@@ -105,6 +108,7 @@ class ScatterAdd:
     exclusive: bool = False
     site: int = 0
     line: int = 0
+    member: int = 0
 
 
 @dataclass

@@ -327,8 +327,10 @@ def from_ir(ir: KernelIR, derivative: str | None = None) -> Kernel:
     array([0., 2., 4.])
     """
     params = [(s.name, Kind("param", None if s.dtype == "wf" else s.dtype) if s.role == "value"
-               else Kind("in", s.dtype)) for s in ir.slots if s.role != "write"]
-    wanted = tuple(ArgSpec(s.dtype) if s.role == "value" else ArgSpec(s.dtype, s.components, s.cell)
+               else Kind("table", s.dtype) if s.table is not None else Kind("in", s.dtype))
+              for s in ir.slots if s.role != "write"]
+    wanted = tuple(ArgSpec(s.dtype) if s.role == "value" else ArgSpec(s.dtype, table=s.table)
+                   if s.table is not None else ArgSpec(s.dtype, s.components, s.cell)
                    for s in ir.slots if s.role != "write")
 
     def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
@@ -501,6 +503,21 @@ class KernelBound(BoundPlan):
     >>> g = eagle.Graph().add(bound, name="inc").build().launch()
     >>> bound.outputs
     [array([1., 2., 3.])]
+
+    Consecutive launches of a built graph fuse into one function (``g.fused``), checked Table
+    reads and Scatters too; after the run, the first launch that went wrong raises its own error:
+
+    >>> from hawk import Table
+    >>> @hawk.kernel
+    ... def right(x: Scalar, t: Table) -> Scalar:
+    ...     return x * t[hawk.sample() + 1]
+    >>> g = eagle.Graph().add(bound, name="inc").add(right.plan(bound.outputs[0], np.ones(3)),
+    ...                                              name="right").build()
+    >>> g.fused
+    [('inc', 'right')]
+    >>> g.launch()
+    Traceback (most recent call last):
+    IndexError: hawk.kernel right: sample 2 read Table 't' (shape (3,)) at index 3 on axis 0, ...
     """
 
     @classmethod

@@ -6,7 +6,9 @@ partials between them; on the GPU each phase a grid-stride CUDA kernel, the
 graph's fixed-order reduction of the operand plane between them.  A fused run
 (:func:`host_run`, :func:`gpu_run`: the ``fuser`` of the launches'
 ``eagle.extend.Fusible``) is the same, from the IR :func:`hawk.fusion.fuse`
-makes of the run, with scratch of its own for its reductions.
+makes of the run, with scratch of its own for its reductions, its Scatters' sort-and-sum after
+its samples and, on the CPU, one check of its cells after it, where the first launch that went
+wrong raises (:mod:`hawk.run_checks`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from eagle import extend
 from eagle.native import Library, compile_libraries
 from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
-from hawk import emit, fusion, libm, tables
+from hawk import emit, fusion, libm, run_checks, tables
 from hawk.ir import Slot
 from hawk.phases import Phased, split
 from hawk.types import NUMPY, strong
@@ -201,9 +203,14 @@ def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[A
     slots = shaped.slots(args, n)
     phased, fused = shaped.phased, shaped.fused
     accesses = _accesses(phased, args, len(fused.origins))
+    cells = run_checks.cells(phased.slots, args)
+    names = [bound.plan.name for bound in bounds]
 
     def emit_run(program: Any) -> None:
         emit_phases(program, phased, functions, slots, args, n, accesses, fused.ir.per_sample)
+        if cells:  # checked reads, placing Scatters: the first launch that went wrong raises
+            program.callback(lambda: run_checks.check(fused, shaped.irs, names, cells, n),
+                             touches=list(cells.values()))
 
     return emit_run
 
@@ -215,23 +222,26 @@ def _functions(shaped: _Shaped) -> list[Any]:
     held = _LIBRARIES.get(source)
     if held is not None:
         return held[1]
-    item = (source, prefix, len(shaped.phased.phases))
-    deferred = extend.deferred_kernels(_compile_runs, item, item[2])
+    # a phase function each, then the Scatters' finish (hawk.tables.c_finish)
+    names = (*(f"{prefix}_p{j}" for j in range(len(shaped.phased.phases))),
+             *([f"{prefix}_s"] if shaped.phased.scatters else []))
+    item = (source, prefix, names)
+    deferred = extend.deferred_kernels(_compile_runs, item, len(names))
     return deferred if deferred is not None else _compile_runs([item])[0][0]
 
 
-def _compile_runs(items: list[tuple[str, str, int]]) -> list[tuple[list[Any], Library]]:
-    """Each (source, prefix, phases) compiled (those not cached, in one translation unit): its
-    phase functions and their library."""
+def _compile_runs(items: list[tuple[str, str, tuple[str, ...]]]) -> list[tuple[list[Any], Library]]:
+    """Each (source, prefix, function names) compiled (those not cached, in one translation unit):
+    its functions and their library."""
     libm.load()  # the functions the libraries call
     paths = compile_libraries([source for source, _, _ in items], "hawk_run", _one_unit)
     loaded: dict[Path, Library] = {}
     out = []
-    for (source, prefix, phases), path in zip(items, paths, strict=True):
+    for (source, _, names), path in zip(items, paths, strict=True):
         held = _LIBRARIES.get(source)
         if held is None:
             library = loaded.get(path) or loaded.setdefault(path, Library(path))
-            held = _LIBRARIES[source] = (library, [library.kernel(f"{prefix}_p{j}") for j in range(phases)])
+            held = _LIBRARIES[source] = (library, [library.kernel(name) for name in names])
         out.append((held[1], held[0]))
     return out
 
@@ -261,12 +271,15 @@ def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[An
 def fusible(bound: Any, target: str) -> extend.Fusible | None:
     """A launch's offer to join a fused run on ``target`` ("cpu" or "gpu")."""
     size = bound.plan.compiled.fused_size
-    if size is None:
+    if size is None or (target == "gpu" and not fusion.fusible(bound.plan.compiled.ir, target)):
         return None
     # a launch whose per-sample work waits for its reductions ends a run (a later member would
     # wait too); one whose reductions only fill cells lets the next share its reduction phase
     phased = bound.plan.compiled.phased
     read_whole = [k for k, s in enumerate(phased.slots) if s.table is not None and s.role == "read"]
+    # a Scatter's plane (a Table's gradient too) is written whole after the run's samples
+    scattered = [scatter.target for scatter in phased.scatters]
     return extend.Fusible(host_run if target == "cpu" else gpu_run, bound, bound.samples, bound.planes, size,
                           last=len(phased.phases) > 1 and not phased.cells_only,
-                          reduces=bool(phased.reductions), whole=lambda: [bound.args[k] for k in read_whole])
+                          reduces=bool(phased.reductions), whole=lambda: [bound.args[k] for k in read_whole],
+                          scatters=lambda: [bound.args[k] for k in scattered])

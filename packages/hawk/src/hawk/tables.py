@@ -273,6 +273,8 @@ def _check(emitter: Any, s: Gather | ScatterAdd, terms: list[tuple[str, int, int
     """``hk_in``: whether a checked access is inside the array; outside, the smallest key of the
     call so far (sample * sites + site) with the index and axis that were out of range."""
     key = f"({emitter.sample}) * {emitter.bound_sites}LL + {s.site}LL"
+    if s.member:  # a fused run's: its members in order, then samples (hawk.run_checks)
+        key = f"({s.member}LL * n + {emitter.sample}) * {emitter.bound_sites}LL + {s.site}LL"
     checks = " && ".join(f"(uint64_t)({v}) < {extent}ULL" for v, extent, _ in terms)
     index, axis = "0", "0"
     for k in reversed(range(len(terms))):  # the first axis out of range

@@ -30,7 +30,7 @@ from eagle.diff.ops import Context, KernelBack
 from eagle.diff.steps import Leaf, Place, place
 from eagle.extend import Program
 from hawk import derive, fusion
-from hawk.ir import If, KernelIR, Load, Loop, Op, Slot, Stmt, Store, Var, walk
+from hawk.ir import If, KernelIR, Load, Loop, Op, ScatterAdd, Slot, Stmt, Store, Var, walk
 from hawk.kernel import from_ir
 from hawk.types import is_float
 
@@ -56,8 +56,16 @@ def leaf_joins(leaf: Leaf, shared: Any) -> bool:
     """Whether a hawk kernel leaf's reverse may join a fused run (:func:`joins`)."""
     ir = leaf.node.payload.plan.compiled.ir
     nested = [s for top in ir.body if isinstance(top, (If, Loop)) for s in walk([top]) if isinstance(s, Load)]
-    return (ir.per_sample and fusion.fusible(ir) and not nested
+    return (_per_sample_but_tables(ir) and fusion.fusible(ir) and not nested
             and not any(p.place in shared for p in leaf.planes))
+
+
+def _per_sample_but_tables(ir: KernelIR) -> bool:
+    """Per-sample but for the Tables it reads: their gradients are the fused vjp's Scatters, each
+    Table of each kernel a slot of its own (read from before the run; :attr:`RunBack.whole`
+    keeps a run reading one written inside it apart)."""
+    return ir.per_sample or (not ir.reductions and not any(isinstance(s, ScatterAdd) for s in walk(ir.body))
+                             and all(s.role == "read" or (s.table is None and not s.cell) for s in ir.slots))
 
 
 def statements(leaf: Leaf) -> int:
@@ -86,7 +94,8 @@ def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
         if joins(op, shared):
             n = op.leaf.node.payload.samples
             if run and (run[0].leaf.node.payload.samples != n
-                        or sum(statements(r.leaf) for r in [*run, op]) > MAX_STATEMENTS):
+                        or sum(statements(r.leaf) for r in [*run, op]) > MAX_STATEMENTS
+                        or _planes(op, "written") & set().union(*(_planes(r, "table") for r in run))):
                 close()
             run.append(op)
             continue
@@ -95,6 +104,17 @@ def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
         incoming.update(op.uses())
     close()
     return out
+
+
+def _planes(op: KernelBack, which: str) -> set[Place]:
+    """The places ``op``'s kernel reads as a Table ("table") or writes ("written").  A run (walked
+    backwards) is cut at a kernel writing a place a later kernel of it reads as a Table: the
+    read's adjoint would reach that place after the run, past the reverse of its writer."""
+    bound = op.leaf.node.payload
+    slots = bound.plan.compiled.ir.slots
+    return {place(arg) for arg, s in zip(bound.args, slots, strict=False)
+            if ((s.table is not None and s.role == "read") if which == "table"
+                else s.role in ("write", "readwrite"))}
 
 
 @dataclass(eq=False)
