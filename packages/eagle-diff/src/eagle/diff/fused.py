@@ -45,18 +45,18 @@ from hawk.types import is_float
 MAX_STATEMENTS = 30
 
 
-def joins(op: Any, shared: Any) -> bool:
+def joins(op: Any, shared: Any, tables: bool = True) -> bool:
     """Whether ``op`` may join a fused run: a hawk kernel's reverse whose kernel is per-sample and
-    fusible, none of whose planes shares memory with another place (``shared``: the pass's
-    memory groups, whose adjoints are views of one buffer)."""
-    return isinstance(op, KernelBack) and leaf_joins(op.leaf, shared)
+    fusible (``tables``: or reads Tables besides), none of whose planes shares memory with
+    another place (``shared``: the pass's memory groups, whose adjoints are views of one buffer)."""
+    return isinstance(op, KernelBack) and leaf_joins(op.leaf, shared, tables)
 
 
-def leaf_joins(leaf: Leaf, shared: Any) -> bool:
+def leaf_joins(leaf: Leaf, shared: Any, tables: bool = True) -> bool:
     """Whether a hawk kernel leaf's reverse may join a fused run (:func:`joins`)."""
     ir = leaf.node.payload.plan.compiled.ir
     nested = [s for top in ir.body if isinstance(top, (If, Loop)) for s in walk([top]) if isinstance(s, Load)]
-    return (_per_sample_but_tables(ir) and fusion.fusible(ir) and not nested
+    return ((ir.per_sample or (tables and _per_sample_but_tables(ir))) and fusion.fusible(ir) and not nested
             and not any(p.place in shared for p in leaf.planes))
 
 
@@ -64,8 +64,8 @@ def _per_sample_but_tables(ir: KernelIR) -> bool:
     """Per-sample but for the Tables it reads: their gradients are the fused vjp's Scatters, each
     Table of each kernel a slot of its own (read from before the run; :attr:`RunBack.whole`
     keeps a run reading one written inside it apart)."""
-    return ir.per_sample or (not ir.reductions and not any(isinstance(s, ScatterAdd) for s in walk(ir.body))
-                             and all(s.role == "read" or (s.table is None and not s.cell) for s in ir.slots))
+    return not ir.reductions and not any(isinstance(s, ScatterAdd) for s in walk(ir.body)) \
+        and all(s.role == "read" or (s.table is None and not s.cell) for s in ir.slots)
 
 
 def statements(leaf: Leaf) -> int:
@@ -73,10 +73,12 @@ def statements(leaf: Leaf) -> int:
     return fusion.size(leaf.node.payload.plan.compiled.ir)
 
 
-def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
+def runs(ops: list[Any], shared: Any, incoming: set[Place], tables: bool = True) -> list[Any]:
     """``ops`` (in reverse order) with every run of two or more joinable kernel reverses over one
     sample count replaced by one :class:`RunBack`; ``incoming``: the places whose adjoint may hold
-    something before the first of ``ops`` (grown as the walk goes)."""
+    something before the first of ``ops`` (grown as the walk goes); ``tables``: kernels reading
+    Tables join too (not yet in a loop's turn, where such a fused reverse loses the gradient of
+    a Table read from outside the loop: found by the fuzzer, not understood yet)."""
     out: list[Any] = []
     run: list[KernelBack] = []
 
@@ -91,11 +93,11 @@ def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
         run.clear()
 
     for op in ops:
-        if joins(op, shared):
+        if joins(op, shared, tables):
             n = op.leaf.node.payload.samples
             if run and (run[0].leaf.node.payload.samples != n
                         or sum(statements(r.leaf) for r in [*run, op]) > MAX_STATEMENTS
-                        or _planes(op, "written") & set().union(*(_planes(r, "table") for r in run))):
+                        or cuts(op.leaf, [r.leaf for r in run])):
                 close()
             run.append(op)
             continue
@@ -106,11 +108,16 @@ def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
     return out
 
 
-def _planes(op: KernelBack, which: str) -> set[Place]:
-    """The places ``op``'s kernel reads as a Table ("table") or writes ("written").  A run (walked
-    backwards) is cut at a kernel writing a place a later kernel of it reads as a Table: the
-    read's adjoint would reach that place after the run, past the reverse of its writer."""
-    bound = op.leaf.node.payload
+def cuts(leaf: Leaf, later: list[Leaf]) -> bool:
+    """Whether a run walked backwards is cut before kernel ``leaf``: it writes a place a ``later``
+    kernel of the run reads as a Table, whose adjoint would reach that place after the run, past
+    the reverse of its writer."""
+    return bool(_planes(leaf, "written") & set().union(*(_planes(k, "table") for k in later)))
+
+
+def _planes(leaf: Leaf, which: str) -> set[Place]:
+    """The places a kernel leaf reads as a Table ("table") or writes ("written")."""
+    bound = leaf.node.payload
     slots = bound.plan.compiled.ir.slots
     return {place(arg) for arg, s in zip(bound.args, slots, strict=False)
             if ((s.table is not None and s.role == "read") if which == "table"
