@@ -389,9 +389,9 @@ def looped(x0, x1, cnt, record=False):
     return g
 
 
-def test_a_reverse_through_a_loop_of_table_reads_keeps_the_gradient_of_a_table_from_outside():
-    """Found by the fuzzer: fused in a loop's turn, the reverse lost x1's gradient; a turn's
-    kernels reading Tables reverse one by one (eagle.diff.fused.runs(tables=False))."""
+def test_a_fused_reverse_moves_a_table_read_with_its_slot():
+    """Found by the fuzzer: the fused reverse puts its outputs' slots last, and a Table read kept
+    its old slot number, reading the first kernel's output instead of x1 (x1's gradient was 0)."""
     rng = np.random.default_rng(14)
     x0, x1, cnt = rng.random(5), rng.random(5), np.array([2], np.uint32)
     g = looped(x0.copy(), x1.copy(), cnt, record=True)

@@ -30,7 +30,7 @@ from eagle.diff.ops import Context, KernelBack
 from eagle.diff.steps import Leaf, Place, place
 from eagle.extend import Program
 from hawk import derive, fusion
-from hawk.ir import If, KernelIR, Load, Loop, Op, ScatterAdd, Slot, Stmt, Store, Var, walk
+from hawk.ir import Gather, If, KernelIR, Load, Loop, Op, ScatterAdd, Slot, Stmt, Store, Var, walk
 from hawk.kernel import from_ir
 from hawk.types import is_float
 
@@ -45,18 +45,18 @@ from hawk.types import is_float
 MAX_STATEMENTS = 30
 
 
-def joins(op: Any, shared: Any, tables: bool = True) -> bool:
-    """Whether ``op`` may join a fused run: a hawk kernel's reverse whose kernel is per-sample and
-    fusible (``tables``: or reads Tables besides), none of whose planes shares memory with
-    another place (``shared``: the pass's memory groups, whose adjoints are views of one buffer)."""
-    return isinstance(op, KernelBack) and leaf_joins(op.leaf, shared, tables)
+def joins(op: Any, shared: Any) -> bool:
+    """Whether ``op`` may join a fused run: a hawk kernel's reverse whose kernel is per-sample (but
+    for the Tables it reads) and fusible, none of whose planes shares memory with another place
+    (``shared``: the pass's memory groups, whose adjoints are views of one buffer)."""
+    return isinstance(op, KernelBack) and leaf_joins(op.leaf, shared)
 
 
-def leaf_joins(leaf: Leaf, shared: Any, tables: bool = True) -> bool:
+def leaf_joins(leaf: Leaf, shared: Any) -> bool:
     """Whether a hawk kernel leaf's reverse may join a fused run (:func:`joins`)."""
     ir = leaf.node.payload.plan.compiled.ir
     nested = [s for top in ir.body if isinstance(top, (If, Loop)) for s in walk([top]) if isinstance(s, Load)]
-    return ((ir.per_sample or (tables and _per_sample_but_tables(ir))) and fusion.fusible(ir) and not nested
+    return (_per_sample_but_tables(ir) and fusion.fusible(ir) and not nested
             and not any(p.place in shared for p in leaf.planes))
 
 
@@ -64,8 +64,8 @@ def _per_sample_but_tables(ir: KernelIR) -> bool:
     """Per-sample but for the Tables it reads: their gradients are the fused vjp's Scatters, each
     Table of each kernel a slot of its own (read from before the run; :attr:`RunBack.whole`
     keeps a run reading one written inside it apart)."""
-    return not ir.reductions and not any(isinstance(s, ScatterAdd) for s in walk(ir.body)) \
-        and all(s.role == "read" or (s.table is None and not s.cell) for s in ir.slots)
+    return ir.per_sample or (not ir.reductions and not any(isinstance(s, ScatterAdd) for s in walk(ir.body))
+                             and all(s.role == "read" or (s.table is None and not s.cell) for s in ir.slots))
 
 
 def statements(leaf: Leaf) -> int:
@@ -73,12 +73,10 @@ def statements(leaf: Leaf) -> int:
     return fusion.size(leaf.node.payload.plan.compiled.ir)
 
 
-def runs(ops: list[Any], shared: Any, incoming: set[Place], tables: bool = True) -> list[Any]:
+def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
     """``ops`` (in reverse order) with every run of two or more joinable kernel reverses over one
     sample count replaced by one :class:`RunBack`; ``incoming``: the places whose adjoint may hold
-    something before the first of ``ops`` (grown as the walk goes); ``tables``: kernels reading
-    Tables join too (not yet in a loop's turn, where such a fused reverse loses the gradient of
-    a Table read from outside the loop: found by the fuzzer, not understood yet)."""
+    something before the first of ``ops`` (grown as the walk goes)."""
     out: list[Any] = []
     run: list[KernelBack] = []
 
@@ -93,7 +91,7 @@ def runs(ops: list[Any], shared: Any, incoming: set[Place], tables: bool = True)
         run.clear()
 
     for op in ops:
-        if joins(op, shared, tables):
+        if joins(op, shared):
             n = op.leaf.node.payload.samples
             if run and (run[0].leaf.node.payload.samples != n
                         or sum(statements(r.leaf) for r in [*run, op]) > MAX_STATEMENTS
@@ -255,7 +253,9 @@ def _renumbered(body: list[Stmt], number: dict[int, int]) -> list[Stmt]:
     def moved(s: Stmt) -> Stmt:
         if isinstance(s, If):
             return If(s.cond, [moved(x) for x in s.then], [moved(x) for x in s.orelse])
-        if isinstance(s, (Load, Store)):
+        if isinstance(s, Loop):
+            return replace(s, body=[moved(x) for x in s.body])
+        if isinstance(s, (Load, Store, Gather)):  # a Table's read moves with its slot too
             return replace(s, slot=number[s.slot])
         return s
 

@@ -319,7 +319,7 @@ class Pass:
                             "at; make it a hawk kernel, or move it out of the loop")
         turn = [op for ops in reversed(per_step) for op in ops]
         if self.fuse:  # adjoints flow from turn to turn: any active cotangent may hold something
-            turn = fused.runs(turn, self.groups.of, set(self.active), tables=False)
+            turn = fused.runs(turn, self.groups.of, set(self.active))
         state = [own[p.place] if p.place in live else None for p in looped.state]
         return [LoopBack(looped.tape, state, again, turn, [emitter.tapes, emitter.kept, own])]
 
