@@ -373,3 +373,38 @@ def test_checked_reads_and_a_placing_scatter_fuse_in_a_device_loop_body(bad, mon
     if bad:
         assert found[0].startswith(f"hawk.kernel placed: Scatter 's' cell ({p[4]},) was written by 2 samples "
                                    "(4 and 9)")
+
+
+@hawk.kernel
+def picked(s: Scalar, t: Table) -> Scalar:
+    return 0.5 * s + t[hawk.sample()] - 0.25 * t[hawk.sample() - hawk.sample() % 2]
+
+
+@eagle.Graph.builder
+def looped(x0, x1, cnt, record=False):
+    g = eagle.Graph(record=record)
+    for _ in range(cnt):
+        x0 = picked(picked(x0, x0), x1)  # x1: a Table from outside the loop
+    g.result = x0
+    return g
+
+
+def test_a_fused_reverse_moves_a_table_read_with_its_slot():
+    """Found by the fuzzer: the fused reverse puts its outputs' slots last, and a Table read kept
+    its old slot number, reading the first kernel's output instead of x1 (x1's gradient was 0)."""
+    rng = np.random.default_rng(14)
+    x0, x1, cnt = rng.random(5), rng.random(5), np.array([2], np.uint32)
+    g = looped(x0.copy(), x1.copy(), cnt, record=True)
+    g()
+    seed = np.linspace(-1.0, 1.0, 5)
+    grads = eagle.diff.reverse(g.record, {"result": seed}, wrt=("x0", "x1"))
+    alone = eagle.diff.reverse(g.record, {"result": seed}, wrt=("x0", "x1"), fuse=False)
+    h = 1e-6
+    for name, at in (("x0", 0), ("x1", 1)):
+        assert grads[name].tobytes() == alone[name].tobytes()
+        for i in range(5):
+            up, down = [x0.copy(), x1.copy()], [x0.copy(), x1.copy()]
+            up[at][i] += h
+            down[at][i] -= h
+            fd = float(seed @ (looped(*up, cnt)() - looped(*down, cnt)())) / (2 * h)
+            assert abs(fd - grads[name][i]) < 1e-7, (name, i)

@@ -30,7 +30,7 @@ from eagle.diff.ops import Context, KernelBack
 from eagle.diff.steps import Leaf, Place, place
 from eagle.extend import Program
 from hawk import derive, fusion
-from hawk.ir import If, KernelIR, Load, Loop, Op, ScatterAdd, Slot, Stmt, Store, Var, walk
+from hawk.ir import Gather, If, KernelIR, Load, Loop, Op, ScatterAdd, Slot, Stmt, Store, Var, walk
 from hawk.kernel import from_ir
 from hawk.types import is_float
 
@@ -46,9 +46,9 @@ MAX_STATEMENTS = 30
 
 
 def joins(op: Any, shared: Any) -> bool:
-    """Whether ``op`` may join a fused run: a hawk kernel's reverse whose kernel is per-sample and
-    fusible, none of whose planes shares memory with another place (``shared``: the pass's
-    memory groups, whose adjoints are views of one buffer)."""
+    """Whether ``op`` may join a fused run: a hawk kernel's reverse whose kernel is per-sample (but
+    for the Tables it reads) and fusible, none of whose planes shares memory with another place
+    (``shared``: the pass's memory groups, whose adjoints are views of one buffer)."""
     return isinstance(op, KernelBack) and leaf_joins(op.leaf, shared)
 
 
@@ -95,7 +95,7 @@ def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
             n = op.leaf.node.payload.samples
             if run and (run[0].leaf.node.payload.samples != n
                         or sum(statements(r.leaf) for r in [*run, op]) > MAX_STATEMENTS
-                        or _planes(op, "written") & set().union(*(_planes(r, "table") for r in run))):
+                        or cuts(op.leaf, [r.leaf for r in run])):
                 close()
             run.append(op)
             continue
@@ -106,11 +106,16 @@ def runs(ops: list[Any], shared: Any, incoming: set[Place]) -> list[Any]:
     return out
 
 
-def _planes(op: KernelBack, which: str) -> set[Place]:
-    """The places ``op``'s kernel reads as a Table ("table") or writes ("written").  A run (walked
-    backwards) is cut at a kernel writing a place a later kernel of it reads as a Table: the
-    read's adjoint would reach that place after the run, past the reverse of its writer."""
-    bound = op.leaf.node.payload
+def cuts(leaf: Leaf, later: list[Leaf]) -> bool:
+    """Whether a run walked backwards is cut before kernel ``leaf``: it writes a place a ``later``
+    kernel of the run reads as a Table, whose adjoint would reach that place after the run, past
+    the reverse of its writer."""
+    return bool(_planes(leaf, "written") & set().union(*(_planes(k, "table") for k in later)))
+
+
+def _planes(leaf: Leaf, which: str) -> set[Place]:
+    """The places a kernel leaf reads as a Table ("table") or writes ("written")."""
+    bound = leaf.node.payload
     slots = bound.plan.compiled.ir.slots
     return {place(arg) for arg, s in zip(bound.args, slots, strict=False)
             if ((s.table is not None and s.role == "read") if which == "table"
@@ -248,7 +253,9 @@ def _renumbered(body: list[Stmt], number: dict[int, int]) -> list[Stmt]:
     def moved(s: Stmt) -> Stmt:
         if isinstance(s, If):
             return If(s.cond, [moved(x) for x in s.then], [moved(x) for x in s.orelse])
-        if isinstance(s, (Load, Store)):
+        if isinstance(s, Loop):
+            return replace(s, body=[moved(x) for x in s.body])
+        if isinstance(s, (Load, Store, Gather)):  # a Table's read moves with its slot too
             return replace(s, slot=number[s.slot])
         return s
 

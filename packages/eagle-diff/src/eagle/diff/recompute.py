@@ -98,7 +98,8 @@ def _segments(steps: Sequence[Step | None], groups: Sequence[list[Any]], lowerin
             run = []
             continue
         if run and (run[0].step.node.payload.samples != step.node.payload.samples
-                    or sum(fused.statements(k.step) for k in [*run, traced[i]]) > fused.MAX_STATEMENTS):
+                    or sum(fused.statements(k.step) for k in [*run, traced[i]]) > fused.MAX_STATEMENTS
+                    or fused.cuts(step, [k.step for k in run])):
             if len(run) > 1:
                 yield run[::-1]
             run = []
