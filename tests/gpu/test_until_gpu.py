@@ -1,0 +1,67 @@
+"""eagle.until_done on the device: the loop is one WHILE node, the stop test a device reduction; the
+random walk of hawk's tests (test_until_done.py) gives the CPU's bits, run at once or step by step.
+
+On a machine with a GPU these run on it; elsewhere on the driver emulation (tests/fakecuda).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import eagle
+
+pytest.importorskip("hawk")
+
+_PATH = Path(__file__).resolve().parents[2] / "packages" / "hawk" / "tests" / "test_until_done.py"
+_SPEC = importlib.util.spec_from_file_location("hawk_tests_until_for_gpu", _PATH)
+walk = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(walk)
+
+N = 700
+
+
+def on_device(gpu, s):
+    return {name: gpu.asarray(a) for name, a in s.items()}
+
+
+def got(gpu, d):
+    return {name: gpu.get(a) for name, a in d.items()}
+
+
+@pytest.mark.parametrize("fuse", ["0", "1"])
+def test_the_walk_on_the_device_gives_the_cpus_bits(gpu, monkeypatch, fuse):
+    want = walk.photons(N)
+    steps = walk.python_loop(want, 10_000)
+    monkeypatch.setenv("EAGLE_FUSE", fuse)
+    d = on_device(gpu, walk.photons(N))
+    runner = eagle.until_done(walk.step_plans(d), terminated=d["done"], max_steps=10_000)
+    assert runner.run() == eagle.Steps(steps, 0)
+    assert runner._runner.backend == "gpu" and bool(runner._runner.fused) == (fuse == "1")
+    walk.same(got(gpu, d), want)
+
+
+def test_run_steps_on_the_device_from_where_it_stopped(gpu):
+    want = walk.photons(N)
+    total = walk.python_loop(want, 10_000)
+    d = on_device(gpu, walk.photons(N))
+    runner = eagle.until_done(walk.step_plans(d), terminated=d["done"], max_steps=10_000)
+    first = runner.run(max_steps=2)
+    assert first.steps == 2 and 0 < first.live < N
+    ran, live = 2, [first.live]
+    while not live[-1] == 0:
+        result = runner.run(max_steps=5)
+        ran += result.steps
+        live.append(result.live)
+    assert ran == total
+    walk.same(got(gpu, d), want)
+    assert runner._runner.captures == 1  # every run replays the one captured loop
+
+
+def test_a_capped_device_run_says_samples_are_live(gpu):
+    d = on_device(gpu, walk.photons(N))
+    result = eagle.until_done(walk.step_plans(d), terminated=d["done"], max_steps=3).run()
+    assert result.steps == 3 and result.live > 0 and not result.done
