@@ -29,7 +29,7 @@ import numpy as np
 
 from eagle import _cuda
 from eagle._arrays import on_device
-from eagle._core import check, ffi, lib
+from eagle._core import check, lib
 from eagle._edges import is_plane
 from eagle._graph import Graph
 from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, Swap, register_node_kind
@@ -141,7 +141,12 @@ def _library() -> Library:
 
 class Steps(NamedTuple):
     """What :meth:`UntilDone.run` did: ``steps`` run by this call, ``live`` samples not finished
-    after it (0: the loop is done; more: it stopped at ``max_steps``)."""
+    after it (0: the loop is done; more: it stopped at ``max_steps``, and says so).
+
+    >>> result = eagle.Steps(steps=16, live=3)
+    >>> result.done, tuple(result)
+    (False, (16, 3))
+    """
 
     steps: int
     live: int
@@ -185,7 +190,7 @@ class Until:
         if found is None:
             dtype = plane_dtype(self.terminated)
             if device is None:
-                host = [np.zeros(1, np.uint32), np.zeros(1, dtype), np.zeros(1, np.int64), np.zeros(1, np.int64)]
+                host = [np.zeros(1, t) for t in (np.uint32, dtype, np.int64, np.int64)]
                 was = np.zeros(self.samples, np.uint8)
             else:
                 host = [_cuda.pinned_array((1,), t, device) for t in (np.uint32, dtype, np.int64, np.int64)]
@@ -247,7 +252,8 @@ def until_done(items: Sequence[Any], *, terminated: Any, max_steps: int) -> Unti
     >>> def halve():
     ...     np.multiply(x, 0.5, out=x, where=terminated == 0)
     ...     terminated[:] = x < 1.0
-    >>> step = eagle.opaque(halve, reads={"terminated": terminated}, writes={"x": x, "terminated": terminated})
+    >>> step = eagle.opaque(halve, reads={"terminated": terminated},
+    ...                     writes={"x": x, "terminated": terminated})
     >>> runner = eagle.until_done([step], terminated=terminated, max_steps=100)
     >>> runner.run(max_steps=2)           # two steps, and one sample still live
     Steps(steps=2, live=1)
@@ -339,7 +345,20 @@ def _refuse_unwritten(payload: Until) -> None:
 
 
 class UntilDone(Node):
-    """An ``until_done`` node, which also runs on its own (:meth:`run`)."""
+    """An ``until_done`` node, which also runs on its own (:meth:`run`): what
+    :func:`until_done` returns.
+
+    >>> count, done = np.zeros(2), np.zeros(2, np.uint8)
+    >>> def tick():
+    ...     count[done == 0] += 1.0
+    ...     done[:] = count >= [2.0, 5.0]
+    >>> runner = eagle.until_done([eagle.opaque(tick, reads={"done": done},
+    ...                                         writes={"count": count, "done": done})],
+    ...                           terminated=done, max_steps=10)
+    >>> g = eagle.Graph().add_node(runner, name="count").build().launch()   # the loop, as a node
+    >>> count, runner.run()                    # nothing left for a run to do
+    (array([2., 5.]), Steps(steps=0, live=0))
+    """
 
     __slots__ = ("_runner",)
 
@@ -460,12 +479,13 @@ class _GpuKernels(_Kernels):
 
     def turn(self, gpu: Any, first: bool) -> None:
         c = self.cells
-        gpu.kernel(self._function(gpu, "eg_until_turn"),
-                   [c.done, c.steps, c.cap, c.go, np.int64(self.size), np.int64(not first)], (1, 1, 1), (1, 1, 1))
+        args = [c.done, c.steps, c.cap, c.go, np.int64(self.size), np.int64(not first)]
+        gpu.kernel(self._function(gpu, "eg_until_turn"), args, (1, 1, 1), (1, 1, 1))
 
 
 def _lower_cpu(until: Until) -> HostItems:
-    return HostItems(lambda program: _emit(until, program, _HostKernels(until, until.cells(None))), native=False)
+    return HostItems(lambda program: _emit(until, program, _HostKernels(until, until.cells(None))),
+                     native=False)
 
 
 def _lower_gpu(until: Until) -> GpuItems:
@@ -512,7 +532,8 @@ def _writes(until: Until) -> list[PlaneTuple]:
 
 
 def _rebuild(until: Until, swap: Swap) -> Until:
-    return dataclasses.replace(until, body=swap.body(until.body), terminated=swap(until.terminated), _cells={})
+    return dataclasses.replace(until, body=swap.body(until.body), terminated=swap(until.terminated),
+                               _cells={})
 
 
 register_node_kind("until_done", reads=_reads, writes=_writes, lower_cpu=_lower_cpu, lower_gpu=_lower_gpu,
