@@ -9,9 +9,11 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import eagle
+import eagle.graph
 
 pytest.importorskip("hawk")
 
@@ -64,3 +66,38 @@ def test_a_capped_device_run_says_samples_are_live(gpu):
     d = on_device(gpu, walk.photons(N))
     result = eagle.until_done(walk.step_plans(d), terminated=d["done"], max_steps=3).run()
     assert result.steps == 3 and result.live > 0 and not result.done
+
+
+GROW = """
+extern "C" __global__ void grow(double *x, const double *target, unsigned char *done, const long long n)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && !done[i]) {
+        x[i] += 1.0;
+        done[i] = x[i] >= target[i];
+    }
+}
+"""
+
+
+def test_a_captured_opaque_node_runs_once_per_step_inside_the_device_loop(gpu):
+    """The node reads terminated and leaves finished samples alone; it is captured once, at build."""
+    from eagle import _cuda
+
+    n = 300
+    targets = (np.arange(n) * 7 % 23 + 1).astype(np.float64)
+    x, target, done = gpu.zeros(n), gpu.asarray(targets), gpu.zeros(n, np.uint8)
+    captured = []
+
+    def step() -> None:
+        captured.append(1)
+        function = _cuda.module(GROW, "until_grow").function("grow")
+        _cuda.launch(function, (-(-n // 64), 1, 1), (64, 1, 1), [x, target, done, np.int64(n)],
+                     stream=eagle.graph.capture_stream())
+
+    node = eagle.opaque(step, reads={"target": target, "done": done}, writes={"x": x, "done": done})
+    runner = eagle.until_done([node], terminated=done, max_steps=100)
+    assert runner.run(max_steps=10) == eagle.Steps(10, int((targets > 10).sum()))
+    assert runner.run() == eagle.Steps(13, 0)
+    assert len(captured) == 1
+    np.testing.assert_array_equal(gpu.get(x), targets)
