@@ -101,3 +101,19 @@ def test_a_captured_opaque_node_runs_once_per_step_inside_the_device_loop(gpu):
     assert runner.run() == eagle.Steps(13, 0)
     assert len(captured) == 1
     np.testing.assert_array_equal(gpu.get(x), targets)
+
+
+def test_a_logical_size_is_patched_into_the_captured_loop(gpu):
+    m = 300
+    want = walk.photons(m)
+    steps = walk.python_loop(want, 10_000)
+    d = on_device(gpu, walk.photons(N))
+    runner = eagle.until_done(walk.step_plans(d), terminated=d["done"], max_steps=10_000)
+    assert runner.run(max_steps=1).steps == 1  # built and captured at the full size
+    for name, a in walk.photons(N).items():
+        gpu.put(d[name], a)
+    assert runner.set_logical_size(m).run() == eagle.Steps(steps, 0)
+    assert runner._runner.captures == 1  # no re-capture
+    host = got(gpu, d)
+    walk.same({name: a[:m] for name, a in host.items()}, want)
+    walk.same({name: a[m:] for name, a in host.items()}, {name: a[m:] for name, a in walk.photons(N).items()})

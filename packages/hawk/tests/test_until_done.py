@@ -148,3 +148,15 @@ def test_a_reduction_in_the_loop_is_refused_by_name():
                                          "per-sample"):
         eagle.until_done([step_plans(s)[1], tally.plan(s["z"], np.zeros(1, np.uint32))], terminated=s["done"],
                          max_steps=3)
+
+
+def test_a_logical_size_walks_the_first_samples_only():
+    """set_logical_size: the next runs process the first m samples, as a batch of m would."""
+    m = 1000
+    want = photons(m)
+    steps = python_loop(want, 10_000)
+    s = photons(N)
+    runner = eagle.until_done(step_plans(s), terminated=s["done"], max_steps=10_000).set_logical_size(m)
+    assert runner.run() == eagle.Steps(steps, 0)  # the samples past m are not counted live
+    same({name: a[:m] for name, a in s.items()}, want)
+    same({name: a[m:] for name, a in s.items()}, {name: a[m:] for name, a in photons(N).items()})

@@ -373,31 +373,54 @@ class UntilDone(Node):
         cap = until.max_steps if max_steps is None else max_steps
         if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
             raise ValueError(f"{API}: runner.run: max_steps must be a positive int, got {max_steps!r}")
-        graph = getattr(self, "_runner", None)
-        if graph is None:
-            graph = Graph().add_node(Node("until_done", until), name="until done").build()
-            self._runner = graph
+        graph = self._own_graph()
         cells = until.cells(_device(until.terminated))
         cells.cap[0] = cap
         try:
             graph.launch()
         finally:
             cells.cap[0] = until.max_steps
-        return Steps(int(cells.steps[0]), _live(until.terminated))
+        logical = until.samples if graph._logical is None else min(graph._logical, until.samples)
+        return Steps(int(cells.steps[0]), _live(until.terminated, logical))
+
+    def set_logical_size(self, n: int) -> UntilDone:
+        """The next runs process only the first ``n`` samples (and count only those as live), with
+        no new lowering: on a GPU the sizes are patched into the instantiated graph.
+
+        >>> x, done = np.zeros(4), np.zeros(4, np.uint8)
+        >>> def tick():
+        ...     x[:2][done[:2] == 0] += 1.0          # a node over the first two samples
+        ...     done[:2] = x[:2] >= 3.0
+        >>> runner = eagle.until_done([eagle.opaque(tick, reads={"done": done},
+        ...                                         writes={"x": x, "done": done})],
+        ...                           terminated=done, max_steps=10).set_logical_size(2)
+        >>> runner.run(), x
+        (Steps(steps=3, live=0), array([3., 3., 0., 0.]))
+        """
+        self._own_graph().set_logical_size(n)
+        return self
+
+    def _own_graph(self) -> Graph:
+        """The runner's own one-node graph, built at the first use."""
+        graph = getattr(self, "_runner", None)
+        if graph is None:
+            graph = Graph().add_node(Node("until_done", self.payload), name="until done").build()
+            self._runner = graph
+        return graph
 
 
 def _device(plane: Any) -> int | None:
     return _cuda.device_of(plane) if on_device(plane) else None
 
 
-def _live(terminated: Any) -> int:
-    """Samples whose terminated is 0, read on the host (between runs)."""
+def _live(terminated: Any, logical: int) -> int:
+    """Samples among the first ``logical`` whose terminated is 0, read on the host (between runs)."""
     if on_device(terminated):
         host = np.empty(np.shape(terminated), plane_dtype(terminated))
         check(lib.eagle_cuda_memcpy(_cuda.device_of(terminated), host.ctypes.data, _cuda.address(terminated),
                                     host.nbytes), f"{API}: reading terminated")
         terminated = host
-    return int(np.count_nonzero(np.asarray(terminated) == 0))
+    return int(np.count_nonzero(np.asarray(terminated)[:logical] == 0))
 
 
 # ----------------------------------------------------------------------------- lowering
