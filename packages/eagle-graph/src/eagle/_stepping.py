@@ -58,28 +58,60 @@ static int eg_nonzero(const unsigned char *p, int64_t size)
     return any != 0;
 }
 
-/* was[i] = terminated[i] != 0 (items of `size` bytes). */
+/* was[i] = terminated[i] != 0 (items of `size` bytes: 1 or 4). */
 void eg_until_mark(int64_t begin, int64_t end, const eagle_arg *a)
 {
-    const unsigned char *t = a[0].ptr;
     unsigned char *was = a[1].ptr;
-    const int64_t size = a[2].i64;
-    for (int64_t i = begin; i < end; ++i)
-        was[i] = (unsigned char)eg_nonzero(t + i * size, size);
+    if (a[2].i64 == 4) {
+        const uint32_t *t = a[0].ptr;
+        for (int64_t i = begin; i < end; ++i)
+            was[i] = t[i] != 0;
+    } else {
+        const uint8_t *t = a[0].ptr;
+        for (int64_t i = begin; i < end; ++i)
+            was[i] = t[i] != 0;
+    }
 }
 
-/* For each sample i with was[i]: its value in each of the `rows` rows of a (rows, n) plane of
- * `size`-byte items, copied from src to dst. */
+/* Each sample's value in each of the `rows` rows of a (rows, n) plane of `size`-byte items, copied
+ * from src to dst where was[i] (dst kept elsewhere), or everywhere unless `masked`: a select over
+ * the items' bits, which the compiler vectorizes. */
+#define EG_KEEP(T)                                                                                 \
+    for (int64_t r = 0; r < rows; ++r) {                                                           \
+        const T *s = (const T *)src + r * n;                                                       \
+        T *d = (T *)dst + r * n;                                                                   \
+        if (!was)                                                                                  \
+            memcpy(d + begin, s + begin, (size_t)(end - begin) * sizeof(T));                       \
+        else                                                                                       \
+            for (int64_t i = begin; i < end; ++i)                                                  \
+                d[i] = was[i] ? s[i] : d[i];                                                       \
+    }
+
 void eg_until_keep(int64_t begin, int64_t end, const eagle_arg *a)
 {
-    const unsigned char *was = a[0].ptr;
+    const unsigned char *was = a[6].i64 ? a[0].ptr : NULL;
     const char *src = a[1].ptr;
     char *dst = a[2].ptr;
     const int64_t rows = a[3].i64, n = a[4].i64, size = a[5].i64;
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t i = begin; i < end; ++i)
-            if (was[i])
-                memcpy(dst + (r * n + i) * size, src + (r * n + i) * size, (size_t)size);
+    switch (size) {
+    case 1:
+        EG_KEEP(uint8_t)
+        break;
+    case 2:
+        EG_KEEP(uint16_t)
+        break;
+    case 4:
+        EG_KEEP(uint32_t)
+        break;
+    case 8:
+        EG_KEEP(uint64_t)
+        break;
+    default:
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t i = begin; i < end; ++i)
+                if (!was || was[i])
+                    memcpy(dst + (r * n + i) * size, src + (r * n + i) * size, (size_t)size);
+    }
 }
 
 /* turn 0: before the loop, steps = 0; else after a step, steps += 1.  Then go = the loop runs on:
@@ -440,7 +472,7 @@ def _emit(until: Until, target: Any, kernels: _Kernels) -> None:
         saved = [kernels.like(a) for a in planes]
         kernels.mark(body)
         for plane, copy in zip(planes, saved, strict=True):
-            kernels.keep(body, plane, copy)
+            kernels.keep(body, plane, copy, masked=False)  # every sample: a copy, cheaper than a select
         body.nodes(segment)  # a run of hawk kernels fuses, inside the frame
         for plane, copy in zip(planes, saved, strict=True):
             kernels.keep(body, copy, plane)
@@ -470,11 +502,13 @@ class _HostKernels(_Kernels):
         program.kernel(_library().kernel("eg_until_mark"), [t, was, self.size], self.until.samples,
                        accesses=[(t, "read"), (was, "write")])
 
-    def keep(self, program: Any, src: Any, dst: Any) -> None:
+    def keep(self, program: Any, src: Any, dst: Any, masked: bool = True) -> None:
         n = self.until.samples
+        was = self.cells.was
         program.kernel(_library().kernel("eg_until_keep"),
-                       [self.cells.was, src, dst, _rows(src, n), n, plane_dtype(src).itemsize], n,
-                       accesses=[(self.cells.was, "read"), (src, "read"), (dst, "readwrite")])
+                       [was, src, dst, _rows(src, n), n, plane_dtype(src).itemsize, int(masked)], n,
+                       accesses=[*([(was, "read")] if masked else []), (src, "read"),
+                                 (dst, "readwrite" if masked else "write")])
 
     def turn(self, program: Any, first: bool) -> None:
         c = self.cells
@@ -494,7 +528,9 @@ class _GpuKernels(_Kernels):
         gpu.samples_kernel(self._function(gpu, "eg_until_mark"),
                            [self.until.terminated, self.cells.was, np.int64(self.size)], self.until.samples)
 
-    def keep(self, gpu: Any, src: Any, dst: Any) -> None:
+    def keep(self, gpu: Any, src: Any, dst: Any, masked: bool = True) -> None:
+        """``masked`` or not, the device copies the marked samples only (the others' saved
+        values are never read)."""
         n = self.until.samples
         gpu.samples_kernel(self._function(gpu, "eg_until_keep"),
                            [self.cells.was, src, dst, *map(np.int64, (_rows(src, n), n,
