@@ -160,3 +160,24 @@ def test_a_logical_size_walks_the_first_samples_only():
     assert runner.run() == eagle.Steps(steps, 0)  # the samples past m are not counted live
     same({name: a[:m] for name, a in s.items()}, want)
     same({name: a[m:] for name, a in s.items()}, {name: a[m:] for name, a in photons(N).items()})
+
+
+def test_it_composes_with_the_builder():
+    """A stepping loop written inside an @eagle.Graph.builder function: one node of its graph."""
+    pytest.importorskip("eagle.builder")
+
+    @eagle.Graph.builder
+    def walkers(z, mu, k, done):
+        g = eagle.Graph()
+        plans = step_plans({"z": z, "mu": mu, "k": k, "done": done})
+        eagle.until_done(plans, terminated=done, max_steps=10_000)
+        g.result = (z, k)
+        return g
+
+    want = photons(N)
+    python_loop(want, 10_000)
+    s = photons(N)
+    g = walkers(s["z"], s["mu"], s["k"], s["done"])
+    assert [node.kind for node in eagle.extend.view(g).nodes] == ["until_done"]
+    z, k = g()
+    assert z.tobytes() == want["z"].tobytes() and k.tobytes() == want["k"].tobytes()

@@ -9,11 +9,11 @@ condition from that cell and the cap (a cell the host writes between runs, so
 
 A finished sample is never written.  Plans are masked by eagle: a run of consecutive plans is
 framed by a mark (``was = terminated != 0``, taken before the run), a save of each plane the run
-writes for the marked samples, and a restore of those samples after it, so a finished sample
-keeps its bytes exactly whatever the plans compute.  The frame works for every plan, native C or
-hawk, leaves the run free to fuse, and keeps hawk's code generation untouched; its cost, two
-passes over the written planes per step, is what a store guard in the kernel or compaction
-(issue 21's later parts) removes.  An opaque or child node is handed ``terminated`` among its
+writes, and a restore of the marked samples after it, so a finished sample keeps its bytes
+exactly whatever the plans compute.  The frame works for every plan, native C or hawk, leaves the
+run free to fuse (on the host the frame and the run go block by block, with no barrier between
+them), and keeps hawk's code generation untouched; its cost, two passes over the written planes
+per step, is what a store guard in the kernel or compaction (issue 21's later parts) removes.  An opaque or child node is handed ``terminated`` among its
 planes and leaves the finished samples alone itself.
 """
 
