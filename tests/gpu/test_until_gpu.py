@@ -80,10 +80,38 @@ extern "C" __global__ void grow(double *x, const double *target, unsigned char *
 """
 
 
-def test_a_captured_opaque_node_runs_once_per_step_inside_the_device_loop(gpu):
-    """The node reads terminated and leaves finished samples alone; it is captured once, at build."""
+def grow_once(x, target, done, n, stream) -> None:
     from eagle import _cuda
 
+    function = _cuda.module(GROW, "until_grow").function("grow")
+    _cuda.launch(function, (-(-n // 64), 1, 1), (64, 1, 1), [x, target, done, np.int64(n)], stream=stream)
+
+
+def test_a_child_graph_runs_once_per_step_inside_the_device_loop(gpu):
+    """A CUDA graph made elsewhere (here by stream capture of one launch), as a step of the loop."""
+    from eagle import _cuda
+
+    opaque_tests = importlib.util.spec_from_file_location("until_opaque_tests", Path(__file__).with_name(
+        "test_opaque_gpu.py"))
+    module = importlib.util.module_from_spec(opaque_tests)
+    opaque_tests.loader.exec_module(module)
+    _cuda.open_device(0)
+    driver = module.Driver()
+    n = 200
+    targets = (np.arange(n) * 5 % 17 + 1).astype(np.float64)
+    x, target, done = gpu.zeros(n), gpu.asarray(targets), gpu.zeros(n, np.uint8)
+    stream, graph = driver.stream(), module.ctypes.c_void_p()
+    driver.call("cuStreamBeginCapture", 10010, stream, module.ctypes.c_int(1))
+    grow_once(x, target, done, n, stream)
+    driver.call("cuStreamEndCapture", 10000, stream, module.ctypes.addressof(graph))
+    node = eagle.graph.child(graph.value, reads={"target": target, "done": done},
+                             writes={"x": x, "done": done})
+    assert eagle.until_done([node], terminated=done, max_steps=100).run() == eagle.Steps(17, 0)
+    np.testing.assert_array_equal(gpu.get(x), targets)
+
+
+def test_a_captured_opaque_node_runs_once_per_step_inside_the_device_loop(gpu):
+    """The node reads terminated and leaves finished samples alone; it is captured once, at build."""
     n = 300
     targets = (np.arange(n) * 7 % 23 + 1).astype(np.float64)
     x, target, done = gpu.zeros(n), gpu.asarray(targets), gpu.zeros(n, np.uint8)
@@ -91,9 +119,7 @@ def test_a_captured_opaque_node_runs_once_per_step_inside_the_device_loop(gpu):
 
     def step() -> None:
         captured.append(1)
-        function = _cuda.module(GROW, "until_grow").function("grow")
-        _cuda.launch(function, (-(-n // 64), 1, 1), (64, 1, 1), [x, target, done, np.int64(n)],
-                     stream=eagle.graph.capture_stream())
+        grow_once(x, target, done, n, eagle.graph.capture_stream())
 
     node = eagle.opaque(step, reads={"target": target, "done": done}, writes={"x": x, "done": done})
     runner = eagle.until_done([node], terminated=done, max_steps=100)
