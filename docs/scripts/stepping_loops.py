@@ -27,9 +27,10 @@ the same calls build the loop into a CUDA graph.
 # Each photon has a depth ``z``, a direction cosine ``mu``, a count ``k`` of
 # the steps it took, and ``done``, its ``terminated`` flag.  One step moves
 # it a random distance, then it escapes through either face of the slab, is
-# absorbed, or scatters into a new direction.  The random numbers are keyed
-# by the photon and its own step count, so a photon's walk does not depend on
-# when the others end.
+# absorbed, or scatters into a new direction; a second kernel keeps the
+# deepest point each photon reached.  The random numbers are keyed by the
+# photon and its own step count, so a photon's walk does not depend on when
+# the others end.
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -41,26 +42,27 @@ from hawk import math as hm
 
 
 @hawk.kernel
-def move(z: Mutable[Scalar], mu: Scalar, k: Mutable[UInt32], seed: Param[Int32]):
-    z = z + mu * (2.0 * hawk.random.uniform(seed, k * hm.uint32(3)))
+def walk(z: Mutable[Scalar], mu: Mutable[Scalar], k: Mutable[UInt32], done: Mutable[UInt32],
+         seed: Param[Int32], tau: Param, albedo: Param):
+    draw = k * hm.uint32(3)
+    z = z + mu * (2.0 * hawk.random.uniform(seed, draw))
     k = k + hm.uint32(1)
+    if z < 0.0 or z > tau:
+        done = hm.uint32(1)  # escaped
+    elif hawk.random.uniform(seed, draw + hm.uint32(1)) > albedo:
+        done = hm.uint32(1)  # absorbed
+    else:
+        mu = 2.0 * hawk.random.uniform(seed, draw + hm.uint32(2)) - 1.0
 
 
 @hawk.kernel
-def collide(z: Scalar, mu: Mutable[Scalar], k: UInt32, done: Mutable[UInt32], seed: Param[Int32],
-            tau: Param, albedo: Param):
-    c = (k - hm.uint32(1)) * hm.uint32(3)
-    if z < 0.0 or z > tau:
-        done = hm.uint32(1)  # escaped
-    elif hawk.random.uniform(seed, c + hm.uint32(1)) > albedo:
-        done = hm.uint32(1)  # absorbed
-    else:
-        mu = 2.0 * hawk.random.uniform(seed, c + hm.uint32(2)) - 1.0
+def deepest(z: Scalar, depth: Mutable[Scalar]):
+    depth = hm.maximum(depth, z)
 
 
 n = 20_000
-z, mu, k, done = np.zeros(n), np.ones(n), np.zeros(n, np.uint32), np.zeros(n, np.uint32)
-step = [move.plan(z, mu, k, 7), collide.plan(z, mu, k, done, 7, 8.0, 0.95)]
+z, mu, k, done, depth = np.zeros(n), np.ones(n), np.zeros(n, np.uint32), np.zeros(n, np.uint32), np.zeros(n)
+step = [walk.plan(z, mu, k, done, 7, 8.0, 0.95), deepest.plan(z, depth)]
 
 # %%
 # Run it until every photon is done
@@ -83,7 +85,7 @@ print(f"steps per photon: median {np.median(k):.0f}, 99th percentile {np.percent
 # A finished sample is never written
 # ----------------------------------
 #
-# ``move`` moves every photon it is given; inside the loop eagle masks a
+# ``walk`` moves every photon it is given; inside the loop eagle masks a
 # plan, so a photon that was finished before a step keeps its bytes exactly,
 # whatever the plans compute.  (eagle frames a run of plans with a save and a
 # restore of the planes it writes, for the finished samples only: it works
@@ -96,17 +98,17 @@ print(f"steps per photon: median {np.median(k):.0f}, 99th percentile {np.percent
 # The loop means what a Python loop over the same kernels means, with the
 # finished samples put back by hand, stopping at the same step:
 
-z2, mu2, k2, done2 = np.zeros(n), np.ones(n), np.zeros(n, np.uint32), np.zeros(n, np.uint32)
+state = [np.zeros(n), np.ones(n), np.zeros(n, np.uint32), np.zeros(n, np.uint32), np.zeros(n)]
 steps = 0
-while (done2 == 0).any():
-    was = done2 != 0
-    kept = [a[was].copy() for a in (z2, mu2, k2, done2)]
-    move(z2, mu2, k2, 7)
-    collide(z2, mu2, k2, done2, 7, 8.0, 0.95)
-    for a, old in zip((z2, mu2, k2, done2), kept, strict=True):
+while (state[3] == 0).any():
+    was = state[3] != 0
+    kept = [a[was].copy() for a in state]
+    walk(*state[:4], 7, 8.0, 0.95)
+    deepest(state[0], state[4])
+    for a, old in zip(state, kept, strict=True):
         a[was] = old
     steps += 1
-print(steps, z.tobytes() == z2.tobytes() and k.tobytes() == k2.tobytes())
+print(steps, all(a.tobytes() == b.tobytes() for a, b in zip((z, mu, k, done, depth), state, strict=True)))
 
 # %%
 # A few steps at a time: your code between the runs
@@ -119,7 +121,7 @@ print(steps, z.tobytes() == z2.tobytes() and k.tobytes() == k2.tobytes())
 # ``opaque(fn, eager=True)`` items and says so).  A run that stops at its cap
 # says how many samples are still live: it never pretends they all finished.
 
-z[:], mu[:], k[:], done[:] = 0.0, 1.0, 0, 0
+z[:], mu[:], k[:], done[:], depth[:] = 0.0, 1.0, 0, 0, 0.0
 ran, live = [0], [n]
 while live[-1]:
     result = runner.run(max_steps=4)
@@ -146,8 +148,8 @@ fig.tight_layout()
 # ``@eagle.Graph.builder`` function.  The picture frames the loop's body; the
 # two kernels run as one fused function.
 
-start = eagle.opaque(lambda: (z.fill(0.0), mu.fill(1.0), k.fill(0), done.fill(0)),
-                     writes={"z": z, "mu": mu, "k": k, "done": done})
+start = eagle.opaque(lambda: (z.fill(0.0), mu.fill(1.0), k.fill(0), done.fill(0), depth.fill(0.0)),
+                     writes={"z": z, "mu": mu, "k": k, "done": done, "depth": depth})
 g = eagle.Graph().add_node(start, name="inject").add_node(runner, name="walk").build()
 g.launch()
 print(g)

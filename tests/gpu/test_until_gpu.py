@@ -7,7 +7,9 @@ On a machine with a GPU these run on it; elsewhere on the driver emulation (test
 from __future__ import annotations
 
 import importlib.util
+import runpy
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,10 +19,9 @@ import eagle.graph
 
 pytest.importorskip("hawk")
 
-_PATH = Path(__file__).resolve().parents[2] / "packages" / "hawk" / "tests" / "test_until_done.py"
-_SPEC = importlib.util.spec_from_file_location("hawk_tests_until_for_gpu", _PATH)
-walk = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(walk)
+#: the random walk of hawk's own tests, its kernels and its Python loop
+HAWK_TESTS = Path(__file__).parents[2] / "packages" / "hawk" / "tests"
+walk = SimpleNamespace(**runpy.run_path(str(HAWK_TESTS / "test_until_done.py")))
 
 N = 700
 
