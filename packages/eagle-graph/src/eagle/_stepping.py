@@ -270,7 +270,7 @@ def until_done(items: Sequence[Any], *, terminated: Any, max_steps: int) -> Unti
 
     ``items`` are plans (a bound plan, a hawk ``kernel.plan(...)``), captured ``opaque`` nodes
     and ``child`` graphs.  A plan takes one step per launch and is masked by eagle: it never
-    writes a finished sample (one that was finished before the step), whatever it computes.  An
+    writes a finished sample (one finished before the plan runs), whatever it computes.  An
     opaque or child node must leave finished samples alone itself, so it declares ``terminated``
     among its planes (read it to know which).  ``terminated`` is a 1-D bool, uint8, int32 or
     uint32 plane, one value per sample, and some item writes it (else only ``max_steps`` could
