@@ -46,6 +46,15 @@ def test_the_walk_on_the_device_gives_the_cpus_bits(gpu, monkeypatch, fuse):
     walk.same(got(gpu, d), want)
 
 
+def test_a_step_that_reads_a_table_on_the_device_gives_the_cpus_bits(gpu):
+    want, steps = walk.layered_loop(N)
+    d = on_device(gpu, walk.photons(N))
+    runner = eagle.until_done(walk.layered_plans(d, gpu.asarray(walk.LAYERS)), terminated=d["done"],
+                              max_steps=10_000)
+    assert runner.run() == eagle.Steps(steps, 0)
+    walk.same(got(gpu, d), want)
+
+
 def test_run_steps_on_the_device_from_where_it_stopped(gpu):
     want = walk.photons(N)
     total = walk.python_loop(want, 10_000)

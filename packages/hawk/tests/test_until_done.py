@@ -14,7 +14,7 @@ import eagle
 import eagle.extend
 import eagle.testing
 import hawk
-from hawk import Int32, Mutable, Param, Scalar, UInt32
+from hawk import Int32, Mutable, Param, Scalar, Table, UInt32
 from hawk import math as hm
 
 
@@ -181,3 +181,53 @@ def test_it_composes_with_the_builder():
     assert [node.kind for node in eagle.extend.view(g).nodes] == ["until_done"]
     z, k = g()
     assert z.tobytes() == want["z"].tobytes() and k.tobytes() == want["k"].tobytes()
+
+
+@hawk.kernel
+def absorb_by_layer(z: Scalar, k: UInt32, done: Mutable[UInt32], albedo: Table.clamp, seed: Param[Int32]):
+    """Absorption whose albedo is looked up per layer of the slab: a Table read in the step."""
+    c = (k - hm.uint32(1)) * hm.uint32(3)
+    if done == hm.uint32(0) and hawk.random.uniform(seed, c + hm.uint32(1)) > albedo[hm.int32(z)]:
+        done = hm.uint32(1)
+
+
+LAYERS = np.linspace(0.99, 0.8, 6)
+
+
+def layered_plans(s: dict[str, np.ndarray], layers: np.ndarray = LAYERS) -> list:
+    return [move.plan(s["z"], s["mu"], s["k"], SEED),
+            absorb_by_layer.plan(s["z"], s["k"], s["done"], layers, SEED),
+            collide.plan(s["z"], s["mu"], s["k"], s["done"], SEED, TAU, 1.0)]
+
+
+def layered_loop(n: int) -> tuple[dict[str, np.ndarray], int]:
+    """The layered walk in a Python loop, the finished samples put back by hand."""
+    layers = LAYERS
+    want, steps = photons(n), 0
+    while (want["done"] == 0).any():
+        was = want["done"] != 0
+        kept = {name: a[was].copy() for name, a in want.items()}
+        move(want["z"], want["mu"], want["k"], SEED)
+        absorb_by_layer(want["z"], want["k"], want["done"], layers, SEED)
+        collide(want["z"], want["mu"], want["k"], want["done"], SEED, TAU, 1.0)
+        for name, a in want.items():
+            a[was] = kept[name]
+        steps += 1
+    return want, steps
+
+
+def test_a_plan_that_reads_a_table_is_masked_like_any():
+    want, steps = layered_loop(N)
+    s = photons(N)
+    runner = eagle.until_done(layered_plans(s), terminated=s["done"], max_steps=10_000)
+    assert runner.run() == eagle.Steps(steps, 0)
+    same(s, want)
+
+
+def test_a_table_the_loop_writes_is_refused():
+    s = photons(16)
+    with pytest.raises(ValueError, match=r"item 1 \('absorb_by_layer'\): plan 'absorb_by_layer' reads plane "
+                                         r"'albedo' whole \(a Table\), which item 0 \('move'\) writes"):
+        eagle.until_done([move.plan(s["z"], s["mu"], s["k"], SEED),
+                          absorb_by_layer.plan(s["z"], s["k"], s["done"], s["z"], SEED)],
+                         terminated=s["done"], max_steps=3)

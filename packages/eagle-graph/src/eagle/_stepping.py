@@ -38,7 +38,7 @@ from eagle._nodes import Opaque
 from eagle._pictures import FramePicture
 from eagle._recording import recorded
 from eagle._regions import Body
-from eagle._views import plane_dtype
+from eagle._views import overlap, plane_dtype
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan
 
@@ -305,6 +305,7 @@ def until_done(items: Sequence[Any], *, terminated: Any, max_steps: int) -> Unti
     nodes = [_item(item, k, terminated) for k, item in enumerate(items)]
     payload = Until(Body(nodes), terminated, int(max_steps))
     _refuse_unwritten(payload)
+    _refuse_whole_reads(payload)
     return recorded(UntilDone("until_done", payload))
 
 
@@ -350,10 +351,11 @@ def _item(item: Any, k: int, terminated: Any) -> Node:
 
 def _refuse_plan(bound: BoundPlan, label: str, n: int) -> None:
     name = bound.plan.name
-    if not bound.plan.per_sample:
+    if not bound.plan.own_writes:
         raise ValueError(f"{API}: {label}: plan {name!r} is not per-sample (it reduces across samples or "
-                         "scatters), so eagle cannot keep a finished sample out of it: compute the "
-                         "reduction after runner.run, or mask it in the kernel by reading terminated")
+                         "writes other samples' cells: a Scatter, a one-cell output), so eagle cannot keep a "
+                         "finished sample out of it: compute the reduction after runner.run, or mask it in "
+                         "the kernel by reading terminated")
     for pname, array, role in bound.planes():
         if role != "read" and (not np.ndim(array) or np.shape(array)[-1] != n):
             raise ValueError(f"{API}: {label}: plan {name!r} writes plane {pname!r} of shape "
@@ -363,6 +365,28 @@ def _refuse_plan(bound: BoundPlan, label: str, n: int) -> None:
     if bound.samples != n:
         raise ValueError(f"{API}: {label}: plan {name!r} runs over {bound.samples} samples and terminated "
                          f"holds {n}: bind the plan over planes of {n} samples")
+
+
+def _refuse_whole_reads(payload: Until) -> None:
+    """A plan that reads a plane whole (a Table) must not read one the loop writes: it would see
+    the values of finished samples that the mask is about to put back."""
+    written = [(k, item, a) for k, item in enumerate(payload.items) for _, a, role in item.planes()
+               if role != "read"]
+    for j, item in enumerate(payload.items):
+        if item.kind != "plan" or item.payload.plan.per_sample:
+            continue
+        fuse = item.payload.fusible("cpu")
+        names = {id(a): pname for pname, a, _ in item.payload.planes()}
+        reads = [a for _, a, role in item.payload.planes() if role == "read"]
+        whole = fuse.whole() if fuse is not None else reads  # unknown: every plane it reads
+        for plane in whole:
+            for k, writer, a in written:
+                if overlap(a, plane):
+                    raise ValueError(f"{API}: item {j} ({item.default_label()!r}): plan "
+                                     f"{item.payload.plan.name!r} reads plane {names.get(id(plane), '?')!r} "
+                                     f"whole (a Table), which item {k} ({writer.default_label()!r}) writes: "
+                                     "it would read the values of finished samples that the mask puts back "
+                                     "after the step; read a Table no item of the loop writes")
 
 
 def _refuse_unwritten(payload: Until) -> None:
