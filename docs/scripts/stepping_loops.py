@@ -163,7 +163,8 @@ print(g)
 # uint8, int32 or uint32 dtype; ``max_steps`` missing or under 1; an item that
 # is not a plan, a captured ``opaque`` or a ``child``; a stream or host node;
 # a plan eagle cannot mask per sample (one that reduces across samples or
-# writes a plane that is not one value per sample); and a loop in which no
+# writes a plane that is not one value per sample: a plan that reads a Table
+# is masked like any, unless the loop writes that Table); and a loop in which no
 # item writes ``terminated``, which only ``max_steps`` could end (for a fixed
 # number of steps, ``Graph.launch(n)`` is the loop).
 #
