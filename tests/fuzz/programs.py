@@ -115,6 +115,23 @@ def placed(s: Scalar, y: Scatter):
     y[hawk.sample()] = s * 0.5
 '''
 
+#: the stepping loop's own kernels (_until): a fresh terminated plane, the state's blend with a pool
+#: kernel's value, and the test that finishes a sample
+STEPPING = '''
+@hawk.kernel
+def undone(s: Scalar) -> UInt32:
+    return hm.uint32(0)
+
+@hawk.kernel
+def blend(w: Scalar, s: Mutable[Scalar]):
+    s = 0.5 * s + 0.25 * w + 0.5
+
+@hawk.kernel
+def ripen(s: Scalar, lim: Param, done: Mutable[UInt32]):
+    if s > lim:
+        done = hm.uint32(1)
+'''
+
 CONSTANTS = ("0.5", "1.25", "-0.75", "2.0", "0.125", "-1.5")
 
 
@@ -308,8 +325,8 @@ def make_pool(number: int, size: int = 8) -> Pool:
     body = "\n".join(_kernel_source(rng, s) for s in specs)
     header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Scatter, Table, UInt32\n"
               "from hawk import math as hm\n")
-    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + VALUE_TYPES + GAPS_HELPERS + CHECKED + "\n"
-                + body)
+    return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + VALUE_TYPES + GAPS_HELPERS + CHECKED
+                + STEPPING + "\n" + body)
 
 
 _LOADED: dict[tuple[int, str], ModuleType] = {}
@@ -426,6 +443,14 @@ class PyFor:
 class Total:
     target: str  # a one-cell plane: hawk.sum over the samples of src, read by later kernels
     src: str
+
+
+@dataclass
+class Until:
+    start: Call  # the loop's state: a new name, which the loop writes in place
+    step: Call | None  # a pool kernel of the state (its target: the plan's name), blended into it
+    lim: str  # a sample is done once its state is over lim
+    cap: int  # max_steps
 
 
 @dataclass
@@ -546,6 +571,8 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         kinds += ["total"]
     if program.checked:
         kinds += ["picked"] + ([] if device or program.smooth else ["placed"])
+    if not device and not program.smooth:  # a stepping loop has no derivative
+        kinds += ["until"]
     kinds += ["scan"]
     if depth > 0:
         kinds += ["if", "match", "counted"]
@@ -571,6 +598,8 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         total = Total(program.totals[-1], draw(st.sampled_from(scope.readable)))
         program.reads([total.src])
         return total
+    if kind == "until":
+        return _until(draw, program, scope)
     if kind == "pyfor":
         target = draw(st.sampled_from(scope.rebindable))
         ones = [k for k in _kernels(program) if k.planes == 1 and not k.param]
@@ -614,6 +643,18 @@ def _checked(draw: Any, program: Program, scope: _Scope, kind: str, device: bool
         scope.readable.append(target)
     program.rebound.add(target)
     return Call(target, PICKED, args, None)
+
+
+def _until(draw: Any, program: Program, scope: _Scope) -> Until:
+    """``eagle.until_done`` over a new state ``v``: each step ``v = blend(k(v, ...), v)`` and the
+    samples whose ``v`` passed ``lim`` finish; plain Python masks the finished samples by hand."""
+    start = _assign(draw, program, scope, new_only=True)
+    # one plane: a kernel of more may read its last as a Table, whole, which no mask can cover
+    ones = [k for k in _kernels(program) if k.planes == 1]
+    kernel = draw(st.sampled_from(ones)) if ones else None
+    param = draw(st.sampled_from(["scale", *CONSTANTS[:3]])) if kernel is not None and kernel.param else None
+    step = Call(f"p{start.target}", kernel, [start.target], param) if kernel is not None else None
+    return Until(start, step, draw(st.sampled_from(["0.0", "1.0", "1.9"])), draw(st.integers(1, 6)))
 
 
 def _counted(draw: Any, program: Program, scope: _Scope, depth: int) -> Counted:
@@ -853,6 +894,8 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
             else:
                 for branch in s.branches:
                     _lines(branch, face, level, out)
+        elif isinstance(s, Until):
+            _until_lines(s, face, pad, out)
         elif isinstance(s, tuple) and s[0] == "list":
             _, first, appends = s
             out.append(f"{pad}acc = [{first}]")
@@ -861,3 +904,25 @@ def _lines(body: list[Any], face: str, level: int, out: list[str]) -> None:
                 out.append(f"{pad}acc.append({_kernel_call(a.kernel.name, args, face)})")
         else:
             raise TypeError(f"unknown statement {s!r}")
+
+
+def _until_lines(s: Until, face: str, pad: str, out: list[str]) -> None:
+    """The loop (without a one-plane pool kernel, the step is the blend of the state with itself)."""
+    v, done = s.start.target, f"d{s.start.target}"
+    p = v if s.step is None else s.step.target
+    out += [f"{pad}{v} = {_call_text(s.start, face)}", f"{pad}{done} = {_kernel_call('undone', [v], face)}"]
+    args = "" if s.step is None else ", ".join([*s.step.args, *([s.step.param] if s.step.param else [])])
+    if face == "builder":
+        first = "" if s.step is None else f"{p}, "
+        value = v if s.step is None else f"{p}.outputs[0]"
+        items = f"[{first}blend.plan({value}, {v}), ripen.plan({v}, {s.lim}, {done})]"
+        if s.step is not None:
+            out.append(f"{pad}{p} = {s.step.kernel.name}.plan({args})")
+        out.append(f"{pad}eagle.until_done({items}, terminated={done}, max_steps={s.cap})")
+        return
+    out += [f"{pad}for _ in range({s.cap}):", f"{pad}    if not ({done} == 0).any(): break",
+            f"{pad}    was = {done} != 0", f"{pad}    kept = [{v}[was].copy(), {done}[was].copy()]"]
+    if s.step is not None:
+        out.append(f"{pad}    {p} = {s.step.kernel.name}.reference({args})")
+    out += [f"{pad}    blend.reference({p}, {v})", f"{pad}    ripen.reference({v}, {s.lim}, {done})",
+            f"{pad}    {v}[was], {done}[was] = kept"]

@@ -65,6 +65,9 @@ class Plan:
         chain of such kernels may be block-fused.
     :param derivative: ``"vjp"`` or ``"jvp"`` for a derivative kernel, which
         enters a graph only through eagle.diff.
+    :param own_writes: the kernel writes only its own sample and reduces nothing, though it may
+        read other samples (a Table, whole): a per-sample mask of its writes covers it, as
+        ``eagle.until_done`` masks a plan.  Default: ``per_sample``.
 
     >>> from eagle.native import Library, compile_library
     >>> from eagle.plan import Plan
@@ -82,11 +85,13 @@ class Plan:
     """
 
     def __init__(self, kernel: Any, params: Sequence[Param | tuple[str, ...]], *, name: str = "plan",
-                 per_sample: bool = True, owner: object = None, derivative: str | None = None) -> None:
+                 per_sample: bool = True, owner: object = None, derivative: str | None = None,
+                 own_writes: bool | None = None) -> None:
         self.kernel = kernel
         self.params = tuple(_param(p) for p in params)
         self.name = name
         self.per_sample = per_sample
+        self.own_writes = per_sample if own_writes is None else own_writes
         self.derivative = derivative
         self._owner = owner  # keeps the shared library loaded
 

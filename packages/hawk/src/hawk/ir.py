@@ -191,6 +191,13 @@ class KernelIR:
         return not self.reductions and not any((s.cell and s.role != "read") or s.table is not None
                                                for s in self.slots)
 
+    @property
+    def own_writes(self) -> bool:
+        """Writes only its own sample and reduces nothing, though it may read Tables whole: what a
+        per-sample mask of its writes covers (``eagle.until_done``)."""
+        return not self.reductions and not any(s.role != "read" and (s.cell or s.table is not None)
+                                               for s in self.slots)
+
 
 def walk(body: list[Stmt]) -> Iterator[Stmt]:
     """Every statement, nested ones included, in order."""

@@ -477,7 +477,7 @@ class KernelPlan(Plan):
         final = compiled.functions[len(compiled.phased.phases) - 1]
         super().__init__(final, runs.plan_params(compiled.phased.slots),
                          name=kernel.__name__, per_sample=compiled.ir.per_sample, owner=compiled.library,
-                         derivative=kernel.derivative)
+                         derivative=kernel.derivative, own_writes=compiled.ir.own_writes)
         self.compiled = compiled
         self.source = kernel  # the hawk Kernel (eagle.diff takes its vjp)
 
