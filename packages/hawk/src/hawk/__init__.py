@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hawk import linalg, math, random, structs
+from hawk.capped_range import capped_range
 from hawk.flow import capped
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
 from hawk.helpers import Func, func
@@ -101,6 +102,7 @@ __all__ = [
     "all",
     "any",
     "capped",
+    "capped_range",
     "cross",
     "cw_div",
     "cw_mul",

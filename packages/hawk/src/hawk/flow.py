@@ -24,7 +24,7 @@ import builtins
 from dataclasses import dataclass, field
 from typing import Any
 
-from hawk import frontend_values
+from hawk import capped_range, frontend_values
 from hawk.ir import Const, If, Loop, Op, Operand, Var, walk
 from hawk.types import WEAK, Kind, promote, strong
 from hawk.values import StructKind, StructValue, describe, flatten, same_shape
@@ -228,6 +228,8 @@ class Flow:
             self.for_loop(node)
 
     def for_loop(self, node: ast.For) -> None:
+        if capped_range.lowered(self, node):
+            return
         call = node.iter
         if not (isinstance(node.target, ast.Name) and isinstance(call, ast.Call) and not call.keywords
                 and self.resolve(call.func) is builtins.range and 1 <= len(call.args) <= 3):
