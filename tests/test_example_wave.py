@@ -56,9 +56,8 @@ def test_the_wave_on_the_gpu_emulation(gpu):
 def test_the_waves_energy_gradient_matches_central_differences():
     """d(energy after 4 substeps)/d(initial heights) on a 10 x 10 float64 grid whose sphere (radius
     2) covers a few cells, which have no gradient (the sphere sets them).  The substeps are unrolled
-    here (``turns`` a Python number): eagle.diff reverses a device loop only where its body reads
-    and writes each memory through one view, and the solve reads the grid it does not write as a
-    2-D Table of the flat plane another kernel of the loop writes."""
+    here (``turns`` a Python number); test_the_waves_gradient_through_its_device_loop takes the
+    example's counted device loop."""
     eagle_diff = pytest.importorskip("eagle.diff")
     size, turns, radius = 10, 2, 2.0
     rng = np.random.default_rng(20)
@@ -86,6 +85,46 @@ def test_the_waves_energy_gradient_matches_central_differences():
         down[k] -= h
         assert grad[k] == pytest.approx((energy(up) - energy(down)) / (2 * h), rel=1e-6, abs=1e-9), k
     assert 0 < np.count_nonzero(grad == 0.0) < size * size // 4  # only the cells under the sphere
+
+
+def test_the_waves_gradient_through_its_device_loop():
+    """The substeps as the example writes them, a counted device loop (``turns`` a one-cell
+    uint32) whose body writes each grid as a flat plane and reads it as a 2-D Table of the same
+    memory: eagle.diff.reverse gives the unrolled substeps' bits, and central differences of the
+    device loop's own graph."""
+    eagle_diff = pytest.importorskip("eagle.diff")
+    size, turns, radius = 10, 3, 2.0
+    rng = np.random.default_rng(21)
+    cur0 = rng.uniform(-0.1, 0.1, (size, size))
+    prev0 = cur0 + rng.uniform(-0.01, 0.01, (size, size))
+    prev, cur, t = prev0.copy(), cur0.copy(), np.zeros(1)
+    centre = np.zeros(1, np.float32), np.zeros(1, np.float32)
+
+    def gradients(count):
+        prev[...], cur[...], t[...] = prev0, cur0, 0.0
+        recorded = wave.energy_after(prev, cur, t, *centre, count, radius=radius, record=True)
+        e = recorded()[0]
+        return e, eagle_diff.reverse(recorded.record, {"result": np.ones(1)}, wrt=("cur", "prev"))
+
+    e, grads = gradients(np.array([turns], np.uint32))
+    e_unrolled, unrolled = gradients(turns)
+    assert e == e_unrolled
+    for name in ("cur", "prev"):
+        assert grads[name].tobytes() == unrolled[name].tobytes(), name
+
+    plain = wave.energy_after(prev, cur, t, *centre, np.array([turns], np.uint32), radius=radius)
+
+    def energy(heights, before):
+        prev[...], cur[...], t[...] = before, heights, 0.0
+        return plain()[0]
+
+    h = 1e-6
+    for name in ("cur", "prev"):
+        direction = rng.standard_normal((size, size))
+        shifted = [(cur0 + s * h * direction, prev0) if name == "cur" else (cur0, prev0 + s * h * direction)
+                   for s in (1, -1)]
+        fd = (energy(*shifted[0]) - energy(*shifted[1])) / (2 * h)
+        assert float(np.sum(grads[name] * direction)) == pytest.approx(fd, rel=1e-6, abs=1e-9), name
 
 
 def test_the_wave_runs_as_a_script():

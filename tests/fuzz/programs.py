@@ -247,6 +247,17 @@ def _gaps_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]
             f"        t = 0.5 * hm.cos(t * {rng.choice(CONSTANTS)} + {rng.choice(names)}) + 0.125 * i"]
 
 
+def _table_loop_lines(rng: random.Random, annotations: dict[str, str]) -> list[str]:
+    """A Table read in a loop of a capped count (hawk.capped_range: the Table's gradient records a
+    row per turn up to the cap, turns past the count none), rebinding ``t`` within bounds."""
+    if not annotations or rng.random() < 0.5:
+        return []
+    table = next(iter(annotations))
+    return [f"    for i in hawk.capped_range({rng.randint(0, 3)}, {rng.randint(1, 4)}):",
+            f"        t = 0.5 * t + 0.25 * hm.sin({table}[hawk.sample() - i] * t"
+            f" + {table}[hawk.sample() + i])"]
+
+
 def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
     """Vector, matrix and quaternion values (hawk.vec3, mat33, quat) and a struct local (Frame)
     made from the scalars, folded back into ``t``.  Their components are bounded (sines and
@@ -300,7 +311,8 @@ def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
                           + ([f"p: {param}"] if spec.param else []))
     lines = ["@hawk.kernel", f"def {spec.name}({signature}) -> Scalar:",
              f"    t = {_expr(rng, names, 2, spec.smooth)}", *_value_lines(rng, names, spec.smooth),
-             *_flow_lines(rng, names, spec.smooth), *_gaps_lines(rng, names, spec.smooth)]
+             *_flow_lines(rng, names, spec.smooth), *_gaps_lines(rng, names, spec.smooth),
+             *_table_loop_lines(rng, annotations)]
     if not spec.smooth:
         lines += [f"    if t > {_expr(rng, names, 1, True)}:",
                   f"        t = {_expr(rng, [*names, 't'], 2, False)}"]

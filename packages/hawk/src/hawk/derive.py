@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from hawk import partials, tables, unroll
+from hawk import partials, records, tables
 from hawk.ir import (
     REDUCTIONS,
     Const,
@@ -285,8 +285,9 @@ class _Vjp:
             if in_varying or not any(c.uniform for c in s.carried):
                 return
             body, pairs = _uniform_only(body), [(c, u) for c, u in pairs if c.uniform]
-        # (a load is the same value every turn: its adjoint sums over the turns)
-        own = {id(x.dst): x.dst for x in walk(body) if isinstance(x, Op) and differentiable(x.dst)
+        # (a load is the same value every turn: its adjoint sums over the turns; a gather's is
+        # the turn's own, recorded by the turn's ScatterAdd)
+        own = {id(x.dst): x.dst for x in walk(body) if isinstance(x, (Op, Gather)) and differentiable(x.dst)
                and all(x.dst is not c for c, _ in pairs)}.values()
 
         def turn() -> None:
@@ -479,9 +480,9 @@ def vjp(primal: KernelIR, ct_slots: list[Slot], seeds: list[Cotangent] | None = 
         return ValueError(f"hawk.kernel {primal.name}.vjp: the gradient of a Table read in a loop: {why}; "
                           "or ask for the gradients of the other inputs only (kernel.vjp_of(wrt=...))")
 
-    # the adjoint of a Table read is a ScatterAdd, which keeps one value per sample and site
-    body = unroll.unrolled(primal.body, lambda s: isinstance(s, Gather) and s.slot in tables_wanted, refuse)
-    return _Vjp(replace(primal, body=body), cotangents, ct_slots, wanted).run()
+    # the adjoint of a Table read is a ScatterAdd, which records a row per turn of its loop
+    records.refuse_uncapped(primal.body, lambda s: isinstance(s, Gather) and s.slot in tables_wanted, refuse)
+    return _Vjp(primal, cotangents, ct_slots, wanted).run()
 
 
 def live_only(body: list[Stmt]) -> list[Stmt]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 
-from hawk import lanes, libm, philox, tables
+from hawk import lanes, libm, philox, records, tables
 from hawk.ir import (
     Const,
     Gather,
@@ -180,7 +180,8 @@ class Emitter:
         self.sample = "i"  # the sample the statements being printed work on
         self.stream = ""  # the suffix of their per-sample vars (one stream of an interleaved loop)
         self.bound_sites = 1  # the checked Table reads and Scatter writes of the kernel (their keys)
-        self.scatter_sites: dict[int, tuple[tables.Scatter, int]] = {}  # id(ScatterAdd) -> its scratch
+        #: id(ScatterAdd) -> its scratch and the row it records into
+        self.scatter_sites: dict[int, tuple[tables.Scatter, records.Row]] = {}
         self.per_sample: set[int] = set()  # uniform vars the sample loop assigns: one per sample
 
     # ----------------------------------------------------------- operands
@@ -342,7 +343,7 @@ class Emitter:
         variables = {id(s.dst): s.dst for s in walk(body) if isinstance(s, (Op, Load, Gather))}
         buffers, reductions = self.reduce_partials(body)
         bad, report = tables.c_bounds(self, body)
-        buffers, reductions = buffers + bad, report + reductions
+        buffers, reductions = buffers + bad + tables.c_record_inits(self, body), report + reductions
         lines = [self.header(name)]
         lines += self.arguments()
         lines += buffers
@@ -512,7 +513,8 @@ def source(ir: KernelIR, phased: Phased, prefix: str, dialect: str) -> str:
     for j, body in enumerate(phased.phases):
         emitter = emitter_type(phased.slots)
         emitter.bound_sites = max(tables.sites(ir), 1)
-        emitter.scatter_sites = {site: (s, r) for s in phased.scatters for r, site in enumerate(s.sites)}
+        emitter.scatter_sites = {site: (s, row) for s in phased.scatters
+                                 for site, row in zip(s.sites, s.rows, strict=True)}
         functions.append(emitter.function(f"{prefix}_p{j}", body))
     if phased.scatters:  # the Table-shaped outputs, summed after the last phase on one thread
         functions.append(tables.c_finish(emitter_type(phased.slots), phased.scatters, f"{prefix}_s"))

@@ -68,6 +68,23 @@ def capped_range(*bounds: int) -> range:
     array([1.000e+00, 8.000e+00, 6.561e+03])
     >>> list(hawk.capped_range(2, 9, 3))
     [2, 3, 4]
+
+    A loop whose turns read a Table needs a cap that is a number for that Table's gradient (a
+    record per turn, :mod:`hawk.records`):
+
+    >>> from hawk import Param, Table
+    >>> @hawk.kernel
+    ... def trail(x: Scalar, t: Table.clamp, k: Param[Int32]) -> Scalar:
+    ...     acc = x
+    ...     for j in hawk.capped_range(k, 8):
+    ...         acc = acc * 0.5 + t[hawk.sample() - j]
+    ...     return acc
+    >>> x = np.zeros(4)
+    >>> t = np.array([1.0, 2.0, 4.0, 8.0])
+    >>> trail(x, t, 2)
+    array([1.5, 2. , 4. , 8. ])
+    >>> trail.vjp(x, t, 2, np.ones(4))["t"]      # the reads of both turns, to their cells
+    array([2.5, 1.5, 1.5, 0.5])
     """
     if len(bounds) not in (2, 3):
         raise TypeError("hawk.capped_range: give (n, cap) or (start, stop, cap)")

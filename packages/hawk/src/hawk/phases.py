@@ -115,7 +115,7 @@ def split(ir: KernelIR, shared: bool = False) -> Phased:
     phases = [_needed(_at_level(ir.body, j, depth, cells, partials),
                       _partial_stores(ir.body, j, depth, partials) + (early if j == levels - 1 else []))
               for j in range(levels)]
-    return Phased(slots, [*phases, tables.scatter_inits(scatters) + body], reductions, scatters)
+    return Phased(slots, [*phases, body], reductions, scatters)
 
 
 def _depths(body: list[Stmt], shared: bool) -> dict[int, int]:
@@ -174,8 +174,8 @@ def _at_level(body: list[Stmt], level: int, depth: dict[int, int], cells: dict[i
                 out.append(If(s.cond, _at_level(s.then, level, depth, cells, partials, scatter),
                               _at_level(s.orelse, level, depth, cells, partials, scatter)))
         elif isinstance(s, Loop):
-            if depth.get(id(s.index), 0) <= level:
-                out.append(s)
+            if depth.get(id(s.index), 0) <= level:  # (its records are the final phase's)
+                out.append(s if scatter else dataclasses.replace(s, body=tables.without_scatters(s.body)))
         elif depth.get(id(s.dst), 0) <= level:
             out.append(Load(s.dst, cells[id(s)]) if id(s) in cells else s)
     return out
@@ -209,7 +209,7 @@ def _needed(body: list[Stmt], stores: list[Store]) -> list[Stmt]:
             elif isinstance(s, Loop):  # kept whole, with all it reads, when it sets a needed var
                 if any(id(v) in needed for v in [*s.carried, *(x.dst for x in walk(s.body)
                                                                 if isinstance(x, (Op, Load)))]) \
-                        or any(_checked(x) for x in walk(s.body)):
+                        or any(_checked(x) or isinstance(x, ScatterAdd) for x in walk(s.body)):  # or records
                     needed.update(id(v) for v in reads([s]))
                     out.append(s)
             elif isinstance(s, ScatterAdd):

@@ -31,13 +31,13 @@ reference evaluator's, the C/CUDA emitters' and the errors a launch raises.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from hawk import grid_index, intrinsics
-from hawk.ir import Const, Gather, If, KernelIR, Op, Operand, ScatterAdd, Slot, Store, Var, walk
+from hawk import grid_index, intrinsics, records
+from hawk.ir import Const, Gather, If, KernelIR, Loop, Op, Operand, ScatterAdd, Slot, Var, walk
 from hawk.types import NUMPY
 
 #: The scratch cells of a launch with checked accesses: the smallest ``sample * sites + site`` that
@@ -414,6 +414,8 @@ def without_scatters(body: list[Any]) -> list[Any]:
     for s in body:
         if isinstance(s, If):
             out.append(If(s.cond, without_scatters(s.then), without_scatters(s.orelse)))
+        elif isinstance(s, Loop):
+            out.append(replace(s, body=without_scatters(s.body)))
         elif not isinstance(s, ScatterAdd):
             out.append(s)
     return out
@@ -445,6 +447,10 @@ class Scatter:
     sorted: int
     starts: int
     exclusive: bool = False  # s[k] = v: each cell placed once
+    #: the row each site records into (parallel to ``sites``: a site in a loop has one per turn,
+    #: :mod:`hawk.records`), and how many rows of n there are
+    rows: tuple[records.Row, ...] = ()
+    count: int = 1
 
 
 def scatter_scratch(ir: KernelIR, slots: list[Slot]) -> list[Scatter]:
@@ -459,32 +465,45 @@ def scatter_scratch(ir: KernelIR, slots: list[Slot]) -> list[Scatter]:
         if exclusive and not any(s.name == PLACES for s in slots):
             slots.append(Slot(PLACES, "readwrite", "i64", table=(5,)))
         first = len(slots)
-        count = max(len(sites), 1)
+        at, rows = records.layout(ir.body, k)
+        count = max(rows, 1)
         slots += [Slot(f"_{slot.name}_values", "write", slot.dtype, count),
                   Slot(f"_{slot.name}_cells", "write", "i64", count),
                   Slot(f"_{slot.name}_order", "write", "i64", count),
                   Slot(f"_{slot.name}_sorted", "write", slot.dtype, count),
                   Slot(f"_{slot.name}_starts", "write", "i64", table=(int(np.prod(slot.table)) + 1,))]
-        out.append(Scatter(k, sites, first, first + 1, first + 2, first + 3, first + 4, exclusive))
+        out.append(Scatter(k, sites, first, first + 1, first + 2, first + 3, first + 4, exclusive,
+                           tuple(at[site] for site in sites), count))
     if out:
         slots.append(Slot(ENDED, "readwrite", "i64", table=(1,)))
     return out
 
 
-def scatter_inits(scatters: list[Scatter]) -> list[Store]:
-    """The stores that mark every site of every sample as not run, before the final phase's body."""
-    return [Store(s.cells, r, Const(-1, "i64")) for s in scatters for r in range(len(s.sites))]
+def c_record_inits(emitter: Any, body: list[Any]) -> list[str]:
+    """For a function whose body scatters, before its sample loop: every row of its samples'
+    records marked "no cell" (-1), each sample by the thread that then runs it (a row per turn of
+    a loop: a C loop, not a statement per row, :mod:`hawk.records`)."""
+    scatters = {scatter.cells: scatter.count for scatter, _ in emitter.scatter_sites.values()}
+    if not scatters or not any(isinstance(s, ScatterAdd) for s in walk(body)):
+        return []
+    if emitter.dialect == "c":
+        samples = "for (int64_t i = begin; i < end; ++i)"
+    else:
+        samples = ("for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < end; "
+                   "i += (int64_t)blockDim.x * gridDim.x)")
+    return [f"    for (int64_t r = 0; r < {count}LL; ++r) {samples} s{cells}[r * n + i] = -1;"
+            for cells, count in sorted(scatters.items())]
 
 
 def c_scatter(emitter: Any, s: ScatterAdd) -> str:
     """A sample's ScatterAdd: its value and flat cell, into the site's scratch."""
-    scatter, site = emitter.scatter_sites[id(s)]
+    scatter, row = emitter.scatter_sites[id(s)]
     slot = emitter.slots[s.slot]
     terms = [(f"(int64_t){emitter.operand(i)}", extent, int(np.prod(slot.table[k + 1:], dtype=np.int64)))
              for k, (extent, i) in enumerate(zip(slot.table, s.index, strict=True))]
     wrapped = "clamp" if s.mode == "check" else s.mode
     flat = " + ".join(f"hk_{wrapped}_index({v}, {extent}LL) * {stride}LL" for v, extent, stride in terms)
-    at = f"{site} * n + {emitter.sample}"
+    at = f"({row.c(emitter.var)}) * n + {emitter.sample}"
     stores = f"s{scatter.values}[{at}] = {emitter.operand(s.value)};"
     if s.mode != "check":
         return f"s{scatter.cells}[{at}] = {flat}; {stores}"
@@ -507,7 +526,7 @@ def c_finish(emitter: Any, scatters: list[Scatter], name: str) -> str:
         slot = emitter.slots[s.target]
         how = f"place_{slot.dtype}(s{places}, {s.target}LL, " if s.exclusive else f"scatter_{slot.dtype}("
         lines.append(f"        hk_{how}s{s.target}, {int(np.prod(slot.table))}LL, "
-                     f"s{s.values}, s{s.cells}, s{s.order}, s{s.sorted}, s{s.starts}, {len(s.sites)}LL, n, "
+                     f"s{s.values}, s{s.cells}, s{s.order}, s{s.sorted}, s{s.starts}, {s.count}LL, n, "
                      "ran);")
     return "\n".join([*lines, "    }", "}"])
 

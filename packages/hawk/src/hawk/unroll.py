@@ -2,10 +2,11 @@
 
 A ``ScatterAdd`` keeps what each sample adds, one slot per statement (its site), until the
 final phase sums the contributions in eagle's fixed order; inside a loop it would keep only
-the last turn's.  So a loop holding one (a ``Scatter`` written in a loop; in a vjp, the adjoint
-of a Table read in a loop) is unrolled first: each turn is a copy of the body with vars of its
-own, the index a number and the carried vars the previous turn's updates, which is what a
-:class:`~hawk.ir.Loop` promises (only carried vars cross turns).  Only a count that is a
+the last turn's.  So a loop holding one (a ``Scatter`` written in a loop; the adjoint of a Table
+read in a loop records a row per turn instead, :mod:`hawk.records`) is unrolled first: each
+turn is a copy of the body with vars of its own, the index a number and the carried vars the
+previous turn's updates, which is what a :class:`~hawk.ir.Loop` promises (only carried vars
+cross turns).  Only a count that is a
 number, at most :data:`MAX_TURNS`, can be unrolled; anything else is refused by the caller's
 message.
 """

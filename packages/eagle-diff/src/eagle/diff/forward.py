@@ -213,7 +213,7 @@ class Emitter:
             else:
                 outside = {p.place: self.source(p, written, snaps, items)
                            for p in read_planes(s.body) if p.place not in s.writes}
-                state = loops.carried(s)
+                state = loops.carried(s, self.aliases)
                 loose = [p.name for p in state if not self.value(p).flags.c_contiguous]
                 if loose:
                     raise ValueError(f"eagle.diff: the device loop {s.label!r} carries {', '.join(loose)} "

@@ -13,47 +13,55 @@ reverse reads: a step nothing reads (a guard's reduction, say) is skipped.
 
 from __future__ import annotations
 
-from eagle.diff.steps import Choice, Leaf, Loop, Place, Plane, Step
+from eagle.diff.loop_views import Aliases, written_alias
+from eagle.diff.steps import Choice, Leaf, Loop, Place, Plane, Step, write_planes
 
 
-def carried(loop: Loop) -> list[Plane]:
-    """The planes whose value at the start of a turn the turn may read, in order of first read."""
+def carried(loop: Loop, aliases: Aliases | None = None) -> list[Plane]:
+    """The planes whose value at the start of a turn the turn may read, in order of first read;
+    a read through another view of a written place's memory (``aliases``) reads the written
+    place (:mod:`eagle.diff.loop_views`)."""
     written = loop.writes
     found: dict[Place, Plane] = {}
-    _walk(loop.body, set(), written, found)
+    planes = {p.place: p for p in write_planes(loop.body)}
+    _walk(loop.body, set(), written, found, aliases or {}, planes)
     return list(found.values())
 
 
 def _walk(steps: list[Step], defined: set[Place], written: frozenset[Place],
-          found: dict[Place, Plane]) -> set[Place]:
+          found: dict[Place, Plane], aliases: Aliases, planes: dict[Place, Plane]) -> set[Place]:
     """Record reads of ``written`` places not yet ``defined``; return what is defined after."""
     for s in steps:
         if isinstance(s, Leaf):
             for p in s.carries:
-                if p.place in written and p.place not in defined:
-                    found.setdefault(p.place, p)
+                for q in written_alias(p.place, written, aliases):
+                    if q not in defined:
+                        found.setdefault(q, p if q == p.place else planes[q])
             defined |= s.defines
             continue
         if s.cell.place in written and s.cell.place not in defined:
             found.setdefault(s.cell.place, s.cell)
         if isinstance(s, Choice):
-            after = [_walk(arm, set(defined), written, found) for arm in s.arms]
+            after = [_walk(arm, set(defined), written, found, aliases, planes) for arm in s.arms]
             defined = set.intersection(*after) if after else defined
         else:  # a loop may run no turn: what it defines is not sure
-            _walk(s.body, set(defined), written, found)
+            _walk(s.body, set(defined), written, found, aliases, planes)
     return defined
 
 
-def needed_again(steps: list[Step], reversed_: list[bool]) -> tuple[list[bool], set[Place]]:
+def needed_again(steps: list[Step], reversed_: list[bool], aliases: Aliases | None = None
+                 ) -> tuple[list[bool], set[Place]]:
     """Which steps of a turn its reverse needs run again, and the places it needs at the turn's
     start.  Walking back from the end of the turn: a step runs when a step that runs or a reverse
-    operation reads what it writes, and a choice or loop that is reversed always runs (its arms'
-    values and its tape are made by running it)."""
+    operation reads what it writes (or another view of its memory, ``aliases``), and a choice or
+    loop that is reversed always runs (its arms' values and its tape are made by running it)."""
+    aliases = aliases or {}
     live: set[Place] = set()
     run = [False] * len(steps)
     for k in range(len(steps) - 1, -1, -1):
         s = steps[k]
-        if s.writes & live or (reversed_[k] and not isinstance(s, Leaf)):
+        touched = s.writes.union(*(aliases.get(p, ()) for p in s.writes))
+        if touched & live or (reversed_[k] and not isinstance(s, Leaf)):
             run[k] = True
             live = (live - (s.defines if isinstance(s, Leaf) else set())) | s.reads
         if reversed_[k]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle.diff.steps import Choice, Loop, Place, Step, is_float, leaves
+from eagle.diff.steps import Place, Step, is_float, leaves
 from eagle.diff.views import extent
 from eagle.extend import candidate_pairs
 
@@ -36,8 +36,13 @@ def pairs(arrays: Mapping[Place, np.ndarray]) -> list[tuple[Place, Place]]:
 
 def aliases(arrays: Mapping[Place, np.ndarray]) -> dict[Place, frozenset[Place]]:
     """Place -> the other places sharing its memory (only those that have some)."""
+    return aliases_of(pairs(arrays))
+
+
+def aliases_of(found: Iterable[tuple[Place, Place]]) -> dict[Place, frozenset[Place]]:
+    """:func:`aliases` of the pairs :func:`pairs` found."""
     out: dict[Place, set[Place]] = {}
-    for p, q in pairs(arrays):
+    for p, q in found:
         out.setdefault(p, set()).add(q)
         out.setdefault(q, set()).add(p)
     return {p: frozenset(qs) for p, qs in out.items()}
@@ -116,9 +121,8 @@ class Groups:
     def refuse(self, steps: list[Step], labels: Any, active: frozenset[Place]) -> None:
         """One adjoint serves a group when every step is reversed in order over it: refused are a
         node that reads one place of a group and writes another (its reverse would read what it
-        clears), a device loop whose body writes one place of a group and touches another (its
-        turns run again on arrays of their own, which cannot share memory), and views of one
-        memory of two dtypes."""
+        clears) and views of one memory of two dtypes (a device loop's views:
+        :func:`eagle.diff.loop_views.refuse_uncovered`)."""
         for group in set(self.of.values()):
             if group.unmapped and group.members.keys() & active:
                 raise ValueError(group.unmapped)
@@ -128,12 +132,6 @@ class Groups:
                     if r != w and r in self.of and self.of[r] is self.of.get(w) and r in active:
                         raise ValueError(READ_ONE_WRITE_ANOTHER.format(node=labels(leaf), r=self.named[r][0],
                                                                        w=self.named[w][0]))
-        for loop in _loops(steps):
-            inside = loop.reads | loop.writes
-            for w in loop.writes:
-                members = self.of[w].members.keys() if w in self.of else set()
-                if members & active and len(members & inside) > 1:
-                    raise ValueError(LOOP_WRITES.format(loop=labels(loop), w=self.named[w][0]))
 
 
 UNMAPPED = ("eagle.diff.reverse: the planes {a} and {b} share memory but not whole elements ({da} and {db}, "
@@ -141,16 +139,4 @@ UNMAPPED = ("eagle.diff.reverse: the planes {a} and {b} share memory but not who
             "dtype that start on an element")
 READ_ONE_WRITE_ANOTHER = ("eagle.diff.reverse: node {node!r} reads {r} and writes {w}, which share memory "
                           "without being one view of it: write the result to an array of its own")
-LOOP_WRITES = ("eagle.diff.reverse: the device loop {loop!r} writes {w} and touches another view of its "
-               "memory: a loop is reversed by running its turns again on arrays of their own; inside a "
-               "loop, read and write that memory through one view")
 
-
-def _loops(steps: list[Step]) -> Iterable[Loop]:
-    for s in steps:
-        if isinstance(s, Loop):
-            yield s
-            yield from _loops(s.body)
-        elif isinstance(s, Choice):
-            for arm in s.arms:
-                yield from _loops(arm)

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle.diff import fused, memory, recompute
+from eagle.diff import fused, loop_views, memory, recompute
 from eagle.diff.forward import Chose, Emitter, Kept, Looped, Snap, unbound
 from eagle.diff.loops import needed_again
 from eagle.diff.ops import (
@@ -51,7 +51,7 @@ from eagle.diff.ops import (
     Zero,
 )
 from eagle.diff.record import Names, Record, flatten, unflatten
-from eagle.diff.steps import Leaf, Place, place, write_planes
+from eagle.diff.steps import Leaf, Place, place
 from eagle.diff.views import Link, gather, scatter
 from eagle.extend import CopyFlow, Program, ReduceFlow, RowFlow
 from eagle.extend import node_kind as kind_of
@@ -168,6 +168,7 @@ class Pass:
         all_leaves = list(record._leaves())
         named = record._planes
         shared = memory.pairs({p: a for p, (_, a) in named.items()})
+        self.aliases = memory.aliases_of(shared)  # (of any dtype)
         self.reached, backward = _reach(all_leaves, set(wrt), set(seeds), shared)
         self.active = frozenset(self.reached & backward)
         self.groups = memory.Groups(named, shared)
@@ -298,12 +299,12 @@ class Pass:
 
     def loop_ops(self, looped: Looped) -> list[Any]:
         step = looped.step
-        own: dict[Place, np.ndarray] = {}
-        for p in write_planes(step.body):
-            own.setdefault(p.place, np.empty(p.array.shape, p.array.dtype))
+        # the turns run again on arrays of their own, one memory where the originals are one
+        loop_views.refuse_uncovered(step, self.aliases, lambda p: self.record._planes[p][0])
+        own = loop_views.own_arrays(step, self.aliases)
         reversed_ = [bool(s.writes & self.active) for s in step.body]
-        run, live = needed_again(step.body, reversed_)
-        emitter = Emitter({**looped.outside, **own})
+        run, live = needed_again(step.body, reversed_, self.aliases)
+        emitter = Emitter({**looped.outside, **own}, self.aliases)
         groups, trace = emitter.steps(step.body, frozenset(), {},
                                       skip=frozenset(k for k, r in enumerate(run) if not r))
         self.tapes += emitter.tapes
@@ -320,7 +321,8 @@ class Pass:
         turn = [op for ops in reversed(per_step) for op in ops]
         if self.fuse:  # adjoints flow from turn to turn: any active cotangent may hold something
             turn = fused.runs(turn, self.groups.of, set(self.active))
-        state = [own[p.place] if p.place in live else None for p in looped.state]
+        state = [own[p.place] if p.place in live or self.aliases.get(p.place, frozenset()) & live else None
+                 for p in looped.state]
         return [LoopBack(looped.tape, state, again, turn, [emitter.tapes, emitter.kept, own])]
 
     # ---------------------------------------------------------- running
