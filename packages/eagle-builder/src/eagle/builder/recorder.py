@@ -119,6 +119,13 @@ def _device(value: Any) -> bool:
     return is_cell(value) or isinstance(value, NotCell)
 
 
+def _root(array: Any) -> Any:
+    """The array that owns the memory ``array`` views."""
+    while getattr(array, "base", None) is not None and is_array(array.base):
+        array = array.base
+    return array
+
+
 @dataclass
 class _Loop:
     """A loop being recorded: a device loop keeps the cells its break and continue set."""
@@ -187,6 +194,7 @@ class Recorder(extend.Recording):
         self.homes: dict[int, tuple[Any, _DeviceBody]] = {}
         self.constants: dict[int, Any] = {}  # value -> a one-cell uint32 array holding it
         self.fresh: dict[int, Any] = {}  # id -> an output a kernel call allocated (no buffer=)
+        self.written: set[int] = set()  # ids of the memory (root arrays) the recorded nodes write
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
@@ -217,7 +225,18 @@ class Recorder(extend.Recording):
                 self.refuse_escaped(array, label)
         self.stack[-1].steps.append(node)
         self.labels[id(node)] = label
+        self.written.update(id(_root(a)) for _, a, role in node.planes() if role != "read" and is_array(a))
         return node
+
+    def replayed(self, value: Any) -> bool:
+        """Whether ``value`` shares memory with an array whose bytes a replay sets: one a node
+        writes, a builder argument, or the graph's copy of one (compared by the memory they view).
+        Python computing on it while recording sees it before any replay, once."""
+        if not is_array(value):
+            return False
+        root = id(_root(value))
+        return root in self.written or any(root == id(_root(a)) for a in
+                                           [*self.arguments.values(), *self.own.values()] if is_array(a))
 
     # ------------------------------------------------------ device bodies
     def open_device_body(self, body: Body, what: str, line: int) -> Body:

@@ -209,8 +209,9 @@ class _Rewriter:
     def block(self, body: list[ast.stmt], inside: bool) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         for stmt in body:
+            checks = self.mutation_checks(stmt)  # before truths(), which wraps the calls it looks for
             self.truths(stmt)
-            out.extend(self.mutation_checks(stmt))
+            out.extend(checks)
             out.extend(self.statement(stmt, inside))
         return out
 
@@ -496,6 +497,40 @@ class _Truths(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
             node.operand = self.wrap(node.operand, "not")
+        else:
+            node.operand = self.operand(node.operand, _SYMBOLS[type(node.op)])
+        return node
+
+    # Python arithmetic, comparisons and NumPy calls run while recording: on an array a replay
+    # sets they would compute once, from bytes no replay has written yet (rt.operand_of refuses)
+    def operand(self, node: ast.expr, form: str) -> ast.expr:
+        if not hasattr(node, "lineno"):  # made by the rewrite itself
+            return node
+        line = ast.Constant(node.lineno - self.rewriter.line_shift)
+        return ast.copy_location(_call("operand_of", node, line, ast.Constant(form)), node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        form = _SYMBOLS[type(node.op)]
+        node.left, node.right = self.operand(node.left, form), self.operand(node.right, form)
+        return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        self.generic_visit(node)
+        if not all(type(op) in _SYMBOLS for op in node.ops):  # `is`, `in`: identity, membership
+            return node
+        form = _SYMBOLS[type(node.ops[0])]
+        node.left = self.operand(node.left, form)
+        node.comparators = [self.operand(c, form) for c in node.comparators]
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and hasattr(node, "lineno") \
+                and not (isinstance(node.func.value, ast.Name) and node.func.value.id == RUNTIME):
+            # np.sin, a.sum (a plain name is a kernel or a block)
+            line = ast.Constant(node.lineno - self.rewriter.line_shift)
+            node.func = ast.copy_location(_call("callee", node.func, line), node.func)
         return node
 
     def visit_comprehension(self, node: ast.comprehension) -> ast.comprehension:
@@ -503,6 +538,12 @@ class _Truths(ast.NodeTransformer):
         node.ifs = [self.wrap(c, "a comprehension's if") for c in node.ifs]
         return node
 
+
+_SYMBOLS: dict[type, str] = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.MatMult: "@", ast.Div: "/", ast.FloorDiv: "//",
+    ast.Mod: "%", ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",
+    ast.BitAnd: "&", ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Eq: "==", ast.NotEq: "!=",
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
                        "setdefault", "sort", "reverse"})

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from eagle.builder import recorder
 from eagle.builder.recorder import BREAK, CONTINUE, RETURN, UNBOUND, NotCell, is_array, is_cell
 
@@ -48,6 +50,45 @@ class Runtime:
         return value
 
     @staticmethod
+    def operand_of(value: Any, line: int, form: str) -> Any:
+        """``value``, an operand of Python's ``form`` (``*``, ``-``, ``<`` ...): on an array a replay
+        sets, Python would compute once, now, before any replay, and no replay would run it."""
+        current = recorder.active()
+        if current is not None and current.replayed(value):
+            raise TypeError(f"eagle.Graph.builder: {current.where(line)}: `{form}` on a {value.dtype} array "
+                            f"of shape {tuple(value.shape)} that the graph computes (or an argument of it) "
+                            "would run once, now, while recording, on what the array holds before any "
+                            f"replay, and no replay would run it: compute `{form}` in a @hawk.kernel "
+                            "(or an opaque node) and call that")
+        return value
+
+    @staticmethod
+    def callee(fn: Any, line: int) -> Any:
+        """``fn`` about to be called: a NumPy (or CuPy) function or an array's method that computes
+        from an array a replay sets runs once, now, so it is refused; a view of one is kept."""
+        module = getattr(type(fn), "__module__", "") if isinstance(fn, np.ufunc) else \
+            getattr(fn, "__module__", None) or getattr(getattr(fn, "__self__", None), "__module__", "") or ""
+        owner = getattr(fn, "__self__", None)
+        if module.split(".")[0] not in ("numpy", "cupy") and not is_array(owner):
+            return fn
+
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            current = recorder.active()
+            inputs = [owner, *args, *kwargs.values()]
+            if current is None or getattr(fn, "__name__", "") in _SHAPE_ONLY \
+                    or not any(current.replayed(a) for a in inputs):
+                return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+            if "out" not in kwargs and current.replayed(result):
+                return result  # a view of it (a reshape, a slice, a transpose): bytes a replay sets
+            name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
+            raise TypeError(f"eagle.Graph.builder: {current.where(line)}: {name}(...) on an array that the "
+                            "graph computes (or an argument of it) ran once, now, while recording, on what "
+                            "the array holds before any replay, and no replay would run it: compute it in "
+                            "a hawk kernel or an opaque node")
+        return checked
+
+    @staticmethod
     def and_(line: int, *operands: Callable[[], Any]) -> Any:
         return _combine(operands, "and", lambda v: not v, line)
 
@@ -58,6 +99,11 @@ class Runtime:
     def __getattr__(self, construct: str) -> Any:
         # if_, while_, capped, for_range, for_, match_: the recorder's
         return getattr(recorder.current(), construct)
+
+
+#: NumPy functions and array methods that read an array's shape and dtype only, never its values
+_SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "shape", "ndim", "size",
+                         "result_type", "may_share_memory", "shares_memory"})
 
 
 def _combine(operands: tuple[Callable[[], Any], ...], op: str, stops: Callable[[Any], bool],
