@@ -217,6 +217,8 @@ class Emitter:
             return self.cast(a[0], t, out)
         if op == "select":
             return f"({a[0]} ? {a[1]} : {a[2]})"
+        if op == "index_quotient":  # in range by hawk.grid_index's bound: no hk_to_i64 clamp
+            return f"(int64_t)({a[0]} / {a[1]})"
         if op in ("lt", "le", "gt", "ge", "eq", "ne"):
             return f"(uint8_t)({a[0]} {_INFIX[op]} {a[1]})"
         if op in ("and", "or"):

@@ -8,7 +8,7 @@ vectorise.  This lowering divides in float64 and truncates, with no branch, no `
 vectorises no ``floor`` under the default trapping-math rules) and no select on a value the same
 for every sample (which keeps GCC from vectorising the loop): a uniform 0 or 1 multiplies instead.
 
-    t = trunc(double(k) / double(d))    d = w, or 1 where w is 0
+    t = trunc(double(k) / double(d))    d = w, or 1 where w is 0 (IR op index_quotient)
     r = k - t * d
     a = (r != 0) * (w < 0)              the floor of a negative quotient is one lower
     i = (t - a) * (w != 0),  j = (r + a * d) * (w != 0)
@@ -45,8 +45,9 @@ def row_col(lowerer: Any, flat: Operand, width: Operand) -> tuple[Operand, Opera
 
     nonzero = flag("ne")
     divisor = op("add", [width, op("sub", [Const(1, "i64"), nonzero], "i64")], "i64")  # 0 -> 1
-    ratio = op("div", [lowerer.cast(flat, "f64"), lowerer.cast(divisor, "f64")], "f64")
-    quotient = lowerer.cast(ratio, "i64")  # truncates
+    # truncated: |quotient| <= flat < 2**53, so the conversion needs no clamp (hk_to_i64's
+    # compares, which cost more than the integer divide they replace where nothing vectorises)
+    quotient = op("index_quotient", [lowerer.cast(flat, "f64"), lowerer.cast(divisor, "f64")], "i64")
     rest = op("sub", [flat, op("mul", [quotient, divisor], "i64")], "i64")
     lower = op("mul", [lowerer.cast(op("ne", [rest, Const(0, "i64")], "bool"), "i64"), flag("lt")], "i64")
     row = op("mul", [op("sub", [quotient, lower], "i64"), nonzero], "i64")

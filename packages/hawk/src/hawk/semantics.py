@@ -74,6 +74,8 @@ OPS: dict[str, Callable[..., Any]] = {
     "sqrt": np.sqrt,
     "abs": np.absolute, "floor": np.floor, "ceil": np.ceil, "minimum": np.minimum, "maximum": np.maximum,
     "select": np.where, "copy": lambda a: a,
+    # hawk.grid_index: the truncated quotient of float64 integers whose quotient is an int64
+    "index_quotient": lambda a, b: np.trunc(a / b).astype(np.int64),
     **{op: functools.partial(philox.evaluate, op) for op in philox.DRAWS},
 }
 
