@@ -492,7 +492,6 @@ class Program:
     cells: dict[str, int]
     smooth: bool = False
     rows: bool = True
-    checked: bool = True  # kernels with checked Table reads and placing Scatters (_checked)
     loops: int = 0
     names: int = 0
     read: set[str] = field(default_factory=set)  # the arguments kernels read (x0, x1)
@@ -581,8 +580,7 @@ def _statement(draw: Any, program: Program, scope: _Scope, depth: int, device: b
         kinds += ["accumulate", "halves"]
     if not device:  # the top level (a fork's branches only assign)
         kinds += ["total"]
-    if program.checked:
-        kinds += ["picked"] + ([] if device or program.smooth else ["placed"])
+    kinds += ["picked"] + ([] if device or program.smooth else ["placed"])  # checked reads, placing
     if not device and not program.smooth:  # a stepping loop has no derivative
         kinds += ["until"]
     kinds += ["scan"]
@@ -755,11 +753,9 @@ def starting_values(n: int, seed: int, cells: dict[str, int]) -> dict[str, Any]:
 
 
 @st.composite
-def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True,
-             checked: bool = True) -> Program:
+def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True) -> Program:
     """A random program over one of the first ``pools`` kernel pools; ``smooth``: one whose result is
-    differentiable in x0 and x1 (for the gradient check); ``rows``: kernels may read rows of ``xs``;
-    ``checked``: it may call kernels with checked Table reads and placing Scatters."""
+    differentiable in x0 and x1 (for the gradient check); ``rows``: kernels may read rows of ``xs``."""
     pool = make_pool(draw(st.integers(0, pools - 1)))
     # one block, a block and more, and past branch_tasks' limit (forks run work_share there)
     n = draw(st.sampled_from([1, 3, 17, 1024, 1029, 4100] if not smooth else [1, 4, 9]))
@@ -770,7 +766,7 @@ def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True,
     seed = draw(st.integers(0, 2**32 - 1))
     values = starting_values(n, seed, cells)
     program = Program(pool, n, [], None, draw(st.sampled_from([0.5, -1.25, 2.0])), values, seed, cells,
-                      smooth=smooth, rows=rows and not smooth, checked=checked)
+                      smooth=smooth, rows=rows and not smooth)
     scope = _Scope([*ARGS, *ITEMS], [*ARGS, *ITEMS])
     program.body = _block(draw, program, scope, 2, False, 6)
     if not smooth and draw(st.booleans()):  # a list built by appends, read back into the result

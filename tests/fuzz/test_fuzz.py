@@ -228,8 +228,7 @@ def test_programs_on_the_cpu(program: Program, folder: Path) -> None:
 
 
 @settings(FUZZ, max_examples=max(EXAMPLES // 6, 5))
-# a checked Table read or a placing Scatter raises after its launch, which a GPU graph refuses today
-@given(program=programs(pools=1, rows=GPU_VIEWS, checked=False))
+@given(program=programs(pools=1, rows=GPU_VIEWS))
 def test_programs_on_device_arrays(program: Program, folder: Path, gpu: Any) -> None:
     make_graph, _ = faces(program, folder)
     builder = make_graph(program.closure)

@@ -101,13 +101,12 @@ def test_checked_reads_and_scatters_fuse_with_the_unfused_bits(threads):
     fused_graphs.same_bytes(got, want)
 
 
-def test_only_cpu_runs_take_checked_accesses_and_placing_scatters():
+def test_checked_accesses_placing_scatters_and_table_gradients_may_join_runs():
     x, t, k1, _ = inputs(np.random.default_rng(1))
-    cases = [(first.ir(x, k1, t), False), (spread.ir(x, k1, np.zeros(41)), True),
-             (placed.ir(x, k1, np.zeros(N)), False), (lookup.vjp.ir(x, k1, t, x), False),
-             (smooth.vjp.ir(x, t, x), True)]  # a vjp re-runs its kernel's checked reads
-    for ir, on_gpu in cases:
-        assert fusible(ir, "cpu") and fusible(ir, "gpu") == on_gpu, ir.name
+    irs = [first.ir(x, k1, t), spread.ir(x, k1, np.zeros(41)), placed.ir(x, k1, np.zeros(N)),
+           lookup.vjp.ir(x, k1, t, x), smooth.vjp.ir(x, t, x)]
+    for ir in irs:
+        assert fusible(ir), ir.name
 
 
 def _reads(x, t, k1, k2):

@@ -11,13 +11,13 @@ the outermost conditional node; between the bad access and the raise, reads stay
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from eagle import extend
 from hawk import tables
-from hawk.ir import KernelIR
 
 #: After each launch in a body: its cells into the kept ones unless a turn before left an error
 #: there (every kept word as clean says none did), and its own cleared for the next turn.
@@ -42,13 +42,14 @@ extern "C" __global__ void hk_keep_first(long long *a, const long long na, long 
 """
 
 
-def on_gpu(gpu: Any, ir: KernelIR, cells: dict[str, Any], api: str) -> None:
-    """Check the device check cells of a launch of ``ir`` (name -> device array, as
-    ``KernelBound._checks`` gives them) after it, in GPU program ``gpu``: raise at the wait what
-    :func:`hawk.tables.check` raises on the CPU (``api`` names the launch)."""
+def on_gpu(gpu: Any, cells: dict[str, Any], check: Callable[[dict[str, np.ndarray]], None]) -> None:
+    """Check the device check cells of a launch or a fused run (name -> device array) after it, in
+    GPU program ``gpu``: ``check(found)`` gets the cells as host arrays and raises at the wait what
+    it raises on the CPU (:func:`hawk.tables.check` for a launch, :func:`hawk.run_checks.check`
+    for a fused run), and clears them."""
     names, arrays = list(cells), list(cells.values())
     if not gpu.in_body:
-        gpu.checked(arrays, lambda staged: tables.check(ir, dict(zip(names, staged, strict=True)), api))
+        gpu.checked(arrays, lambda staged: check(dict(zip(names, staged, strict=True))))
         return
     # in a body: every cell's words in one kept block (a turn's errors stay together)
     clean = [tables.clean(name) for name in names]
@@ -58,5 +59,5 @@ def on_gpu(gpu: Any, ir: KernelIR, cells: dict[str, Any], api: str) -> None:
     function = extend.cuda_module(_KEEP_FIRST, "hawk_checks", gpu.device).function("hk_keep_first")
     gpu.kernel(function, [a, sizes[0], b, sizes[1], kept, cleared], (1, 1, 1), (1, 1, 1))
     ends = np.cumsum([0, *(c.size for c in clean)])
-    gpu.checked([kept], lambda staged: tables.check(
-        ir, {name: staged[0][ends[k]:ends[k + 1]] for k, name in enumerate(names)}, api))
+    gpu.checked([kept], lambda staged: check({name: staged[0][ends[k]:ends[k + 1]]
+                                              for k, name in enumerate(names)}))

@@ -86,17 +86,11 @@ class Fused:
     sites: list[tuple[int, int]] = field(default_factory=list)  # per checked site: (launch, its site)
 
 
-def fusible(ir: KernelIR, target: str = "cpu") -> bool:
-    """Whether a launch of ``ir`` may join a fused run on ``target`` ("cpu" or "gpu"): its stores
-    are at the top of its body (where the front end puts results and Mutables), so forwarding
-    sees every one.  On the GPU it also has no checked access and places no Scatter: a GPU
-    fused run does not read check cells back (a single GPU launch of them is refused)."""
+def fusible(ir: KernelIR) -> bool:
+    """Whether a launch of ``ir`` may join a fused run: its stores are at the top of its body
+    (where the front end puts results and Mutables), so forwarding sees every one."""
     nested = [top for top in ir.body if isinstance(top, (If, Loop))]
-    if any(isinstance(s, Store) for s in walk(nested)):
-        return False
-    accesses = [s for s in walk(ir.body) if isinstance(s, (Gather, ScatterAdd))]
-    return target == "cpu" or not any(s.mode == "check" or (isinstance(s, ScatterAdd) and s.exclusive)
-                                      for s in accesses)
+    return not any(isinstance(s, Store) for s in walk(nested))
 
 
 def size(ir: KernelIR) -> int:

@@ -583,7 +583,8 @@ class KernelBound(BoundPlan):
         runs.emit_gpu_phases(gpu, source, compiled.phased, compiled.prefix, self.args, self.samples)
         cells = self._checks()
         if cells:  # checked Table reads, placing Scatters: raised by the wait of the launch that went wrong
-            checks.on_gpu(gpu, compiled.ir, cells, f"hawk.kernel {self.plan.name}")
+            api = f"hawk.kernel {self.plan.name}"
+            checks.on_gpu(gpu, cells, lambda found: tables.check(compiled.ir, found, api))
 
     def reference(self, interpreter: Any) -> None:
         """This launch by hawk's NumPy evaluator of the IR, over the samples a replay processes

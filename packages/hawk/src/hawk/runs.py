@@ -26,7 +26,7 @@ from eagle import extend
 from eagle.native import Library, compile_libraries
 from eagle.plan import BoundPlan, Plan
 from eagle.plan import Param as PlanParam
-from hawk import emit, fusion, libm, run_checks, tables
+from hawk import checks, emit, fusion, libm, run_checks, tables
 from hawk.ir import Slot
 from hawk.phases import Phased, split
 from hawk.types import NUMPY, strong
@@ -261,9 +261,14 @@ def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[An
     shaped, args = _fused(bounds, key, live)
     n = bounds[0].samples
     cuda_source = shaped.source("cuda")
+    cells = run_checks.cells(shaped.phased.slots, args)
+    names = [bound.plan.name for bound in bounds]
 
     def emit_run(gpu: Any) -> None:
         emit_gpu_phases(gpu, cuda_source, shaped.phased, PREFIX, args, n)
+        if cells:  # checked reads, placing Scatters: the wait raises the first launch's that went wrong
+            checks.on_gpu(gpu, cells,
+                          lambda found: run_checks.check(shaped.fused, shaped.irs, names, found, n))
 
     return emit_run
 
@@ -271,7 +276,7 @@ def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[An
 def fusible(bound: Any, target: str) -> extend.Fusible | None:
     """A launch's offer to join a fused run on ``target`` ("cpu" or "gpu")."""
     size = bound.plan.compiled.fused_size
-    if size is None or (target == "gpu" and not fusion.fusible(bound.plan.compiled.ir, target)):
+    if size is None:
         return None
     # a launch whose per-sample work waits for its reductions ends a run (a later member would
     # wait too); one whose reductions only fill cells lets the next share its reduction phase
