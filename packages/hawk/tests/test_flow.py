@@ -184,6 +184,26 @@ def python_unpacked(x, y):
     return s_rate * r + s_axis @ v + (w_axis @ w_axis) * w_rate
 
 
+@hawk.func
+def turned(a: Scalar, b: Scalar):
+    return 0.8 * a - 0.6 * b, 0.6 * a + 0.8 * b
+
+
+@hawk.kernel
+def swapped(x: Scalar, y: Scalar) -> Scalar:
+    for _ in range(3):
+        x, y = turned(x, y)  # the parameters carried by the loop, through a helper's tuple
+        x, y = y, x + 0.25 * y  # every value computed before any name is assigned, as in Python
+    return x * 2.0 + y
+
+
+def python_swapped(x, y):
+    for _ in range(3):
+        x, y = 0.8 * x - 0.6 * y, 0.6 * x + 0.8 * y
+        x, y = y, x + 0.25 * y
+    return x * 2.0 + y
+
+
 @hawk.kernel
 def rescale(v: Scalar) -> Scalar:
     return v * 0.25 + 1.0
@@ -224,6 +244,7 @@ CASES = [
     (bounded, lambda x, y: (x, y), None),
     (unpacked, lambda x, y: (x, y), python_unpacked),
     (guarded, lambda x, y: (x - 1.0, y - 1.5), None),
+    (swapped, lambda x, y: (x, y), python_swapped),
 ]
 IDS = [k.__name__ for k, _, _ in CASES]
 

@@ -135,6 +135,9 @@ def _targets(nodes: list[ast.stmt]) -> list[str]:
         for sub in ast.walk(node):
             targets = sub.targets if isinstance(sub, ast.Assign) else \
                 [sub.target] if isinstance(sub, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+            while any(isinstance(t, (ast.Tuple, ast.List)) for t in targets):  # a, b = ...: each name
+                targets = [e for t in targets
+                           for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])]
             for t in targets:
                 if isinstance(t, ast.Name):
                     keys[t.id] = None

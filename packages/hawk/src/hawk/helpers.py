@@ -159,10 +159,14 @@ class Inlining:
         return held[tree - first]
 
     def unpack(self, node: ast.Assign) -> bool:
-        """``a, b = f(x)`` of a helper ``f`` that returns a tuple: each name its value; whether
-        ``node`` is that."""
+        """``a, b = f(x)`` of a helper ``f`` that returns a tuple, or ``a, b = b, a``: each name its
+        value (every value computed before any name is assigned, as in Python); whether ``node``
+        is that."""
         target = node.targets[0]
         call = node.value
+        if len(node.targets) == 1 and isinstance(target, ast.Tuple) and isinstance(call, ast.Tuple):
+            self.unpacked(target, self.values_of(call), node)
+            return True
         if not (len(node.targets) == 1 and isinstance(target, ast.Tuple) and isinstance(call, ast.Call)):
             return False
         helper = self.resolve(call.func)
@@ -171,6 +175,12 @@ class Inlining:
         self.unpacked(target, self.inline(helper, call, several=True), call)
         return True
 
+    def values_of(self, node: ast.expr) -> object:
+        """A tuple expression's values, nested tuples as tuples."""
+        if isinstance(node, ast.Tuple):
+            return tuple(self.values_of(e) for e in node.elts)
+        return self.expr(node)
+
     def unpacked(self, target: ast.expr, value: object, node: ast.AST) -> None:
         if not isinstance(target, ast.Tuple):
             self.assign(target, value, node)
@@ -178,7 +188,7 @@ class Inlining:
         if not isinstance(value, tuple) or len(value) != len(target.elts):
             got = f"{len(value)} values" if isinstance(value, tuple) else describe(value)
             raise self.src.refuse(target, f"{len(target.elts)} names are assigned {got}; write as many "
-                                          "names as the helper returns values")
+                                          "names as there are values")
         for t, v in zip(target.elts, value, strict=True):
             self.unpacked(t, v, node)
 
