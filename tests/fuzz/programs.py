@@ -228,7 +228,8 @@ def _flow_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]
 def _gaps_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]:
     """Helpers' tuple and struct results, unpacked; hawk.sample2 of any width; per-sample loop
     counts under a cap (``hawk.capped_range``): in a smooth kernel counted from the sample's
-    index, elsewhere from a value as well (a count that jumps with it)."""
+    index, elsewhere from a value as well (a count that jumps with it), carrying a tuple
+    assignment."""
     lines = []
     if rng.random() < 0.5:  # twice's two returns: a per-sample choice
         lines += [f"    t, r = twice(t, {rng.choice(names)})" if not smooth else
@@ -243,8 +244,11 @@ def _gaps_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str]
     count = f"hawk.sample() % {rng.randint(2, 5)}" if smooth or rng.random() < 0.5 else \
         f"hm.int32(2.0 + 2.0 * hm.sin({rng.choice(names)}))"
     bounds = count if rng.random() < 0.5 else f"{rng.randint(0, 2)}, {count}"
-    return [*lines, f"    for i in hawk.capped_range({bounds}, {rng.randint(1, 4)}):",
-            f"        t = 0.5 * hm.cos(t * {rng.choice(CONSTANTS)} + {rng.choice(names)}) + 0.125 * i"]
+    # the turn's two values carried through a tuple assignment (both computed before either is set)
+    return [*lines, "    tq = t * 0.5", f"    for i in hawk.capped_range({bounds}, {rng.randint(1, 4)}):",
+            f"        t, tq = 0.5 * hm.cos(tq * {rng.choice(CONSTANTS)} + {rng.choice(names)}) + 0.125 * i, "
+            "t",
+            "    t = t + 0.25 * tq"]
 
 
 def _table_loop_lines(rng: random.Random, annotations: dict[str, str]) -> list[str]:
