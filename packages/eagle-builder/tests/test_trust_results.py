@@ -90,6 +90,13 @@ def summed(x):
     return g
 
 
+def filled(x):
+    g = eagle.Graph()
+    g.result = inc(x)
+    g.result.fill(2.0)  # refused before it runs: nothing is written while recording
+    return g
+
+
 @pytest.mark.parametrize(("builder", "text"), [
     (halved, r"halved:3: `\*` on a float64 array"),
     (negated, r"negated:3: `-` on a float64 array"),
@@ -97,6 +104,7 @@ def summed(x):
     (compared, r"compared:3: `>` on a float64 array"),
     (sined, r"sined:3: sin\(\.\.\.\) on an array that the graph computes"),
     (summed, r"summed:3: ndarray.cumsum\(\.\.\.\) on an array that the graph computes"),
+    (filled, r"filled:4: ndarray.fill\(\.\.\.\) on an array that the graph computes"),
 ])
 def test_python_arithmetic_on_an_array_a_replay_sets_is_refused_at_its_line(builder, text):
     # it would run once, while recording, on bytes no replay has written yet: a silent wrong answer

@@ -243,8 +243,8 @@ CASES = [
     (settled, lambda x, y: (x, y.copy(), 0.7), None),
     (bounded, lambda x, y: (x, y), None),
     (unpacked, lambda x, y: (x, y), python_unpacked),
-    (guarded, lambda x, y: (x - 1.0, y - 1.5), None),
     (swapped, lambda x, y: (x, y), python_swapped),
+    (guarded, lambda x, y: (x - 1.0, y - 1.5), None),
 ]
 IDS = [k.__name__ for k, _, _ in CASES]
 

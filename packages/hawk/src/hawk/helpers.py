@@ -165,14 +165,14 @@ class Inlining:
         target = node.targets[0]
         call = node.value
         if len(node.targets) == 1 and isinstance(target, ast.Tuple) and isinstance(call, ast.Tuple):
-            self.unpacked(target, self.values_of(call), node)
+            self.unpacked(target, self.values_of(call), node, "there are values")
             return True
         if not (len(node.targets) == 1 and isinstance(target, ast.Tuple) and isinstance(call, ast.Call)):
             return False
         helper = self.resolve(call.func)
         if not isinstance(helper, Func):
             return False
-        self.unpacked(target, self.inline(helper, call, several=True), call)
+        self.unpacked(target, self.inline(helper, call, several=True), call, "the helper returns values")
         return True
 
     def values_of(self, node: ast.expr) -> object:
@@ -181,16 +181,16 @@ class Inlining:
             return tuple(self.values_of(e) for e in node.elts)
         return self.expr(node)
 
-    def unpacked(self, target: ast.expr, value: object, node: ast.AST) -> None:
+    def unpacked(self, target: ast.expr, value: object, node: ast.AST, given: str) -> None:
         if not isinstance(target, ast.Tuple):
             self.assign(target, value, node)
             return
         if not isinstance(value, tuple) or len(value) != len(target.elts):
             got = f"{len(value)} values" if isinstance(value, tuple) else describe(value)
             raise self.src.refuse(target, f"{len(target.elts)} names are assigned {got}; write as many "
-                                          "names as there are values")
+                                          f"names as {given}")
         for t, v in zip(target.elts, value, strict=True):
-            self.unpacked(t, v, node)
+            self.unpacked(t, v, node, given)
 
     def helper_value(self, value: Operand, kind: object, what: str, node: ast.AST) -> Operand:
         """A helper's argument or result held to its annotation: a per-sample value converted

@@ -65,7 +65,7 @@ class Runtime:
     @staticmethod
     def callee(fn: Any, line: int) -> Any:
         """``fn`` about to be called: a NumPy (or CuPy) function or an array's method that computes
-        from an array a replay sets runs once, now, so it is refused; a view of one is kept."""
+        from an array a replay sets would run once, now, so it is refused; a view of one is kept."""
         module = getattr(type(fn), "__module__", "") if isinstance(fn, np.ufunc) else \
             getattr(fn, "__module__", None) or getattr(getattr(fn, "__self__", None), "__module__", "") or ""
         owner = getattr(fn, "__self__", None)
@@ -75,17 +75,18 @@ class Runtime:
         def checked(*args: Any, **kwargs: Any) -> Any:
             current = recorder.active()
             inputs = [owner, *args, *kwargs.values()]
-            if current is None or getattr(fn, "__name__", "") in _SHAPE_ONLY \
-                    or not any(current.replayed(a) for a in inputs):
+            name = getattr(fn, "__name__", "")
+            if current is None or name in _SHAPE_ONLY or not any(current.replayed(a) for a in inputs):
                 return fn(*args, **kwargs)
-            result = fn(*args, **kwargs)
-            if "out" not in kwargs and current.replayed(result):
-                return result  # a view of it (a reshape, a slice, a transpose): bytes a replay sets
-            name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
-            raise TypeError(f"eagle.Graph.builder: {current.where(line)}: {name}(...) on an array that the "
-                            "graph computes (or an argument of it) ran once, now, while recording, on what "
-                            "the array holds before any replay, and no replay would run it: compute it in "
-                            "a hawk kernel or an opaque node")
+            if name in _VIEWS and "out" not in kwargs:
+                result = fn(*args, **kwargs)
+                if current.replayed(result):  # a view of it: bytes a replay sets
+                    return result
+            shown = getattr(fn, "__qualname__", name or repr(fn))
+            raise TypeError(f"eagle.Graph.builder: {current.where(line)}: {shown}(...) on an array that the "
+                            "graph computes (or an argument of it) would run once, now, while recording, on "
+                            "what the array holds before any replay, and no replay would run it: compute it "
+                            "in a hawk kernel or an opaque node")
         return checked
 
     @staticmethod
@@ -104,6 +105,10 @@ class Runtime:
 #: NumPy functions and array methods that read an array's shape and dtype only, never its values
 _SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "shape", "ndim", "size",
                          "result_type", "may_share_memory", "shares_memory"})
+#: those that give a view of it where they can (kept when they did: a copy is refused); any other
+#: is refused before it runs, so nothing is written while recording
+_VIEWS = frozenset({"reshape", "view", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims",
+                    "asarray", "ascontiguousarray", "atleast_1d", "atleast_2d", "diagonal", "broadcast_to"})
 
 
 def _combine(operands: tuple[Callable[[], Any], ...], op: str, stops: Callable[[Any], bool],
