@@ -3,6 +3,8 @@ node in a graph, its reference, and every refusal with its message."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -113,7 +115,8 @@ def test_a_node_of_a_graph_runs_the_loop_at_each_launch_and_is_held_to_the_refer
     g.launch()
     np.testing.assert_array_equal(x, np.minimum(target, 12.0))
     eagle.testing.check(g, 2)
-    assert "until terminated · ≤ 12" in str(g)
+    if importlib.util.find_spec("eagle.viz") is not None:  # the picture is eagle-viz's (not in `minimal`)
+        assert "until terminated · ≤ 12" in str(g)
 
 
 def test_an_opaque_step_reads_terminated_and_a_finished_sample_is_left_alone():
