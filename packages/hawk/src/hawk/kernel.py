@@ -564,9 +564,7 @@ class KernelBound(BoundPlan):
 
     def _checks(self) -> dict[str, Any]:
         """The check cells of a launch (:data:`hawk.tables.BOUNDS`, :data:`hawk.tables.PLACES`)."""
-        slots = self.plan.compiled.phased.slots
-        checked = (tables.BOUNDS, tables.PLACES)
-        return {s.name: a for a, s in zip(self.args, slots, strict=False) if s.name in checked}
+        return tables.check_cells(self.plan.compiled.phased.slots, self.args)
 
     def fusible(self, target: str) -> extend.Fusible | None:
         """This launch as a member of a fused run (:mod:`hawk.runs`)."""

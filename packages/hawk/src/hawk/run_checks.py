@@ -14,18 +14,12 @@ own ``IndexError`` or ``ValueError``, naming its kernel, table and line.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from hawk import tables
 from hawk.fusion import Fused
 from hawk.ir import KernelIR
-
-
-def cells(slots: Sequence[Any], args: Sequence[Any]) -> dict[str, Any]:
-    """The check cells among a fused run's scratch (:data:`hawk.tables.BOUNDS`, ``PLACES``)."""
-    return {s.name: a for a, s in zip(args, slots, strict=False) if s.name in (tables.BOUNDS, tables.PLACES)}
 
 
 def check(fused: Fused, irs: Sequence[KernelIR], names: Sequence[str], found: dict[str, np.ndarray],

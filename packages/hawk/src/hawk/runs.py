@@ -203,7 +203,7 @@ def host_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[A
     slots = shaped.slots(args, n)
     phased, fused = shaped.phased, shaped.fused
     accesses = _accesses(phased, args, len(fused.origins))
-    cells = run_checks.cells(phased.slots, args)
+    cells = tables.check_cells(phased.slots, args)
     names = [bound.plan.name for bound in bounds]
 
     def emit_run(program: Any) -> None:
@@ -261,7 +261,7 @@ def gpu_run(bounds: Sequence[Any], key: Callable[[Any], int], live: Callable[[An
     shaped, args = _fused(bounds, key, live)
     n = bounds[0].samples
     cuda_source = shaped.source("cuda")
-    cells = run_checks.cells(shaped.phased.slots, args)
+    cells = tables.check_cells(shaped.phased.slots, args)
     names = [bound.plan.name for bound in bounds]
 
     def emit_run(gpu: Any) -> None:

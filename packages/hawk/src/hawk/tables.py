@@ -31,6 +31,7 @@ reference evaluator's, the C/CUDA emitters' and the errors a launch raises.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -379,6 +380,12 @@ def places_error(ir: KernelIR, cells: np.ndarray, api: str) -> ValueError:
 def clean(name: str) -> np.ndarray | None:
     """A new check cell named ``name`` holding no error (None for another scratch slot)."""
     return np.array([NONE, 0, 0, 0]) if name == BOUNDS else np.full(5, -1) if name == PLACES else None
+
+
+def check_cells(slots: Sequence[Slot], args: Sequence[Any]) -> dict[str, Any]:
+    """The check cells (:data:`BOUNDS`, :data:`PLACES`) among the arguments of a launch or a
+    fused run, by name."""
+    return {s.name: a for a, s in zip(args, slots, strict=False) if s.name in (BOUNDS, PLACES)}
 
 
 def check(ir: KernelIR, cells: dict[str, np.ndarray], api: str) -> None:
