@@ -41,6 +41,7 @@ REAL_TYPES = {
     "eg_CUfunction": "CUfunction",
     "eg_CUkernel": "CUkernel",
     "eg_CUstream": "CUstream",
+    "eg_CUevent": "CUevent",
     "eg_CUarray": "CUarray",
     "eg_CUgraph": "CUgraph",
     "eg_CUgraphNode": "CUgraphNode",

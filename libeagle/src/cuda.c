@@ -374,3 +374,23 @@ EAGLE_API int eagle_cuda_synchronize(int device)
     int rc = cuda_enter(device, "eagle_cuda_synchronize", &d);
     return rc ? rc : cu_check(drv.cuCtxSynchronize(), "eagle_cuda_synchronize", "cuCtxSynchronize");
 }
+
+EAGLE_API int eagle_cuda_stream_wait(int device, uint64_t waiter, uint64_t waited)
+{
+    cuda_device *d;
+    const char *api = "eagle_cuda_stream_wait";
+    eg_CUevent event = NULL;
+    int rc = cuda_enter(device, api, &d);
+    if (!rc)
+        rc = cu_check(drv.cuEventCreate(&event, EG_CU_EVENT_DISABLE_TIMING), api, "cuEventCreate");
+    if (!rc)
+        rc = cu_check(drv.cuEventRecord(event, (eg_CUstream)(uintptr_t)waited), api, "cuEventRecord");
+    if (!rc)
+        rc = cu_check(drv.cuStreamWaitEvent((eg_CUstream)(uintptr_t)waiter, event, 0), api,
+                      "cuStreamWaitEvent");
+    /* cuEventDestroy of a recorded event still pending returns at once; the driver frees it when
+     * the event completes (CUDA driver API, cuEventDestroy), so the wait stands. */
+    if (event)
+        drv.cuEventDestroy(event);
+    return rc;
+}

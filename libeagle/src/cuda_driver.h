@@ -60,7 +60,11 @@
     X(cuStreamEndCapture, 10000)             \
     X(cuGraphAddChildGraphNode, 10000)       \
     X(cuDeviceGetAttribute, 2000)            \
-    X(cuCtxSynchronize, 2000)
+    X(cuCtxSynchronize, 2000)                \
+    X(cuEventCreate, 2000)                   \
+    X(cuEventRecord, 2000)                   \
+    X(cuStreamWaitEvent, 3020)               \
+    X(cuEventDestroy, 4000)
 
 typedef eg_CUresult (*eg_PFN_cuDriverGetVersion)(int *driverVersion);
 typedef eg_CUresult (*eg_PFN_cuGetProcAddress)(const char *symbol, void **pfn, int cudaVersion,
@@ -145,5 +149,10 @@ typedef eg_CUresult (*eg_PFN_cuGraphAddChildGraphNode)(eg_CUgraphNode *phGraphNo
 typedef eg_CUresult (*eg_PFN_cuDeviceGetAttribute)(int *pi, eg_CUdevice_attribute attrib,
                                                    eg_CUdevice dev);
 typedef eg_CUresult (*eg_PFN_cuCtxSynchronize)(void);
+typedef eg_CUresult (*eg_PFN_cuEventCreate)(eg_CUevent *phEvent, unsigned int Flags);
+typedef eg_CUresult (*eg_PFN_cuEventRecord)(eg_CUevent hEvent, eg_CUstream hStream);
+typedef eg_CUresult (*eg_PFN_cuStreamWaitEvent)(eg_CUstream hStream, eg_CUevent hEvent,
+                                                unsigned int Flags);
+typedef eg_CUresult (*eg_PFN_cuEventDestroy)(eg_CUevent hEvent);
 
 #endif /* EAGLE_CUDA_DRIVER_H */

@@ -30,6 +30,7 @@ typedef struct eg_CUmod_st *eg_CUmodule;
 typedef struct eg_CUfunc_st *eg_CUfunction;
 typedef struct eg_CUkern_st *eg_CUkernel;
 typedef struct eg_CUstream_st *eg_CUstream;
+typedef struct eg_CUevent_st *eg_CUevent;
 typedef struct eg_CUarray_st *eg_CUarray;
 typedef struct eg_CUgraph_st *eg_CUgraph;
 typedef struct eg_CUgraphNode_st *eg_CUgraphNode;
@@ -65,6 +66,7 @@ enum {
     EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     EG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     EG_CU_STREAM_NON_BLOCKING = 1,
+    EG_CU_EVENT_DISABLE_TIMING = 2,
     EG_CU_MEMHOSTALLOC_PORTABLE = 1,
     EG_CU_MEMHOSTALLOC_DEVICEMAP = 2,
     EG_CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,

@@ -609,6 +609,18 @@ static int synchronize(eagle_gpu_graph *g, const char *api)
     return rc;
 }
 
+EAGLE_API int eagle_gpu_stream(const eagle_gpu_graph *g, uint64_t *stream)
+{
+    const char *api = "eagle_gpu_stream";
+    if (!stream)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: stream is NULL", api);
+    eagle_gpu_graph *top = NULL;
+    cuda_device *d;
+    int rc = enter_exec(g, api, &top, &d);
+    *stream = rc ? 0 : (uint64_t)(uintptr_t)top->stream;
+    return rc;
+}
+
 EAGLE_API int eagle_gpu_enqueue(eagle_gpu_graph *g, int64_t replays)
 {
     return enqueue(g, replays, "eagle_gpu_enqueue");

@@ -98,9 +98,13 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 
 /* ------------------------------------------------------------ counters */
 
-static long n_graph_launches, n_kernel_runs, n_live_allocations;
+static long n_graph_launches, n_kernel_runs, n_live_allocations, n_host_waits, n_event_waits;
 
 FK_API long fakecuda_launches(void) { return n_graph_launches; }
+/* cuStreamSynchronize and cuCtxSynchronize calls: the host waiting for the device. */
+FK_API long fakecuda_host_waits(void) { return n_host_waits; }
+/* cuStreamWaitEvent calls on a recorded event: one stream ordered after another. */
+FK_API long fakecuda_event_waits(void) { return n_event_waits; }
 FK_API long fakecuda_kernel_runs(void) { return n_kernel_runs; }
 FK_API long fakecuda_live_allocations(void) { return n_live_allocations; }
 
@@ -191,6 +195,7 @@ static eg_CUresult fk_cuDeviceGetAttribute(int *pi, eg_CUdevice_attribute attrib
 /* Streams run their work at once: nothing is ever pending. */
 static eg_CUresult fk_cuCtxSynchronize(void)
 {
+    n_host_waits++;
     return initialized ? EG_CUDA_SUCCESS : EG_CUDA_ERROR_NOT_INITIALIZED;
 }
 
@@ -306,12 +311,69 @@ static eg_CUresult fk_cuStreamCreate(eg_CUstream *phStream, unsigned int flags)
 /* Work ran when it was enqueued; a capturing stream cannot be waited for. */
 static eg_CUresult fk_cuStreamSynchronize(eg_CUstream hStream)
 {
+    n_host_waits++;
     if (is_capturing(hStream)) {
         hStream->invalidated = 1;
         return refuse(FK_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "cuStreamSynchronize: the stream "
                       "captures; the capture is invalidated");
     }
     return is_legacy(hStream) ? legacy_conflicts("cuStreamSynchronize") : EG_CUDA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- events */
+
+/* Work runs when it is enqueued, so a recorded event has completed already: what is emulated is
+ * the API's contract (CUDA driver API, Event Management and cuStreamWaitEvent): a wait on an
+ * event never recorded is a no-op, and an event may be destroyed while waits on it stand. */
+struct eg_CUevent_st {
+    unsigned flags;
+    int recorded;
+};
+
+static eg_CUresult fk_cuEventCreate(eg_CUevent *phEvent, unsigned int Flags)
+{
+    if (!phEvent)
+        return EG_CUDA_ERROR_INVALID_VALUE;
+    if (Flags & ~0xfu) /* DEFAULT, BLOCKING_SYNC, DISABLE_TIMING, INTERPROCESS */
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuEventCreate: unknown flags 0x%x", Flags);
+    *phEvent = calloc(1, sizeof **phEvent);
+    if (!*phEvent)
+        return EG_CUDA_ERROR_OUT_OF_MEMORY;
+    (*phEvent)->flags = Flags;
+    return EG_CUDA_SUCCESS;
+}
+
+static eg_CUresult fk_cuEventRecord(eg_CUevent hEvent, eg_CUstream hStream)
+{
+    if (!hEvent)
+        return refuse(FK_CUDA_ERROR_INVALID_HANDLE, "cuEventRecord: a NULL event");
+    if (is_capturing(hStream))
+        return refuse(EG_CUDA_ERROR_NOT_SUPPORTED, "cuEventRecord: recording into a capture is not "
+                      "emulated");
+    hEvent->recorded = 1;
+    return is_legacy(hStream) ? legacy_conflicts("cuEventRecord") : EG_CUDA_SUCCESS;
+}
+
+static eg_CUresult fk_cuStreamWaitEvent(eg_CUstream hStream, eg_CUevent hEvent, unsigned int Flags)
+{
+    if (!hEvent)
+        return refuse(FK_CUDA_ERROR_INVALID_HANDLE, "cuStreamWaitEvent: a NULL event");
+    if (Flags & ~1u) /* CU_EVENT_WAIT_DEFAULT, CU_EVENT_WAIT_EXTERNAL */
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuStreamWaitEvent: unknown flags 0x%x", Flags);
+    if (is_capturing(hStream))
+        return refuse(EG_CUDA_ERROR_NOT_SUPPORTED, "cuStreamWaitEvent: a wait inside a capture is not "
+                      "emulated");
+    if (hEvent->recorded)
+        n_event_waits++;
+    return EG_CUDA_SUCCESS;
+}
+
+static eg_CUresult fk_cuEventDestroy(eg_CUevent hEvent)
+{
+    if (!hEvent)
+        return refuse(FK_CUDA_ERROR_INVALID_HANDLE, "cuEventDestroy: a NULL event");
+    free(hEvent);
+    return EG_CUDA_SUCCESS;
 }
 
 static void free_graph(eg_CUgraph g);

@@ -227,6 +227,8 @@ class Fake:
         self.lib.fakecuda_launches.restype = ctypes.c_long
         self.lib.fakecuda_kernel_runs.restype = ctypes.c_long
         self.lib.fakecuda_live_allocations.restype = ctypes.c_long
+        self.lib.fakecuda_host_waits.restype = ctypes.c_long
+        self.lib.fakecuda_event_waits.restype = ctypes.c_long
         self._register = REGISTER_FN(("fakecuda_register", self.lib))
         self._kernels: dict[str, HostKernels] = {}
 
@@ -244,6 +246,14 @@ class Fake:
 
     def live_allocations(self) -> int:
         return self.lib.fakecuda_live_allocations()
+
+    def host_waits(self) -> int:
+        """cuStreamSynchronize and cuCtxSynchronize calls so far: the host waiting for the device."""
+        return self.lib.fakecuda_host_waits()
+
+    def event_waits(self) -> int:
+        """cuStreamWaitEvent calls on a recorded event so far: one stream ordered after another."""
+        return self.lib.fakecuda_event_waits()
 
 
 class HostKernels:

@@ -413,6 +413,10 @@ EAGLE_API int eagle_cuda_memcpy(int device, uint64_t dst, uint64_t src, size_t b
 EAGLE_API int eagle_cuda_memory_type(int device, uint64_t address, int32_t *type);
 /* The compute capability of `device` (9 and 0 for an H100 or H200). */
 EAGLE_API int eagle_cuda_device_arch(int device, int *major, int *minor);
+/* Make stream `waiter` wait, on the device, for the work enqueued on stream `waited` so far
+ * (an event recorded on `waited`, waited for on `waiter`, released at once); the host does not
+ * wait.  0 is the legacy default stream. */
+EAGLE_API int eagle_cuda_stream_wait(int device, uint64_t waiter, uint64_t waited);
 /* Wait for all work on `device` (cuCtxSynchronize in its primary context). */
 EAGLE_API int eagle_cuda_synchronize(int device);
 /* Load a module from a NUL-terminated PTX text or a cubin image
@@ -521,6 +525,8 @@ EAGLE_API int eagle_gpu_instantiate(eagle_gpu_graph *g, int device, int32_t flag
  * caller should not hold the GIL (host nodes may need it). */
 EAGLE_API int eagle_gpu_launch(eagle_gpu_graph *g, int64_t replays);
 /* Replay without waiting; eagle_gpu_synchronize waits. */
+/* The stream g's replays run on (g instantiated): for eagle_cuda_stream_wait. */
+EAGLE_API int eagle_gpu_stream(const eagle_gpu_graph *g, uint64_t *stream);
 EAGLE_API int eagle_gpu_enqueue(eagle_gpu_graph *g, int64_t replays);
 EAGLE_API int eagle_gpu_synchronize(eagle_gpu_graph *g);
 

@@ -39,11 +39,8 @@ def _capture_trampoline(ctx: Any, stream: int) -> int:
     token = capturing.set(int(stream))
     try:
         with no_cuda_calls():
-            if allocations is None:
+            with _cuda.capturing_on(int(stream), allocations):
                 fn()
-            else:
-                with _cuda.capturing_on(int(stream), allocations):
-                    fn()
     except BaseException as exc:  # noqa: BLE001 -- re-raised by GpuProgram.finalize
         box.keep(exc)
         return 1
@@ -139,20 +136,23 @@ class GpuProgram(CallbackErrors):
         sub._box = self._box  # one box: a capture in a body is named by the build of the top graph
         return sub
 
-    def node(self, node: Node, label: str = "step") -> GpuProgram:
-        """Append the work of ``node`` inside a construct (where the graph cannot be cut)."""
+    def node(self, node: Node, label: str | None = None) -> GpuProgram:
+        """Append the work of ``node`` inside a construct (where the graph cannot be cut); ``label``:
+        its name in messages, by default its own (``node.default_label()``)."""
+        label = node.default_label() if label is None else label
         items = gpu_lowered(node, label)
         if items.emit is None:
-            raise ValueError(f"eagle.Graph.build: node {label!r} runs eagerly (opaque(..., eager=True)) "
-                             "inside a device if or loop body; the graph is cut around an eager node, which "
-                             "a body cannot be: move it out of the body")
+            tier = "eager=True" if items.stream is None else "stream=S"
+            raise ValueError(f"eagle.Graph.build: node {label!r} runs eagerly (opaque(..., {tier}): on the "
+                             "host at every launch) inside a device if or loop body; the graph is cut "
+                             "around such a node, which a body cannot be: move it out of the body")
         self.label = label
         items.emit(self)
         return self
 
     def nodes(self, nodes: Sequence[Node]) -> GpuProgram:
         """Append the work of ``nodes`` in order inside a construct, a fused run of them as one kernel."""
-        lowerings = [gpu_lowered(node, "step") for node in nodes]
+        lowerings = [gpu_lowered(node, node.default_label()) for node in nodes]
         for group in groups(range(len(nodes)), lowerings):
             emitter(group, lowerings, nodes, lambda i, target: target.node(nodes[i]))(self)
         return self
@@ -224,9 +224,9 @@ class GpuProgram(CallbackErrors):
         writes (bind cannot re-point a host function)."""
         self._hold(*touches)
         if self.in_body:
-            raise ValueError("eagle.Graph.build: a host node (code over host planes, or with no planes) "
-                             "inside a device if or loop body: CUDA does not allow host functions in a "
-                             "conditional body; move it out of the body")
+            raise ValueError(f"eagle.Graph.build: node {self.label!r} is a host node (code over host planes, "
+                             "or with no planes) inside a device if or loop body: CUDA does not allow host "
+                             "functions in a conditional body; move it out of the body")
         handle = ffi.new_handle((self._box, [fn]))
         self._added(lib.eagle_gpu_add_host(self._ptr, _trampoline, handle), "GpuProgram.callback")
         self._keep.append(handle)
@@ -267,17 +267,16 @@ class GpuProgram(CallbackErrors):
         self.reductions += program.reductions
         return self
 
-    def captured(self, fn: Callable[[], object], stream: int | None = None,
-                 touches: Sequence[Any] = ()) -> GpuProgram:
-        """A node of the work ``fn`` enqueues, captured once when the graph is instantiated: on
-        ``stream`` (the caller's CUDA stream handle), or on a capture stream of eagle's, which CuPy
-        and torch then use as their current one (eagle.graph.capture_stream() names it), with
-        what CuPy allocates meanwhile taken from a pool the graph keeps."""
+    def captured(self, fn: Callable[[], object], touches: Sequence[Any] = ()) -> GpuProgram:
+        """A node of the work ``fn`` enqueues, captured once when the graph is instantiated on a
+        capture stream of eagle's, which CuPy and torch then use as their current one
+        (eagle.graph.capture_stream() names it), with what CuPy allocates meanwhile taken from a
+        pool the graph keeps."""
         self._hold(*touches)
-        allocations = None if stream is not None else _cuda.CaptureMemory()
+        allocations = _cuda.CaptureMemory()
         handle = ffi.new_handle((self._box, fn, allocations, self.label))
         self._keep.append(allocations)
-        self._added(lib.eagle_gpu_add_captured(self._ptr, _capture_trampoline, handle, stream or 0),
+        self._added(lib.eagle_gpu_add_captured(self._ptr, _capture_trampoline, handle, 0),
                     "GpuProgram.captured")
         self._keep.append(handle)
         return self
@@ -433,11 +432,19 @@ class GpuProgram(CallbackErrors):
         return self
 
     def enqueue(self, replays: int = 1) -> GpuProgram:
+        """Replay without waiting.  A host node's exception, even one raised already, is kept for
+        the next launch or synchronize (seed 003), which report it once."""
         status = lib.eagle_gpu_enqueue(self._ptr, replays)
-        if self._box.error is not None:  # a host node failed already: wait, so the failure is reported once
-            lib.eagle_gpu_synchronize(self._ptr)
-        self._raise_after(status, "eagle.Graph.enqueue")
+        release_pending()
+        check(status, "eagle.Graph.enqueue")
         return self
+
+    @property
+    def stream(self) -> int:
+        """The CUstream the instantiated graph replays on."""
+        out = ffi.new("uint64_t *")
+        check(lib.eagle_gpu_stream(self._ptr, out), "GpuProgram.stream")
+        return int(out[0])
 
     def synchronize(self) -> GpuProgram:
         self._raise_after(lib.eagle_gpu_synchronize(self._ptr), "eagle.Graph.synchronize")

@@ -261,8 +261,11 @@ class Graph:
 
     @property
     def schedule(self) -> list[str] | None:
-        """How each stage runs, once built: ``"work_share"`` or ``"branch_tasks"`` on the CPU,
-        ``"cuda_graph"`` on the GPU (a stage's branches are branches of the one CUDA graph)."""
+        """How each stage runs, once built: ``"work_share"`` or ``"branch_tasks"`` on the CPU; on
+        the GPU its tier (seed 001): ``"capture"`` (replayed in a CUDA graph, its branches
+        branches of the graph), ``"eager_stream"`` (an ``opaque(fn, stream=S)`` node: ``fn`` on
+        the host at every launch, its device work on ``S``, ordered by events) or
+        ``"eager_host"`` (an ``opaque(fn, eager=True)`` node, the device drained around it)."""
         return None if self._schedule is None else list(self._schedule)
 
     @property
@@ -471,9 +474,9 @@ class Graph:
                              "pass NumPy arrays")
         lowerings = [gpu_lowered(n, label, planes)
                      for n, label, planes in zip(self._nodes, self._labels, analysis.planes, strict=True)]
-        program, reducing = lower_device([stage.branches for stage in self._stages], lowerings, self._labels,
-                                         self._nodes, analysis.device())
-        return program.finalize(), schedule or ["cuda_graph"] * len(self._stages), reducing, None
+        program, tiers, reducing = lower_device([stage.branches for stage in self._stages], lowerings,
+                                                self._labels, self._nodes, analysis.device())
+        return program.finalize(), schedule or tiers, reducing, None
 
     def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:
         """Put new arrays in built nodes (a builder's bind; ``mapping``: id of each old array -> its

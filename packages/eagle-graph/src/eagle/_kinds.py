@@ -134,7 +134,11 @@ class GpuItems:
 
     Or ``eager``: a call the host makes between two CUDA graphs at every
     launch; the graph is cut around it and the device synchronised before
-    and after (for code that reads back from the device).
+    and after (for code that reads back from the device: the ``eager_host``
+    tier).  With ``stream`` (a CUstream handle) as well, the call's device work
+    goes on that stream, which waits for the graph before it, and the graph
+    after it waits for the stream: the host never waits (the ``eager_stream``
+    tier).
 
     >>> from eagle.graph import GpuItems
     >>> items = GpuItems(eager=lambda: print("between two CUDA graphs"))
@@ -146,6 +150,7 @@ class GpuItems:
 
     emit: Callable[[Target], object] | None = None
     eager: Callable[[], object] | None = None
+    stream: int | None = None  # with eager: the stream its device work goes on
     fuse: Fusible | None = None  # the node may be fused with its neighbours (eagle._fusion)
 
 

@@ -39,9 +39,11 @@ def gpu_lowered(node: Node, label: str, planes: Sequence[PlaneTuple] | None = No
                              f"({', '.join(device)}) but no GPU lowering; register the kind with "
                              "lower_gpu=..., or pass NumPy arrays for a CPU build")
         items = kind.device_lowering(node.payload)
-        if not isinstance(items, GpuItems) or (items.emit is None) == (items.eager is None):
+        if (not isinstance(items, GpuItems) or (items.emit is None) == (items.eager is None)
+                or (items.stream is not None and items.eager is None)):
             raise TypeError(f"eagle.Graph.build: lower_gpu of {kind.describe()} returned "
-                            f"{items!r}; return eagle.graph.GpuItems with emit= or eager=")
+                            f"{items!r}; return eagle.graph.GpuItems with emit= or eager= (and stream= "
+                            "only with eager=)")
         return items
     host_lowering, arrays = lowered(node, label), [a for _, a, _ in planes if is_plane(a)]
     return GpuItems(lambda gpu: gpu.host_node(host_lowering, label, arrays))

@@ -12,7 +12,7 @@ from typing import Any
 
 from eagle._fusion import emitter, groups
 from eagle._gpu_program import GpuProgram
-from eagle._gpu_segments import GpuSegments
+from eagle._gpu_segments import GpuSegments, HostCall
 from eagle._kinds import GpuItems, Node
 from eagle._lower_cpu import emit
 from eagle._program import Program, compiling_after
@@ -81,15 +81,18 @@ def _host_items(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any],
 
 
 def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], labels: list[str],
-                 nodes: Sequence[Node], device: int) -> tuple[GpuProgram | GpuSegments, list[int]]:
-    """The GPU program of the stages (branches of node indices), not yet instantiated, and the
-    indices of the nodes that reduce across samples.
+                 nodes: Sequence[Node], device: int
+                 ) -> tuple[GpuProgram | GpuSegments, list[str], list[int]]:
+    """The GPU program of the stages (branches of node indices), not yet instantiated, each
+    stage's tier, and the indices of the nodes that reduce across samples.
 
     The branches of a stage are branches of the CUDA graph: they depend on the stage before
-    and run side by side.  An eager node cuts the graph: the program is then segments, CUDA
-    graphs with the eager calls between them.
+    and run side by side (``"capture"``).  A host call (a ``stream=`` or ``eager=True`` node)
+    cuts the graph: the program is then segments, CUDA graphs with the calls between them,
+    and its stage is ``"eager_stream"`` or ``"eager_host"``.
     """
-    parts: list[GpuProgram | Callable[[], object]] = [GpuProgram(device)]
+    parts: list[GpuProgram | HostCall] = [GpuProgram(device)]
+    schedule: list[str] = []
     reducing: list[int] = []
     pending: list[int] = []  # consecutive one-branch stages: one chain of the CUDA graph
 
@@ -105,15 +108,19 @@ def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], label
             pending.clear()
 
     for branches in stages:
-        eager = [i for branch in branches for i in branch if lowerings[i].eager is not None]
-        if eager:
+        calls = [i for branch in branches for i in branch if lowerings[i].eager is not None]
+        if calls:
+            items = lowerings[calls[0]]
+            tier = "stream=S" if items.stream is not None else "eager=True"
             if sum(len(b) for b in branches) > 1:
-                raise ValueError(f"eagle.Graph.build: node {labels[eager[0]]!r} runs eagerly "
-                                 "(opaque(..., eager=True)) inside a fork; the graph is cut around an "
-                                 "eager node, so it runs alone: move it out of the parallel region")
+                raise ValueError(f"eagle.Graph.build: node {labels[calls[0]]!r} runs eagerly (opaque(..., "
+                                 f"{tier}): on the host at every launch) inside a fork; the graph is cut "
+                                 "around it, so it runs alone: move it out of the parallel region")
             flush()
-            parts += [lowerings[eager[0]].eager, GpuProgram(device)]
+            parts += [HostCall(items.eager, items.stream), GpuProgram(device)]
+            schedule.append("eager_host" if items.stream is None else "eager_stream")
             continue
+        schedule.append("capture")
         if len(branches) == 1:
             pending += branches[0]
             continue
@@ -126,5 +133,6 @@ def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], label
             _emit_runs(program, branch, lowerings, nodes, append, reducing)
     flush()
     if len(parts) == 1:
-        return parts[0], reducing
-    return GpuSegments([p for p in parts if not (isinstance(p, GpuProgram) and p.empty)], device), reducing
+        return parts[0], schedule, reducing
+    kept = [p for p in parts if not (isinstance(p, GpuProgram) and p.empty)]
+    return GpuSegments(kept, device), schedule, reducing

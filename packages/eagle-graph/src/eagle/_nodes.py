@@ -66,13 +66,15 @@ def opaque(fn: Callable[[], object], reads: Mapping[str, Any] | None = None,
     them, and an undeclared array is invisible to the conflict check.
 
     On host planes it is a call (a host node in a GPU graph).  On device
-    planes, how it runs in the CUDA graph: by default ``fn`` is called once,
-    at build, while eagle captures the stream CuPy and torch then use
-    (:func:`capture_stream` names it), and what it launched is replayed;
-    ``stream=S`` (a CuPy, torch or Warp stream, or a handle) captures the
-    stream ``fn`` launches on instead; ``eager=True`` runs ``fn`` at every
-    launch between two CUDA graphs, the device synchronised before and
-    after (for code that reads back from the device).
+    planes, the GPU tier (seed 001's three tiers): by default ``fn`` is
+    called once, at build, while eagle captures the stream CuPy and torch
+    then use (:func:`capture_stream` names it), and what it launched is
+    replayed (``"capture"``); ``stream=S`` (a CuPy, torch or Warp stream, or
+    a handle) calls ``fn`` on the host at every launch, its device work on
+    ``S``, which waits for the stage before while the next stage waits for
+    ``S``, and the host never waits (``"eager_stream"``); ``eager=True``
+    calls ``fn`` at every launch with the device synchronised before and
+    after, for code that reads back from the device (``"eager_host"``).
 
     >>> x, total = np.arange(4.0), np.zeros(1)
     >>> node = eagle.opaque(lambda: total.fill(x.sum()), reads={"x": x}, writes={"total": total})
@@ -100,11 +102,12 @@ def _opaque_reads(o: Opaque) -> list[PlaneTuple]:
 def _opaque_gpu(o: Opaque) -> GpuItems:
     if o.tier == "eager":
         return GpuItems(eager=o.fn)
+    if o.tier == "stream":  # seed 001: fn on the host every launch, its device work on S
+        return GpuItems(eager=o.fn, stream=_cuda.stream_handle(o.stream))
     planes = [a for a in (*o.reads.values(), *o.writes.values()) if is_plane(a)]
     if not planes:  # no device planes to launch on: a call at every replay, as on the CPU
         return GpuItems(lambda gpu: gpu.callback(o.fn))
-    stream = None if o.tier == "capture" else _cuda.stream_handle(o.stream)
-    return GpuItems(lambda gpu: gpu.captured(o.fn, stream, touches=planes))
+    return GpuItems(lambda gpu: gpu.captured(o.fn, touches=planes))
 
 
 def _opaque_label(o: Opaque) -> str:
@@ -167,7 +170,7 @@ def _child_gpu(c: Child) -> GpuItems:
 
 
 register_node_kind("child", reads=lambda c: _opaque_reads(c), writes=lambda c: _opaque_writes(c),
-                   lower_gpu=_child_gpu)
+                   lower_gpu=_child_gpu, picture=lambda c: BoxPicture("opaque", "child"))
 
 # --------------------------------------------------------------------- reduce
 

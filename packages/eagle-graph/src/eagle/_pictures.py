@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 #: What a box holds: a plan launch (a kernel), your Python function, an opaque op (a
 #: callable eagle cannot look into), anything else.
 ROLES: Final = ("kernel", "python", "opaque", "builtin")
-#: A box's tier tag: none, "stream" (captured from its own stream), "host" (run between graphs).
-TAGS: Final = ("", "stream", "host")
+#: A box's tier tag (seed 001): none (captured), "stream" (called at every launch, its device work
+#: on its own stream), "host" (called at every launch, the device drained around it), "child" (a
+#: CUDA graph made elsewhere).
+TAGS: Final = ("", "stream", "host", "child")
 
 
 @dataclass(frozen=True)
