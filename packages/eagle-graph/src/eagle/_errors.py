@@ -24,11 +24,12 @@ class Busy(RuntimeError):
 
 
 class RebuildWarning(UserWarning):
-    """``bind`` could not patch the instantiated CUDA graph and built it again.
+    """``bind`` could not patch the built graph and built it again.
 
     A host node or a device condition (its guard cell) held an array that
     ``bind`` swapped: those are not patched in place; kernels and copies are.
-    Given once per graph.
+    Or your own code (an opaque function) holds one: the builder is called
+    again on the new arrays (seed 000).  Given once per graph.
     """
 
 

@@ -101,6 +101,8 @@ class GpuProgram(CallbackErrors):
         self._kernels: list[_Kernel] = []
         self._copies: list[list[Any]] = []  # [node, src, dst] of each copy node
         self._fixed: set[int] = set()  # ids of arrays that nodes other than kernels hold
+        #: (label, CUgraph cloned, its owner's CUgraph now) of each child node, sub-programs' too
+        self._owners: list[tuple[str, int, Callable[[], int]]] = []
         self._logical: int | None = None
         self._last = -1  # the id of the last item added
         self._signals: dict[int, int] = {}  # id of what a signal stands for -> its item
@@ -281,11 +283,31 @@ class GpuProgram(CallbackErrors):
         self._keep.append(handle)
         return self
 
-    def child(self, graph: int, touches: Sequence[Any] = ()) -> GpuProgram:
-        """A child graph node running a clone of CUDA graph ``graph`` (a CUgraph handle)."""
+    def child(self, graph: int, touches: Sequence[Any] = (), current: Callable[[], int] | None = None
+              ) -> GpuProgram:
+        """A child graph node running a clone of CUDA graph ``graph`` (a CUgraph handle).
+
+        ``current()``: the CUgraph its owner holds now, asked before every launch; a launch
+        after the owner let ``graph`` go (a reset, a new capture) is refused, never a replay of
+        the stale clone."""
         self._hold(*touches)
         self._added(lib.eagle_gpu_add_child(self._ptr, graph), "GpuProgram.child")
+        if current is not None:
+            self._owners.append((self.label, graph, current))
         return self
+
+    def _refuse_stale(self, api: str) -> None:
+        """Refuse a launch whose child graphs' owners no longer hold the graphs cloned at build."""
+        for label, graph, current in self._owners:
+            try:
+                now = current()
+            except Exception:  # noqa: BLE001 -- an owner after reset() may refuse to name a graph
+                now = None
+            if now != graph:
+                raise RuntimeError(f"{api}: node {label!r} is a child graph whose owner was reset or "
+                                   "captured again since eagle.Graph.build (the CUDA graph eagle cloned is "
+                                   "not the one it holds now); rebuild the eagle graph then: a new "
+                                   "eagle.Graph over the owner")
 
     def reduce(self, x: Any, out: Any, op: str = "sum") -> GpuProgram:
         """``out[0] = op(x)`` over the first (logical) samples of a contiguous 1-D device plane,
@@ -404,6 +426,7 @@ class GpuProgram(CallbackErrors):
             if sub is not None:
                 ffi.gc(sub._ptr, None)
                 self._subs.append(sub)
+                self._owners += sub._owners
                 self.reductions += sub.reductions
                 for after in sub._after:  # right after this conditional node, or after ours
                     if self.in_body:
@@ -428,12 +451,14 @@ class GpuProgram(CallbackErrors):
 
     def run(self, replays: int = 1) -> GpuProgram:
         """Replay ``replays`` times and wait (the GIL is released while it waits)."""
+        self._refuse_stale("eagle.Graph.launch")
         self._raise_after(lib.eagle_gpu_launch(self._ptr, replays), "eagle.Graph.launch")
         return self
 
     def enqueue(self, replays: int = 1) -> GpuProgram:
         """Replay without waiting.  A host node's exception, even one raised already, is kept for
         the next launch or synchronize (seed 003), which report it once."""
+        self._refuse_stale("eagle.Graph.enqueue")
         status = lib.eagle_gpu_enqueue(self._ptr, replays)
         release_pending()
         check(status, "eagle.Graph.enqueue")

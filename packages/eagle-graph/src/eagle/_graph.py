@@ -361,9 +361,12 @@ class Graph:
         return "\n".join(lines)
 
     def _listed(self, index: int) -> str:
+        """A node's label and its tier tag, as eagle-viz writes them (seed 001)."""
         picture = self._nodes[index].picture()
-        eager = isinstance(picture, BoxPicture) and picture.tag == "stream"
-        return self._labels[index] + (" [stream: cpu runs eagerly]" if eager else "")
+        tag = picture.tag if isinstance(picture, BoxPicture) else ""
+        if tag == "stream" and self._backend == "cpu":
+            tag = "stream: cpu runs eagerly"
+        return self._labels[index] + (f" [{tag}]" if tag else "")
 
     # -------------------------------------------------------------- build
     def build(self, backend: str | None = None, dispatch: str | None = None, plan: bool | None = None,
@@ -522,6 +525,24 @@ class Graph:
             program.set_collective(self._comm)  # a collective call: every rank binds
         self._program, self._tape = program, tape
         self._prepare_launch()
+
+    def _take_over(self, rebuilt: Graph) -> None:
+        """Become ``rebuilt``: the same builder called again on a bind's arrays, and built, where a
+        node held a swapped array that no patch reaches (your own code over it, seed 000).  This
+        graph keeps its guard and its counters, and warns once."""
+        self._program.synchronize()  # runs in flight read the old arrays
+        if not self._warned_rebuild:
+            warnings.warn("eagle.Graph.bind: a node of your own code (an opaque function) holds a swapped "
+                          "array, which no patch can re-point; the graph is built again from the builder "
+                          "(this warning is given once per graph)", RebuildWarning, stacklevel=5)
+        retired = dict(self._retired_stats)
+        for name, count in self._program.stats().items():
+            retired[name] = retired.get(name, 0) + count
+        busy = self._busy
+        vars(self).update(vars(rebuilt))
+        self._busy, self._warned_rebuild, self._retired_stats = busy, True, retired
+        for node in self._nodes:
+            node._graph = weakref.ref(self)
 
     def _rebound(self, mapping: dict[int, Any]) -> bool:
         """Whether the instantiated graph took the new arrays in place."""

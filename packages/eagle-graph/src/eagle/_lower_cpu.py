@@ -31,6 +31,7 @@ def emit(lowering: HostItems | Callable[[], object], program: Target) -> None:
         program.callback(lowering)
 
 
-def emit_node(node: Node, program: Target, label: str = "step") -> None:
-    """Append one node's host items to a program."""
-    emit(lowered(node, label), program)
+def emit_node(node: Node, program: Target, label: str | None = None) -> None:
+    """Append one node's host items to a program; ``label``: its name in messages, by default
+    its own (``node.default_label()``)."""
+    emit(lowered(node, node.default_label() if label is None else label), program)

@@ -154,7 +154,10 @@ def child(owner: Any, reads: Mapping[str, Any] | None = None,
     """A CUDA graph made elsewhere, run as a child node: a ``torch.cuda.CUDAGraph`` captured with
     ``keep_graph=True``, a ``warp.Graph``, or a CUgraph handle.  Declare the planes it touches.
 
-    The graph is cloned when eagle's graph is built; it runs on the GPU only.
+    The graph is cloned when eagle's graph is built; it runs on the GPU only.  eagle keeps
+    ``owner`` alive and refuses a launch after ``owner.reset()`` or a re-capture (the owner then
+    holds another graph, or none): rebuild the eagle graph then.  A bare handle has no owner to
+    ask; the clone is eagle's own.
 
     >>> node = eagle.graph.child(0x7F00, reads={"x": np.zeros(4)})    # a CUgraph handle, here
     >>> node.kind, [(name, role) for name, _, role in node.planes()]
@@ -166,7 +169,9 @@ def child(owner: Any, reads: Mapping[str, Any] | None = None,
 
 def _child_gpu(c: Child) -> GpuItems:
     planes = [a for a in (*c.reads.values(), *c.writes.values()) if is_plane(a)]
-    return GpuItems(lambda gpu: gpu.child(_cuda.graph_handle(c.graph), touches=planes))
+    owned = not isinstance(c.graph, (int, np.integer))  # a torch or Warp graph: asked at each launch
+    current = (lambda: _cuda.graph_handle(c.graph)) if owned else None
+    return GpuItems(lambda gpu: gpu.child(_cuda.graph_handle(c.graph), touches=planes, current=current))
 
 
 register_node_kind("child", reads=lambda c: _opaque_reads(c), writes=lambda c: _opaque_writes(c),

@@ -223,14 +223,14 @@ class Program(CallbackErrors):
         """A new program with one stage open, for the body or arm of a conditional of this one."""
         return Program(self._views).stage()
 
-    def node(self, node: Node, label: str = "step") -> Program:
+    def node(self, node: Node, label: str | None = None) -> Program:
         """Append the host items of ``node``."""
         emit_node(node, self, label)
         return self
 
     def nodes(self, nodes: Sequence[Node]) -> Program:
         """Append the host items of ``nodes`` in order, a fused run of them as one function."""
-        lowerings = [lowered(node, "step") for node in nodes]
+        lowerings = [lowered(node, node.default_label()) for node in nodes]
         for group in groups(range(len(nodes)), lowerings):
             emitter(group, lowerings, nodes, lambda i, target: emit(lowerings[i], target))(self)
         return self

@@ -36,9 +36,10 @@ class Target(Protocol):
         """A new sub-target with one stage open: the body or arm of a conditional of this one."""
 
     # --- items
-    def node(self, node: Any, label: str = "step") -> Target:
+    def node(self, node: Any, label: str | None = None) -> Target:
         """Append the work of ``node`` (an ``eagle.graph.Node``: its kind's lowering for this
-        target; the protocol names no node type, so the kinds can name the target)."""
+        target; the protocol names no node type, so the kinds can name the target); ``label``:
+        its name in messages, by default its own (``node.default_label()``)."""
 
     def nodes(self, nodes: Sequence[Any]) -> Target:
         """Append the work of ``nodes`` in order (a body's); a run of per-sample kernels among

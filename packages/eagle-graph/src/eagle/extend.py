@@ -106,7 +106,7 @@ from eagle._target import Target
 from eagle._trees import flatten, unflatten
 from eagle._views import candidate_pairs, overlap, view_of
 
-API_VERSION = (1, 2)
+API_VERSION = (1, 3)
 
 
 @dataclass(frozen=True)
@@ -232,6 +232,12 @@ def rebind(graph: Graph, mapping: dict[int, Any], swap: Callable[[], None],
     graph._rebind(mapping, swap, check)
 
 
+def take_over(graph: Graph, rebuilt: Graph) -> None:
+    """Make built ``graph`` the built graph ``rebuilt`` (a builder called again on a bind's new
+    arrays, where a node no swap reaches holds an old one), with one ``RebuildWarning``."""
+    graph._take_over(rebuilt)
+
+
 #: a node's label when the graph gives it none: its kind's ``label`` hook, else the kind's name
 default_label = Node.default_label
 
@@ -322,6 +328,7 @@ __all__ = [
     "register_record",
     "set_num_threads",
     "state",
+    "take_over",
     "unflatten",
     "view",
     "view_of",

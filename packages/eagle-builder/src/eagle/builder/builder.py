@@ -164,6 +164,7 @@ class Builder:
             graph.build()
         except SiblingRace as race:
             raise ValueError(f"{RACE} [{race}]") from None
+        recorder.rebuild = lambda arguments: self._builder((), arguments)  # a bind no patch reaches
         extend.state(graph).update(bind=recorder.bind, names=recorder)  # for g.bind and eagle.diff
         return graph
 

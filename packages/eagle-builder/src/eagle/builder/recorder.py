@@ -195,6 +195,9 @@ class Recorder(extend.Recording):
         self.constants: dict[int, Any] = {}  # value -> a one-cell uint32 array holding it
         self.fresh: dict[int, Any] = {}  # id -> an output a kernel call allocated (no buffer=)
         self.written: set[int] = set()  # ids of the memory (root arrays) the recorded nodes write
+        #: arguments -> the builder's graph recorded and built on them (what a bind that no patch
+        #: reaches does: the builder sets it)
+        self.rebuild: Callable[[dict[str, Any]], Graph] | None = None
 
     # --------------------------------------------------------------- scope
     @contextlib.contextmanager
@@ -999,6 +1002,12 @@ class Recorder(extend.Recording):
         result = graph.result
         try:
             extend.rebind(graph, mapping, swap, check)
+        except substitute.Unpatchable:
+            graph.result = result
+            # your own code holds an old array: the builder records the graph again (seed 000)
+            extend.take_over(graph, self.rebuild({**self.arguments, **arrays}))
+            extend.state(graph)["names"].graph = graph  # its recording binds the graph the caller holds
+            return
         except BaseException:
             graph.result = result  # a failed bind leaves the graph as it was
             raise

@@ -78,9 +78,14 @@ def in_node(node: Node, mapping: Mapping, label: str) -> None:
     _swapper(mapping, label).node(node)
 
 
+class Unpatchable(ValueError):
+    """A node whose kind cannot be re-pointed holds an array to replace: ``bind`` calls the
+    builder again instead (seed 000); a merge while recording refuses."""
+
+
 def _swapper(mapping: Mapping, label: str) -> Swap:
     def refuse(node: Node, planes: list[str]) -> None:
-        raise ValueError(f"eagle.Graph.builder: node {label!r} of kind {node.kind!r} holds "
+        raise Unpatchable(f"eagle.Graph.builder: node {label!r} of kind {node.kind!r} holds "
                          f"{', '.join(planes)}, an array the builder must replace (a name rebound inside a "
                          "device construct, or a bound argument), and its kind cannot be re-pointed (an "
                          "opaque function keeps its own references): pass it arrays the builder does not "
