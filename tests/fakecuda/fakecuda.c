@@ -101,6 +101,9 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 static long n_graph_launches, n_kernel_runs, n_live_allocations, n_host_waits, n_event_waits;
 
 FK_API long fakecuda_launches(void) { return n_graph_launches; }
+/* Conditional nodes run, by CU_GRAPH_COND_TYPE_* (IF, WHILE, SWITCH): a WHILE once per node reached. */
+static long n_conditional_runs[3];
+FK_API long fakecuda_conditional_runs(int type) { return type >= 0 && type < 3 ? n_conditional_runs[type] : -1; }
 /* cuStreamSynchronize and cuCtxSynchronize calls: the host waiting for the device. */
 FK_API long fakecuda_host_waits(void) { return n_host_waits; }
 /* cuStreamWaitEvent calls on a recorded event: one stream ordered after another. */
@@ -1361,6 +1364,8 @@ static void run_graph(eg_CUgraph g);
 static void run_conditional(const cond_node *c)
 {
     handle_state *h = handle_of(c->handle);
+    if (c->type >= 0 && c->type < 3)
+        n_conditional_runs[c->type]++;
     switch (c->type) {
     case EG_CU_GRAPH_COND_TYPE_IF:
         if (h->value)

@@ -229,6 +229,8 @@ class Fake:
         self.lib.fakecuda_live_allocations.restype = ctypes.c_long
         self.lib.fakecuda_host_waits.restype = ctypes.c_long
         self.lib.fakecuda_event_waits.restype = ctypes.c_long
+        self.lib.fakecuda_conditional_runs.restype = ctypes.c_long
+        self.lib.fakecuda_conditional_runs.argtypes = [ctypes.c_int]
         self._register = REGISTER_FN(("fakecuda_register", self.lib))
         self._kernels: dict[str, HostKernels] = {}
 
@@ -250,6 +252,11 @@ class Fake:
     def host_waits(self) -> int:
         """cuStreamSynchronize and cuCtxSynchronize calls so far: the host waiting for the device."""
         return self.lib.fakecuda_host_waits()
+
+    def conditional_runs(self) -> dict[str, int]:
+        """Conditional nodes run so far, by type: ``{"if": ..., "while": ..., "switch": ...}``."""
+        types = ("if", "while", "switch")  # CU_GRAPH_COND_TYPE_* order
+        return {name: self.lib.fakecuda_conditional_runs(k) for k, name in enumerate(types)}
 
     def event_waits(self) -> int:
         """cuStreamWaitEvent calls on a recorded event so far: one stream ordered after another."""

@@ -125,6 +125,17 @@ extern "C" __global__ void eg_loop_turn(const unsigned int *cell, unsigned long 
     go[0] = left[0] > 0 && (kind == 2 || cell[0] != 0);
 }
 
+/* The arm of an if/elif/else chain: the index of the first of its ncells guard cells (device
+ * or pinned addresses) that holds non-zero, or ncells (the else arm) when none does. */
+extern "C" __global__ void eg_chain_key(const unsigned long long *cells, const unsigned int ncells,
+                                        unsigned int *key)
+{
+    unsigned int found = ncells;
+    for (unsigned int i = 0; i < ncells && found == ncells; ++i)
+        if (*(const unsigned int *)cells[i] != 0)
+            found = i;
+    key[0] = found;
+}
 /* The index of cell[0] among a switch's keys, or nkeys (the default arm) when it is none of them. */
 extern "C" __global__ void eg_switch_index(const unsigned int *cell, const unsigned int *keys,
                                            const unsigned int nkeys, unsigned int *index)

@@ -361,6 +361,21 @@ class GpuProgram(CallbackErrors):
         self._adopt(cell, *subs, default)
         return self
 
+    def chain(self, cells: Sequence[Any], arms: Sequence[GpuProgram | None],
+              otherwise: GpuProgram | None = None) -> GpuProgram:
+        """Run ``arms[i]`` for the first ``i`` whose ``cells[i][0] != 0``, else ``otherwise``: an
+        if/elif/else chain decided once at the head (seed 000), by a one-thread kernel writing
+        the arm's index into a cell, which a SWITCH node reads (one plain IF node per arm on a
+        driver older than CUDA 12.8: libeagle's switch)."""
+        addresses = np.asarray([self._cell(cell) for cell in cells], np.uint64)
+        table = _cuda.DeviceArray.from_host(addresses, self.device)
+        key = _cuda.DeviceBuffer(self.device, 4)
+        function = _gpu_kernels.module(self.device).function("eg_chain_key")
+        self.kernel(function, [table, np.uint32(len(cells)), key], (1, 1, 1), (1, 1, 1))
+        self._keep += [table, key]
+        self._hold(*cells)  # read through the table: bind cannot re-point them
+        return self.switch(key, dict(enumerate(arms)), otherwise)
+
     def loop(self, cell: Any, body: GpuProgram, kind: str = "while", max_iters: int = -1) -> GpuProgram:
         """Repeat ``body`` by ``kind`` ("while", "do", "count"), at most ``max_iters`` turns.
 

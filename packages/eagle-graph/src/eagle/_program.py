@@ -328,6 +328,14 @@ class Program(CallbackErrors):
         self._adopt(cell, *arms.values(), default)
         return self
 
+    def chain(self, cells: Sequence[np.ndarray], arms: Sequence[Program | None],
+              otherwise: Program | None = None) -> Program:
+        """Run ``arms[i]`` for the first ``i`` whose ``cells[i][0] != 0``, else ``otherwise``: an
+        if in each else arm, which the host decides cell by cell at once (nothing runs between)."""
+        for cell, arm in zip(cells[:0:-1], arms[:0:-1], strict=True):
+            otherwise = self.body().if_(cell, arm, otherwise)
+        return self.if_(cells[0], arms[0], otherwise)
+
     def loop(self, cell: np.ndarray, body: Program, kind: str = "while", max_iters: int = -1) -> Program:
         """Repeat ``body`` by ``kind`` ("while", "do", "count"), at most ``max_iters`` turns."""
         self._batch = None

@@ -107,8 +107,25 @@ class DeviceIf:
     orelse: Body
 
     def lower(self, target: Target) -> None:
-        """Append the if to ``target`` (a lowering target), its arms as bodies of it."""
-        target.if_(self.cell, self.then.lower(target), self.orelse.lower(target))
+        """Append the if to ``target`` (a lowering target), its arms as bodies of it; an elif
+        chain (an else arm that is one more device if, and so on) as one chain, decided once
+        at its head (seed 000)."""
+        links = self.elifs()
+        if len(links) == 1:
+            target.if_(self.cell, self.then.lower(target), self.orelse.lower(target))
+            return
+        target.chain([link.cell for link in links], [link.then.lower(target) for link in links],
+                     links[-1].orelse.lower(target))
+
+    def elifs(self) -> list[DeviceIf]:
+        """This if and the ifs of its elif chain: while an else arm is one device if alone."""
+        links = [self]
+        while len(links[-1].orelse.steps) == 1:
+            step = links[-1].orelse.steps[0]
+            if not (isinstance(step, Node) and step.kind == "device_if"):
+                break
+            links.append(step.payload)
+        return links
 
 
 @dataclass

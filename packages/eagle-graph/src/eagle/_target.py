@@ -61,6 +61,10 @@ class Target(Protocol):
     def switch(self, cell: Any, arms: Mapping[int, Any], default: Any = None) -> Target:
         """Run the arm whose key equals ``cell[0]``, else ``default``."""
 
+    def chain(self, cells: Sequence[Any], arms: Sequence[Any], otherwise: Any = None) -> Target:
+        """An if/elif/else chain: run sub-target ``arms[i]`` for the first ``i`` whose
+        ``cells[i][0] != 0``, else ``otherwise``; decided once, at the head (seed 000)."""
+
     def loop(self, cell: Any, body: Any, kind: str = "while", max_iters: int = -1) -> Target:
         """Repeat sub-target ``body`` by ``kind`` ("while", "do", "count"), at most ``max_iters``."""
 
