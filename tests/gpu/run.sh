@@ -35,7 +35,7 @@ for pkg in eagle-graph hawk eagle-builder eagle-diff; do
 done
 export PYTHONPATH EAGLE_NO_PLUGINS=1 PYTHONUNBUFFERED=1
 "$PYTHON" -c 'from eagle import _nvrtc; print("NVRTC", _nvrtc.version() if _nvrtc.available() else "missing")'
-timeout 420 "$PYTHON" -m pytest tests/gpu packages/hawk/tests/test_cuda.py -v -p no:cacheprovider \
+timeout 420 "$PYTHON" -m pytest tests/gpu tests/test_gpu_seed_*.py packages/hawk/tests/test_cuda.py -v -p no:cacheprovider \
     -o addopts="--import-mode=importlib" --timeout=120 "$@"
 if (( bench )); then
     (cd benchmarks && timeout 120 "$PYTHON" bench_gpu.py --quick)
