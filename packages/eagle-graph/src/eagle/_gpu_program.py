@@ -9,6 +9,7 @@ nodes: kernels, copies, host functions, and conditional nodes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -479,9 +480,9 @@ class GpuProgram(CallbackErrors):
         check(status, "eagle.Graph.enqueue")
         return self
 
-    @property
+    @functools.cached_property
     def stream(self) -> int:
-        """The CUstream the instantiated graph replays on."""
+        """The CUstream the instantiated graph replays on (one for its life)."""
         out = ffi.new("uint64_t *")
         check(lib.eagle_gpu_stream(self._ptr, out), "GpuProgram.stream")
         return int(out[0])
