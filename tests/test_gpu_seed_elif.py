@@ -6,6 +6,11 @@ and the bits of the reference interpreter for every combination of the cells (is
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +19,8 @@ import pytest
 import eagle
 from eagle.graph import Node
 from eagle.testing import interpret
+
+HERE = Path(__file__).resolve().parent
 
 ARMS = 4  # if a / elif b / elif c / else
 
@@ -75,3 +82,56 @@ def test_a_plain_if_else_stays_one_if_node(gpu, cuda_driver):
     after = cuda_driver.conditional_runs()
     assert (after["if"] - before["if"], after["switch"] - before["switch"]) == (1, 0)
     np.testing.assert_array_equal(gpu.get(arrays["out"]), np.full(3, 11.0))
+
+
+# The chain on a driver of another version, in a process of its own (libeagle reads the version
+# once per process), with eagle's kernels built for the emulation as the ``gpu`` fixture does.
+OTHER_DRIVER_SCRIPT = r"""
+import importlib.util, itertools, json, sys
+
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+harness = load("fakecuda_harness", sys.argv[1])
+fake = harness.activate()
+from eagle import _cuda, _gpu_kernels, _nvrtc
+from eagle.testing import interpret
+_nvrtc.compile_ptx = harness.compile_ptx_on_fake
+_nvrtc.image_for = lambda source, name, *_: harness.compile_ptx_on_fake(source, name).encode() + b"\0"
+_nvrtc.available = lambda: True
+_gpu_kernels.REDUCE_THREADS = 1
+tests = load("seed_elif_tests", sys.argv[2])
+same, runs = True, []
+for cells in itertools.product((0, 1), repeat=3):
+    want = tests.host_arrays(cells)
+    interpret(tests.chain(want))
+    on_device = {name: _cuda.DeviceArray.from_host(a) for name, a in tests.host_arrays(cells).items()}
+    g = tests.chain(on_device).build()
+    before = fake.conditional_runs()
+    g.launch()
+    runs.append({k: v - before[k] for k, v in fake.conditional_runs().items()})
+    same = same and all(on_device[n].get().tobytes() == want[n].tobytes() for n in ("out", "b"))
+print(json.dumps({"same": same, "runs": runs}))
+"""
+
+
+@pytest.mark.parametrize("version, per_launch", [
+    (12050, {"if": ARMS - 1, "while": 0, "switch": 0}),  # no SWITCH: a plain IF per arm that does something
+    (12080, {"if": 0, "while": 0, "switch": 1}),
+])
+def test_an_elif_chain_on_a_driver_with_and_without_switch_nodes(cuda_driver, tmp_path, version, per_launch):
+    if cuda_driver is None:
+        pytest.skip("driver versions are emulated by fakecuda only")
+    script = tmp_path / "other_driver.py"
+    script.write_text(OTHER_DRIVER_SCRIPT)
+    result = subprocess.run([sys.executable, str(script), str(HERE / "fakecuda" / "harness.py"), __file__],
+                            capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, FAKECUDA_DRIVER_VERSION=str(version)))
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout.splitlines()[-1])
+    assert found["same"]
+    assert found["runs"] == [per_launch] * 8
