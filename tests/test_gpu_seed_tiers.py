@@ -225,6 +225,14 @@ def test_bind_of_an_array_an_opaque_node_declares_rebuilds_on_the_cpu_too():
         g.bind(x=y)
     np.testing.assert_array_equal(g(), [6.0, 6.0, 6.0])
     np.testing.assert_array_equal(x, [1.0, 1.0, 1.0])
+    from eagle import _core
+
+    assert _core.lib.eagle_guard_enter(g._busy)  # as another thread's call would: the launch sees it
+    try:
+        with pytest.raises(eagle.Busy):
+            g.launch()
+    finally:
+        _core.lib.eagle_guard_leave(g._busy)
 
 
 # ------------------------------------------------ item 6: a host node in a device body, by its label

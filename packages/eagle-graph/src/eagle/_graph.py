@@ -543,6 +543,7 @@ class Graph:
         self._busy, self._warned_rebuild, self._retired_stats = busy, True, retired
         for node in self._nodes:
             node._graph = weakref.ref(self)
+        self._prepare_launch()  # the native launch holds the guard: this graph's
 
     def _rebound(self, mapping: dict[int, Any]) -> bool:
         """Whether the instantiated graph took the new arrays in place."""
