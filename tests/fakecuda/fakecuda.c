@@ -5,7 +5,9 @@
  *
  * Model: one device (ordinal 0) with one primary context; "device memory"
  * is 256-byte aligned host memory; every stream runs its work synchronously
- * when it is enqueued, so synchronizing is a no-op.  Modules record the
+ * when it is enqueued, so synchronizing is a no-op and a recorded event has
+ * completed (the counters of host waits and event waits say what was
+ * ordered, for tests that cannot time it).  Modules record the
  * `.entry NAME` names of their PTX text; a kernel runs through a host
  * function registered under its name (fakecuda_register), which also gives
  * the parameter sizes the driver would read from the kernel image.

@@ -362,3 +362,32 @@ def test_two_modules_with_a_kernel_of_one_name_keep_their_own(drv):
     assert drv.launch_kernel(other, 1, 1, 1, 1, 1, 1, 0, s, params, None) == 0
     assert drv.log() == [5, 10]
     assert drv.stream_destroy(s) == 0
+
+
+def test_events_order_streams_and_are_counted(drv):
+    """cuEventRecord / cuStreamWaitEvent as eagle_cuda_stream_wait uses them: a wait on a recorded
+    event is counted, one never recorded is a no-op (CUDA driver API), and work runs at once."""
+    create = entry(drv.fake, "cuEventCreate", ctypes.POINTER(c_void_p), c_uint)
+    record = entry(drv.fake, "cuEventRecord", c_void_p, c_void_p)
+    wait = entry(drv.fake, "cuStreamWaitEvent", c_void_p, c_void_p, c_uint)
+    destroy = entry(drv.fake, "cuEventDestroy", c_void_p)
+    first, second, event = drv.stream(), drv.stream(), c_void_p()
+    assert create(ctypes.byref(event), 2) == 0 and event.value  # CU_EVENT_DISABLE_TIMING
+    waits, host_waits = drv.fake.event_waits(), drv.fake.host_waits()
+    assert wait(second, event, 0) == 0 and drv.fake.event_waits() == waits  # never recorded
+    assert drv.launch(first, 1) == 0 and record(event, first) == 0
+    assert wait(second, event, 0) == 0 and drv.fake.event_waits() == waits + 1
+    assert drv.launch(second, 2) == 0 and drv.log() == [1, 2]
+    assert drv.fake.host_waits() == host_waits  # nothing here made the host wait
+    assert wait(second, event, 4) == INVALID_VALUE  # no such flag
+    assert destroy(event) == 0
+    assert record(None, first) == 400 and create(ctypes.byref(event), 0x40) == INVALID_VALUE
+    drv.begin(first, RELAXED)
+    assert create(ctypes.byref(event), 0) == 0
+    assert record(event, first) == NOT_SUPPORTED  # into a capture: not emulated
+    assert wait(first, event, 0) == NOT_SUPPORTED
+    graph = c_void_p()
+    assert drv.end(first, ctypes.byref(graph)) == 0 and drv.graph_destroy(graph) == 0
+    assert destroy(event) == 0
+    for s in (first, second):
+        assert drv.stream_destroy(s) == 0
