@@ -31,7 +31,7 @@ class GpuSegments:
 
     Each part's stream waits on the device for the part before (the previous replay's last
     part, for the first), so a replay without an eager_host call never makes the host wait;
-    one with an eager_host call waits there, so ``enqueue`` runs to its end."""
+    an eager_host call waits for the device before and after it, in ``enqueue`` too."""
 
     patches = True
 
