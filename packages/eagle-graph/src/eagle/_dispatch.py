@@ -1,9 +1,10 @@
 """``Graph.build(dispatch=...)``: the policy each dispatch group of a built graph runs by.
 
 A kernel declares a dispatch group (hawk: ``match hawk.dispatch(sel, "g", policy=...)``); its
-author's policy is kept, and ``dispatch=`` decides the ``"auto"`` ones: None runs them
-``"switch"``, ``"switch"`` or ``"predicated"`` all of them so, a ``{group: policy}`` dict the ones
-it names.  A built graph is one structure, so ``"segmented"`` (samples split among kernels as a
+author's policy is kept, and ``dispatch=`` decides the ``"auto"`` ones: None keeps each launch as
+it runs (``"switch"``, unless ``BoundPlan.with_dispatch`` chose), ``"switch"`` or ``"predicated"``
+runs all of them so, a ``{group: policy}`` dict the ones it names (the others ``"switch"``).
+A built graph is one structure, so ``"segmented"`` (samples split among kernels as a
 run goes) and ``"auto"`` (decided by measurement) are ``eagle.simulate``'s.  The nodes' kinds
 say which groups they declare and give the node re-dispatched (``dispatch_groups`` and
 ``with_dispatch`` of :func:`eagle.graph.register_node_kind`); nodes inside bodies (an
@@ -63,16 +64,19 @@ def apply(nodes: Iterable[Node], dispatch: str | dict[str, str] | None
     chosen: dict[str, tuple[str, Node]] = {}
     swaps = []
     for node, kind, groups in declared:
-        policies = {name: _picked(dispatch, name) for name, group in groups.items() if group.policy == "auto"}
+        # None keeps each plan as it runs (an "auto" group "switch", unless with_dispatch chose)
+        policies = {} if dispatch is None else \
+            {name: _picked(dispatch, name) for name, group in groups.items() if group.policy == "auto"}
         for name, group in groups.items():
-            policy = policies.get(name, group.policy)
+            policy = policies.get(name) or group.running or \
+                (group.policy if group.policy != "auto" else "switch")
             first = chosen.setdefault(name, (policy, node))
             if first[0] != policy:
                 raise ValueError(f"{API}: dispatch group {name!r} runs {first[0]!r} in node "
                                  f"{first[1].default_label()!r} but {policy!r} in node "
                                  f"{node.default_label()!r} (its author's policy); give the groups "
                                  "different names")
-        if groups:
+        if policies:
             swaps.append((node, node.payload, kind.with_dispatch(node.payload, policies)))
     for node, _, new in swaps:
         node.payload = new
@@ -84,9 +88,9 @@ def apply(nodes: Iterable[Node], dispatch: str | dict[str, str] | None
     return {name: policy for name, (policy, _) in chosen.items()}, undo
 
 
-def _picked(dispatch: str | dict[str, str] | None, name: str) -> str:
+def _picked(dispatch: str | dict[str, str], name: str) -> str:
     """What ``dispatch`` picks for the "auto" group ``name``."""
     if isinstance(dispatch, dict):
         return dispatch.get(name, "switch")
-    return dispatch or "switch"
+    return dispatch
 

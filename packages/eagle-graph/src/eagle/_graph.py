@@ -377,9 +377,10 @@ class Graph:
             them); None: on, unless the environment sets ``EAGLE_FUSE=0``.  Fused and unfused
             graphs give the same bits.
         :param dispatch: how the ``"auto"`` dispatch groups of its kernels run (a group its author
-            gave a policy keeps it): None or ``"switch"`` one kernel with a per-sample branch,
+            gave a policy keeps it): ``"switch"`` one kernel with a per-sample branch,
             ``"predicated"`` every arm computed and the result selected, or a ``{group: policy}``
-            dict of those (the groups it does not name: None's).  ``"segmented"`` and ``"auto"``
+            dict of those (the groups it does not name: ``"switch"``); None keeps each launch as
+            it is (``"switch"``, unless ``BoundPlan.with_dispatch`` chose).  ``"segmented"`` and ``"auto"``
             are ``eagle.simulate``'s (a built graph is one structure).  :attr:`dispatch` says what
             each group runs by; every policy gives the same bits.
         """

@@ -22,7 +22,7 @@ from eagle.extend import GpuItems, ffi
 from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, DispatchGroup, Plan
-from hawk import checks, cuda, derive, emit, frontend, fusion, libm, recording, runs, tables, values
+from hawk import checks, cuda, derive, emit, frontend, fusion, libm, recording, runs, segments, tables, values
 from hawk.dispatch_groups import SWITCH, Chosen, choose
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Slot
@@ -103,6 +103,8 @@ class Kernel:
         #: a vjp's reductions (its Params' gradients) wait for none: they share one phase, one barrier
         self._shared_phases = derivative == "vjp"
         self._derived: dict[Any, Kernel] = {}  # "jvp", or ("vjp", wrt, seeded)
+        #: (signature, chosen policies, skip dtype) -> the code of a launch split by a group
+        self._splits: dict[Any, segments.Split] = {}
 
     # ---------------------------------------------------------- looking
     def __repr__(self) -> str:
@@ -534,9 +536,12 @@ class KernelBound(BoundPlan):
     IndexError: hawk.kernel right: sample 2 read Table 't' (shape (3,)) at index 3 on axis 0, ...
     """
 
+    #: what a group run "segmented" adds to the launch (:mod:`hawk.segments`); None: not split
+    split: segments.SplitLaunch | None = None
+
     @classmethod
     def make(cls, kernel: Kernel, compiled: Compiled, arrays: list[Any], n: int, buffer: Any,
-             api: str) -> KernelBound:
+             api: str, skip: Any = None) -> KernelBound:
         slots = compiled.phased.slots
         device = next((a for a in arrays if extend.on_device(a)), None)
         outputs = _outputs(compiled.ir, n, buffer, api, device)
@@ -547,11 +552,16 @@ class KernelBound(BoundPlan):
             held = kernel._plans[id(compiled)] = (compiled, KernelPlan(kernel, compiled))
         self = cls(held[1], [*arrays, *outputs, *scratch, n])
         self.outputs = outputs
+        if segments.split_group(compiled.ir, compiled.chosen) is not None:
+            segments.refuse(compiled.ir, compiled.chosen, bool(self._checks()), api)
+            self.split = segments.SplitLaunch.make(kernel, compiled, self.args, n, skip, api)
         return self
 
     def _plane_args(self) -> list[tuple[str, Any, str]]:
-        """The planes the graph sees: the arguments and the outputs (scratch is the node's own)."""
-        return [t for t in super()._plane_args() if not t[0].startswith("_")]
+        """The planes the graph sees: the arguments and the outputs (scratch is the node's own),
+        and a split launch's skip plane."""
+        skip = [] if self.split is None or self.split.skip is None else [("skip", self.split.skip, "read")]
+        return [t for t in super()._plane_args() if not t[0].startswith("_")] + skip
 
     def _samples(self) -> int:
         return int(self.args[-1])
@@ -559,11 +569,19 @@ class KernelBound(BoundPlan):
     def rebuilt(self, swap: Any) -> KernelBound:
         new = super().rebuilt(swap)
         new.outputs = [swap(a) for a in self.outputs]  # what the call returned, re-pointed alike
+        if self.split is not None:
+            skip = self.split.skip
+            new.split = dataclasses.replace(self.split, selector=swap(self.split.selector),
+                                            skip=None if skip is None else swap(skip))
         return new
 
     def emit(self, program: Any) -> None:
         compiled = self.plan.compiled
         args = self.args
+        if self.split is not None:  # refused with checked reads: nothing to check after it
+            self.split.emit(program, self.slots(), [(args[k], role) for k, role in compiled.plane_roles],
+                            self.samples)
+            return
         runs.emit_phases(program, compiled.phased, compiled.functions, self.slots(), args, self.samples,
                          [(args[k], role) for k, role in compiled.plane_roles], self.plan.per_sample)
         cells = self._checks()
@@ -581,8 +599,8 @@ class KernelBound(BoundPlan):
         return tables.check_cells(self.plan.compiled.phased.slots, self.args)
 
     def fusible(self, target: str) -> extend.Fusible | None:
-        """This launch as a member of a fused run (:mod:`hawk.runs`)."""
-        return runs.fusible(self, target)
+        """This launch as a member of a fused run (:mod:`hawk.runs`); a split one runs alone."""
+        return None if self.split is not None else runs.fusible(self, target)
 
     def gpu_items(self) -> GpuItems:
         """The launch in a CUDA graph: each phase a grid-stride kernel compiled by NVRTC, and
@@ -611,7 +629,7 @@ class KernelBound(BoundPlan):
     @property
     def direct(self) -> bool:
         """One phase over one block: a plain call on this thread does it all."""
-        return len(self.plan.compiled.functions) == 1 and self.samples <= extend.BLOCK
+        return len(self.plan.compiled.functions) == 1 and self.samples <= extend.BLOCK and self.split is None
 
     def run(self) -> None:
         """Run now: a direct call when that does it all, else a libeagle program."""
@@ -640,15 +658,16 @@ class KernelBound(BoundPlan):
         ...     return y
         >>> bound = pick.plan(np.ones(3), np.array([0, 1, 0], np.int32))
         >>> group = bound.dispatch_groups()["arm"]
-        >>> group.policy, group.arms, group.selector
-        ('auto', (0, None), array([0, 1, 0], dtype=int32))
+        >>> group.policy, group.arms, group.selector, group.running
+        ('auto', (0, None), array([0, 1, 0], dtype=int32), 'switch')
         >>> g = eagle.Graph().add(bound.with_dispatch({"arm": "predicated"})).build().launch()
         >>> bound.outputs[0]
         array([2., 3., 2.])
         """
-        args = self.args
-        return {g.name: DispatchGroup(g.name, g.policy, g.arms, None if g.selector is None else
-                                      args[g.selector]) for g in self.plan.compiled.ir.groups}
+        compiled = self.plan.compiled
+        planes = [None if g.selector is None else self.args[g.selector] for g in compiled.ir.groups]
+        return {g.name: DispatchGroup(g.name, g.policy, g.arms, plane, compiled.chosen.policy(g))
+                for g, plane in zip(compiled.ir.groups, planes, strict=True)}
 
     def with_dispatch(self, policies: Mapping[str, str], *, skip: Any = None) -> KernelBound:
         """This launch with its "auto" groups run by ``policies`` ({group: policy}; a group the
@@ -658,12 +677,12 @@ class KernelBound(BoundPlan):
         compiled = self.plan.compiled
         who = f"eagle.plan.BoundPlan.with_dispatch: plan {self.plan.name!r}"
         chosen = choose(compiled.ir.groups, dict(policies), who)
-        if chosen == compiled.chosen:
-            return self
+        if chosen == compiled.chosen and (skip is None or self.split is None):
+            return self  # skip= changes nothing where no group is split (the caller masks)
         kernel = self.plan.source
         arrays = self.args[:len(compiled.ir.slots) - len(self.outputs)]
         return type(self).make(kernel, kernel.compiled_for(compiled.signature, chosen), arrays, self.samples,
-                               self.outputs or None, who)
+                               self.outputs or None, who, skip=skip)
 
     def result(self) -> Any:
         """The output arrays in the shape of the kernel's return (None without one)."""
