@@ -273,7 +273,7 @@ def _predicated(lw: Any, node: ast.Match, group: Group, conds: list[Operand]) ->
         for stmt in walk(lw.body[start:]):
             hazard = _hazard(stmt)
             if hazard is not None:
-                _refuse_predicated(lw, case, group, line, hazard)
+                _refuse_predicated(lw, case.pattern, group, line, hazard)
         ends.append(lw.env)
     fallback = ends[-1] if _arm(lw, node.cases[-1]) is None else before
     chosen = [(c, env) for c, env in zip(conds, ends, strict=True) if not isinstance(c, Const)]

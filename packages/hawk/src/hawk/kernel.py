@@ -609,6 +609,9 @@ class KernelBound(BoundPlan):
 
     def _emit_gpu(self, gpu: Any) -> None:
         compiled = self.plan.compiled
+        if self.split is not None:  # refused with checked reads: nothing to check after it
+            self.split.emit_gpu(gpu, runs.typed_args(compiled.phased.slots, self.args), self.samples)
+            return
         source = emit.source(compiled.ir, compiled.phased, compiled.prefix, "cuda")
         runs.emit_gpu_phases(gpu, source, compiled.phased, compiled.prefix, self.args, self.samples)
         cells = self._checks()

@@ -99,6 +99,23 @@ class SegmentEmitter(emit.Emitter):
                 f"        const int64_t i = s{index}[first + j];"]
 
 
+class CudaSegmentEmitter(emit.CudaEmitter):
+    """An arm kernel for the GPU: a grid-stride loop over the positions of its segment, whose
+    count the device holds."""
+
+    def __init__(self, slots: list[Slot], arm: int, count: int) -> None:
+        super().__init__(slots)
+        self.arm, self.count = arm, count
+
+    def loop_open(self) -> list[str]:
+        index, cell = len(self.slots) - 2, len(self.slots) - 1
+        return [f"    const int64_t first = s{cell}[{self.arm}], count = s{cell}[{self.count + self.arm}];",
+                "    const int64_t stride = (int64_t)blockDim.x * gridDim.x;",
+                "    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;"
+                " j < (end < count ? end : count); j += stride) {",
+                f"        const int64_t i = s{index}[first + j];"]
+
+
 def _segment_of(group: Group, ctype: str) -> str:
     """``hk_segment_of(v)``: the segment of a selector value."""
     tests = []
@@ -107,7 +124,7 @@ def _segment_of(group: Group, ctype: str) -> str:
             break
         alternatives = values if isinstance(values, tuple) else (values,)
         tests.append(f"    if ({' || '.join(f'v == ({ctype}){v}' for v in alternatives)}) return {k};")
-    return (f"static inline int64_t hk_segment_of({ctype} v)\n{{\n" + "\n".join(tests) +
+    return (f"HK_FN int64_t hk_segment_of({ctype} v)\n{{\n" + "\n".join(tests) +
             f"\n    return {len(tests)};\n}}\n")
 
 
@@ -195,6 +212,69 @@ EAGLE_API void hk_seg_scatter(int64_t begin, int64_t end, const eagle_arg *a)
 """
 
 
+def _cuda_partition(group: Group, selector: str, skip: str | None) -> str:
+    """The partition on the GPU: counting and scattering a grid-stride loop over blocks of
+    ``EAGLE_BLOCK`` samples up to the logical end (so no epoch: the end says which blocks ran),
+    the scan one thread."""
+    s, b = segments(group), BLOCK
+    skipped = "0" if skip is None else "(skip[i] != 0)"
+    stride = "(int64_t)gridDim.x * blockDim.x"
+    first = "(int64_t)blockIdx.x * blockDim.x + threadIdx.x"
+    return _segment_of(group, selector) + f"""
+extern "C" __global__ void hk_seg_count(const {selector} *sel, const {skip or 'uint8_t'} *skip,
+                                        int64_t *blocks, const int64_t end)
+{{
+    (void)skip;
+    for (int64_t blk = {first}; blk * {b} < end; blk += {stride}) {{
+        int64_t c[{s}] = {{0}};
+        const int64_t b1 = (blk + 1) * {b} < end ? (blk + 1) * {b} : end;
+        for (int64_t i = blk * {b}; i < b1; ++i)
+            if (!{skipped})
+                c[hk_segment_of(sel[i])] += 1;
+        for (int64_t k = 0; k < {s}; ++k)
+            blocks[blk * {s} + k] = c[k];
+    }}
+}}
+
+extern "C" __global__ void hk_seg_scan(int64_t *blocks, int64_t *seg, const int64_t end)
+{{
+    const int64_t nb = (end + {b} - 1) / {b};
+    int64_t at[{s}] = {{0}}, total = 0;
+    for (int64_t blk = 0; blk < nb; ++blk)
+        for (int64_t k = 0; k < {s}; ++k)
+            at[k] += blocks[blk * {s} + k];
+    for (int64_t k = 0; k < {s}; ++k) {{
+        const int64_t c = at[k];
+        seg[k] = total;
+        seg[{s} + k] = c;
+        at[k] = total;
+        total += c;
+    }}
+    for (int64_t blk = 0; blk < nb; ++blk)
+        for (int64_t k = 0; k < {s}; ++k) {{
+            const int64_t c = blocks[blk * {s} + k];
+            blocks[blk * {s} + k] = at[k];
+            at[k] += c;
+        }}
+}}
+
+extern "C" __global__ void hk_seg_scatter(const {selector} *sel, const {skip or 'uint8_t'} *skip,
+                                          const int64_t *blocks, int64_t *index, const int64_t end)
+{{
+    (void)skip;
+    for (int64_t blk = {first}; blk * {b} < end; blk += {stride}) {{
+        int64_t at[{s}];
+        for (int64_t k = 0; k < {s}; ++k)
+            at[k] = blocks[blk * {s} + k];
+        const int64_t b1 = (blk + 1) * {b} < end ? (blk + 1) * {b} : end;
+        for (int64_t i = blk * {b}; i < b1; ++i)
+            if (!{skipped})
+                index[at[hk_segment_of(sel[i])]++] = i;
+    }}
+}}
+"""
+
+
 def arm_ir(ir: KernelIR, group: Group) -> KernelIR:
     """An arm kernel's IR: the kernel's (the match resolved to that arm), with the index plane
     and the segments' cell as two more read slots."""
@@ -211,6 +291,8 @@ class Split:
     library: Library
     arms: list[Any]  # one eagle_kernel_fn per segment
     slots: list[Slot]  # an arm kernel's slots (the index plane and segments' cell last)
+    cuda: str  # the same for the GPU: CUDA C of the partition and the arm kernels
+    prefix: str  # of the arm kernels' names: {prefix}_a0 ...
 
     def function(self, name: str) -> Any:
         return self.library.kernel(name)
@@ -226,22 +308,27 @@ def compile_split(kernel: Any, signature: tuple, chosen: Chosen, skip_type: str 
     group = split_group(whole, chosen)
     count = segments(group)
     prefix = f"hk_{kernel.__name__}"
-    functions, ops = [], set()
+    functions: dict[str, list[str]] = {"c": [], "cuda": []}
+    ops: set[str] = set()
     slots: list[Slot] = []
     for arm in range(count):
         ir = arm_ir(kernel.ir_of(signature, dataclasses.replace(chosen, arm=(group.name, arm))), group)
         phased = split(ir)
         slots = phased.slots
-        emitter = SegmentEmitter(phased.slots, arm, count)
-        emitter.bound_sites = max(tables.sites(ir), 1)
-        functions.append(emitter.function(f"{prefix}_a{arm}", phased.phases[0]))
+        for dialect, emitter_type in (("c", SegmentEmitter), ("cuda", CudaSegmentEmitter)):
+            emitter = emitter_type(phased.slots, arm, count)
+            emitter.bound_sites = max(tables.sites(ir), 1)
+            functions[dialect].append(emitter.function(f"{prefix}_a{arm}", phased.phases[0]))
         ops |= {s.op for s in walk(phased.phases[0]) if isinstance(s, Op)}
     sel_type = emit.CTYPES[whole.slots[group.selector].dtype]
-    source = (emit.prelude("c", ops) + f"\n/* hawk kernel {whole.name}, split by group {group.name} */\n"
-              + _partition(group, sel_type, skip_type) + "\n" + "\n\n".join(functions) + "\n")
+    head = f"\n/* hawk kernel {whole.name}, split by group {group.name} */\n"
+    source, cuda = ((emit.prelude(dialect, ops) + head + partition(group, sel_type, skip_type) + "\n"
+                     + "\n\n".join(functions[dialect]) + "\n")
+                    for dialect, partition in (("c", _partition), ("cuda", _cuda_partition)))
     libm.load()
     library = Library(compile_library(source, name=f"hawk_{kernel.__name__}_split"))
-    found = Split(group, library, [library.kernel(f"{prefix}_a{arm}") for arm in range(count)], slots)
+    found = Split(group, library, [library.kernel(f"{prefix}_a{arm}") for arm in range(count)], slots, cuda,
+                  prefix)
     kernel._splits[key] = found
     return found
 
@@ -257,8 +344,14 @@ class Scratch:
     epoch: np.ndarray
 
     @classmethod
-    def make(cls, n: int, count: int) -> Scratch:
+    def make(cls, n: int, count: int, device: Any = None) -> Scratch:
+        """On the host; beside ``device`` (a device array) on the GPU, where the partition needs
+        no stamps or epoch (the logical end says which blocks ran)."""
         nb = max(-(-n // BLOCK), 1)
+        if device is not None:
+            def made(size: int) -> Any:
+                return extend.empty_like_device(device, (size,), np.int64)
+            return cls(made(max(n, 1)), made(2 * count), made(nb * count), made(1), made(1))
         return cls(np.zeros(n, np.int64), np.zeros(2 * count, np.int64), np.zeros(nb * count, np.int64),
                    np.full(nb, -1, np.int64), np.zeros(1, np.int64))
 
@@ -280,15 +373,51 @@ class SplitLaunch:
             skip = _skip_plane(skip, n, who)
         # a skip plane is tested != 0: by its items' bits, whatever its integer type
         code = compile_split(kernel, compiled.signature, compiled.chosen,
-                             None if skip is None else f"uint{8 * skip.dtype.itemsize}_t")
-        return cls(code, Scratch.make(n, segments(group)), args[group.selector], skip)
+                             None if skip is None else f"uint{8 * np.dtype(skip.dtype).itemsize}_t")
+        selector = args[group.selector]
+        device = selector if extend.on_device(selector) else None
+        return cls(code, Scratch.make(n, segments(group), device), selector, skip)
 
     def emit(self, program: Any, slots: list[Any], accesses: list[tuple[Any, str]], n: int) -> None:
         """The partition, then one item per segment, on a host program."""
         _emit_split(program, self.code, self.scratch, self.selector, self.skip, slots, accesses, n)
 
 
-def _skip_plane(skip: Any, n: int, who: str) -> np.ndarray:
+    def emit_gpu(self, gpu: Any, typed: list[Any], n: int) -> None:
+        """The partition, then one grid-stride kernel per segment, on a GPU program; ``typed``:
+        the launch's arguments per slot, values typed, without ``n``."""
+        code, s = self.code, self.scratch
+        module = extend.cuda_module(code.cuda, f"{code.prefix}_split", gpu.device)
+        skip = self.skip if self.skip is not None else s.epoch  # never read without a skip plane
+
+        def blocks(base: list[Any], logical: int) -> tuple[list[Any], tuple[int, int, int]]:
+            end = min(n, logical)
+            threads = -(-end // BLOCK)  # one per block of samples
+            return [*base, np.int64(end)], (max(min(-(-threads // _THREADS), 65535), 1), 1, 1)
+
+        def one_thread(base: list[Any], logical: int) -> tuple[list[Any], tuple[int, int, int]]:
+            return [*base, np.int64(min(n, logical))], (1, 1, 1)
+
+        gpu.kernel(module.function("hk_seg_count"), [self.selector, skip, s.blocks], (1, 1, 1),
+                   (_THREADS, 1, 1), sized=blocks)
+        gpu.kernel(module.function("hk_seg_scan"), [s.blocks, s.cell], (1, 1, 1), (1, 1, 1), sized=one_thread)
+        gpu.kernel(module.function("hk_seg_scatter"), [self.selector, skip, s.blocks, s.index], (1, 1, 1),
+                   (_THREADS, 1, 1), sized=blocks)
+        for arm in range(len(code.arms)):
+            gpu.samples_kernel(module.function(f"{code.prefix}_a{arm}"),
+                               [*typed, s.index, s.cell, np.int64(n)], n)
+
+
+#: threads per GPU block of the partition's kernels
+_THREADS = 256
+
+
+def _skip_plane(skip: Any, n: int, who: str) -> Any:
+    if extend.on_device(skip):
+        if tuple(skip.shape) != (n,) or np.dtype(skip.dtype).kind not in "biu":
+            raise ValueError(f"{who}: skip= is an integer or bool plane of {n} samples (a terminated "
+                             f"plane); got a device array of shape {tuple(skip.shape)}")
+        return skip
     if not (isinstance(skip, np.ndarray) and skip.shape == (n,) and skip.dtype.kind in "biu"
             and skip.flags.c_contiguous):
         shown = f"{skip.dtype} array of shape {skip.shape}" if isinstance(skip, np.ndarray) else \
