@@ -201,9 +201,10 @@ def test_an_arm_with_a_loop_runs_switch_or_segmented(policy):
 
 def test_a_graph_is_held_to_the_reference_interpreter():
     photon, m, hits = inputs(3000)
-    for policy in POLICIES:
-        g = eagle.Graph().add(shade.plan(photon, m, hits, np.uint32(9)).with_dispatch({"material": policy}),
-                              name="shade").build()
+    skip = (np.arange(3000) % 5 == 2).astype(np.uint8)
+    for policy, skipped in [*((p, None) for p in POLICIES), ("segmented", skip)]:
+        bound = shade.plan(photon, m, hits, np.uint32(9)).with_dispatch({"material": policy}, skip=skipped)
+        g = eagle.Graph().add(bound, name="shade").build()
         eagle.testing.check(g, 2)
 
 

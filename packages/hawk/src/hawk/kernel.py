@@ -627,7 +627,14 @@ class KernelBound(BoundPlan):
         # the planes cut to the samples that run; a Table (or Scatter) is read and written whole
         args = [a[..., :n] if isinstance(a, np.ndarray) and a.shape[-1] == self.samples and not s.cell
                 and s.table is None else a for a, s in zip(self.args, ir.slots, strict=False)]
+        skip = None if self.split is None or self.split.skip is None else self.split.skip[:n] != 0
+        # a split launch leaves the samples skip marks as they were
+        written = [] if skip is None else \
+            [a for a, s in zip(args, ir.slots, strict=False) if s.role in ("write", "readwrite")]
+        kept = [a[..., skip].copy() for a in written]
         evaluate(ir, args, n)
+        for a, old in zip(written, kept, strict=True):
+            a[..., skip] = old
 
     @property
     def direct(self) -> bool:
