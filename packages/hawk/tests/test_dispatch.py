@@ -400,3 +400,35 @@ def test_the_match_syntax_refusals_name_the_line():
     refused(twice, r"dispatch group 'g' is declared again \(first at line \d+\)")
     refused(float_selector, r"the selector of a match is an integer")
     refused(bad_policy, r"policy 'fast' is not one of")
+
+
+@hawk.kernel
+def advance(x: Mutable[Scalar], m: Int32, done: Mutable[UInt32]):
+    match hawk.dispatch(m, "advance"):
+        case 0:
+            x = x + 1.0
+        case 1:
+            x = x + hawk.math.sin(x) + 2.0
+        case _:
+            x = x * 1.5 + 0.25
+    if x > 50.0:
+        done = hawk.math.uint32(1)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_policy_steps_an_until_done_loop_to_the_same_bits(policy):
+    """As eagle.simulate runs a split step: skip=terminated, so finished samples never run."""
+    rng = np.random.default_rng(0)
+    m, x0 = rng.integers(0, 4, N).astype(np.int32), rng.random(N)
+    want, done = x0.copy(), np.zeros(N, np.uint32)
+    steps = 0
+    while not done.all():  # the loop in Python, a sample stepping until it is done
+        live = done == 0
+        x, d = want.copy(), done.copy()
+        advance.reference(x, m, d)
+        want[live], done[live] = x[live], d[live]
+        steps += 1
+    x, done = x0.copy(), np.zeros(N, np.uint32)
+    bound = advance.plan(x, m, done).with_dispatch({"advance": policy}, skip=done)
+    assert eagle.until_done([bound], terminated=done, max_steps=1000).run() == eagle.Steps(steps, 0)
+    assert x.tobytes() == want.tobytes()
