@@ -226,6 +226,31 @@ def test_build_dispatch_forces_the_auto_groups_and_says_what_ran():
     assert eagle.Graph().add(split).build().dispatch == {"material": "segmented"}  # None keeps it
 
 
+@hawk.kernel
+def two(x: Scalar, m: Int32, k: Int32) -> Scalar:
+    y = x
+    match hawk.dispatch(m, "first"):
+        case 0:
+            y = y + 1.0
+    match hawk.dispatch(k, "second"):
+        case 1:
+            y = y * 3.0
+    return y
+
+
+def test_a_choice_names_some_groups_and_keeps_the_others_as_they_run():
+    x, m, k = np.arange(6.0), (np.arange(6) % 2).astype(np.int32), (np.arange(6) % 3).astype(np.int32)
+    bound = two.plan(x, m, k).with_dispatch({"first": "predicated"}).with_dispatch({"second": "segmented"})
+    assert {g.name: g.running for g in bound.dispatch_groups().values()} == {"first": "predicated",
+                                                                               "second": "segmented"}
+    g = eagle.Graph().add(bound).build(dispatch={"second": "switch"})
+    assert g.dispatch == {"first": "predicated", "second": "switch"}
+    g.launch()
+    assert bound.outputs[0].tobytes() == two.reference(x, m, k).tobytes()  # the outputs are kept
+    with pytest.raises(ValueError, match=r"groups 'first', 'second' would all split the samples"):
+        bound.with_dispatch({"first": "segmented"})
+
+
 def test_build_never_changes_an_authors_policy():
     @hawk.kernel
     def fixed(x: Scalar, m: Int32) -> Scalar:

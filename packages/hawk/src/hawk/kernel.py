@@ -680,13 +680,13 @@ class KernelBound(BoundPlan):
                 for g, plane in zip(compiled.ir.groups, planes, strict=True)}
 
     def with_dispatch(self, policies: Mapping[str, str], *, skip: Any = None) -> KernelBound:
-        """This launch with its "auto" groups run by ``policies`` ({group: policy}; a group the
-        author gave a policy keeps it), writing the same outputs: each choice is its own code,
-        compiled once."""
+        """This launch with the "auto" groups ``policies`` names run by those policies ({group:
+        policy}; the others as they run now, a group the author gave a policy as the author
+        said), writing the same outputs: each choice is its own code, compiled once."""
         super().with_dispatch(policies, skip=skip)  # a name that is no group is refused there
         compiled = self.plan.compiled
         who = f"eagle.plan.BoundPlan.with_dispatch: plan {self.plan.name!r}"
-        chosen = choose(compiled.ir.groups, dict(policies), who)
+        chosen = choose(compiled.ir.groups, dict(policies), compiled.chosen, who)
         if chosen == compiled.chosen and (skip is None or self.split is None):
             return self  # skip= changes nothing where no group is split (the caller masks)
         kernel = self.plan.source
