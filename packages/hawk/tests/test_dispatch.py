@@ -457,3 +457,21 @@ def test_every_policy_steps_an_until_done_loop_to_the_same_bits(policy):
     bound = advance.plan(x, m, done).with_dispatch({"advance": policy}, skip=done)
     assert eagle.until_done([bound], terminated=done, max_steps=1000).run() == eagle.Steps(steps, 0)
     assert x.tobytes() == want.tobytes()
+
+
+def test_segmented_refuses_a_selector_the_kernel_assigns():
+    @hawk.kernel
+    def rebound(x: Scalar, m: Mutable[Int32]) -> Scalar:
+        y = x
+        match hawk.dispatch(m, "rebound"):
+            case 0:
+                y = x + 1.0
+                m = m + 1
+        return y
+
+    x, m = np.ones(4), np.zeros(4, np.int32)
+    with pytest.raises(ValueError, match=r"its selector 'm' is assigned in the kernel"):
+        rebound.plan(x, m).with_dispatch({"rebound": "segmented"})
+    bound = rebound.plan(x, m).with_dispatch({"rebound": "predicated"})
+    eagle.Graph().add(bound).build().launch()
+    assert m.tolist() == [1, 1, 1, 1] and bound.outputs[0].tolist() == [2.0] * 4

@@ -22,8 +22,8 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from hawk.flow import Unbound
-from hawk.ir import Const, Gather, Load, Loop, Op, Operand, ScatterAdd, Stmt, walk
+from hawk.flow import Unbound, targets
+from hawk.ir import Const, Gather, Loop, Op, Operand, ScatterAdd, Stmt, walk
 from hawk.types import promote, strong
 from hawk.values import StructValue, Value, describe, flatten, same_shape
 
@@ -150,7 +150,7 @@ def _group(lw: Any, node: ast.Match) -> tuple[Group | None, ast.expr]:
                                   f"{seen.lineno + lw.src.line_offset}); give each match its own name")
     lw.group_nodes[name] = node
     group = Group(name, policy, tuple(_arm(lw, case) for case in node.cases),
-                  node.lineno + lw.src.line_offset, *_selector(lw, args[0], node))
+                  node.lineno + lw.src.line_offset, *_selector(lw, args[0]))
     lw.groups[name] = group
     return group, args[0]
 
@@ -161,27 +161,23 @@ def _text(lw: Any, node: ast.expr, what: str) -> str:
     return node.value
 
 
-def _selector(lw: Any, node: ast.expr, match: ast.Match) -> tuple[int | None, str | None]:
+def _selector(lw: Any, node: ast.expr) -> tuple[int | None, str | None]:
     """The slot a segmented group's partition reads the selector from, and what keeps the group
-    from being split (None: nothing): the selector must be a per-sample plane parameter as the
-    call passed it, read by a match outside any loop."""
+    from being split (None: nothing): the selector must be a per-sample plane parameter the
+    kernel never assigns (the partition reads it as the call passed it), read by a match
+    outside any loop."""
     name = node.id if isinstance(node, ast.Name) else None
     slot = lw.param_slot.get(name) if name is not None else None
     if slot is None or lw.slots[slot].role == "value" or lw.slots[slot].table is not None or \
             lw.slots[slot].cell:
         return None, "its selector is computed in the kernel, not read from a per-sample parameter " \
                      "(pass the selector as an In, Scalar or Mutable parameter)"
-    if name in lw.mutated or (name in lw.env and not _loaded(lw, name)):
-        return None, f"its selector {name!r} is assigned before the match (match on the parameter as passed)"
+    if name in targets(lw.src.tree.body):
+        return None, f"its selector {name!r} is assigned in the kernel (match on the parameter as passed)"
     if lw.loops or lw.helpers:
         return None, "its match is inside a loop or a helper (match at the kernel's top level)"
     return slot, None
 
-
-def _loaded(lw: Any, name: str) -> bool:
-    """Whether the local ``name`` still holds its parameter's value as loaded."""
-    value = lw.env[name]
-    return any(isinstance(s, Load) and s.dst is value for s in walk(lw.body))
 
 
 def _arm(lw: Any, case: ast.match_case) -> ArmValues:
