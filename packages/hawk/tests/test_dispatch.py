@@ -475,3 +475,12 @@ def test_segmented_refuses_a_selector_the_kernel_assigns():
     bound = rebound.plan(x, m).with_dispatch({"rebound": "predicated"})
     eagle.Graph().add(bound).build().launch()
     assert m.tolist() == [1, 1, 1, 1] and bound.outputs[0].tolist() == [2.0] * 4
+
+
+def test_a_skip_plane_that_is_not_one_per_sample_is_refused():
+    photon, m, hits = inputs(8)
+    bound = shade.plan(photon, m, hits, np.uint32(9))
+    with pytest.raises(ValueError, match=re.escape(
+            "eagle.plan.BoundPlan.with_dispatch: plan 'shade': skip= is a contiguous integer or bool plane "
+            "of 8 samples (a terminated plane); got a float64 array of shape (8,)")):
+        bound.with_dispatch({"material": "segmented"}, skip=np.zeros(8))

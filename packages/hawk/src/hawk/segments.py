@@ -41,6 +41,8 @@ from hawk.phases import split
 
 #: samples per block of the count and scatter items: libeagle's (eagle.h)
 BLOCK = extend.BLOCK
+#: threads per GPU block of the partition's kernels
+_THREADS = 256
 
 
 def split_group(ir: KernelIR, chosen: Chosen) -> Group | None:
@@ -290,7 +292,6 @@ class Split:
     group: Group
     library: Library
     arms: list[Any]  # one eagle_kernel_fn per segment
-    slots: list[Slot]  # an arm kernel's slots (the index plane and segments' cell last)
     cuda: str  # the same for the GPU: CUDA C of the partition and the arm kernels
     prefix: str  # of the arm kernels' names: {prefix}_a0 ...
 
@@ -310,11 +311,9 @@ def compile_split(kernel: Any, signature: tuple, chosen: Chosen, skip_type: str 
     prefix = f"hk_{kernel.__name__}"
     functions: dict[str, list[str]] = {"c": [], "cuda": []}
     ops: set[str] = set()
-    slots: list[Slot] = []
     for arm in range(count):
         ir = arm_ir(kernel.ir_of(signature, dataclasses.replace(chosen, arm=(group.name, arm))), group)
         phased = split(ir)
-        slots = phased.slots
         for dialect, emitter_type in (("c", SegmentEmitter), ("cuda", CudaSegmentEmitter)):
             emitter = emitter_type(phased.slots, arm, count)
             emitter.bound_sites = max(tables.sites(ir), 1)
@@ -327,8 +326,7 @@ def compile_split(kernel: Any, signature: tuple, chosen: Chosen, skip_type: str 
                     for dialect, partition in (("c", _partition), ("cuda", _cuda_partition)))
     libm.load()
     library = Library(compile_library(source, name=f"hawk_{kernel.__name__}_split"))
-    found = Split(group, library, [library.kernel(f"{prefix}_a{arm}") for arm in range(count)], slots, cuda,
-                  prefix)
+    found = Split(group, library, [library.kernel(f"{prefix}_a{arm}") for arm in range(count)], cuda, prefix)
     kernel._splits[key] = found
     return found
 
@@ -379,8 +377,26 @@ class SplitLaunch:
         return cls(code, Scratch.make(n, segments(group), device), selector, skip)
 
     def emit(self, program: Any, slots: list[Any], accesses: list[tuple[Any, str]], n: int) -> None:
-        """The partition, then one item per segment, on a host program."""
-        _emit_split(program, self.code, self.scratch, self.selector, self.skip, slots, accesses, n)
+        """The partition, then one item per segment, on a host program; ``slots``: the launch's
+        argument slots (``n`` last), ``accesses`` its planes' roles."""
+        code, s, selector, skip = self.code, self.scratch, self.selector, self.skip
+        skip_plane = skip if skip is not None else s.epoch  # never read without a skip plane
+        read = [(selector, "read"), *([(skip, "read")] if skip is not None else [])]
+        program.kernel(code.function("hk_seg_epoch"), [s.epoch], 1, per_sample=False,
+                       accesses=[(s.epoch, "readwrite")], empty_call=True)
+        program.kernel(code.function("hk_seg_count"), [selector, skip_plane, s.blocks, s.stamps, s.epoch], n,
+                       per_sample=False, accesses=[*read, (s.epoch, "read"), (s.blocks, "write"),
+                                                   (s.stamps, "write")])
+        program.kernel(code.function("hk_seg_scan"), [s.blocks, s.stamps, s.epoch, s.cell, s.stamps.size], 1,
+                       per_sample=False, empty_call=True,
+                       accesses=[(s.blocks, "readwrite"), (s.stamps, "read"), (s.epoch, "read"),
+                                 (s.cell, "write")])
+        program.kernel(code.function("hk_seg_scatter"), [selector, skip_plane, s.blocks, s.index], n,
+                       per_sample=False, accesses=[*read, (s.blocks, "read"), (s.index, "write")])
+        arm_slots = [*slots[:-1], s.index, s.cell, slots[-1]]
+        arm_accesses = [*accesses, (s.index, "read"), (s.cell, "read")]
+        for fn in code.arms:
+            program.kernel(fn, arm_slots, n, per_sample=False, accesses=arm_accesses)
 
 
     def emit_gpu(self, gpu: Any, typed: list[Any], n: int) -> None:
@@ -408,9 +424,6 @@ class SplitLaunch:
                                [*typed, s.index, s.cell, np.int64(n)], n)
 
 
-#: threads per GPU block of the partition's kernels
-_THREADS = 256
-
 
 def _skip_plane(skip: Any, n: int, who: str) -> Any:
     if extend.on_device(skip):
@@ -425,26 +438,4 @@ def _skip_plane(skip: Any, n: int, who: str) -> Any:
         raise ValueError(f"{who}: skip= is a contiguous integer or bool plane of {n} samples (a "
                          f"terminated plane); got a {shown}")
     return skip
-
-
-def _emit_split(program: Any, code: Split, scratch: Scratch, selector: np.ndarray, skip: np.ndarray | None,
-                slots: list[Any], accesses: list[tuple[Any, str]], n: int) -> None:
-    s = scratch
-    skip_plane = skip if skip is not None else s.epoch  # never read without a skip plane
-    read = [(selector, "read"), *([(skip, "read")] if skip is not None else [])]
-    program.kernel(code.function("hk_seg_epoch"), [s.epoch], 1, per_sample=False,
-                   accesses=[(s.epoch, "readwrite")], empty_call=True)
-    program.kernel(code.function("hk_seg_count"), [selector, skip_plane, s.blocks, s.stamps, s.epoch], n,
-                   per_sample=False, accesses=[*read, (s.epoch, "read"), (s.blocks, "write"),
-                                               (s.stamps, "write")])
-    program.kernel(code.function("hk_seg_scan"), [s.blocks, s.stamps, s.epoch, s.cell, s.stamps.size], 1,
-                   per_sample=False, empty_call=True,
-                   accesses=[(s.blocks, "readwrite"), (s.stamps, "read"), (s.epoch, "read"),
-                             (s.cell, "write")])
-    program.kernel(code.function("hk_seg_scatter"), [selector, skip_plane, s.blocks, s.index], n,
-                   per_sample=False, accesses=[*read, (s.blocks, "read"), (s.index, "write")])
-    arm_slots = [*slots[:-1], s.index, s.cell, slots[-1]]
-    arm_accesses = [*accesses, (s.index, "read"), (s.cell, "read")]
-    for fn in code.arms:
-        program.kernel(fn, arm_slots, n, per_sample=False, accesses=arm_accesses)
 
