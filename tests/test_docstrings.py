@@ -24,7 +24,7 @@ PUBLIC: dict[str, list[str] | None] = {
               "DeviceLoop", "node", "plugins", "PluginInfo", "PluginWarning", "until_done", "UntilDone",
               "Steps"],
     "eagle.graph": None,
-    "eagle.plan": ["Plan", "BoundPlan", "Param"],
+    "eagle.plan": ["Plan", "BoundPlan", "Param", "DispatchGroup"],
     "eagle.native": ["compile_library", "Library", "CompileError", "CacheWarning", "cache_dir", "cached",
                      "lookup", "include_dir"],
     "eagle.demo": ["main", "whole", "numpy_whole"],

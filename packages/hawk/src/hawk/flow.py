@@ -128,7 +128,7 @@ def _flag(value: object) -> bool | None:
     return bool(value.value) if isinstance(value, Const) else None
 
 
-def _targets(nodes: list[ast.stmt]) -> list[str]:
+def targets(nodes: list[ast.stmt]) -> list[str]:
     """The env keys the statements assign (names, ``m[k]``), nested blocks included, in order."""
     keys: dict[str, None] = {}
     for node in nodes:
@@ -368,7 +368,7 @@ class Flow:
         returns = any(isinstance(n, ast.Return) for n in ast.walk(node))
         leaf = f"{self.frame}leaf_"
         before = dict(self.env)
-        keys = [k for k in _targets([node]) if (k in before and not isinstance(before[k], Unbound))
+        keys = [k for k in targets([node]) if (k in before and not isinstance(before[k], Unbound))
                 or k in self.mutated or k.split("[")[0] in self.param_slot]
         if breaks or _own(node, (ast.Break,)):
             before[flags.broke] = Const(False, "bool")
