@@ -64,7 +64,7 @@ def simulate(step: Any, *, terminated: Any, max_steps: int, dispatch: str | Mapp
     >>> step = eagle.opaque(halve, reads={"done": done}, writes={"x": x, "done": done})
     >>> result = eagle.simulate(step, terminated=done, max_steps=100, compact=True)
     >>> result.steps, result.live, result.state["x"]
-    (4, 0, array([0.625, 0.5  , 0.75 , 0.5625]))
+    (4, 0, array([0.625 , 0.5   , 0.75  , 0.5625]))
     """
     if compact not in COMPACT or not isinstance(compact, (bool, str)):
         raise ValueError(f"{API}: compact is True, False or \"auto\"; got {compact!r}")
