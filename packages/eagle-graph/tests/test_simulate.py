@@ -146,7 +146,8 @@ def test_the_compaction_rule():
     assert should_compact(big, big // 4, 1e-8, 1e-9)
     assert not should_compact(big, big // 2 + 1, 1e-8, 1e-9)  # under half the slots finished
     assert should_compact(big, big // 2, 1e-8, 1e-9)
-    assert not should_compact(4 * eagle.BLOCK, 10, 1e-8, 1e-9)  # a few blocks: the calls' cost dominates
+    assert not should_compact(eagle.BLOCK, 10, 1e-8, 1e-9)  # one block: the calls' fixed cost dominates
+    assert should_compact(eagle.BLOCK + 1, 10, 1e-8, 1e-9)
     assert not should_compact(big, big // 4, 1e-11, 1e-9)  # a step cheaper than the gather
     # break-even: dead x 16 x per-step == slots x per-gather
     assert not should_compact(big, big // 2, 1e-9, 8e-9) and should_compact(big, big // 2, 1e-9, 7.9e-9)
