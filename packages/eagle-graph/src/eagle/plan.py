@@ -59,16 +59,19 @@ class DispatchGroup:
     :param arms: the case values in order: an int, a tuple for ``case 1 | 2``, None for ``case _``.
     :param selector: the plane (the bound array) the selector is read from, or None when the
         kernel computes it (then only ``"switch"`` and ``"predicated"`` can run it).
+    :param running: the policy this launch runs the group by now (``"auto"`` groups run
+        ``"switch"`` until :meth:`BoundPlan.with_dispatch` chooses); None: not known.
 
     >>> from eagle.plan import DispatchGroup
-    >>> DispatchGroup("material", "auto", (0, (1, 2), None), None)
-    DispatchGroup(name='material', policy='auto', arms=(0, (1, 2), None), selector=None)
+    >>> DispatchGroup("material", "auto", (0, (1, 2), None), None, "switch")
+    DispatchGroup(name='material', policy='auto', arms=(0, (1, 2), None), selector=None, running='switch')
     """
 
     name: str
     policy: str
     arms: tuple[int | tuple[int, ...] | None, ...]
     selector: Any = field(default=None, compare=False)
+    running: str | None = None
 
 
 def _param(spec: Param | tuple[str, ...]) -> Param:
@@ -364,4 +367,6 @@ register_node_kind(
     rebuild=lambda b, swap: b.rebuilt(swap),
     flow=KernelFlow,
     samples=lambda b: b.samples,
+    dispatch_groups=lambda b: b.dispatch_groups(),
+    with_dispatch=lambda b, policies: b.with_dispatch(policies),
 )

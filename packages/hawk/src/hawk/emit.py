@@ -173,6 +173,8 @@ class Emitter:
     """Prints one phase body as a C function (CudaEmitter: as a CUDA kernel)."""
 
     dialect = "c"
+    #: a sample loop holding a loop runs in blocks of lanes (:mod:`hawk.lanes`)
+    lane_blocks = True
 
     def __init__(self, slots: list[Slot]) -> None:
         self.slots = slots
@@ -354,7 +356,7 @@ class Emitter:
         for s in hoisted:
             self.statement(s, lines, "    ")
         varying = [v for v in variables.values() if not v.uniform or id(v) in self.per_sample]
-        if self.dialect == "c" and lanes.has_loop(loop):  # blocks of lanes: the loops vectorise
+        if self.lane_blocks and lanes.has_loop(loop):  # blocks of lanes: the loops vectorise
             lines += lanes.blocks(self, loop, varying, CTYPES, LANES)
         else:
             lines += self.interleaved(loop, varying)
@@ -421,6 +423,7 @@ class Emitter:
 
 class CudaEmitter(Emitter):
     dialect = "cuda"
+    lane_blocks = False
 
     def interleaved(self, loop: list[Stmt], varying: list[Var]) -> list[str]:
         return []  # a GPU thread's latency is hidden by the other warps

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,8 +21,9 @@ from eagle import extend
 from eagle.extend import GpuItems, ffi
 from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
-from eagle.plan import BoundPlan, Plan
-from hawk import checks, cuda, derive, emit, frontend, fusion, libm, recording, runs, tables, values
+from eagle.plan import BoundPlan, DispatchGroup, Plan
+from hawk import checks, cuda, derive, emit, frontend, fusion, libm, recording, runs, segments, tables, values
+from hawk.dispatch_groups import SWITCH, Chosen, choose
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Op, Slot, walk
 from hawk.phases import Phased, split
@@ -40,6 +41,8 @@ class Compiled:
     library: Library
     functions: list[Any]  # one eagle_kernel_fn per phase (then the scatters' finish, if any)
     prefix: str  # of the symbols: {prefix}_p0 …, {prefix}_call
+    signature: tuple[ArgSpec, ...] = ()
+    chosen: Chosen = field(default=SWITCH)  # the policies its dispatch groups run by
 
     @functools.cached_property
     def fused_size(self) -> int | None:
@@ -84,8 +87,10 @@ class Kernel:
         self.__name__ = name
         self.params = tuple(params)
         self._lower = lower
-        self._irs: dict[tuple[ArgSpec, ...], KernelIR] = {}
-        self._compiled: dict[tuple[ArgSpec, ...], Compiled] = {}
+        #: keyed on the signature, and on the dispatch policies where they are not all "switch"
+        #: (each policy is its own code)
+        self._irs: dict[Any, KernelIR] = {}
+        self._compiled: dict[Any, Compiled] = {}
         #: id of a Compiled -> (it, its KernelPlan): the launches of one signature share a plan.
         self._plans: dict[int, tuple[Compiled, KernelPlan]] = {}
         self._direct: dict[tuple[Any, ...], Callable[..., Any]] = {}  # call shape -> its replay
@@ -98,6 +103,8 @@ class Kernel:
         #: a vjp's reductions (its Params' gradients) wait for none: they share one phase, one barrier
         self._shared_phases = derivative == "vjp"
         self._derived: dict[Any, Kernel] = {}  # "jvp", or ("vjp", wrt, seeded)
+        #: (signature, chosen policies, skip dtype) -> the code of a launch split by a group
+        self._splits: dict[Any, segments.Split] = {}
 
     # ---------------------------------------------------------- looking
     def __repr__(self) -> str:
@@ -208,10 +215,13 @@ class Kernel:
         """Reads and writes only its own sample and reduces nothing."""
         return self.ir_of(frontend.default_signature(self.params)).per_sample
 
-    def ir_of(self, signature: tuple[ArgSpec, ...]) -> KernelIR:
-        if signature not in self._irs:
-            self._irs[signature] = self._lower(signature)
-        return self._irs[signature]
+    def ir_of(self, signature: tuple[ArgSpec, ...], chosen: Chosen = SWITCH) -> KernelIR:
+        """The IR of one signature, its dispatch groups run as ``chosen`` says (only a kernel read
+        from Python declares groups; a derived one lowers its primal's switch form)."""
+        key = signature if chosen == SWITCH else (signature, chosen)
+        if key not in self._irs:
+            self._irs[key] = self._lower(signature) if chosen == SWITCH else self._lower(signature, chosen)
+        return self._irs[key]
 
     # ---------------------------------------------------------- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -252,7 +262,7 @@ class Kernel:
             arrays = list(args)
         else:
             signature, n, arrays = self._signature(args, api, eager=eager)
-            compiled = self._compiled.get(signature) or self._compile(signature)
+            compiled = self.compiled_for(signature)
             if key is not None and all(v is a for v, a in zip(arrays, args, strict=True)):
                 self._checked[key] = (signature, n, compiled)
         return KernelBound.make(self, compiled, arrays, n, buffer, api)
@@ -297,8 +307,13 @@ class Kernel:
             specs.append(ArgSpec(of_numpy(value.dtype), components, cell))
         return tuple(specs), n, values
 
-    def _compile(self, signature: tuple[ArgSpec, ...], build: bool = True) -> Any:
-        ir = self.ir_of(signature)
+    def compiled_for(self, signature: tuple[ArgSpec, ...], chosen: Chosen = SWITCH) -> Compiled:
+        """The code of one signature and one choice of dispatch policies, compiled once."""
+        key = signature if chosen == SWITCH else (signature, chosen)
+        return self._compiled.get(key) or self._compile(signature, chosen=chosen)
+
+    def _compile(self, signature: tuple[ArgSpec, ...], build: bool = True, chosen: Chosen = SWITCH) -> Any:
+        ir = self.ir_of(signature, chosen)
         phased = split(ir, shared=self._shared_phases)
         prefix = f"hk_{self.__name__}"
         source = emit.source(ir, phased, prefix, "c")
@@ -308,8 +323,9 @@ class Kernel:
         library = Library(compile_library(source, name=f"hawk_{self.__name__}"))
         compiled = Compiled(ir, phased, library,
                             [library.kernel(f"{prefix}_p{j}") for j in range(len(phased.phases))]
-                            + ([library.kernel(f"{prefix}_s")] if phased.scatters else []), prefix)
-        self._compiled[signature] = compiled
+                            + ([library.kernel(f"{prefix}_s")] if phased.scatters else []), prefix,
+                            signature, chosen)
+        self._compiled[signature if chosen == SWITCH else (signature, chosen)] = compiled
         return compiled
 
 
@@ -520,9 +536,12 @@ class KernelBound(BoundPlan):
     IndexError: hawk.kernel right: sample 2 read Table 't' (shape (3,)) at index 3 on axis 0, ...
     """
 
+    #: what a group run "segmented" adds to the launch (:mod:`hawk.segments`); None: not split
+    split: segments.SplitLaunch | None = None
+
     @classmethod
     def make(cls, kernel: Kernel, compiled: Compiled, arrays: list[Any], n: int, buffer: Any,
-             api: str) -> KernelBound:
+             api: str, skip: Any = None) -> KernelBound:
         slots = compiled.phased.slots
         device = next((a for a in arrays if extend.on_device(a)), None)
         outputs = _outputs(compiled.ir, n, buffer, api, device)
@@ -533,11 +552,16 @@ class KernelBound(BoundPlan):
             held = kernel._plans[id(compiled)] = (compiled, KernelPlan(kernel, compiled))
         self = cls(held[1], [*arrays, *outputs, *scratch, n])
         self.outputs = outputs
+        if segments.split_group(compiled.ir, compiled.chosen) is not None:
+            segments.refuse(compiled.ir, compiled.chosen, bool(self._checks()), api)
+            self.split = segments.SplitLaunch.make(kernel, compiled, self.args, n, skip, api)
         return self
 
     def _plane_args(self) -> list[tuple[str, Any, str]]:
-        """The planes the graph sees: the arguments and the outputs (scratch is the node's own)."""
-        return [t for t in super()._plane_args() if not t[0].startswith("_")]
+        """The planes the graph sees: the arguments and the outputs (scratch is the node's own),
+        and a split launch's skip plane."""
+        skip = [] if self.split is None or self.split.skip is None else [("skip", self.split.skip, "read")]
+        return [t for t in super()._plane_args() if not t[0].startswith("_")] + skip
 
     def _samples(self) -> int:
         return int(self.args[-1])
@@ -545,11 +569,19 @@ class KernelBound(BoundPlan):
     def rebuilt(self, swap: Any) -> KernelBound:
         new = super().rebuilt(swap)
         new.outputs = [swap(a) for a in self.outputs]  # what the call returned, re-pointed alike
+        if self.split is not None:
+            skip = self.split.skip
+            new.split = dataclasses.replace(self.split, selector=swap(self.split.selector),
+                                            skip=None if skip is None else swap(skip))
         return new
 
     def emit(self, program: Any) -> None:
         compiled = self.plan.compiled
         args = self.args
+        if self.split is not None:  # refused with checked reads: nothing to check after it
+            self.split.emit(program, self.slots(), [(args[k], role) for k, role in compiled.plane_roles],
+                            self.samples)
+            return
         runs.emit_phases(program, compiled.phased, compiled.functions, self.slots(), args, self.samples,
                          [(args[k], role) for k, role in compiled.plane_roles], self.plan.per_sample)
         cells = self._checks()
@@ -567,8 +599,8 @@ class KernelBound(BoundPlan):
         return tables.check_cells(self.plan.compiled.phased.slots, self.args)
 
     def fusible(self, target: str) -> extend.Fusible | None:
-        """This launch as a member of a fused run (:mod:`hawk.runs`)."""
-        return runs.fusible(self, target)
+        """This launch as a member of a fused run (:mod:`hawk.runs`); a split one runs alone."""
+        return None if self.split is not None else runs.fusible(self, target)
 
     def position_dependent(self) -> bool:
         """The kernel reads its sample's index: ``hawk.sample()``, a grid index, or a draw keyed by
@@ -583,6 +615,9 @@ class KernelBound(BoundPlan):
 
     def _emit_gpu(self, gpu: Any) -> None:
         compiled = self.plan.compiled
+        if self.split is not None:  # refused with checked reads: nothing to check after it
+            self.split.emit_gpu(gpu, runs.typed_args(compiled.phased.slots, self.args), self.samples)
+            return
         source = emit.source(compiled.ir, compiled.phased, compiled.prefix, "cuda")
         runs.emit_gpu_phases(gpu, source, compiled.phased, compiled.prefix, self.args, self.samples)
         cells = self._checks()
@@ -603,7 +638,7 @@ class KernelBound(BoundPlan):
     @property
     def direct(self) -> bool:
         """One phase over one block: a plain call on this thread does it all."""
-        return len(self.plan.compiled.functions) == 1 and self.samples <= extend.BLOCK
+        return len(self.plan.compiled.functions) == 1 and self.samples <= extend.BLOCK and self.split is None
 
     def run(self) -> None:
         """Run now: a direct call when that does it all, else a libeagle program."""
@@ -615,6 +650,48 @@ class KernelBound(BoundPlan):
         self.plan.compiled.direct_fn()(self.samples, *(ffi.from_buffer(a) if s.role != "value" else a
                                                       for a, s in zip(self.args, slots, strict=False)))
         tables.check(self.plan.compiled.ir, self._checks(), f"hawk.kernel {self.plan.name}")
+
+    def dispatch_groups(self) -> dict[str, DispatchGroup]:
+        """The dispatch groups its kernel declares (``match hawk.dispatch(...)``), by name, each with
+        its author's policy and the plane its selector is read from.
+
+        >>> from hawk import Int32, Scalar
+        >>> @hawk.kernel
+        ... def pick(x: Scalar, m: Int32) -> Scalar:
+        ...     y = x
+        ...     match hawk.dispatch(m, "arm"):
+        ...         case 0:
+        ...             y = x + 1.0
+        ...         case _:
+        ...             y = x * 3.0
+        ...     return y
+        >>> bound = pick.plan(np.ones(3), np.array([0, 1, 0], np.int32))
+        >>> group = bound.dispatch_groups()["arm"]
+        >>> group.policy, group.arms, group.selector, group.running
+        ('auto', (0, None), array([0, 1, 0], dtype=int32), 'switch')
+        >>> g = eagle.Graph().add(bound.with_dispatch({"arm": "predicated"})).build().launch()
+        >>> bound.outputs[0]
+        array([2., 3., 2.])
+        """
+        compiled = self.plan.compiled
+        planes = [None if g.selector is None else self.args[g.selector] for g in compiled.ir.groups]
+        return {g.name: DispatchGroup(g.name, g.policy, g.arms, plane, compiled.chosen.policy(g))
+                for g, plane in zip(compiled.ir.groups, planes, strict=True)}
+
+    def with_dispatch(self, policies: Mapping[str, str], *, skip: Any = None) -> KernelBound:
+        """This launch with its "auto" groups run by ``policies`` ({group: policy}; a group the
+        author gave a policy keeps it), writing the same outputs: each choice is its own code,
+        compiled once."""
+        super().with_dispatch(policies, skip=skip)  # a name that is no group is refused there
+        compiled = self.plan.compiled
+        who = f"eagle.plan.BoundPlan.with_dispatch: plan {self.plan.name!r}"
+        chosen = choose(compiled.ir.groups, dict(policies), who)
+        if chosen == compiled.chosen and (skip is None or self.split is None):
+            return self  # skip= changes nothing where no group is split (the caller masks)
+        kernel = self.plan.source
+        arrays = self.args[:len(compiled.ir.slots) - len(self.outputs)]
+        return type(self).make(kernel, kernel.compiled_for(compiled.signature, chosen), arrays, self.samples,
+                               self.outputs or None, who, skip=skip)
 
     def result(self) -> Any:
         """The output arrays in the shape of the kernel's return (None without one)."""

@@ -136,11 +136,17 @@ def emit_phases(program: Any, phased: Phased, functions: Sequence[Any], slots: l
         program.kernel(functions[last + 1], slots, 1, per_sample=False, accesses=accesses, empty_call=True)
 
 
+def typed_args(slots: Sequence[Slot], args: Sequence[Any]) -> list[Any]:
+    """A launch's arguments for a CUDA kernel: planes as they are, values as their slots' types
+    (one per slot: a trailing ``n`` is left out)."""
+    return [a if s.role != "value" else np.dtype(NUMPY[strong(s.dtype)]).type(a)
+            for a, s in zip(args, slots, strict=False)]
+
+
 def emit_gpu_phases(gpu: Any, source: str, phased: Phased, prefix: str, args: Sequence[Any], n: int) -> None:
     """The phases of a launch on a GPU program: one NVRTC module (``source``), a kernel per phase."""
     module = extend.cuda_module(source, prefix, gpu.device)
-    typed = [a if s.role != "value" else np.dtype(NUMPY[strong(s.dtype)]).type(a)
-             for a, s in zip(args, phased.slots, strict=False)]
+    typed = typed_args(phased.slots, args)
     typed.append(np.int64(n))  # n: the plane length; the logical end comes last
     for j in range(len(phased.phases)):
         gpu.samples_kernel(module.function(f"{prefix}_p{j}"), typed, n)
