@@ -168,3 +168,95 @@ def test_position_dependence_is_read_from_the_kernels_ir():
     s = photons(8)
     assert [p.position_dependent() for p in walk(s)] == [False, False]
     assert jitter.plan(s["z"], SEED).position_dependent()
+
+
+# ------------------------------------------------------------------ dispatch groups: materials per step
+
+
+@hawk.kernel
+def travel(z: Mutable[Scalar], mu: Scalar, k: Mutable[UInt32], m: Mutable[Int32], pid: UInt32,
+           seed: Param[Int32]):
+    """A free path, then the material of the next collision, drawn per step (a skewed mix)."""
+    c = k * hm.uint32(4)
+    z = z + mu * (2.0 * hawk.random.uniform(seed, c, sample=pid))
+    u = hawk.random.uniform(seed, c + hm.uint32(3), sample=pid)
+    m = hm.int32(u > 0.6) + hm.int32(u > 0.85) + hm.int32(u > 0.97)
+    k = k + hm.uint32(1)
+
+
+@hawk.kernel
+def fate(z: Scalar, k: UInt32, done: Mutable[UInt32], pid: UInt32, seed: Param[Int32], tau: Param,
+         albedo: Param):
+    if z < 0.0 or z > tau:
+        done = hm.uint32(1)
+    elif hawk.random.uniform(seed, (k - hm.uint32(1)) * hm.uint32(4) + hm.uint32(1), sample=pid) > albedo:
+        done = hm.uint32(1)
+
+
+@hawk.kernel
+def turn(mu: Mutable[Scalar], k: UInt32, m: Int32, pid: UInt32, seed: Param[Int32]):
+    """The new direction by the material's phase function: four arms of very different cost."""
+    u = hawk.random.uniform(seed, (k - hm.uint32(1)) * hm.uint32(4) + hm.uint32(2), sample=pid)
+    match hawk.dispatch(m, "material"):
+        case 0:
+            mu = 2.0 * u - 1.0
+        case 1:
+            s = 0.75 / (0.5 + u)
+            mu = 1.25 - s * s
+        case 2:
+            x = 0.0
+            for _ in range(16):
+                x = 0.5 * (x + u / (1.0 + x))
+            mu = 2.0 * x - 1.0
+        case _:
+            y = 0.5 + 0.5 * u
+            for _ in range(48):
+                y = y - (y * y * y - u) / (3.0 * y * y + 1.0)
+            mu = 2.0 * y - 1.0
+
+
+def media(n: int = N) -> dict[str, np.ndarray]:
+    return {**photons(n), "m": np.zeros(n, np.int32)}
+
+
+def mixed(s: dict[str, np.ndarray]) -> list:
+    return [travel.plan(s["z"], s["mu"], s["k"], s["m"], s["pid"], SEED),
+            fate.plan(s["z"], s["k"], s["done"], s["pid"], SEED, TAU, ALBEDO),
+            turn.plan(s["mu"], s["k"], s["m"], s["pid"], SEED)]
+
+
+@pytest.fixture(scope="module")
+def switched() -> dict[str, np.ndarray]:
+    want = media()
+    eagle.simulate(mixed(want), terminated=want["done"], max_steps=100_000, dispatch="switch", compact=False)
+    return want
+
+
+@pytest.mark.parametrize("dispatch", [None, "switch", "segmented", {"material": "segmented"}])  # arms loop:
+# "predicated" is refused by hawk for this group
+@pytest.mark.parametrize("compact", [True, False])
+def test_every_dispatch_compacted_or_not_gives_the_same_bits(switched, dispatch, compact):
+    s = media()
+    result = eagle.simulate(mixed(s), terminated=s["done"], max_steps=100_000, dispatch=dispatch,
+                            compact=compact)
+    assert result.done
+    same(s, switched)
+    decisions = result.report.dispatch
+    assert decisions[0].step == 0 and decisions[0].group == "material"
+    if dispatch is None:
+        assert decisions[0].policy == "switch" and decisions[0].why == "start fused"
+        assert any(d.why == "probe" and d.policy == "segmented" for d in decisions)  # split measured
+        assert all(d.policy in ("switch", "segmented") for d in decisions)
+    else:
+        forced = dispatch if isinstance(dispatch, str) else dispatch["material"]
+        assert [(d.policy, d.why) for d in decisions] == [(forced, "dispatch=")]
+
+
+def test_the_selector_is_counted_over_the_live_samples():
+    from eagle._simulate_dispatch import Dispatch
+
+    s = media(1000)
+    s["m"][:] = np.arange(1000) % 4
+    s["done"][::2] = 1  # the finished samples (m 0 and 2) are not counted
+    choices = Dispatch(mixed(s), None, s["done"])
+    np.testing.assert_array_equal(choices._mix(choices.auto["material"].group, 1000), [0.0, 0.5, 0.0, 0.5])

@@ -31,7 +31,7 @@ from eagle._edges import same_view
 from eagle._kinds import Node
 from eagle._simulate_dispatch import Assignment, Dispatch, assigned
 from eagle._simulate_report import Compaction, SimulateReport, SimulateResult
-from eagle._stepping import UntilDone, host_values, until_done
+from eagle._stepping import UntilDone, host_values, loop
 from eagle._views import overlap
 from eagle.plan import BoundPlan
 
@@ -71,12 +71,22 @@ def simulate(step: Any, *, terminated: Any, max_steps: int, dispatch: str | Mapp
     if compact not in COMPACT or not isinstance(compact, (bool, str)):
         raise ValueError(f"{API}: compact is True, False or \"auto\"; got {compact!r}")
     items = [step] if isinstance(step, (Node, BoundPlan)) or not isinstance(step, Sequence) else list(step)
-    base = until_done(items, terminated=terminated, max_steps=max_steps)
+    base = loop(items, terminated=terminated, max_steps=max_steps, marks=_marks(terminated))
     report = SimulateReport()
     planes = _compactable(base, compact, report.notes)
     choices = Dispatch(items, dispatch, terminated)
     report.notes += choices.notes
     return _Run(items, base, planes, choices, report, int(max_steps)).go(compact)
+
+
+def _marks(terminated: Any) -> Any:
+    """The loop's mark plane (the samples finished before a run of plans, which the mask keeps),
+    on terminated's side: a split dispatch group's skip plane, so a sample finished within a step
+    is computed by every policy alike."""
+    n = int(np.shape(terminated)[0])
+    if on_device(terminated):
+        return _cuda.zeros_like_device(terminated, (n,), np.uint8)
+    return np.zeros(n, np.uint8)
 
 
 # ----------------------------------------------------------------------------- which planes move
@@ -204,9 +214,10 @@ class _Run:
         """The loop for one dispatch assignment, built once, at the current logical size."""
         runner = self.runners.get(assignment)
         if runner is None:
-            items = assigned(self.items, assignment, self.terminated)
-            runner = self.base if items == self.items else until_done(items, terminated=self.terminated,
-                                                                       max_steps=self.max_steps)
+            marks = self.base.payload.marks
+            items = assigned(self.items, assignment, marks)
+            runner = self.base if items == self.items else loop(items, terminated=self.terminated,
+                                                                 max_steps=self.max_steps, marks=marks)
             runner._own_graph()  # built (and compiled) before its first chunk is timed
             self.runners[assignment] = runner
         if self.sizes.get(assignment) != self.slots:

@@ -206,14 +206,14 @@ def _policy(policy: Any, where: str) -> None:
                          f"{', '.join(map(repr, DISPATCH_POLICIES))}")
 
 
-def assigned(items: Sequence[Any], assignment: Assignment, terminated: Any) -> list[Any]:
-    """The step's items with each plan's groups run by ``assignment`` (finished samples left out
-    of a split group's arms)."""
+def assigned(items: Sequence[Any], assignment: Assignment, skip: Any) -> list[Any]:
+    """The step's items with each plan's groups run by ``assignment``, the samples set in ``skip``
+    (the loop's mark: finished before the step) left out of a split group's arms."""
     policies = dict(assignment)
     out = []
     for item in items:
         if isinstance(item, BoundPlan):
             mine = {name: policies[name] for name in item.dispatch_groups()}
-            item = item.with_dispatch(mine, skip=terminated) if mine else item
+            item = item.with_dispatch(mine, skip=skip) if mine else item
         out.append(item)
     return out
