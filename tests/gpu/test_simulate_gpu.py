@@ -84,3 +84,18 @@ def test_a_device_step_that_raises_leaves_the_planes_in_the_users_order(gpu):
     want = walk.photons(N)
     walk.python_loop(want, 32)  # two chunks ran
     walk.same(got(gpu, d), want)
+
+
+@pytest.mark.parametrize("dispatch", [None, "segmented"])
+def test_dispatch_groups_on_the_device_give_the_cpus_bits_compacted(gpu, dispatch):
+    """The four-material walk: the split form's partition and arms on the device, over the loop's
+    mark as skip plane, in the compacted loop."""
+    want = walk.media(N)
+    eagle.simulate(walk.mixed(want), terminated=want["done"], max_steps=100_000, dispatch="switch",
+                   compact=False)
+    d = on_device(gpu, walk.media(N))
+    result = eagle.simulate(walk.mixed(d), terminated=d["done"], max_steps=100_000, dispatch=dispatch,
+                            compact=True)
+    assert result.done and result.report.compactions
+    walk.same(got(gpu, d), want)
+    assert any(decision.policy == "segmented" for decision in result.report.dispatch)
