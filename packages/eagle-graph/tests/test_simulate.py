@@ -267,16 +267,16 @@ def test_the_auto_decision_follows_the_measured_times(kernels):
     choices = Dispatch([plan], None, s["done"])
     fused, split = (("arm", "switch"),), (("arm", "segmented"),)
     assert choices.assignment() == fused
-    choices.observe(fused, 1.0, 16, 10, 100, 16)
+    choices.observe(fused, 1.0, 16, 100, 16)
     assert choices.assignment() == split  # a probe of the split form
-    choices.observe(split, 0.8, 16, 10, 100, 32)
+    choices.observe(split, 0.8, 16, 100, 32)
     assert choices.assignment() == split  # 20 % faster: split
     for step in range(48, 48 + 16 * 6, 16):
-        choices.observe(split, 0.8, 16, 10, 100, step)
+        choices.observe(split, 0.8, 16, 100, step)
         assert choices.assignment() == split
-    choices.observe(split, 0.8, 16, 10, 100, 144)  # the fused time is 8 chunks old: measure it again
+    choices.observe(split, 0.8, 16, 100, 144)  # the fused time is 8 chunks old: measure it again
     assert choices.assignment() == fused
-    choices.observe(fused, 0.82, 16, 10, 100, 160)  # the gain fell under 5 %: fuse
+    choices.observe(fused, 0.82, 16, 100, 160)  # the gain fell under 5 %: fuse
     assert choices.assignment() == fused
     assert [(d.step, d.policy, d.why) for d in choices.decisions] == [
         (0, "switch", "start fused"), (16, "segmented", "probe"), (32, "segmented", "measured"),

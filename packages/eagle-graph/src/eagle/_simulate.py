@@ -238,10 +238,10 @@ class _Run:
                 ran = runner.run(max_steps=min(CHUNK, self.max_steps - total))
                 took = time.perf_counter() - start
                 seconds["steps"] += took
-                total, before, live = total + ran.steps, live, ran.live
+                total, live = total + ran.steps, ran.live
                 report.live.append((total, live))
                 start = time.perf_counter()
-                self.choices.observe(assignment, took, ran.steps, 0.5 * (before + live), self.slots, total)
+                self.choices.observe(assignment, took, ran.steps, self.slots, total)
                 seconds["decisions"] += time.perf_counter() - start
                 if live and self._pays(compact, live, took / (ran.steps * self.slots)):
                     self._compact(total)

@@ -4,9 +4,12 @@ An author's explicit policy is kept; ``dispatch`` (a policy name, or ``{group: p
 the ``"auto"`` groups; the ``"auto"`` groups left are decided by measurement, as seed 001 words
 it: start fused (``"switch"``), count the samples taking each arm between chunks, and every 16
 steps split a group (``"segmented"``) when that is predicted at least 15 % faster, fuse it again
-when the predicted gain falls under 5 %.  A prediction is the measured time per live sample and
-step of the step run with that policy; one not measured yet, or measured under an arm mix that
-has moved on, is measured by running the next chunk with it (a probe).
+when the predicted gain falls under 5 %.  A prediction is the measured time per slot and step of
+the step run with that policy (per slot of the loop, not per live sample: the fused form computes
+every slot, finished or not, so its time per live sample grows as samples finish, and estimates
+taken at different live counts made the decision flap); one not measured yet, measured under an
+arm mix that has moved on, or measured long ago, is measured by running the next chunk with it (a
+probe).  Groups are probed one at a time.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ STALE_MIX, STALE_CHUNKS = 0.1, 8
 
 def choose(current: str, fused: float, split: float) -> str:
     """The policy of an ``"auto"`` group for the next chunk, from the predicted time of a step per
-    live sample fused (``"switch"``) and split (``"segmented"``): split when that is at least 15 %
+    slot fused (``"switch"``) and split (``"segmented"``): split when that is at least 15 %
     faster, fuse again when the gain falls under 5 % (between the two, stay: no flapping).
 
     >>> from eagle._simulate_dispatch import choose
@@ -59,7 +62,7 @@ class Decision(NamedTuple):
 
 @dataclass
 class _Estimate:
-    seconds: float  # per live sample and step
+    seconds: float  # per slot and step
     chunk: int  # the chunk it was measured in
     mix: np.ndarray  # the arm fractions then
 
@@ -114,18 +117,16 @@ class Dispatch:
             chosen[self._probing] = _other(self.auto[self._probing].policy)
         return tuple(sorted(chosen.items()))
 
-    def observe(self, assignment: Assignment, seconds: float, steps: int, live: float, slots: int,
-                step: int) -> None:
-        """A chunk ran ``steps`` steps in ``seconds`` with ``live`` samples live on average (of
-        ``slots`` in the loop): keep the time it measured, then decide the next chunk's policies."""
+    def observe(self, assignment: Assignment, seconds: float, steps: int, slots: int, step: int) -> None:
+        """A chunk ran ``steps`` steps over the loop's ``slots`` in ``seconds``, ending at ``step``:
+        keep the time it measured, then decide the next chunk's policies."""
         self._chunks += 1
-        if not self.auto or steps == 0 or live <= 0:
+        if not self.auto or steps == 0:
             return
         chosen = dict(assignment)
         mixes = {name: self._mix(auto.group, slots) for name, auto in self.auto.items()}
-        per_sample = seconds / (steps * live)
         for name, auto in self.auto.items():
-            auto.estimates[chosen[name]] = _Estimate(per_sample, self._chunks, mixes[name])
+            auto.estimates[chosen[name]] = _Estimate(seconds / (steps * slots), self._chunks, mixes[name])
         self._probing = None
         for name, auto in self.auto.items():
             other = _other(auto.policy)
