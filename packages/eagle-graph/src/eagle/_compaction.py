@@ -5,7 +5,8 @@
 plane the step touches, and to ``origin``, the user's index of the sample in each slot.  When the
 run ends the inverse permutation puts every plane back in the user's order.  Both are native: on
 the host a libeagle program (the partition one serial pass, which defines the order; the gathers
-cut into blocks over the team), on a GPU grid-stride kernels over a count held in a pinned cell.
+cut into blocks over the team), on a GPU grid-stride kernels over a count held in a pinned cell
+(the partition a thread per block of slots: counts, a scan of them, then each block's places).
 A gather goes through one scratch buffer, a plane at a time, so the extra memory is one plane's.
 """
 
@@ -110,20 +111,49 @@ __device__ static int eg_sim_done(const unsigned char *t, long long size, long l
     return size == 4 ? ((const unsigned int *)t)[i] != 0 : t[i] != 0;
 }
 
-/* one thread: the serial pass is the order's definition, as on the host */
-extern "C" __global__ void eg_sim_order(const unsigned char *t, const long long size, long long *order,
-                                        long long *cells)
+/* The host's serial pass, cut into blocks of EG_SIM_BLOCK slots so that a thread per block does it:
+ * counts[b] = the live slots of block b; then (one thread) each block's first live position; then
+ * each block writes its live slots from there and its finished ones from live + (finished before
+ * it), in slot order: the same order as the host's, whatever the grid. */
+#define EG_SIM_BLOCK 1024
+
+extern "C" __global__ void eg_sim_count(const unsigned char *t, const long long size, long long *counts,
+                                        const long long *cells)
 {
-    const long long slots = cells[0];
+    const long long slots = cells[0], blocks = (slots + EG_SIM_BLOCK - 1) / EG_SIM_BLOCK;
+    for (long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x; b < blocks;
+         b += (long long)gridDim.x * blockDim.x) {
+        const long long end = (b + 1) * EG_SIM_BLOCK < slots ? (b + 1) * EG_SIM_BLOCK : slots;
+        long long live = 0;
+        for (long long i = b * EG_SIM_BLOCK; i < end; ++i)
+            live += !eg_sim_done(t, size, i);
+        counts[b] = live;
+    }
+}
+
+extern "C" __global__ void eg_sim_scan(long long *counts, long long *cells)
+{
+    const long long blocks = (cells[0] + EG_SIM_BLOCK - 1) / EG_SIM_BLOCK;
     long long live = 0;
-    for (long long i = 0; i < slots; ++i)
-        if (!eg_sim_done(t, size, i))
-            order[live++] = i;
-    long long next = live;
-    for (long long i = 0; i < slots; ++i)
-        if (eg_sim_done(t, size, i))
-            order[next++] = i;
+    for (long long b = 0; b < blocks; ++b) {
+        const long long mine = counts[b];
+        counts[b] = live;
+        live += mine;
+    }
     cells[1] = live;
+}
+
+extern "C" __global__ void eg_sim_place(const unsigned char *t, const long long size, long long *order,
+                                        const long long *counts, const long long *cells)
+{
+    const long long slots = cells[0], live = cells[1], blocks = (slots + EG_SIM_BLOCK - 1) / EG_SIM_BLOCK;
+    for (long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x; b < blocks;
+         b += (long long)gridDim.x * blockDim.x) {
+        const long long end = (b + 1) * EG_SIM_BLOCK < slots ? (b + 1) * EG_SIM_BLOCK : slots;
+        long long next_live = counts[b], next_done = live + b * EG_SIM_BLOCK - counts[b];
+        for (long long i = b * EG_SIM_BLOCK; i < end; ++i)
+            order[eg_sim_done(t, size, i) ? next_done++ : next_live++] = i;
+    }
 }
 
 extern "C" __global__ void eg_sim_invert(const long long *origin, long long *order, const long long n)
@@ -150,6 +180,8 @@ extern "C" __global__ void eg_sim_move(const char *src, char *dst, const long lo
 
 #: Threads per block of the device kernels, and the most blocks a grid-stride launch takes.
 _THREADS, _MOST_BLOCKS = 256, 1024
+#: The slots one device thread partitions (EG_SIM_BLOCK).
+_SIM_BLOCK = 1024
 
 
 @functools.cache
@@ -181,6 +213,7 @@ class Compactor:
             self.origin = _cuda.device_copy_like(terminated, np.arange(self.n, dtype=np.int64))
             self._order = _cuda.empty_like_device(terminated, (self.n,), np.int64)
             self._cells = _cuda.pinned_array((2,), np.int64, self.device)
+            self._counts = _cuda.empty_like_device(terminated, (-(-self.n // _SIM_BLOCK),), np.int64)
         self.planes = [*planes, self.origin]
         #: the bytes one sample holds over all the planes: what a gather moves per slot
         self.bytes_per_sample = sum(plane_dtype(p).itemsize * _rows(p, self.n) for p in self.planes)
@@ -252,8 +285,11 @@ class Compactor:
             _cuda.launch(module.function(name), g, b, args, device=self.device)
 
         if compacting:
-            t = self.terminated
-            launch("eg_sim_order", (1, 1, 1), (1, 1, 1), [t, np.int64(plane_dtype(t).itemsize), order, cells])
+            t, size = self.terminated, np.int64(plane_dtype(self.terminated).itemsize)
+            per_block = (min(_MOST_BLOCKS, -(-self._counts.size // _THREADS)), 1, 1)
+            launch("eg_sim_count", per_block, block, [t, size, self._counts, cells])
+            launch("eg_sim_scan", (1, 1, 1), (1, 1, 1), [self._counts, cells])
+            launch("eg_sim_place", per_block, block, [t, size, order, self._counts, cells])
         else:
             launch("eg_sim_invert", grid, block, [self.origin, order, np.int64(n)])
         for plane in self.planes:

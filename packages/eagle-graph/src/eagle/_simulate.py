@@ -243,6 +243,8 @@ class _Run:
                 start = time.perf_counter()
                 self.choices.observe(assignment, took, ran.steps, self.slots, total)
                 seconds["decisions"] += time.perf_counter() - start
+                if not ran.steps:  # the loop saw no live sample: nothing more will run
+                    break
                 if live and self._pays(compact, live, took / (ran.steps * self.slots)):
                     self._compact(total)
         finally:
