@@ -243,8 +243,9 @@ class _Run:
                 start = time.perf_counter()
                 self.choices.observe(assignment, took, ran.steps, self.slots, total)
                 seconds["decisions"] += time.perf_counter() - start
-                if not ran.steps:  # the loop saw no live sample: nothing more will run
-                    break
+                if not ran.steps:  # the loop's own test saw every sample done, the count did not
+                    raise RuntimeError(f"{API}: the loop ran no step with {live} of {self.slots} samples "
+                                       "live: the stop test and the live count disagree (an eagle bug)")
                 if live and self._pays(compact, live, took / (ran.steps * self.slots)):
                     self._compact(total)
         finally:
