@@ -255,16 +255,17 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 #   exceeds the gather's cost, slots x time per slot.
 #
 # On the 2-vCPU VM these docs were measured on (shared, so treat the numbers
-# as orders of magnitude), the id-keyed walk above with albedo 0.97 cost 40
-# to 100 ns per slot and step and a gather 60 to 85 ns per slot (36 bytes per
-# photon and the permutation): a compaction costs about one step, and a
-# heavy-tailed batch repays it many times over:
+# as orders of magnitude), an id-keyed walk like the one above (two kernels,
+# slab depth 8, albedo 0.97: hawk's ``tests/test_simulate.py``) cost 40 to 100
+# ns per slot and step and a gather 60 to 85 ns per slot (36 bytes per photon
+# and the permutation): a compaction costs about one step, and a heavy-tailed
+# batch repays it many times over:
 #
 # ============  ==========  ================  ================  =====
 # photons       steps       no compaction     ``compact=True``  auto
 # ============  ==========  ================  ================  =====
-# 256           ~100        2.2 ms            3.0 ms            (not compacted: one block)
-# 1,024         ~120        5.7 ms            4.2 ms
+# 256           90          2.2 ms            3.0 ms            (not compacted: one block)
+# 1,024         107         5.7 ms            4.2 ms            (not compacted: one block)
 # 4,096         118         23 ms             8 ms              18 ms
 # 65,536        178         871 ms            146 ms            166 ms
 # 262,144       184         4.8 s             0.69 s            0.55 s

@@ -260,3 +260,10 @@ def test_the_selector_is_counted_over_the_live_samples():
     s["done"][::2] = 1  # the finished samples (m 0 and 2) are not counted
     choices = Dispatch(mixed(s), None, s["done"])
     np.testing.assert_array_equal(choices._mix(choices.auto["material"].group, 1000), [0.0, 0.5, 0.0, 0.5])
+
+
+def test_auto_leaves_a_batch_of_one_block_uncompacted():
+    """The rule's size gate: at most one block of slots, the calls' fixed cost dominates."""
+    s = photons(eagle.BLOCK)
+    result = eagle.simulate(walk(s), terminated=s["done"], max_steps=100_000)
+    assert result.done and result.report.compactions == [] and result.report.notes == []
