@@ -293,6 +293,27 @@ def _value_lines(rng: random.Random, names: list[str], smooth: bool) -> list[str
             f"    t = t + {rng.choice(scalars)} * {rng.choice(CONSTANTS)} + hawk.dot(f.axis, w) * f.scale"]
 
 
+def _match_lines(rng: random.Random, names: list[str], policy: bool = True,
+                 selector: str | None = None) -> list[str]:
+    """A per-sample match on an integer (``selector``, else one made from the values): a plain
+    one, or (``policy``) a dispatch group whose author's policy is drawn ("auto" runs "switch");
+    arms of random arithmetic rebinding ``t``, a ``case a | b``, half the time a ``case _``.  No
+    arm reads a Table, so every policy runs it ("predicated" refuses a checked read)."""
+    plain = [n for n in names if "hawk.sample()" not in n] + ["t"]
+    subject = selector or f"hm.int32(3.0 * hm.sin({rng.choice(plain)}))"  # -3 ... 3
+    if policy and rng.random() < 0.75:
+        subject = f'hawk.dispatch({subject}, "g", policy="{rng.choice(("auto", "switch", "predicated"))}")'
+    values = rng.sample(range(-3, 4), rng.randint(2, 5))
+    cases = [str(v) for v in values[:-2]] + [f"{values[-2]} | {values[-1]}"]
+    rng.shuffle(cases)
+    if rng.random() < 0.5:
+        cases.append("_")
+    lines = [f"    match {subject}:"]
+    for case in cases:
+        lines += [f"        case {case}:", f"            t = {_expr(rng, plain, 2, False)}"]
+    return lines
+
+
 def _vector_param(spec: KernelSpec) -> tuple[str, str]:
     """A kernel's Param annotation and how its expressions read it: a ``Param[hawk.vec3]`` (passed
     as three numbers, :func:`_param_text`) read through its components, or a plain ``Param``."""
@@ -306,7 +327,9 @@ def _param_text(kernel: KernelSpec, param: str) -> str:
     return f"({CONSTANTS[0]}, {CONSTANTS[1]}, {CONSTANTS[2]})" if kernel.vector else param
 
 
-def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
+def _kernel_source(rng: random.Random, spec: KernelSpec, matches: random.Random | None = None) -> str:
+    """A random kernel; ``matches`` draws its per-sample match (a non-smooth kernel's, half the
+    time: the rest of the kernel is drawn from ``rng`` as it was before matches were drawn)."""
     params = [f"a{j}" for j in range(spec.planes)]
     annotations, read = _table_reads(rng, params)
     param, p = _vector_param(spec)
@@ -317,6 +340,8 @@ def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
              f"    t = {_expr(rng, names, 2, spec.smooth)}", *_value_lines(rng, names, spec.smooth),
              *_flow_lines(rng, names, spec.smooth), *_gaps_lines(rng, names, spec.smooth),
              *_table_loop_lines(rng, annotations)]
+    if not spec.smooth and matches is not None and matches.random() < 0.5:
+        lines += _match_lines(matches, names)
     if not spec.smooth:
         lines += [f"    if t > {_expr(rng, names, 1, True)}:",
                   f"        t = {_expr(rng, [*names, 't'], 2, False)}"]
@@ -324,6 +349,23 @@ def _kernel_source(rng: random.Random, spec: KernelSpec) -> str:
         lines.append(f"    return hm.minimum(hm.maximum({_expr(rng, [*names, 't'], 1, False)}, -1e6), 1e6)")
     else:
         lines.append(f"    return {_expr(rng, [*names, 't'], 2, True)}")
+    return "\n".join(lines) + "\n"
+
+
+def dispatch_kernel(number: int) -> str:
+    """A module of one kernel ``split`` whose dispatch group "g" matches the Int32 plane ``m``,
+    as ``segmented`` can partition by, besides a Scalar and a Mutable written in some arms, for
+    the test that holds every policy (switch, predicated, segmented) to the reference."""
+    rng = random.Random(f"dispatch:{number}")
+    names = ["a0", "p"]
+    lines = ["import hawk", "from hawk import Int32, Mutable, Param, Scalar", "from hawk import math as hm",
+             "", "@hawk.kernel", "def split(a0: Scalar, m: Int32, acc: Mutable[Scalar], p: Param) -> Scalar:",
+             f"    t = {_expr(rng, names, 2, False)}"]
+    for line in _match_lines(rng, names, policy=False, selector="m"):
+        lines.append(line.replace("match m:", 'match hawk.dispatch(m, "g"):'))
+        if line.startswith("            t = ") and rng.random() < 0.5:  # the Mutable, in some arms only
+            lines.append(f"            acc = acc * 0.5 + {_expr(rng, [*names, 't'], 1, False)}")
+    lines.append("    return hm.minimum(hm.maximum(t, -1e6), 1e6)")
     return "\n".join(lines) + "\n"
 
 
@@ -338,7 +380,7 @@ def make_pool(number: int, size: int = 8) -> Pool:
     rng = random.Random(number)
     specs = tuple(KernelSpec(f"k{j}", rng.randint(1, 3), rng.random() < 0.5, smooth=j % 2 == 0,
                              vector=j % 4 == 3) for j in range(size))
-    body = "\n".join(_kernel_source(rng, s) for s in specs)
+    body = "\n".join(_kernel_source(rng, s, random.Random(f"{number}:{s.name}")) for s in specs)
     header = ("import hawk\nfrom hawk import Mutable, Param, Scalar, Scatter, Table, UInt32\n"
               "from hawk import math as hm\n")
     return Pool(number, specs, header + GUARDS + HELPERS + INDEXED + VALUE_TYPES + GAPS_HELPERS + CHECKED

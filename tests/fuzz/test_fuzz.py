@@ -46,7 +46,7 @@ import eagle  # noqa: E402
 from eagle.testing import check  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from programs import Program, load_module, load_pool, programs  # noqa: E402
+from programs import Program, dispatch_kernel, load_module, load_pool, programs  # noqa: E402
 
 EXAMPLES = int(os.environ.get("EAGLE_FUZZ_EXAMPLES", "200"))
 POOLS = int(os.environ.get("EAGLE_FUZZ_POOLS", "2"))
@@ -281,6 +281,40 @@ def test_stepping_loops_under_simulate(program: Program, folder: Path, monkeypat
             continue
         same_bits(got, want, f"eagle.simulate(compact={compact}) vs the Python loops")
         same_bits(got_y, want_y, "y, written in place")
+
+
+@settings(FUZZ, max_examples=max(EXAMPLES // 20, 4))
+@given(number=hypothesis.strategies.integers(0, 10_000), n=hypothesis.strategies.integers(0, 3000),
+       logical=hypothesis.strategies.integers(0, 3000), skipping=hypothesis.strategies.booleans(),
+       seed=hypothesis.strategies.integers(0, 2**31))
+def test_every_dispatch_policy_gives_the_reference_bits(number: int, n: int, logical: int, skipping: bool,
+                                                          seed: int, folder: Path) -> None:
+    """A random kernel's dispatch group run switch, predicated and segmented (at a logical size,
+    with skip= or not), on one and two threads: every one gives the reference evaluator's bits,
+    a segmented skip leaving the samples it marks as they were."""
+    split = load_module(dispatch_kernel(number), folder / f"fuzz_dispatch_{number}.py").split
+    rng = np.random.default_rng(seed)
+    a0, acc = rng.normal(size=n), rng.normal(size=n)
+    m = rng.integers(-4, 5, n).astype(np.int32)
+    skip = (rng.random(n) < 0.3).astype(np.uint8) if skipping else None
+    size = min(logical, n)
+    want_acc = acc.copy()
+    want = split.reference(a0, m, want_acc, 0.75)
+    for policy, team in itertools.product(("switch", "predicated", "segmented"), (1, 2)):
+        got_acc, out = acc.copy(), np.full(n, -7.0)
+        bound = split.plan(a0, m, got_acc, 0.75, buffer=out).with_dispatch({"g": policy}, skip=skip)
+        g = eagle.Graph().add(bound).build()
+        g.set_logical_size(size)
+        with threads(team):
+            g.launch()
+        ran = np.arange(n) < size
+        if policy == "segmented" and skip is not None:
+            ran &= skip == 0
+        what = f"{policy} on {team} threads, logical size {size} of {n}"
+        same_bits(out[ran], want[ran], what)
+        same_bits(got_acc[ran], want_acc[ran], f"acc, {what}")
+        same_bits(got_acc[~ran], acc[~ran], f"acc of the samples that did not run, {what}")
+        assert (out[~ran] == -7.0).all(), what
 
 
 #: the steps of the central differences a gradient is held to, coarse first

@@ -201,9 +201,10 @@ def test_an_arm_with_a_loop_runs_switch_or_segmented(policy):
 
 def test_a_graph_is_held_to_the_reference_interpreter():
     photon, m, hits = inputs(3000)
-    for policy in POLICIES:
-        g = eagle.Graph().add(shade.plan(photon, m, hits, np.uint32(9)).with_dispatch({"material": policy}),
-                              name="shade").build()
+    skip = (np.arange(3000) % 5 == 2).astype(np.uint8)
+    for policy, skipped in [*((p, None) for p in POLICIES), ("segmented", skip)]:
+        bound = shade.plan(photon, m, hits, np.uint32(9)).with_dispatch({"material": policy}, skip=skipped)
+        g = eagle.Graph().add(bound, name="shade").build()
         eagle.testing.check(g, 2)
 
 
@@ -223,6 +224,31 @@ def test_build_dispatch_forces_the_auto_groups_and_says_what_ran():
         assert bound.outputs[0].tobytes() == want[0].tobytes() and hits.tobytes() == want[1].tobytes()
     split = shade.plan(photon, m, hits, np.uint32(9)).with_dispatch({"material": "segmented"})
     assert eagle.Graph().add(split).build().dispatch == {"material": "segmented"}  # None keeps it
+
+
+@hawk.kernel
+def two(x: Scalar, m: Int32, k: Int32) -> Scalar:
+    y = x
+    match hawk.dispatch(m, "first"):
+        case 0:
+            y = y + 1.0
+    match hawk.dispatch(k, "second"):
+        case 1:
+            y = y * 3.0
+    return y
+
+
+def test_a_choice_names_some_groups_and_keeps_the_others_as_they_run():
+    x, m, k = np.arange(6.0), (np.arange(6) % 2).astype(np.int32), (np.arange(6) % 3).astype(np.int32)
+    bound = two.plan(x, m, k).with_dispatch({"first": "predicated"}).with_dispatch({"second": "segmented"})
+    assert {g.name: g.running for g in bound.dispatch_groups().values()} == {"first": "predicated",
+                                                                               "second": "segmented"}
+    g = eagle.Graph().add(bound).build(dispatch={"second": "switch"})
+    assert g.dispatch == {"first": "predicated", "second": "switch"}
+    g.launch()
+    assert bound.outputs[0].tobytes() == two.reference(x, m, k).tobytes()  # the outputs are kept
+    with pytest.raises(ValueError, match=r"groups 'first', 'second' would all split the samples"):
+        bound.with_dispatch({"first": "segmented"})
 
 
 def test_build_never_changes_an_authors_policy():
@@ -399,3 +425,35 @@ def test_the_match_syntax_refusals_name_the_line():
     refused(twice, r"dispatch group 'g' is declared again \(first at line \d+\)")
     refused(float_selector, r"the selector of a match is an integer")
     refused(bad_policy, r"policy 'fast' is not one of")
+
+
+@hawk.kernel
+def advance(x: Mutable[Scalar], m: Int32, done: Mutable[UInt32]):
+    match hawk.dispatch(m, "advance"):
+        case 0:
+            x = x + 1.0
+        case 1:
+            x = x + hawk.math.sin(x) + 2.0
+        case _:
+            x = x * 1.5 + 0.25
+    if x > 50.0:
+        done = hawk.math.uint32(1)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_policy_steps_an_until_done_loop_to_the_same_bits(policy):
+    """As eagle.simulate runs a split step: skip=terminated, so finished samples never run."""
+    rng = np.random.default_rng(0)
+    m, x0 = rng.integers(0, 4, N).astype(np.int32), rng.random(N)
+    want, done = x0.copy(), np.zeros(N, np.uint32)
+    steps = 0
+    while not done.all():  # the loop in Python, a sample stepping until it is done
+        live = done == 0
+        x, d = want.copy(), done.copy()
+        advance.reference(x, m, d)
+        want[live], done[live] = x[live], d[live]
+        steps += 1
+    x, done = x0.copy(), np.zeros(N, np.uint32)
+    bound = advance.plan(x, m, done).with_dispatch({"advance": policy}, skip=done)
+    assert eagle.until_done([bound], terminated=done, max_steps=1000).run() == eagle.Steps(steps, 0)
+    assert x.tobytes() == want.tobytes()

@@ -3,7 +3,7 @@
 A kernel declares a dispatch group (hawk: ``match hawk.dispatch(sel, "g", policy=...)``); its
 author's policy is kept, and ``dispatch=`` decides the ``"auto"`` ones: None keeps each launch as
 it runs (``"switch"``, unless ``BoundPlan.with_dispatch`` chose), ``"switch"`` or ``"predicated"``
-runs all of them so, a ``{group: policy}`` dict the ones it names (the others ``"switch"``).
+runs all of them so, a ``{group: policy}`` dict the ones it names (the others as None).
 A built graph is one structure, so ``"segmented"`` (samples split among kernels as a
 run goes) and ``"auto"`` (decided by measurement) are ``eagle.simulate``'s.  The nodes' kinds
 say which groups they declare and give the node re-dispatched (``dispatch_groups`` and
@@ -64,9 +64,11 @@ def apply(nodes: Iterable[Node], dispatch: str | dict[str, str] | None
     chosen: dict[str, tuple[str, Node]] = {}
     swaps = []
     for node, kind, groups in declared:
-        # None keeps each plan as it runs (an "auto" group "switch", unless with_dispatch chose)
-        policies = {} if dispatch is None else \
-            {name: _picked(dispatch, name) for name, group in groups.items() if group.policy == "auto"}
+        # None keeps each plan as it runs (an "auto" group "switch", unless with_dispatch chose),
+        # and so does a dict for the groups it does not name
+        auto = [name for name, group in groups.items() if group.policy == "auto"]
+        policies = {} if dispatch is None else {name: dispatch[name] for name in auto if name in dispatch} \
+            if isinstance(dispatch, dict) else dict.fromkeys(auto, dispatch)
         for name, group in groups.items():
             policy = policies.get(name) or group.running or \
                 (group.policy if group.policy != "auto" else "switch")
@@ -86,11 +88,3 @@ def apply(nodes: Iterable[Node], dispatch: str | dict[str, str] | None
             node.payload = old
 
     return {name: policy for name, (policy, _) in chosen.items()}, undo
-
-
-def _picked(dispatch: str | dict[str, str], name: str) -> str:
-    """What ``dispatch`` picks for the "auto" group ``name``."""
-    if isinstance(dispatch, dict):
-        return dispatch.get(name, "switch")
-    return dispatch
-

@@ -379,8 +379,8 @@ class Graph:
         :param dispatch: how the ``"auto"`` dispatch groups of its kernels run (a group its author
             gave a policy keeps it): ``"switch"`` one kernel with a per-sample branch,
             ``"predicated"`` every arm computed and the result selected, or a ``{group: policy}``
-            dict of those (the groups it does not name: ``"switch"``); None keeps each launch as
-            it is (``"switch"``, unless ``BoundPlan.with_dispatch`` chose).  ``"segmented"`` and ``"auto"``
+            dict of those; None (and a dict, for the groups it does not name) keeps each launch
+            as it is (``"switch"``, unless ``BoundPlan.with_dispatch`` chose).  ``"segmented"`` and ``"auto"``
             are ``eagle.simulate``'s (a built graph is one structure).  :attr:`dispatch` says what
             each group runs by; every policy gives the same bits.
         """

@@ -317,10 +317,10 @@ class BoundPlan:
         return {}
 
     def with_dispatch(self, policies: Mapping[str, str], *, skip: Any = None) -> BoundPlan:
-        """This launch with the groups named in ``policies`` run by those policies (the others as
-        their author chose, ``"auto"`` as ``"switch"``); ``skip``, a per-sample plane, leaves out
-        of a ``"segmented"`` group's arms the samples where it is non-zero.  A launch without
-        groups is itself; a name that is not a group is refused."""
+        """This launch with the ``"auto"`` groups named in ``policies`` run by those policies
+        (the others as they run now; a group its author gave a policy keeps it); ``skip``, a
+        per-sample plane, leaves out of a ``"segmented"`` group's arms the samples where it is
+        non-zero.  A launch without groups is itself; a name that is not a group is refused."""
         groups = self.dispatch_groups()
         unknown = sorted(set(policies) - set(groups))
         if unknown:

@@ -94,15 +94,15 @@ class Chosen:
 SWITCH = Chosen()
 
 
-def choose(groups: tuple[Group, ...], policies: dict[str, str], who: str) -> Chosen:
+def choose(groups: tuple[Group, ...], policies: dict[str, str], now: Chosen, who: str) -> Chosen:
     """The lowering's choice for ``policies`` ({group: policy}, the groups known): each "auto"
-    group by the policy given for it ("auto" runs as "switch"); a group the author gave a policy
-    keeps it."""
+    group named by the policy given for it ("auto" runs as "switch"), the others as they run
+    ``now``; a group the author gave a policy keeps it."""
     for name, policy in policies.items():
         if policy not in POLICIES:
             raise ValueError(f"{who}: dispatch group {name!r}: policy {policy!r} is not one of "
                              f"{', '.join(map(repr, POLICIES))}")
-    picked = {g.name: policies.get(g.name, "switch") for g in groups if g.policy == "auto"}
+    picked = {g.name: policies.get(g.name, now.policy(g)) for g in groups if g.policy == "auto"}
     return Chosen(tuple(sorted((name, p) for name, p in picked.items() if p not in ("switch", "auto"))))
 
 

@@ -633,7 +633,14 @@ class KernelBound(BoundPlan):
         # the planes cut to the samples that run; a Table (or Scatter) is read and written whole
         args = [a[..., :n] if isinstance(a, np.ndarray) and a.shape[-1] == self.samples and not s.cell
                 and s.table is None else a for a, s in zip(self.args, ir.slots, strict=False)]
+        skip = None if self.split is None or self.split.skip is None else self.split.skip[:n] != 0
+        # a split launch leaves the samples skip marks as they were
+        written = [] if skip is None else \
+            [a for a, s in zip(args, ir.slots, strict=False) if s.role in ("write", "readwrite")]
+        kept = [a[..., skip].copy() for a in written]
         evaluate(ir, args, n)
+        for a, old in zip(written, kept, strict=True):
+            a[..., skip] = old
 
     @property
     def direct(self) -> bool:
@@ -679,13 +686,13 @@ class KernelBound(BoundPlan):
                 for g, plane in zip(compiled.ir.groups, planes, strict=True)}
 
     def with_dispatch(self, policies: Mapping[str, str], *, skip: Any = None) -> KernelBound:
-        """This launch with its "auto" groups run by ``policies`` ({group: policy}; a group the
-        author gave a policy keeps it), writing the same outputs: each choice is its own code,
-        compiled once."""
+        """This launch with the "auto" groups ``policies`` names run by those policies ({group:
+        policy}; the others as they run now, a group the author gave a policy as the author
+        said), writing the same outputs: each choice is its own code, compiled once."""
         super().with_dispatch(policies, skip=skip)  # a name that is no group is refused there
         compiled = self.plan.compiled
         who = f"eagle.plan.BoundPlan.with_dispatch: plan {self.plan.name!r}"
-        chosen = choose(compiled.ir.groups, dict(policies), who)
+        chosen = choose(compiled.ir.groups, dict(policies), compiled.chosen, who)
         if chosen == compiled.chosen and (skip is None or self.split is None):
             return self  # skip= changes nothing where no group is split (the caller masks)
         kernel = self.plan.source
