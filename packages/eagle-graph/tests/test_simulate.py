@@ -283,6 +283,18 @@ def test_the_auto_decision_follows_the_measured_times(kernels):
         (144, "switch", "probe"), (160, "switch", "measured")]
 
 
+def test_an_estimate_from_a_loop_compaction_shrank_is_measured_again(kernels):
+    plan, s, _ = grouped(kernels, 100)
+    choices = Dispatch([plan], None, s["done"])
+    fused, split = (("arm", "switch"),), (("arm", "segmented"),)
+    choices.observe(fused, 1.0, 16, 100, 16)
+    choices.observe(split, 0.5, 16, 100, 32)  # split, measured over 100 slots
+    choices.observe(split, 0.15, 16, 30, 48)  # 100 -> 30 slots, the same time per slot: the fused
+    assert choices.assignment() == split  # time still stands
+    choices.observe(split, 0.1, 16, 20, 64)  # 100 -> 20 slots: more than fourfold, measure it again
+    assert choices.assignment() == fused and choices.decisions[-1] == Decision(64, "arm", "switch", "probe")
+
+
 def test_dispatch_refusals_name_the_group_or_the_policy(kernels):
     plan, s, _ = grouped(kernels, 100)
     with pytest.raises(ValueError, match=r"eagle.simulate: dispatch names group 'material', which no plan of "

@@ -9,7 +9,8 @@ the step run with that policy (per slot of the loop, not per live sample: the fu
 every slot, finished or not, so its time per live sample grows as samples finish, and estimates
 taken at different live counts made the decision flap); one not measured yet, measured under an
 arm mix that has moved on, or measured long ago, is measured by running the next chunk with it (a
-probe).  Groups are probed one at a time.
+probe).  So is one measured over a loop compaction has since shrunk more than fourfold.  Groups are
+probed one at a time.
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ API = "eagle.simulate"
 FORCED = tuple(p for p in DISPATCH_POLICIES if p != "auto")
 #: Split when predicted this much faster; fuse again when the gain falls under ``FUSE_UNDER``.
 SPLIT_AT, FUSE_UNDER = 0.15, 0.05
-#: A time measured under arm fractions that moved this far since (total variation), or this many
-#: chunks ago, is measured again.
-STALE_MIX, STALE_CHUNKS = 0.1, 8
+#: A time measured this many chunks ago, over a loop of more than ``STALE_SIZE`` times as many or
+#: as few slots (a compaction since), or under arm fractions that moved more than ``STALE_MIX``
+#: since (total variation, beyond the counts' own noise, 2 / sqrt(samples counted)), is measured
+#: again.
+STALE_CHUNKS, STALE_SIZE, STALE_MIX = 8, 4.0, 0.1
 
 
 def choose(current: str, fused: float, split: float) -> str:
@@ -64,7 +67,9 @@ class Decision(NamedTuple):
 class _Estimate:
     seconds: float  # per slot and step
     chunk: int  # the chunk it was measured in
+    slots: int  # the loop's logical size then
     mix: np.ndarray  # the arm fractions then
+    counted: int  # of how many live samples
 
 
 @dataclass
@@ -124,14 +129,15 @@ class Dispatch:
         if not self.auto or steps == 0:
             return
         chosen = dict(assignment)
-        mixes = {name: self._mix(auto.group, slots) for name, auto in self.auto.items()}
+        now = {name: _Estimate(seconds / (steps * slots), self._chunks, slots, *self._mix(auto.group, slots))
+               for name, auto in self.auto.items()}
         for name, auto in self.auto.items():
-            auto.estimates[chosen[name]] = _Estimate(seconds / (steps * slots), self._chunks, mixes[name])
+            auto.estimates[chosen[name]] = now[name]
         self._probing = None
         for name, auto in self.auto.items():
             other = _other(auto.policy)
             known = auto.estimates.get(other)
-            if known is None or self._stale(known, mixes[name]):
+            if known is None or _stale(known, now[name]):
                 self._probing = name  # measure the other policy next chunk, then decide
                 self.decisions.append(Decision(step, name, other, "probe"))
                 return
@@ -142,21 +148,24 @@ class Dispatch:
                 self.decisions.append(Decision(step, name, policy, "measured"))
             auto.policy = policy
 
-    def _stale(self, estimate: _Estimate, mix: np.ndarray) -> bool:
-        return (self._chunks - estimate.chunk >= STALE_CHUNKS
-                or 0.5 * float(np.abs(mix - estimate.mix).sum()) > STALE_MIX)
-
-    def _mix(self, group: DispatchGroup, slots: int) -> np.ndarray:
+    def _mix(self, group: DispatchGroup, slots: int) -> tuple[np.ndarray, int]:
         """The fractions of the live samples (of the first ``slots``) taking each arm of ``group``,
-        counted from its selector plane (the last, ``case _``, takes the rest)."""
+        counted from its selector plane (the last, ``case _``, takes the rest), and how many."""
         selector = host_values(group.selector)[..., :slots].reshape(-1)
         live = host_values(self.terminated)[:slots] == 0
         values = selector[live] if selector.size == live.size else selector
         counts = [np.isin(values, np.atleast_1d(arm)).sum() if arm is not None else 0 for arm in group.arms]
         if None in group.arms:
             counts[group.arms.index(None)] = values.size - sum(counts)
-        total = max(values.size, 1)
-        return np.asarray(counts, np.float64) / total
+        return np.asarray(counts, np.float64) / max(values.size, 1), int(values.size)
+
+
+def _stale(then: _Estimate, now: _Estimate) -> bool:
+    """Whether an estimate taken ``then`` no longer predicts ``now``'s chunk."""
+    moved = 0.5 * float(np.abs(now.mix - then.mix).sum())
+    noise = 2.0 / np.sqrt(max(min(then.counted, now.counted), 1))
+    resized = max(then.slots, now.slots) > STALE_SIZE * min(then.slots, now.slots)
+    return now.chunk - then.chunk >= STALE_CHUNKS or resized or moved > STALE_MIX + noise
 
 
 def _other(policy: str) -> str:

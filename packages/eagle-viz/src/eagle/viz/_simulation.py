@@ -75,5 +75,5 @@ def _bands(ax: Axes, report: Any, end: int) -> None:
             color = POLICY_COLORS.get(policy, WIRE_COLOR)
             ax.broken_barh([(start, nxt[0] - start)], (bottom, BAND * 0.9),
                            transform=ax.get_xaxis_transform(), color=color, alpha=0.6, label=label)
-        ax.text(0.0, bottom + BAND * 0.45, f" {group}", transform=ax.get_yaxis_transform(), va="center",
+        ax.text(0.0, bottom + BAND * 0.45, f" {group}", transform=ax.transAxes, va="center",
                 fontsize="x-small", color=LABEL_COLOR, fontfamily=FONT)
