@@ -301,9 +301,12 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 # ``dispatch=None`` keeps an author's explicit policy and decides the
 # ``"auto"`` groups: start fused, measure the split form in a probe chunk,
 # every 16 steps split when that is predicted at least 15 % faster, fuse
-# again when the gain falls under 5 %; a stale estimate (8 chunks old, or
-# measured under an arm mix that moved on) is measured again.  A policy name
-# or ``{group: policy}`` forces the ``"auto"`` groups instead.
+# again when the gain falls under 5 %.  The estimates are times per slot and
+# step (the fused form computes every slot of the loop, finished or not); a
+# stale one (8 chunks old, measured over a loop compaction has since shrunk
+# more than fourfold, or under an arm mix that moved on beyond the counts'
+# noise) is measured again, one group at a time.  A policy name or ``{group:
+# policy}`` forces the ``"auto"`` groups instead.
 
 
 @hawk.kernel
@@ -366,11 +369,12 @@ for decision in result.report.dispatch[:6]:
     print(decision)
 
 # %%
-# Measured on the same VM at 65,536 photons: without compaction ``"switch"``
-# took 3.0 to 4.1 s, ``"segmented"`` 1.2 to 1.8 s and ``dispatch=None`` 1.6 s
-# (it split at step 32 and stayed, probing the fused form again every 8
-# chunks); compacted, 0.55 to 0.66 s, 0.37 to 0.53 s and 0.33 to 0.69 s (the
-# shared machine's noise is of the order of the differences).
+# Measured on the same VM at 65,536 photons (170 steps): without compaction
+# ``"switch"`` took 4.1 s, ``"segmented"`` 2.2 s and ``dispatch=None`` 2.5 s
+# (it split at step 32 and stayed, probing the fused form again at step 144);
+# compacted, 0.62 s, 0.35 s and 0.46 s (``None`` went back to fused for the
+# last few hundred photons, where the split form's partition costs more than
+# it saves).  The shared machine's noise is some tens of percent between runs.
 #
 # The report and its picture
 # --------------------------
