@@ -373,8 +373,8 @@ for decision in result.report.dispatch[:6]:
 # ``"switch"`` took 4.1 s, ``"segmented"`` 2.2 s and ``dispatch=None`` 2.5 s
 # (it split at step 32 and stayed, probing the fused form again at step 144);
 # compacted, 0.62 s, 0.35 s and 0.46 s (``None`` went back to fused for the
-# last few hundred photons, where the split form's partition costs more than
-# it saves).  The shared machine's noise is some tens of percent between runs.
+# last few hundred photons, where its measured times favoured the fused
+# form).  The shared machine's noise is some tens of percent between runs.
 #
 # The report and its picture
 # --------------------------
