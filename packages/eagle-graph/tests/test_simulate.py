@@ -392,3 +392,36 @@ def test_without_eagle_viz_the_plot_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "eagle.viz", None)
     with pytest.raises(ImportError, match=r"eagle.SimulateReport.plot: pictures come from the eagle-viz"):
         eagle.SimulateReport(live=[(0, 1)]).plot()
+
+
+# ------------------------------------------------------------------ the native gather itself
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int32, np.uint32])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_gather_is_a_stable_partition_and_restore_its_inverse(dtype, threads):
+    from eagle._compaction import Compactor
+
+    n = 3 * eagle.BLOCK + 17
+    rng = np.random.default_rng(5)
+    done = (rng.random(n) < 0.6).astype(dtype)
+    planes = [rng.normal(size=(2, n)), rng.integers(0, 2**15, n).astype(np.int16),
+              rng.integers(0, 255, (3, n)).astype(np.uint8), (rng.normal(size=n) + 1j).astype(np.complex128)]
+    before = [p.copy() for p in [*planes, done]]
+    old = _core.num_threads()
+    _core.set_num_threads(threads)
+    try:
+        moved = Compactor([*planes, done], done)
+        live = moved.compact(n - 100)  # the last 100 slots stay where they are
+        head = before[-1][:n - 100]
+        order = np.concatenate([np.flatnonzero(head == 0), np.flatnonzero(head), np.arange(n - 100, n)])
+        assert live == int((head == 0).sum())
+        np.testing.assert_array_equal(moved.origin, order)
+        for plane, was in zip([*planes, done], before, strict=True):
+            assert plane.tobytes() == was[..., order].tobytes()
+        moved.restore()
+    finally:
+        _core.set_num_threads(old)
+    np.testing.assert_array_equal(moved.origin, np.arange(n))
+    for plane, was in zip([*planes, done], before, strict=True):
+        assert plane.tobytes() == was.tobytes()
