@@ -99,3 +99,25 @@ def test_dispatch_groups_on_the_device_give_the_cpus_bits_compacted(gpu, dispatc
     assert result.done and result.report.compactions
     walk.same(got(gpu, d), want)
     assert any(decision.policy == "segmented" for decision in result.report.dispatch)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32])
+def test_the_device_gather_is_the_hosts_stable_partition(gpu, dtype):
+    """Blocks of slots partitioned a thread each (counts, a scan, places): the host's order."""
+    from eagle._compaction import Compactor
+
+    n = 3 * eagle.BLOCK + 17
+    rng = np.random.default_rng(9)
+    host = [rng.normal(size=(2, n)), rng.integers(0, 2**15, n).astype(np.int16),
+            (rng.random(n) < 0.6).astype(dtype)]
+    planes = [gpu.asarray(a) for a in host]
+    moved = Compactor(planes, planes[-1])
+    head = host[-1][:n - 100]
+    assert moved.compact(n - 100) == int((head == 0).sum())
+    order = np.concatenate([np.flatnonzero(head == 0), np.flatnonzero(head), np.arange(n - 100, n)])
+    np.testing.assert_array_equal(gpu.get(moved.origin), order)
+    for plane, was in zip(planes, host, strict=True):
+        assert gpu.get(plane).tobytes() == was[..., order].tobytes()
+    moved.restore()
+    for plane, was in zip(planes, host, strict=True):
+        assert gpu.get(plane).tobytes() == was.tobytes()
