@@ -163,6 +163,14 @@ extern "C" __global__ void eg_sim_invert(const long long *origin, long long *ord
         order[origin[i]] = i;
 }
 
+template <typename T>
+__device__ static void eg_sim_items(const T *src, T *dst, long long from, long long i, long long rows,
+                                    long long n)
+{
+    for (long long r = 0; r < rows; ++r)
+        dst[r * n + i] = src[r * n + from];
+}
+
 extern "C" __global__ void eg_sim_move(const char *src, char *dst, const long long gathered,
                                        const long long *index, const long long rows, const long long n,
                                        const long long size, const long long *cells)
@@ -171,9 +179,24 @@ extern "C" __global__ void eg_sim_move(const char *src, char *dst, const long lo
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < slots;
          i += (long long)gridDim.x * blockDim.x) {
         const long long from = gathered ? index[i] : i;
-        for (long long r = 0; r < rows; ++r)
-            for (long long b = 0; b < size; ++b)
-                dst[(r * n + i) * size + b] = src[(r * n + from) * size + b];
+        switch (size) {
+        case 1:
+            eg_sim_items((const unsigned char *)src, (unsigned char *)dst, from, i, rows, n);
+            break;
+        case 2:
+            eg_sim_items((const unsigned short *)src, (unsigned short *)dst, from, i, rows, n);
+            break;
+        case 4:
+            eg_sim_items((const unsigned int *)src, (unsigned int *)dst, from, i, rows, n);
+            break;
+        case 8:
+            eg_sim_items((const unsigned long long *)src, (unsigned long long *)dst, from, i, rows, n);
+            break;
+        default:
+            for (long long r = 0; r < rows; ++r)
+                for (long long b = 0; b < size; ++b)
+                    dst[(r * n + i) * size + b] = src[(r * n + from) * size + b];
+        }
     }
 }
 """
