@@ -323,13 +323,22 @@ class Compactor:
 
 
 @functools.cache
-def copy_seconds_per_byte() -> float:
-    """A one-off calibration: the seconds per byte of a 4 MiB host copy, the best of five, which
-    predicts a gather's cost before the first one is measured."""
-    src, dst = np.ones(1 << 22, np.uint8), np.empty(1 << 22, np.uint8)
-    best = float("inf")
+def copy_seconds_per_byte(device: int | None = None) -> float:
+    """A one-off calibration: the seconds per byte of a 4 MiB copy on the host (``device`` None) or
+    within GPU ``device``, the best of five, which predicts a gather's cost before the first one is
+    measured."""
+    nbytes, best = 1 << 22, float("inf")
+    if device is None:
+        src, dst = np.ones(nbytes, np.uint8), np.empty(nbytes, np.uint8)
+        copy = functools.partial(np.copyto, dst, src)
+    else:
+        src, dst = _cuda.DeviceArray(nbytes, np.uint8, device), _cuda.DeviceArray(nbytes, np.uint8, device)
+
+        def copy() -> None:
+            check(lib.eagle_cuda_memcpy(device, _cuda.address(dst), _cuda.address(src), nbytes),
+                  "eagle.simulate: calibrating the gather")
     for _ in range(5):
         start = time.perf_counter()
-        np.copyto(dst, src)
+        copy()
         best = min(best, time.perf_counter() - start)
-    return best / src.nbytes
+    return best / nbytes

@@ -263,7 +263,7 @@ class _Run:
             return True
         gather = self.gather_per_slot
         if gather is None:  # two copies of each sample's bytes: into the scratch and back
-            gather = 2 * self.compactor.bytes_per_sample * copy_seconds_per_byte()
+            gather = 2 * self.compactor.bytes_per_sample * copy_seconds_per_byte(self.compactor.device)
         return should_compact(self.slots, live, per_slot_step, gather)
 
     def _compact(self, step: int) -> None:
