@@ -143,14 +143,15 @@ def test_a_single_item_is_a_step_and_a_finished_batch_runs_no_steps():
 
 def test_the_compaction_rule():
     big = 100 * eagle.BLOCK
-    assert should_compact(big, big // 4, 1e-8, 1e-9)
-    assert not should_compact(big, big // 2 + 1, 1e-8, 1e-9)  # under half the slots finished
-    assert should_compact(big, big // 2, 1e-8, 1e-9)
-    assert not should_compact(eagle.BLOCK, 10, 1e-8, 1e-9)  # one block: the calls' fixed cost dominates
-    assert should_compact(eagle.BLOCK + 1, 10, 1e-8, 1e-9)
-    assert not should_compact(big, big // 4, 1e-11, 1e-9)  # a step cheaper than the gather
-    # break-even: dead x 16 x per-step == slots x per-gather
-    assert not should_compact(big, big // 2, 1e-9, 8e-9) and should_compact(big, big // 2, 1e-9, 7.9e-9)
+    assert should_compact(big, big // 4, 1e-8, 1e-9, 1e-4)
+    assert not should_compact(big, big // 2 + 1, 1e-8, 1e-9, 1e-4)  # under half the slots finished
+    assert should_compact(big, big // 2, 1e-8, 1e-9, 1e-4)
+    assert not should_compact(big, big // 4, 1e-11, 1e-9, 1e-4)  # a step cheaper than the gather
+    # break-even: dead x 16 x per-step == fixed + slots x per-gather
+    assert not should_compact(big, big // 2, 1e-9, 8e-9, 0.0)
+    assert should_compact(big, big // 2, 1e-9, 7.9e-9, 0.0)
+    # a small loop: the gather's fixed cost outweighs what it saves (100 dead x 16 x 10 ns = 16 us)
+    assert not should_compact(200, 100, 1e-8, 1e-9, 2e-5) and should_compact(200, 100, 1e-8, 1e-9, 1e-5)
 
 
 def test_the_dispatch_rule_splits_at_15_percent_and_fuses_under_5():
@@ -243,11 +244,35 @@ def test_every_dispatch_gives_the_same_bits(kernels, dispatch):
     assert decisions[0].step == 0 and decisions[0].group == "arm"
     if dispatch is None:
         assert decisions[0] == Decision(0, "arm", "switch", "start fused")
-        assert "segmented" in chosen  # the other policy was measured (a probe) ...
-        assert len(set(chosen)) == len(chosen)  # ... and each runner built once, then reused
+        assert chosen[0] == "segmented"  # can it split? (it can: an "auto" group) ...
+        assert "segmented" in chosen[1:]  # ... then the split form was measured (a probe) ...
+        assert len(set(chosen[1:])) == len(chosen[1:])  # ... and each runner built once, then reused
     else:
         forced = dispatch if isinstance(dispatch, str) else dispatch["arm"]
         assert decisions == [Decision(0, "arm", forced, "dispatch=")] and chosen == [forced]
+
+
+class Unsplittable(Grouped):
+    """A group whose split form its plan refuses, as hawk refuses one with checked Table reads."""
+
+    def with_dispatch(self, policies, *, skip=None):
+        if policies.get("arm") == "segmented":
+            raise ValueError("eagle.plan.BoundPlan.with_dispatch: plan 'grow': dispatch group 'arm' cannot "
+                             "run \"segmented\" here")
+        return super().with_dispatch(policies, skip=skip)
+
+
+def test_a_group_its_plan_cannot_split_stays_fused_and_the_report_says_why(kernels):
+    plan, s, chosen = grouped(kernels, 500)
+    plan = Unsplittable(plan.plans, plan.args, "auto", chosen)
+    result = eagle.simulate(plan, terminated=s["done"], max_steps=1000)
+    assert result.done and result.report.dispatch == [Decision(0, "arm", "switch", "start fused")]
+    assert result.report.notes[-1] == ("dispatch group 'arm' stays fused (\"switch\"): eagle.plan.BoundPlan."
+                                       "with_dispatch: plan 'grow': dispatch group 'arm' cannot run "
+                                       "\"segmented\" here")
+    s["done"][:] = 0
+    with pytest.raises(ValueError, match="cannot run \"segmented\" here"):  # forced: the plan's refusal
+        eagle.simulate(plan, terminated=s["done"], max_steps=10, dispatch="segmented")
 
 
 def test_an_authors_policy_is_kept(kernels):

@@ -263,9 +263,3 @@ def test_the_selector_is_counted_over_the_live_samples():
     np.testing.assert_array_equal(fractions, [0.0, 0.5, 0.0, 0.5])
     assert counted == 500
 
-
-def test_auto_leaves_a_batch_of_one_block_uncompacted():
-    """The rule's size gate: at most one block of slots, the calls' fixed cost dominates."""
-    s = photons(eagle.BLOCK)
-    result = eagle.simulate(walk(s), terminated=s["done"], max_steps=100_000)
-    assert result.done and result.report.compactions == [] and result.report.notes == []

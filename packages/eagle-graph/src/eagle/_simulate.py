@@ -8,11 +8,11 @@ and shrink the loop with ``set_logical_size``, :mod:`eagle._compaction`), and th
 back in the user's sample order when the run ends, an error included.
 
 The compaction rule (``compact="auto"``), with L the loop's logical size and m the live samples:
-compact when at least half of the L slots are finished, L is more than ``FEW_BLOCKS`` blocks of
-samples (below, the fixed cost of the calls dominates), and the time the next chunk saves,
-(L - m) x 16 x (measured seconds per slot and step), exceeds the gather's, L x (seconds per slot:
-measured at the first compaction, predicted before it from the bytes per sample and a one-off
-copy calibration).
+compact when at least half of the L slots are finished and the time the next chunk saves,
+(L - m) x 16 x (measured seconds per slot and step), exceeds the gather's: its fixed cost (the
+calls, measured once by a gather of no slots) plus L x its seconds per slot (measured at each
+compaction, predicted before the first from the bytes per sample and a one-off copy
+calibration).  The fixed cost is what makes small loops not worth compacting.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import numpy as np
 from eagle import _cuda
 from eagle._arrays import on_device
 from eagle._compaction import Compactor, copy_seconds_per_byte
-from eagle._core import BLOCK
 from eagle._edges import same_view
 from eagle._kinds import Node
 from eagle._simulate_dispatch import Assignment, Dispatch, assigned
@@ -38,10 +37,6 @@ from eagle.plan import BoundPlan
 API = "eagle.simulate"
 #: Steps per chunk: one native call between two looks at the live count.
 CHUNK = 16
-#: "auto" compacts a loop of more than this many blocks of slots only: below, the calls' fixed cost
-#: dominates (measured on a 2-vCPU VM, the photon walk of hawk's tests: compacting 256 photons took
-#: 3.0 ms against 2.2 ms without, 1,024 took 4.2 ms against 5.7 ms).
-FEW_BLOCKS = 1
 COMPACT = (True, False, "auto")
 
 
@@ -74,7 +69,7 @@ def simulate(step: Any, *, terminated: Any, max_steps: int, dispatch: str | Mapp
     base = loop(items, terminated=terminated, max_steps=max_steps, marks=_marks(terminated))
     report = SimulateReport()
     planes = _compactable(base, compact, report.notes)
-    choices = Dispatch(items, dispatch, terminated)
+    choices = Dispatch(items, dispatch, terminated, base.payload.marks)
     report.notes += choices.notes
     return _Run(items, base, planes, choices, report, int(max_steps)).go(compact)
 
@@ -177,22 +172,24 @@ def _writable_ndarray(a: Any) -> bool:
 
 
 def should_compact(slots: int, live: int, seconds_per_slot_step: float, gather_seconds_per_slot: float,
-                   chunk: int = CHUNK) -> bool:
-    """The ``compact="auto"`` rule: at least half of the loop's ``slots`` finished, more than
-    ``FEW_BLOCKS`` blocks of them, and the time the next ``chunk`` steps save over the finished
-    slots more than the gather costs over all of them.
+                   gather_fixed_seconds: float, chunk: int = CHUNK) -> bool:
+    """The ``compact="auto"`` rule: at least half of the loop's ``slots`` finished, and the time
+    the next ``chunk`` steps save over the finished slots more than the gather costs (its fixed
+    cost and its cost per slot over all of them).
 
     >>> from eagle._simulate import should_compact
-    >>> should_compact(100_000, 40_000, 1e-8, 2e-9)   # most slots finished, steps dearer than gathers
+    >>> should_compact(100_000, 40_000, 1e-8, 2e-9, 5e-5)  # most slots finished, steps dear
     True
-    >>> should_compact(100_000, 60_000, 1e-8, 2e-9)   # fewer than half finished
+    >>> should_compact(100_000, 60_000, 1e-8, 2e-9, 5e-5)  # fewer than half finished
     False
-    >>> should_compact(100_000, 10_000, 1e-10, 2e-9)  # a step cheaper than the gather
+    >>> should_compact(100_000, 10_000, 1e-10, 2e-9, 5e-5)  # a step cheaper than the gather
+    False
+    >>> should_compact(200, 20, 1e-8, 2e-9, 5e-5)  # a small loop: the gather's fixed cost dominates
     False
     """
     dead = slots - live
-    return (2 * dead >= slots and slots > FEW_BLOCKS * BLOCK
-            and dead * chunk * seconds_per_slot_step > slots * gather_seconds_per_slot)
+    return (2 * dead >= slots
+            and dead * chunk * seconds_per_slot_step > gather_fixed_seconds + slots * gather_seconds_per_slot)
 
 
 class _Run:
@@ -208,7 +205,8 @@ class _Run:
         self.runners: dict[Assignment, UntilDone] = {}
         self.sizes: dict[Assignment, int] = {}  # the logical size each runner was last given
         self.slots = self.n
-        self.gather_per_slot: float | None = None  # measured at the first compaction
+        self.gather_per_slot: float | None = None  # measured at each compaction
+        self.gather_fixed: float | None = None  # measured at the first decision
 
     def runner(self, assignment: Assignment) -> UntilDone:
         """The loop for one dispatch assignment, built once, at the current logical size."""
@@ -264,14 +262,22 @@ class _Run:
         gather = self.gather_per_slot
         if gather is None:  # two copies of each sample's bytes: into the scratch and back
             gather = 2 * self.compactor.bytes_per_sample * copy_seconds_per_byte(self.compactor.device)
-        return should_compact(self.slots, live, per_slot_step, gather)
+        return should_compact(self.slots, live, per_slot_step, gather, self._fixed())
+
+    def _fixed(self) -> float:
+        """The gather's fixed cost, measured once (the report counts it as compaction time)."""
+        if self.gather_fixed is None:
+            start = time.perf_counter()
+            self.gather_fixed = self.compactor.fixed_seconds()
+            self.report.seconds["compaction"] += time.perf_counter() - start
+        return self.gather_fixed
 
     def _compact(self, step: int) -> None:
         start = time.perf_counter()
         before = self.slots
         self.slots = self.compactor.compact(before)
         took = time.perf_counter() - start
-        self.gather_per_slot = took / before
+        self.gather_per_slot = max(took - (self.gather_fixed or 0.0), 0.0) / before  # "auto" measured it
         self.report.seconds["compaction"] += took
         self.report.compactions.append(Compaction(step, before, self.slots, took))
 

@@ -87,8 +87,8 @@ Assignment = tuple[tuple[str, str], ...]
 class Dispatch:
     """The policy of every dispatch group of a step over a run, and the decisions taken."""
 
-    def __init__(self, items: Sequence[Any], dispatch: str | Mapping[str, str] | None,
-                 terminated: Any) -> None:
+    def __init__(self, items: Sequence[Any], dispatch: str | Mapping[str, str] | None, terminated: Any,
+                 skip: Any = None) -> None:
         self.terminated = terminated
         self.groups = _groups(items)
         forced = _forced(dispatch, self.groups)
@@ -105,6 +105,9 @@ class Dispatch:
                 self._fix(name, "switch", "start fused")
                 self.notes.append(f"dispatch group {name!r} stays fused (\"switch\"): the kernel computes "
                                   "its selector, so eagle cannot count its arms or split it")
+            elif (refused := _unsplittable(items, name, skip)) is not None:
+                self._fix(name, "switch", "start fused")
+                self.notes.append(f"dispatch group {name!r} stays fused (\"switch\"): {refused}")
             else:
                 self.auto[name] = _Auto(group)
                 self.decisions.append(Decision(0, name, "switch", "start fused"))
@@ -170,6 +173,17 @@ def _stale(then: _Estimate, now: _Estimate) -> bool:
 
 def _other(policy: str) -> str:
     return "segmented" if policy == "switch" else "switch"
+
+
+def _unsplittable(items: Sequence[Any], name: str, skip: Any) -> str | None:
+    """Why a plan of the step cannot run group ``name`` split (its own refusal), or None."""
+    for item in items:
+        if isinstance(item, BoundPlan) and name in item.dispatch_groups():
+            try:
+                item.with_dispatch({name: "segmented"}, skip=skip)
+            except ValueError as refusal:
+                return str(refusal)
+    return None
 
 
 def _groups(items: Sequence[Any]) -> dict[str, DispatchGroup]:
