@@ -244,37 +244,41 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 # -------------------------------------
 #
 # ``compact="auto"`` measures instead of guessing.  Between chunks it knows
-# the time per slot and step (the last chunk's time over steps x slots) and
-# the gather's time per slot (measured at the first compaction; before it,
-# predicted from the bytes per sample and a one-off copy calibration).  It
-# compacts when
+# the time per slot and step (the last chunk's time over steps x slots), the
+# gather's fixed cost (the calls and barriers: measured once, by a gather of
+# no slots) and its time per slot (measured at each compaction; before the
+# first, predicted from the bytes per sample and a one-off copy calibration,
+# on the GPU a device copy).  It compacts when
 #
-# * at least half of the loop's slots are finished,
-# * the loop has more than one block (1,024) of slots, and
+# * at least half of the loop's slots are finished, and
 # * the next chunk's saving, finished slots x 16 x time per slot-step,
-#   exceeds the gather's cost, slots x time per slot.
+#   exceeds the gather's cost, its fixed cost + slots x time per slot.
 #
-# On the 2-vCPU VM these docs were measured on (shared, so treat the numbers
-# as orders of magnitude), an id-keyed walk like the one above (two kernels,
-# slab depth 8, albedo 0.97: hawk's ``tests/test_simulate.py``) cost 40 to 100
-# ns per slot and step and a gather 60 to 85 ns per slot (36 bytes per photon
-# and the permutation): a compaction costs about one step, and a heavy-tailed
-# batch repays it many times over:
+# On the 2-vCPU VM these docs were measured on (shared by other jobs, so treat
+# the numbers as orders of magnitude), an id-keyed walk like the one above
+# (two kernels, slab depth 8, albedo 0.97: hawk's ``tests/test_simulate.py``)
+# cost 40 to 100 ns per slot and step and a gather 60 to 85 ns per slot (36
+# bytes per photon and the permutation): a compaction costs about one step,
+# and a heavy-tailed batch repays it many times over (the median of three
+# runs; one at 262,144):
 #
-# ============  ==========  ================  ================  =====
-# photons       steps       no compaction     ``compact=True``  auto
-# ============  ==========  ================  ================  =====
-# 256           90          2.2 ms            3.0 ms            (not compacted: one block)
-# 1,024         107         5.7 ms            4.2 ms            (not compacted: one block)
-# 4,096         118         23 ms             8 ms              18 ms
-# 65,536        178         871 ms            146 ms            166 ms
-# 262,144       184         4.8 s             0.69 s            0.55 s
-# ============  ==========  ================  ================  =====
+# ============  ======  =============  ================  ===============
+# photons       steps   no compaction  ``compact=True``  ``"auto"``
+# ============  ======  =============  ================  ===============
+# 256           90      3.3 ms         5.5 ms (5)        3.6 ms (5)
+# 1,024         107     9.0 ms         8.7 ms (6)        9.8 ms (6)
+# 4,096         118     37 ms          13 ms (7)         13 ms (7)
+# 65,536        178     846 ms         134 ms (11)       153 ms (10)
+# 262,144       184     3.7 s          0.51 s (11)       0.69 s (10)
+# ============  ======  =============  ================  ===============
 #
-# So, when not to compact: a batch of a block or less (the calls' fixed cost
-# dominates); a step in which few samples have finished (under half);
-# a step cheaper than moving its state (many planes per sample, little work
-# per step: the rule sees it in the measured times); and whenever eagle cannot
+# (in brackets: the compactions done).  A small batch gains nothing: there
+# the gathers' fixed cost eats what the shorter steps save.
+
+# So, when not to compact: a small batch (the calls' fixed cost dominates,
+# which the rule measures); a step in which few samples have finished (under
+# half); a step cheaper than moving its state (many planes per sample, little
+# work per step: the rule sees it in the measured times); and whenever eagle cannot
 # be sure moving samples keeps the bits.  ``"auto"`` then does not compact and
 # ``result.report.notes`` says why: a kernel that reads its sample's position
 # (``hawk.sample()``, a grid index, a draw keyed by the default ``sample=``,
