@@ -308,7 +308,7 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 # again when the gain falls under 5 %.  The estimates are times per slot and
 # step (the fused form computes every slot of the loop, finished or not); a
 # stale one (8 chunks old, measured over a loop compaction has since shrunk
-# more than fourfold, or under an arm mix that moved on beyond the counts'
+# more than eightfold, or under an arm mix that moved on beyond the counts'
 # noise) is measured again, one group at a time.  A policy name or ``{group:
 # policy}`` forces the ``"auto"`` groups instead.
 

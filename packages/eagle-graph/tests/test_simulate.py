@@ -275,6 +275,25 @@ def test_a_group_its_plan_cannot_split_stays_fused_and_the_report_says_why(kerne
         eagle.simulate(plan, terminated=s["done"], max_steps=10, dispatch="segmented")
 
 
+class Movable(Grouped):
+    """The test kernels read only their own sample's values: moving samples keeps their bits."""
+
+    def position_dependent(self) -> bool:
+        return False
+
+
+def test_no_compaction_comes_between_a_chunk_and_the_probe_it_is_compared_with(kernels):
+    plan, want, _ = grouped(kernels, 4 * eagle.BLOCK)
+    eagle.simulate(plan, terminated=want["done"], max_steps=1000, dispatch="switch", compact=False)
+    plan, s, chosen = grouped(kernels, 4 * eagle.BLOCK)
+    movable = Movable(plan.plans, plan.args, "auto", chosen)
+    result = eagle.simulate(movable, terminated=s["done"], max_steps=1000, compact=True)
+    same(s, want)
+    probes = {d.step for d in result.report.dispatch if d.why == "probe"}
+    assert probes and result.report.compactions
+    assert not probes & {c.step for c in result.report.compactions}
+
+
 def test_an_authors_policy_is_kept(kernels):
     plan, s, chosen = grouped(kernels, 500, policy="segmented")
     result = eagle.simulate(plan, terminated=s["done"], max_steps=1000, dispatch="switch")
@@ -316,7 +335,7 @@ def test_an_estimate_from_a_loop_compaction_shrank_is_measured_again(kernels):
     choices.observe(split, 0.5, 16, 100, 32)  # split, measured over 100 slots
     choices.observe(split, 0.15, 16, 30, 48)  # 100 -> 30 slots, the same time per slot: the fused
     assert choices.assignment() == split  # time still stands
-    choices.observe(split, 0.1, 16, 20, 64)  # 100 -> 20 slots: more than fourfold, measure it again
+    choices.observe(split, 0.05, 16, 10, 64)  # 100 -> 10 slots: more than eightfold, measure it again
     assert choices.assignment() == fused and choices.decisions[-1] == Decision(64, "arm", "switch", "probe")
 
 

@@ -244,8 +244,9 @@ class _Run:
                 if not ran.steps:  # the loop's own test saw every sample done, the count did not
                     raise RuntimeError(f"{API}: the loop ran no step with {live} of {self.slots} samples "
                                        "live: the stop test and the live count disagree (an eagle bug)")
-                if live and self._pays(compact, live, took / (ran.steps * self.slots)):
-                    self._compact(total)
+                per_slot_step = took / (ran.steps * self.slots)
+                if live and not self.choices.probing and self._pays(compact, live, per_slot_step):
+                    self._compact(total)  # (not before a probe: it runs over the slots just measured)
         finally:
             if self.compactor is not None:
                 start = time.perf_counter()

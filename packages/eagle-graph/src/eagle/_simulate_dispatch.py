@@ -9,7 +9,7 @@ the step run with that policy (per slot of the loop, not per live sample: the fu
 every slot, finished or not, so its time per live sample grows as samples finish, and estimates
 taken at different live counts made the decision flap); one not measured yet, measured under an
 arm mix that has moved on, or measured long ago, is measured by running the next chunk with it (a
-probe).  So is one measured over a loop compaction has since shrunk more than fourfold.  Groups are
+probe).  So is one measured over a loop compaction has since shrunk more than eightfold.  Groups are
 probed one at a time.
 """
 
@@ -33,7 +33,7 @@ SPLIT_AT, FUSE_UNDER = 0.15, 0.05
 #: as few slots (a compaction since), or under arm fractions that moved more than ``STALE_MIX``
 #: since (total variation, beyond the counts' own noise, 2 / sqrt(samples counted)), is measured
 #: again.
-STALE_CHUNKS, STALE_SIZE, STALE_MIX = 8, 4.0, 0.1
+STALE_CHUNKS, STALE_SIZE, STALE_MIX = 8, 8.0, 0.1
 
 
 def choose(current: str, fused: float, split: float) -> str:
@@ -117,6 +117,12 @@ class Dispatch:
     def _fix(self, name: str, policy: str, why: str) -> None:
         self.fixed[name] = policy
         self.decisions.append(Decision(0, name, policy, why))
+
+    @property
+    def probing(self) -> bool:
+        """The next chunk measures another policy: it must run over the slots the last one ran over
+        (no compaction between), so the two times compare."""
+        return self._probing is not None
 
     def assignment(self) -> Assignment:
         """Every group's policy for the next chunk (a probe's included)."""
