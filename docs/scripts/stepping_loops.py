@@ -374,11 +374,12 @@ for decision in result.report.dispatch[:6]:
 
 # %%
 # Measured on the same VM at 65,536 photons (170 steps): without compaction
-# ``"switch"`` took 4.1 s, ``"segmented"`` 2.2 s and ``dispatch=None`` 2.5 s
+# ``"switch"`` took 2.6 s, ``"segmented"`` 1.0 s and ``dispatch=None`` 1.4 s
 # (it split at step 32 and stayed, probing the fused form again at step 144);
-# compacted, 0.62 s, 0.35 s and 0.46 s (``None`` went back to fused for the
-# last few hundred photons, where its measured times favoured the fused
-# form).  The shared machine's noise is some tens of percent between runs.
+# compacted, 0.44 s, 0.27 s and 0.32 s (``None`` split at step 32 too; its
+# probes of the fused form, each a chunk run the slower way, are most of the
+# difference).  The shared machine's noise is some tens of percent between
+# runs.
 #
 # The report and its picture
 # --------------------------
