@@ -13,7 +13,8 @@ writes, and a restore of the marked samples after it, so a finished sample keeps
 exactly whatever the plans compute.  The frame works for every plan, native C or hawk, leaves the
 run free to fuse (on the host the frame and the run go block by block, with no barrier between
 them), and keeps hawk's code generation untouched; its cost, two passes over the written planes
-per step, is what a store guard in the kernel or compaction (issue 21's later parts) removes.
+per step, is what a store guard in the kernel would remove; ``eagle.simulate``'s compaction
+(:mod:`eagle._compaction`) shrinks the loop to the live samples instead.
 An opaque or child node is handed ``terminated`` among its planes and leaves the finished samples
 alone itself.
 """
