@@ -34,3 +34,12 @@ def test_an_older_driver_gets_a_cubin_a_newer_one_ptx():
     assert newer.endswith(b"\0") and b".entry k" in newer
     older = image_for(source, "k_old", 1000 * major + 10 * minor - 10, lambda: "sm_75")
     assert older.startswith(b"\x7fELF")  # a CUBIN is an ELF image
+
+
+def test_the_compaction_kernels_compile_to_ptx():
+    """eagle.simulate's gather on the device (eagle._compaction): partition, inverse and move."""
+    from eagle import _compaction
+
+    ptx = compile_ptx(_compaction._CUDA, "eagle_simulate")
+    assert set(re.findall(r"\.entry (\w+)\(", ptx)) == {"eg_sim_count", "eg_sim_scan", "eg_sim_place",
+                                                         "eg_sim_invert", "eg_sim_move"}

@@ -167,6 +167,231 @@ print(g)
 # is masked like any, unless the loop writes that Table); and a loop in which no
 # item writes ``terminated``, which only ``max_steps`` could end (for a fixed
 # number of steps, ``Graph.launch(n)`` is the loop).
+
+# %%
+# ``eagle.simulate``: the loop, run for you
+# -----------------------------------------
 #
-# Not built yet: ``eagle.simulate``, dispatch groups with ``dispatch=``, and
-# the compaction of finished samples, which come on top of this loop.
+# ``eagle.simulate(step, terminated=..., max_steps=..., dispatch=None,
+# compact="auto")`` runs the same loop in chunks of 16 steps (one native call,
+# or one CUDA graph launch, per chunk) and between chunks looks at the live
+# count to decide two things: whether to gather the live samples to the front
+# (*compaction*), and which policy each dispatch group runs by.  It returns
+# ``steps``, ``live`` (more than 0: ``max_steps`` stopped it), ``state`` (the
+# step's written per-sample planes, your own arrays, in your sample order) and
+# ``report``.
+#
+# Our ``walk`` keys its draws by the default ``sample=``, which is the
+# photon's *position* in the plane.  Compaction moves photons, so it would
+# change those draws: ``"auto"`` leaves this walk uncompacted and says why,
+# and ``compact=True`` refuses it by name.
+
+z[:], mu[:], k[:], done[:], depth[:] = 0.0, 1.0, 0, 0, 0.0
+result = eagle.simulate(step, terminated=done, max_steps=10_000)
+print(result.steps, result.live, result.report.notes)
+
+# %%
+# Keyed by an id plane, a photon's walk is its own wherever it sits
+# ------------------------------------------------------------------
+#
+# Give every photon an id (its index in your arrays) and key its draws by it:
+# ``hawk.random.uniform(seed, counter, sample=pid)``.  Now moving photons
+# changes no bit, eagle can tell from the kernel (it reads no sample index),
+# and ``simulate`` compacts: when at least half of the loop's slots are
+# finished, it gathers the live photons to the front of every plane the step
+# touches (stably: live ones in slot order, then the finished), keeps the
+# permutation, and shrinks the loop with ``set_logical_size``, with no new
+# lowering.  When the run ends (or raises) every plane is put back in your
+# order.  Compacted or not, the bits are the same:
+
+
+@hawk.kernel
+def walk_by_id(z: Mutable[Scalar], mu: Mutable[Scalar], k: Mutable[UInt32], done: Mutable[UInt32],
+               pid: UInt32, seed: Param[Int32], tau: Param, albedo: Param):
+    draw = k * hm.uint32(3)
+    z = z + mu * (2.0 * hawk.random.uniform(seed, draw, sample=pid))
+    k = k + hm.uint32(1)
+    if z < 0.0 or z > tau:
+        done = hm.uint32(1)
+    elif hawk.random.uniform(seed, draw + hm.uint32(1), sample=pid) > albedo:
+        done = hm.uint32(1)
+    else:
+        mu = 2.0 * hawk.random.uniform(seed, draw + hm.uint32(2), sample=pid) - 1.0
+
+
+def photons(n):
+    return {"z": np.zeros(n), "mu": np.ones(n), "k": np.zeros(n, np.uint32), "done": np.zeros(n, np.uint32),
+            "pid": np.arange(n, dtype=np.uint32)}
+
+
+def by_id(s):
+    return [walk_by_id.plan(s["z"], s["mu"], s["k"], s["done"], s["pid"], 7, 8.0, 0.98)]
+
+
+runs = {}
+for compact in (False, True):
+    s = photons(n)
+    runs[compact] = (s, eagle.simulate(by_id(s), terminated=s["done"], max_steps=10_000, compact=compact))
+print("same bits:", all(a.tobytes() == b.tobytes() for a, b in zip(runs[False][0].values(),
+                                                                    runs[True][0].values(), strict=True)))
+compacted = runs[True][1]
+for c in compacted.report.compactions[:4]:
+    print(f"step {c.step}: {c.before} slots -> {c.after} live, {c.seconds * 1e3:.2f} ms")
+print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items()})
+
+# %%
+# When compaction pays, and when not to
+# -------------------------------------
+#
+# ``compact="auto"`` measures instead of guessing.  Between chunks it knows
+# the time per slot and step (the last chunk's time over steps x slots), the
+# gather's fixed cost (the calls and barriers: measured once, by a gather of
+# no slots) and its time per slot (measured at each compaction; before the
+# first, predicted from the bytes per sample and a one-off copy calibration,
+# on the GPU a device copy).  It compacts when
+#
+# * at least half of the loop's slots are finished, and
+# * the next chunk's saving, finished slots x 16 x time per slot-step,
+#   exceeds the gather's cost, its fixed cost + slots x time per slot.
+#
+# On the 2-vCPU VM these docs were measured on (shared by other jobs, so treat
+# the numbers as orders of magnitude), an id-keyed walk like the one above
+# (two kernels, slab depth 8, albedo 0.97: hawk's ``tests/test_simulate.py``)
+# cost 40 to 100 ns per slot and step and a gather 60 to 85 ns per slot (36
+# bytes per photon and the permutation): a compaction costs about one step,
+# and a heavy-tailed batch repays it many times over (the median of three
+# runs; one at 262,144):
+#
+# ============  ======  =============  ================  ===============
+# photons       steps   no compaction  ``compact=True``  ``"auto"``
+# ============  ======  =============  ================  ===============
+# 256           90      3.3 ms         5.5 ms (5)        3.6 ms (5)
+# 1,024         107     9.0 ms         8.7 ms (6)        9.8 ms (6)
+# 4,096         118     37 ms          13 ms (7)         13 ms (7)
+# 65,536        178     846 ms         134 ms (11)       153 ms (10)
+# 262,144       184     3.7 s          0.51 s (11)       0.69 s (10)
+# ============  ======  =============  ================  ===============
+#
+# (in brackets: the compactions done).  A small batch gains nothing: there
+# the gathers' fixed cost eats what the shorter steps save.
+
+# So, when not to compact: a small batch (the calls' fixed cost dominates,
+# which the rule measures); a step in which few samples have finished (under
+# half); a step cheaper than moving its state (many planes per sample, little
+# work per step: the rule sees it in the measured times); and whenever eagle cannot
+# be sure moving samples keeps the bits.  ``"auto"`` then does not compact and
+# ``result.report.notes`` says why: a kernel that reads its sample's position
+# (``hawk.sample()``, a grid index, a draw keyed by the default ``sample=``,
+# or any native C kernel, which is given the indices); a plan whose Tables
+# eagle cannot list; planes passed as overlapping views, or read-only; and an
+# ``opaque`` or ``child`` node, which eagle cannot see inside.
+# ``compact=True`` compacts at every chunk in which samples finished,
+# ``opaque`` and ``child`` nodes included (their declared per-sample planes
+# are moved: such a node must not depend on where a sample sits), and refuses
+# the rest by name; ``compact=False`` never compacts.
+
+# %%
+# Dispatch groups: fused or split, chosen by measurement
+# ------------------------------------------------------
+#
+# A step whose samples take different branches (four materials of very
+# different cost, drawn per collision) declares the branch as a dispatch
+# group: ``match hawk.dispatch(m, "material")``.  ``"switch"`` runs one
+# kernel with a per-sample branch (fused); ``"segmented"`` partitions the
+# live samples by ``m`` and runs one kernel per arm over its segment (split);
+# ``"predicated"`` computes every arm (tiny arms only: hawk refuses it for an
+# arm with a loop).  Every policy gives the same bits.
+#
+# ``dispatch=None`` keeps an author's explicit policy and decides the
+# ``"auto"`` groups: start fused, measure the split form in a probe chunk,
+# every 16 steps split when that is predicted at least 15 % faster, fuse
+# again when the gain falls under 5 %.  The estimates are times per slot and
+# step (the fused form computes every slot of the loop, finished or not); a
+# stale one (8 chunks old, measured over a loop compaction has since shrunk
+# more than eightfold, or under an arm mix that moved on beyond the counts'
+# noise) is measured again, one group at a time.  A policy name or ``{group:
+# policy}`` forces the ``"auto"`` groups instead.
+
+
+@hawk.kernel
+def travel(z: Mutable[Scalar], mu: Scalar, k: Mutable[UInt32], m: Mutable[Int32], pid: UInt32,
+           seed: Param[Int32]):
+    c = k * hm.uint32(4)
+    z = z + mu * (2.0 * hawk.random.uniform(seed, c, sample=pid))
+    u = hawk.random.uniform(seed, c + hm.uint32(3), sample=pid)
+    m = hm.int32(u > 0.6) + hm.int32(u > 0.85) + hm.int32(u > 0.97)  # the next material
+    k = k + hm.uint32(1)
+
+
+@hawk.kernel
+def fate(z: Scalar, k: UInt32, done: Mutable[UInt32], pid: UInt32, seed: Param[Int32]):
+    if z < 0.0 or z > 8.0:
+        done = hm.uint32(1)
+    elif hawk.random.uniform(seed, (k - hm.uint32(1)) * hm.uint32(4) + hm.uint32(1), sample=pid) > 0.97:
+        done = hm.uint32(1)
+
+
+@hawk.kernel
+def turn(mu: Mutable[Scalar], k: UInt32, m: Int32, pid: UInt32, seed: Param[Int32]):
+    u = hawk.random.uniform(seed, (k - hm.uint32(1)) * hm.uint32(4) + hm.uint32(2), sample=pid)
+    match hawk.dispatch(m, "material"):
+        case 0:
+            mu = 2.0 * u - 1.0
+        case 1:
+            s = 0.75 / (0.5 + u)
+            mu = 1.25 - s * s
+        case 2:
+            x = 0.0
+            for _ in range(16):
+                x = 0.5 * (x + u / (1.0 + x))
+            mu = 2.0 * x - 1.0
+        case _:
+            y = 0.5 + 0.5 * u
+            for _ in range(48):
+                y = y - (y * y * y - u) / (3.0 * y * y + 1.0)
+            mu = 2.0 * y - 1.0
+
+
+def media(n):
+    return {**photons(n), "m": np.zeros(n, np.int32)}
+
+
+def mixed(s):
+    return [travel.plan(s["z"], s["mu"], s["k"], s["m"], s["pid"], 7),
+            fate.plan(s["z"], s["k"], s["done"], s["pid"], 7),
+            turn.plan(s["mu"], s["k"], s["m"], s["pid"], 7)]
+
+
+bits = {}
+for dispatch in ("switch", "segmented", None):
+    s = media(n)
+    result = eagle.simulate(mixed(s), terminated=s["done"], max_steps=10_000, dispatch=dispatch)
+    bits[dispatch] = b"".join(a.tobytes() for a in s.values())
+    print(f"dispatch={dispatch!r}: {result.report.seconds['steps'] * 1e3:.0f} ms of steps")
+print("every policy, the same bits:", len(set(bits.values())) == 1)
+for decision in result.report.dispatch[:6]:
+    print(decision)
+
+# %%
+# Measured on the same VM at 65,536 photons (170 steps): without compaction
+# ``"switch"`` took 2.6 s, ``"segmented"`` 1.0 s and ``dispatch=None`` 1.4 s
+# (it split at step 32 and stayed, probing the fused form again at step 144);
+# compacted, 0.44 s, 0.27 s and 0.32 s (``None`` split at step 32 too; its
+# probes of the fused form, each a chunk run the slower way, are most of the
+# difference).  The shared machine's noise is some tens of percent between
+# runs.
+#
+# The report and its picture
+# --------------------------
+#
+# ``result.report`` holds the live samples at each chunk boundary, the
+# dispatch decisions over steps, the compactions (step, slots before, live
+# after, seconds) and the time per phase (``steps``, ``compaction``,
+# ``decisions``, ``restore``).  ``result.report.plot()`` draws the live
+# samples and each group's policy against steps: a plain matplotlib Figure,
+# made without pyplot (from eagle-viz, as ``g.plot()``; pass ``ax=`` to draw
+# into your own axes).
+
+s = media(n)
+result = eagle.simulate(mixed(s), terminated=s["done"], max_steps=10_000, compact=True)
+fig = result.report.plot()

@@ -799,9 +799,11 @@ def starting_values(n: int, seed: int, cells: dict[str, int]) -> dict[str, Any]:
 
 
 @st.composite
-def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True) -> Program:
+def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True,
+             stepping: bool = False) -> Program:
     """A random program over one of the first ``pools`` kernel pools; ``smooth``: one whose result is
-    differentiable in x0 and x1 (for the gradient check); ``rows``: kernels may read rows of ``xs``."""
+    differentiable in x0 and x1 (for the gradient check); ``rows``: kernels may read rows of ``xs``;
+    ``stepping``: one with a stepping loop (an ``eagle.until_done``) at least."""
     pool = make_pool(draw(st.integers(0, pools - 1)))
     # one block, a block and more, and past branch_tasks' limit (forks run work_share there)
     n = draw(st.sampled_from([1, 3, 17, 1024, 1029, 4100] if not smooth else [1, 4, 9]))
@@ -815,6 +817,10 @@ def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True)
                       smooth=smooth, rows=rows and not smooth)
     scope = _Scope([*ARGS, *ITEMS], [*ARGS, *ITEMS])
     program.body = _block(draw, program, scope, 2, False, 6)
+    loops = [s for s in program.body if isinstance(s, Until)]
+    if stepping and not loops:
+        loops.append(_until(draw, program, scope))
+        program.body.append(loops[-1])
     if not smooth and draw(st.booleans()):  # a list built by appends, read back into the result
         first = draw(st.sampled_from(scope.readable))
         ones = [k for k in _kernels(program) if k.planes == 1]
@@ -823,6 +829,8 @@ def programs(draw: Any, pools: int = 2, smooth: bool = False, rows: bool = True)
                                                  for _ in range(draw(st.integers(1, 2)))]))
             scope.readable.append("acc[-1]")
     picks = draw(st.lists(st.sampled_from(scope.readable), min_size=1, max_size=3))
+    if stepping and loops[-1].start.target not in picks:  # the result holds a loop's state
+        picks = [*picks[:2], loops[-1].start.target]
     if smooth:
         program.result = picks[-1] if picks[-1] not in (*ARGS, *ITEMS) else None
         if program.result is None:  # a result that is an argument itself is no kernel's output
@@ -847,8 +855,9 @@ def render(program: Program, face: str) -> str:
                 "        g = eagle.Graph(record=record)", "        st = {'a': x0, 'b': x1}"]
         _lines(program.body, face, 2, out)
         out += [f"        g.result = {_tree(program.result)}", "        return g", "    return prog"]
-    else:
-        out += ["def make(scale):", f"    def prog({params}):", "        st = {'a': x0, 'b': x1}"]
+    else:  # SIMULATE: None runs the stepping loops in Python, True or False by eagle.simulate(compact=)
+        out += ["SIMULATE = None", "", "def make(scale):", f"    def prog({params}):",
+                "        st = {'a': x0, 'b': x1}"]
         _lines(program.body, face, 2, out)
         out += [f"        return {_tree(program.result)}", "    return prog"]
     return "\n".join(out) + "\n"
@@ -966,17 +975,23 @@ def _until_lines(s: Until, face: str, pad: str, out: list[str]) -> None:
     p = v if s.step is None else s.step.target
     out += [f"{pad}{v} = {_call_text(s.start, face)}", f"{pad}{done} = {_kernel_call('undone', [v], face)}"]
     args = "" if s.step is None else ", ".join([*s.step.args, *([s.step.param] if s.step.param else [])])
+    first = "" if s.step is None else f"{p}, "
+    value = v if s.step is None else f"{p}.outputs[0]"
+    items = f"[{first}blend.plan({value}, {v}), ripen.plan({v}, {s.lim}, {done})]"
     if face == "builder":
-        first = "" if s.step is None else f"{p}, "
-        value = v if s.step is None else f"{p}.outputs[0]"
-        items = f"[{first}blend.plan({value}, {v}), ripen.plan({v}, {s.lim}, {done})]"
         if s.step is not None:
             out.append(f"{pad}{p} = {s.step.kernel.name}.plan({args})")
         out.append(f"{pad}eagle.until_done({items}, terminated={done}, max_steps={s.cap})")
         return
-    out += [f"{pad}for _ in range({s.cap}):", f"{pad}    if not ({done} == 0).any(): break",
-            f"{pad}    was = {done} != 0", f"{pad}    kept = [{v}[was].copy(), {done}[was].copy()]"]
+    # the plain face's loop, or (SIMULATE set: True compacts) eagle.simulate over the compiled plans
+    out.append(f"{pad}if SIMULATE is not None:")
     if s.step is not None:
-        out.append(f"{pad}    {p} = {s.step.kernel.name}.reference({args})")
-    out += [f"{pad}    blend.reference({p}, {v})", f"{pad}    ripen.reference({v}, {s.lim}, {done})",
-            f"{pad}    {v}[was], {done}[was] = kept"]
+        out.append(f"{pad}    {p} = {s.step.kernel.name}.plan({args})")
+    out += [f"{pad}    eagle.simulate({items}, terminated={done}, max_steps={s.cap}, compact=SIMULATE)",
+            f"{pad}else:"]
+    out += [f"{pad}    for _ in range({s.cap}):", f"{pad}        if not ({done} == 0).any(): break",
+            f"{pad}        was = {done} != 0", f"{pad}        kept = [{v}[was].copy(), {done}[was].copy()]"]
+    if s.step is not None:
+        out.append(f"{pad}        {p} = {s.step.kernel.name}.reference({args})")
+    out += [f"{pad}        blend.reference({p}, {v})", f"{pad}        ripen.reference({v}, {s.lim}, {done})",
+            f"{pad}        {v}[was], {done}[was] = kept"]

@@ -256,6 +256,33 @@ def test_programs_on_device_arrays(program: Program, folder: Path, gpu: Any) -> 
         same_bits(gpu.get(device_args["y"]), host_args["y"], "y on the device")
 
 
+#: what eagle.simulate(compact=True) says of a pool kernel keyed by its sample's position (a draw,
+#: hawk.sample()): moving samples would change its bits, so it is refused by name
+POSITIONAL = (r"eagle.simulate: compact=True, but item 0 \('(k\d+)'\): kernel '\1' depends on its "
+              "sample's position")
+
+
+@settings(FUZZ, max_examples=max(EXAMPLES // 6, 5))
+@given(program=programs(pools=POOLS, stepping=True))
+def test_stepping_loops_under_simulate(program: Program, folder: Path, monkeypatch: Any) -> None:
+    """The program's stepping loops run by eagle.simulate over the compiled plans, compacted between
+    every step (chunks of one step) and not, give the plain Python loops' bits; a pool kernel that
+    depends on its sample's position is refused compaction by name."""
+    _, make_eager = faces(program, folder)
+    assume(not raised(lambda: eager_run(make_eager, program.closure, program.values), program))
+    want, want_y = eager_run(make_eager, program.closure, program.values)
+    monkeypatch.setattr(eagle._simulate, "CHUNK", 1)
+    for compact in (False, True):
+        monkeypatch.setitem(make_eager.__globals__, "SIMULATE", compact)
+        try:
+            got, got_y = eager_run(make_eager, program.closure, program.values)
+        except ValueError as error:
+            assert compact and re.match(POSITIONAL, str(error)), error
+            continue
+        same_bits(got, want, f"eagle.simulate(compact={compact}) vs the Python loops")
+        same_bits(got_y, want_y, "y, written in place")
+
+
 @settings(FUZZ, max_examples=max(EXAMPLES // 20, 4))
 @given(number=hypothesis.strategies.integers(0, 10_000), n=hypothesis.strategies.integers(0, 3000),
        logical=hypothesis.strategies.integers(0, 3000), skipping=hypothesis.strategies.booleans(),

@@ -13,7 +13,8 @@ writes, and a restore of the marked samples after it, so a finished sample keeps
 exactly whatever the plans compute.  The frame works for every plan, native C or hawk, leaves the
 run free to fuse (on the host the frame and the run go block by block, with no barrier between
 them), and keeps hawk's code generation untouched; its cost, two passes over the written planes
-per step, is what a store guard in the kernel or compaction (issue 21's later parts) removes.
+per step, is what a store guard in the kernel would remove; ``eagle.simulate``'s compaction
+(:mod:`eagle._compaction`) shrinks the loop to the live samples instead.
 An opaque or child node is handed ``terminated`` among its planes and leaves the finished samples
 alone itself.
 """
@@ -210,6 +211,9 @@ class Until:
     body: Body  # the items, in list order
     terminated: Any
     max_steps: int
+    #: the plane a run of plans' mark is written to, given by the caller (eagle.simulate's split
+    #: dispatch groups read it as their skip plane: the samples the mask keeps); None: the loop's own
+    marks: Any = None
     _cells: dict[Any, _Cells] = field(default_factory=dict, repr=False)
 
     @property
@@ -224,10 +228,10 @@ class Until:
             dtype = plane_dtype(self.terminated)
             if device is None:
                 host = [np.zeros(1, t) for t in (np.uint32, dtype, np.int64, np.int64)]
-                was = np.zeros(self.samples, np.uint8)
+                was = np.zeros(self.samples, np.uint8) if self.marks is None else self.marks
             else:
                 host = [_cuda.pinned_array((1,), t, device) for t in (np.uint32, dtype, np.int64, np.int64)]
-                was = _cuda.DeviceArray(self.samples, np.uint8, device)
+                was = _cuda.DeviceArray(self.samples, np.uint8, device) if self.marks is None else self.marks
             found = self._cells[device] = _Cells(*host, was)
             found.cap[0] = self.max_steps
         return found
@@ -295,6 +299,13 @@ def until_done(items: Sequence[Any], *, terminated: Any, max_steps: int) -> Unti
     >>> x
     array([0.625, 0.5  , 0.75 ])
     """
+    return recorded(loop(items, terminated=terminated, max_steps=max_steps))
+
+
+def loop(items: Sequence[Any], *, terminated: Any, max_steps: int, marks: Any = None) -> UntilDone:
+    """:func:`until_done`'s node, not handed to an active recording (``eagle.simulate`` runs it
+    itself); ``marks``: a uint8 plane of one value per sample, on terminated's side, that each run
+    of plans' mark is written to (see :class:`Until`)."""
     terminated = _terminated(terminated)
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise ValueError(f"{API}: max_steps must be a positive int (the most steps one run takes), "
@@ -303,10 +314,10 @@ def until_done(items: Sequence[Any], *, terminated: Any, max_steps: int) -> Unti
         raise TypeError(f"{API}: items is a non-empty list of the step's plans and nodes, run in list "
                         f"order, e.g. until_done([plan, node], ...); got {type(items).__name__}")
     nodes = [_item(item, k, terminated) for k, item in enumerate(items)]
-    payload = Until(Body(nodes), terminated, int(max_steps))
+    payload = Until(Body(nodes), terminated, int(max_steps), marks)
     _refuse_unwritten(payload)
     _refuse_whole_reads(payload)
-    return recorded(UntilDone("until_done", payload))
+    return UntilDone("until_done", payload)
 
 
 def _terminated(plane: Any) -> Any:
@@ -470,14 +481,22 @@ def _device(plane: Any) -> int | None:
     return _cuda.device_of(plane) if on_device(plane) else None
 
 
+def host_copy(plane: Any) -> np.ndarray:
+    """A device plane's values, copied to the host (between runs)."""
+    host = np.empty(np.shape(plane), plane_dtype(plane))
+    check(lib.eagle_cuda_memcpy(_cuda.device_of(plane), host.ctypes.data, _cuda.address(plane), host.nbytes),
+          f"{API}: reading a plane")
+    return host
+
+
+def host_values(plane: Any) -> np.ndarray:
+    """A plane's values on the host: a NumPy plane itself, a device plane's copied."""
+    return host_copy(plane) if on_device(plane) else np.asarray(plane)
+
+
 def _live(terminated: Any, logical: int) -> int:
     """Samples among the first ``logical`` whose terminated is 0, read on the host (between runs)."""
-    if on_device(terminated):
-        host = np.empty(np.shape(terminated), plane_dtype(terminated))
-        check(lib.eagle_cuda_memcpy(_cuda.device_of(terminated), host.ctypes.data, _cuda.address(terminated),
-                                    host.nbytes), f"{API}: reading terminated")
-        terminated = host
-    return int(np.count_nonzero(np.asarray(terminated)[:logical] == 0))
+    return int(np.count_nonzero(host_values(terminated)[:logical] == 0))
 
 
 # ----------------------------------------------------------------------------- lowering
@@ -596,6 +615,8 @@ def _reference(until: Until, interpreter: Any) -> None:
                 interpreter.node(segment[0])
                 continue
             was = until.terminated[:m] != 0
+            if until.marks is not None:
+                until.marks[:m] = was
             planes = _written(segment)
             saved = [a[..., :m][..., was].copy() for a in planes]
             for plan in segment:

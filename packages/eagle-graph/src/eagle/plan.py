@@ -242,6 +242,13 @@ class BoundPlan:
         fuses)."""
         return None
 
+    def position_dependent(self) -> bool:
+        """Whether a sample's result may depend on its position in the plane (its index), not only
+        on its own values: then moving samples (``eagle.simulate``'s compaction) would change the
+        bits.  A native (C) kernel is given the indices and eagle cannot see what it does with
+        them, so: True (a kernel language that writes its IR tells)."""
+        return True
+
     def gpu_items(self) -> GpuItems:
         """This launch in a CUDA graph: a plan of a native (C) kernel has none."""
         raise ValueError(f"eagle.Graph.build: plan {self.plan.name!r} has device planes, but its kernel is "
