@@ -1,0 +1,347 @@
+"""Photons in a slab, run until every one is absorbed or escapes: eagle's stepping loops beside
+NumPy, JAX and Numba (issue 21, "Measure"; the design is ``stepping-compaction.md`` §6).
+
+Run: ``python benchmarks/bench_simulate.py`` (4,096 and 262,144 photons, medians of 5 runs),
+``--smoke`` for a seconds-long run on tiny sizes that checks that every variant gives the same
+tallies, ``--sizes``/``--repeat`` to choose.
+
+The workload.  A plane-parallel slab of optical depth ``TAU`` and single-scattering albedo
+``ALBEDO``; photons enter at the top, straight down.  One step draws the photon's scatterer
+species, flies a free path, and the photon escapes through a face, is absorbed, or scatters off
+its species: isotropic; Henyey-Greenstein (closed form); a tabulated phase function inverted by
+32 bisections over its CDF table; Rayleigh, inverted by a fixed 48-step Newton solve.  The mix
+of species depends on the photon's collision count (mostly the cheap ones early, the expensive
+ones late), so a dispatch policy has a phase change to follow.  Isotropic-like walks back to the
+face they started from have a universal power-law tail, cut off by absorption, so a few photons
+live far longer than the median: the run prints the quantiles and asserts the tail.
+
+Same bits everywhere.  Float64, only ``+ - * /``, ``sqrt`` and comparisons (``-ln u`` and the
+azimuth's cosine are polynomials of those, below); every random number is Philox keyed by the
+photon's id and its own collision count, never its slot, so compaction, dispatch and thread
+count cannot change a bit.  The arithmetic is written once, as ``@hawk.func`` helpers that use
+``hawk.math``: eagle's kernels inline them, NumPy calls them on arrays, and JAX and Numba run
+the same functions with ``hm`` bound to their own ``sqrt``/``where``/casts (:func:`shared_math`).
+Tallies: reflected, transmitted, absorbed, truncated, the histogram of collision counts (all
+integers) and the total path length, a correctly rounded sum over photons in photon order
+(``math.fsum``), so its bits do not depend on the order of the lanes either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from harness import interleaved_medians
+from peers import load_jax, load_numba
+
+import eagle
+import hawk
+from hawk import Int32, Mutable, Param, Scalar, Table, UInt32
+from hawk import math as hm
+
+TAU, ALBEDO = 20.0, 0.99  # the slab's optical depth (mean free paths) and single-scattering albedo
+G = 0.85  # Henyey-Greenstein asymmetry
+PI = 3.141592653589793
+SEED = 2026
+DRAWS = 8  # counters per collision: draw j of collision k is counter DRAWS * k + j
+PHASE = 8  # collisions after which the species mix turns to the expensive arms
+EARLY0, EARLY1, EARLY2 = 0.70, 0.90, 0.98  # cumulative probabilities of species 0, 1, 2 before PHASE
+LATE0, LATE1, LATE2 = 0.10, 0.30, 0.60  # collisions, and after
+NEWTON = 48  # fixed Newton iterations of the Rayleigh arm
+BISECTIONS = 32
+CELLS = 64  # intervals of the tabulated CDF over cos(theta) in [-1, 1]
+MAX_STEPS = 20_000
+TAIL = 50  # the longest photon lives at least TAIL x the median (the issue's heavy tail)
+
+
+# ----------------------------------------------------------------------------- the arithmetic
+
+
+@hawk.func
+def free_path(u: Scalar) -> Scalar:
+    """-ln(1 - u) for u in [0, 1): eight square roots bring x = 1 - u within 0.87 of 1, where
+    -ln x = 2 atanh((1 - x) / (1 + x)) is a short odd series; times 2^8 for the roots."""
+    x = 1.0 - u
+    for _ in range(8):
+        x = hm.sqrt(x)
+    t = (1.0 - x) / (1.0 + x)
+    t2 = t * t
+    return 512.0 * t * (1.0 + t2 * (1.0 / 3.0 + t2 * (0.2 + t2 * (1.0 / 7.0 + t2 * (1.0 / 9.0 + t2 / 11.0)))))
+
+
+@hawk.func
+def turn(mu: Scalar, ct: Scalar, v: Scalar) -> Scalar:
+    """The direction cosine after scattering through an angle of cosine ct at azimuth 2 pi v.
+    cos(2 pi v) has the law of cos(pi v) = -sin(pi (v - 1/2)), a Taylor polynomial on
+    [-pi/2, pi/2) good to 5e-14."""
+    x = PI * (v - 0.5)
+    x2 = x * x
+    sine = 1.0 - x2 / 210.0 * (1.0 - x2 / 272.0)
+    sine = 1.0 - x2 / 110.0 * (1.0 - x2 / 156.0 * sine)
+    sine = x * (1.0 - x2 / 6.0 * (1.0 - x2 / 20.0 * (1.0 - x2 / 42.0 * (1.0 - x2 / 72.0 * sine))))
+    across = (1.0 - mu * mu) * (1.0 - ct * ct)
+    return mu * ct - hm.sqrt(hm.maximum(across, 0.0)) * sine
+
+
+@hawk.func
+def henyey_greenstein(u: Scalar) -> Scalar:
+    """cos(theta) of a Henyey-Greenstein scattering, its CDF inverted in closed form."""
+    q = (1.0 - G * G) / (1.0 - G + 2.0 * G * u)
+    return (1.0 + G * G - q * q) / (2.0 * G)
+
+
+@hawk.func
+def rayleigh(u: Scalar) -> Scalar:
+    """cos(theta) of a Rayleigh scattering: the root of x^3 + 3x + 4 = 8u (its CDF), by a fixed
+    number of Newton steps from 0 (the cubic is increasing, so every step is defined)."""
+    x = 0.0 * u
+    for _ in range(NEWTON):
+        x = x - (x * x * x + 3.0 * x + 4.0 - 8.0 * u) / (3.0 * x * x + 3.0)
+    return x
+
+
+@hawk.func
+def species_of(u: Scalar, k: UInt32) -> Int32:
+    """The scatterer hit at collision k: mostly isotropic and Henyey-Greenstein early, mostly
+    tabulated and Rayleigh after PHASE collisions."""
+    early = k < PHASE
+    return hm.where(u < hm.where(early, EARLY0, LATE0), 0,
+                    hm.where(u < hm.where(early, EARLY1, LATE1), 1,
+                             hm.where(u < hm.where(early, EARLY2, LATE2), 2, 3)))
+
+
+@hawk.func
+def bisect_cell(lo: Scalar, hi: Scalar) -> tuple[Scalar, Int32, Scalar]:
+    """The midpoint of [lo, hi], the CDF table's cell that holds it and where in that cell."""
+    mid = 0.5 * (lo + hi)
+    t = (mid + 1.0) * (0.5 * CELLS)  # below CELLS: mid < 1
+    i = hm.int32(t)
+    return mid, i, t - hm.float64(i)
+
+
+@hawk.func
+def bisect_halve(lo: Scalar, hi: Scalar, mid: Scalar, left: Scalar, right: Scalar, f: Scalar,
+                 u: Scalar) -> tuple[Scalar, Scalar]:
+    """The half of [lo, hi] where the CDF (``left`` to ``right`` over the cell) reaches u."""
+    below = left + f * (right - left) < u
+    return hm.where(below, mid, lo), hm.where(below, hi, mid)
+
+
+def tabulated(cdf, u):
+    """cos(theta) where the tabulated phase function's piecewise-linear CDF reaches u, by BISECTIONS
+    halvings of [-1, 1] (the kernel's ``species == 2`` arm, whose Table a helper cannot take)."""
+    lo, hi = -1.0 + 0.0 * u, 1.0 + 0.0 * u
+    for _ in range(BISECTIONS):
+        mid, i, f = bisect_cell(lo, hi)
+        lo, hi = bisect_halve(lo, hi, mid, cdf[i], cdf[i + 1], f, u)
+    return 0.5 * (lo + hi)
+
+
+def phase_table() -> np.ndarray:
+    """The tabulated phase function's CDF at CELLS + 1 even points of cos(theta) in [-1, 1]: a
+    forward lobe and a backward glory, p(x) = 1 + 2 x^8 + 0.5 (1 - x)^4 (any table would do)."""
+    x = np.linspace(-1.0, 1.0, CELLS + 1)
+    cdf = (x + 1.0) + 2.0 / 9.0 * (x ** 9 + 1.0) + 0.5 / 5.0 * (32.0 - (1.0 - x) ** 5)
+    return cdf / cdf[-1]
+
+
+# Philox4x32-10 in uint64 arithmetic, hawk's counter layout (hawk/philox.py): for JAX and Numba,
+# which have no hawk.random; checked against it at start-up (check_philox).
+M0, M1, W0, W1 = (np.uint64(c) for c in (0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85))
+LOW, S11, S32 = np.uint64(0xFFFFFFFF), np.uint64(11), np.uint64(32)
+
+
+def philox_uniform(seed, sample, counter):
+    """hawk.random.uniform(seed, counter, sample=sample), all three uint64."""
+    c0, c1, c2, c3 = sample & LOW, sample >> S32, counter & LOW, counter >> S32
+    k0, k1 = seed & LOW, seed >> S32
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + W0) & LOW, (k1 + W1) & LOW
+        p0, p1 = c0 * M0, c2 * M1
+        c0, c1, c2, c3 = (p1 >> S32) ^ c1 ^ k0, p1 & LOW, (p0 >> S32) ^ c3 ^ k1, p0 & LOW
+    return (hm.float64(c0 >> S11) * 4294967296.0 + hm.float64(c1)) * 2.0 ** -53
+
+
+#: the arithmetic the peers share, in the order each may call the ones before it
+SHARED = (free_path, turn, henyey_greenstein, rayleigh, species_of, bisect_cell, bisect_halve,
+          tabulated, philox_uniform)
+
+
+def shared_math(math_module: object, wrap: Callable[[Callable], Callable] = lambda fn: fn) -> types.SimpleNamespace:
+    """Every function of SHARED with ``hm`` meaning ``math_module`` (JAX's functions, or Numba's
+    scalar ones) and each wrapped (``numba.njit``): the same arithmetic on another library."""
+    names: dict[str, object] = {"hm": math_module}
+    for helper in SHARED:
+        fn = getattr(helper, "fn", helper)
+        names[fn.__name__] = wrap(types.FunctionType(fn.__code__, {**fn.__globals__, **names}, fn.__name__))
+    return types.SimpleNamespace(**names)
+
+
+# ----------------------------------------------------------------------------- eagle's step
+
+
+@hawk.kernel
+def choose(k: UInt32, fate: UInt32, pid: UInt32, species: Mutable[Int32], seed: Param[Int32]):
+    """The species this collision scatters off: a plane of its own, the dispatch's selector."""
+    if fate == 0:
+        species = species_of(hawk.random.uniform(seed, k * hm.uint32(DRAWS), sample=pid), k)
+
+
+@hawk.kernel
+def walk(z: Mutable[Scalar], mu: Mutable[Scalar], path: Mutable[Scalar], k: Mutable[UInt32],
+         fate: Mutable[UInt32], pid: UInt32, species: Int32, cdf: Table, seed: Param[Int32]):
+    """One free flight, then escape (fate 1 up, 2 down), absorption (3) or a scattering."""
+    if fate == 0:
+        c = k * hm.uint32(DRAWS)
+        s = free_path(hawk.random.uniform(seed, c + hm.uint32(1), sample=pid))
+        zn = z + mu * s
+        if zn < 0.0:
+            path = path + z / (0.0 - mu)
+            fate = hm.uint32(1)
+        elif zn > TAU:
+            path = path + (TAU - z) / mu
+            fate = hm.uint32(2)
+        else:
+            z = zn
+            path = path + s
+            k = k + hm.uint32(1)
+            if hawk.random.uniform(seed, c + hm.uint32(2), sample=pid) > ALBEDO:
+                fate = hm.uint32(3)
+            else:
+                u = hawk.random.uniform(seed, c + hm.uint32(3), sample=pid)
+                v = hawk.random.uniform(seed, c + hm.uint32(4), sample=pid)
+                if species == 0:
+                    mu = 2.0 * u - 1.0
+                elif species == 1:
+                    mu = turn(mu, henyey_greenstein(u), v)
+                elif species == 2:
+                    lo = -1.0
+                    hi = 1.0
+                    for _ in range(BISECTIONS):
+                        mid, i, f = bisect_cell(lo, hi)
+                        lo, hi = bisect_halve(lo, hi, mid, cdf[i], cdf[i + 1], f, u)
+                    mu = turn(mu, 0.5 * (lo + hi), v)
+                else:
+                    mu = turn(mu, rayleigh(u), v)
+
+
+# ----------------------------------------------------------------------------- photons and tallies
+
+
+@dataclass
+class Photons:
+    """The state planes of n photons, entering at the top, straight down; ``fate`` is the loop's
+    ``terminated`` (0 live, 1 reflected, 2 transmitted, 3 absorbed)."""
+
+    z: np.ndarray
+    mu: np.ndarray
+    path: np.ndarray
+    k: np.ndarray
+    fate: np.ndarray
+    species: np.ndarray
+    pid: np.ndarray
+
+    @classmethod
+    def fresh(cls, n: int) -> Photons:
+        return cls(np.zeros(n), np.ones(n), np.zeros(n), np.zeros(n, np.uint32), np.zeros(n, np.uint32),
+                   np.zeros(n, np.int32), np.arange(n, dtype=np.uint32))
+
+    def inject(self) -> None:
+        """Back to the start, in place (the planes a runner holds stay the same arrays)."""
+        for plane, value in ((self.z, 0.0), (self.mu, 1.0), (self.path, 0.0), (self.k, 0), (self.fate, 0),
+                             (self.species, 0)):
+            plane.fill(value)
+
+
+@dataclass(frozen=True)
+class Tallies:
+    reflected: int
+    transmitted: int
+    absorbed: int
+    truncated: int
+    histogram: bytes  # the collision counts' np.bincount, int64
+    path: float  # total path length, math.fsum over photons in photon order
+
+    @classmethod
+    def of(cls, fate: np.ndarray, k: np.ndarray, path: np.ndarray) -> Tallies:
+        counts = np.bincount(np.asarray(fate, np.int64), minlength=4)
+        return cls(int(counts[1]), int(counts[2]), int(counts[3]), int(counts[0]),
+                   np.bincount(np.asarray(k, np.int64)).astype(np.int64).tobytes(), math.fsum(path.tolist()))
+
+    def brief(self) -> str:
+        return f"R {self.reflected} T {self.transmitted} A {self.absorbed} path {self.path!r}"
+
+
+def tail(k: np.ndarray) -> dict[str, float]:
+    """Collision-count quantiles of a run: the heavy tail the workload promises."""
+    q = np.percentile(k, [50, 90, 99, 99.9])
+    return {"median": q[0], "p90": q[1], "p99": q[2], "p99.9": q[3], "max": float(k.max())}
+
+
+# ----------------------------------------------------------------------------- NumPy with masks
+
+
+def numpy_step(p: Photons, lanes: np.ndarray | None, cdf: np.ndarray) -> None:
+    """One step of the photons at ``lanes`` (their indices, the live subset: ``x[alive]``), or of
+    every photon (``None``: full-width updates under masks, every arm computed for every lane and
+    the finished lanes' values kept by ``np.where``); the kernels' arithmetic, operation for
+    operation."""
+    take = (lambda a: a) if lanes is None else (lambda a: a[lanes])
+    z, mu, path, k, fate, pid = (take(a) for a in (p.z, p.mu, p.path, p.k, p.fate, p.pid))
+    live = fate == 0
+
+    def draw(j: int) -> np.ndarray:
+        return hawk.random.uniform(SEED, k.astype(np.uint64) * DRAWS + j, sample=pid)
+
+    species = species_of(draw(0), k)
+    s = free_path(draw(1))
+    zn = z + mu * s
+    up, down = zn < 0.0, zn > TAU
+    inside = ~(up | down)
+    with np.errstate(divide="ignore", invalid="ignore"):  # the flights that did not end so
+        path_new = np.where(up, path + z / (0.0 - mu), np.where(down, path + (TAU - z) / mu, path + s))
+    absorbed = inside & (draw(2) > ALBEDO)
+    scattered = inside & ~absorbed
+    u, v = draw(3), draw(4)
+    if lanes is None:
+        arms = (2.0 * u - 1.0, turn(mu, henyey_greenstein(u), v), turn(mu, tabulated(cdf, u), v),
+                turn(mu, rayleigh(u), v))
+        mu_new = np.choose(species, arms)
+    else:
+        mu_new = mu.copy()
+        for arm, arm_mu in enumerate((lambda m, a, b: 2.0 * a - 1.0,
+                                      lambda m, a, b: turn(m, henyey_greenstein(a), b),
+                                      lambda m, a, b: turn(m, tabulated(cdf, a), b),
+                                      lambda m, a, b: turn(m, rayleigh(a), b))):
+            hit = species == arm
+            mu_new[hit] = arm_mu(mu[hit], u[hit], v[hit])
+    out = {"z": np.where(inside, zn, z), "mu": np.where(scattered, mu_new, mu), "path": path_new,
+           "k": k + inside.astype(np.uint32),
+           "fate": np.where(up, 1, np.where(down, 2, np.where(absorbed, 3, 0))).astype(np.uint32),
+           "species": species.astype(np.int32)}
+    for name, value in out.items():
+        plane = getattr(p, name)
+        if lanes is None:
+            plane[live] = value[live]
+        else:
+            plane[lanes] = value
+
+
+def numpy_run(p: Photons, cdf: np.ndarray, full_width: bool, max_steps: int) -> int:
+    """Steps until every photon is done (or the cap): the number of steps."""
+    steps = 0
+    while steps < max_steps:
+        lanes = np.flatnonzero(p.fate == 0)
+        if not lanes.size:
+            break
+        numpy_step(p, None if full_width else lanes, cdf)
+        steps += 1
+    return steps
