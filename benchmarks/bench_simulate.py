@@ -345,3 +345,117 @@ def numpy_run(p: Photons, cdf: np.ndarray, full_width: bool, max_steps: int) -> 
         numpy_step(p, None if full_width else lanes, cdf)
         steps += 1
     return steps
+
+
+# ----------------------------------------------------------------------------- JAX and Numba
+
+
+def check_philox(uniform: Callable, who: str) -> None:
+    """A peer's Philox gives hawk.random's bits on a few thousand draws, high counter and sample
+    words included."""
+    rng = np.random.default_rng(0)
+    seed = rng.integers(0, 2 ** 63, 2048, dtype=np.uint64)
+    sample = rng.integers(0, 2 ** 40, 2048, dtype=np.uint64)
+    counter = rng.integers(0, 2 ** 40, 2048, dtype=np.uint64)
+    want = np.array([hawk.random.uniform(int(a), int(c), sample=int(b)) for a, b, c in zip(seed, sample, counter)])
+    got = np.asarray(uniform(seed, sample, counter), np.float64)
+    assert got.tobytes() == want.tobytes(), f"{who}'s Philox differs from hawk.random.uniform"
+
+
+def jax_walk(jax, jnp, cdf: np.ndarray, max_steps: int) -> tuple[Callable, Callable]:
+    """JAX's fastest form of the run: ``jit(vmap(photon))``, each photon a ``lax.while_loop`` and
+    its scattering a ``lax.switch`` (under vmap every lane runs every step, and every arm, until
+    the last photon is done).  Returns (the jitted function of the photon ids, its Philox)."""
+    lax = jax.lax
+    ops = types.ModuleType("jax_math")
+    ops.sqrt, ops.maximum, ops.where = jnp.sqrt, jnp.maximum, jnp.where
+    ops.int32, ops.float64 = (lambda x: x.astype(jnp.int32)), (lambda x: jnp.asarray(x).astype(jnp.float64))
+    m = shared_math(ops)
+    table, seed, u32 = jnp.asarray(cdf), jnp.uint64(SEED), jnp.uint32
+
+    def photon(pid):
+        def draw(k, j):
+            return m.philox_uniform(seed, pid.astype(jnp.uint64), k.astype(jnp.uint64) * DRAWS + j)
+
+        def going(state):
+            return (state[4] == 0) & (state[5] < max_steps)
+
+        def step(state):
+            z, mu, path, k, _, steps = state
+            species = m.species_of(draw(k, 0), k).astype(jnp.int32)
+            s = m.free_path(draw(k, 1))
+            zn = z + mu * s
+            up, down = zn < 0.0, zn > TAU
+            inside = ~(up | down)
+            path = jnp.where(up, path + z / (0.0 - mu), jnp.where(down, path + (TAU - z) / mu, path + s))
+            absorbed = inside & (draw(k, 2) > ALBEDO)
+            u, v = draw(k, 3), draw(k, 4)
+            turned = lax.switch(species, (lambda: 2.0 * u - 1.0, lambda: m.turn(mu, m.henyey_greenstein(u), v),
+                                          lambda: m.turn(mu, m.tabulated(table, u), v),
+                                          lambda: m.turn(mu, m.rayleigh(u), v)))
+            fate = jnp.where(up, u32(1), jnp.where(down, u32(2), jnp.where(absorbed, u32(3), u32(0))))
+            return (jnp.where(inside, zn, z), jnp.where(inside & ~absorbed, turned, mu), path,
+                    k + inside.astype(jnp.uint32), fate, steps + 1)
+
+        start = (jnp.float64(0.0), jnp.float64(1.0), jnp.float64(0.0), u32(0), u32(0), jnp.int32(0))
+        return lax.while_loop(going, step, start)[2:5]
+
+    return jax.jit(jax.vmap(photon)), jax.jit(m.philox_uniform)
+
+
+def numba_walk(numba, max_steps: int) -> tuple[Callable, Callable]:
+    """Numba's fastest form: ``@njit(parallel=True)``, ``prange`` over photons, each photon run to
+    completion (history-based), in chunks of 16 photons where Numba can set them (a static split
+    of a heavy tail leaves threads idle).  Returns (the run, its Philox)."""
+    nj = numba.njit
+    ops = types.ModuleType("numba_math")
+    ops.sqrt, ops.maximum = nj(lambda x: math.sqrt(x)), nj(lambda a, b: a if a >= b else b)
+    ops.where, ops.int32, ops.float64 = nj(lambda c, a, b: a if c else b), np.int32, np.float64
+    m = shared_math(ops, nj)
+    draw, species_of_, free_path_, turn_ = m.philox_uniform, m.species_of, m.free_path, m.turn
+    hg, tab, ray = m.henyey_greenstein, m.tabulated, m.rayleigh
+    seed, draws = np.uint64(SEED), np.uint64(DRAWS)
+    one, two, three, four = (np.uint64(j) for j in range(1, 5))
+
+    @numba.njit(parallel=True)
+    def run(pid, cdf, fate, k, path):
+        for i in numba.prange(pid.size):
+            z, mu, p, kk, f, steps, sample = 0.0, 1.0, 0.0, 0, 0, 0, np.uint64(pid[i])
+            while f == 0 and steps < max_steps:
+                c = np.uint64(kk) * draws
+                species = species_of_(draw(seed, sample, c), kk)
+                s = free_path_(draw(seed, sample, c + one))
+                zn = z + mu * s
+                if zn < 0.0:
+                    p = p + z / (0.0 - mu)
+                    f = 1
+                elif zn > TAU:
+                    p = p + (TAU - z) / mu
+                    f = 2
+                else:
+                    z = zn
+                    p = p + s
+                    kk += 1
+                    if draw(seed, sample, c + two) > ALBEDO:
+                        f = 3
+                    else:
+                        u, v = draw(seed, sample, c + three), draw(seed, sample, c + four)
+                        if species == 0:
+                            mu = 2.0 * u - 1.0
+                        elif species == 1:
+                            mu = turn_(mu, hg(u), v)
+                        elif species == 2:
+                            mu = turn_(mu, tab(cdf, u), v)
+                        else:
+                            mu = turn_(mu, ray(u), v)
+                steps += 1
+            fate[i], k[i], path[i] = f, kk, p
+
+    @numba.njit
+    def uniforms(seed, sample, counter):
+        out = np.empty(seed.size)
+        for i in range(seed.size):
+            out[i] = draw(seed[i], sample[i], counter[i])
+        return out
+
+    return run, uniforms
