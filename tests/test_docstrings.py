@@ -22,7 +22,7 @@ PUBLIC: dict[str, list[str] | None] = {
     "eagle": ["Graph", "opaque", "copy", "pinned", "reduce", "skippable", "repeat_while", "SkipGuard",
               "Busy", "SiblingRace", "GraphPipeline", "Body", "Fork", "DeviceIf", "DeviceSwitch",
               "DeviceLoop", "node", "plugins", "PluginInfo", "PluginWarning", "until_done", "UntilDone",
-              "Steps"],
+              "Steps", "simulate", "SimulateResult", "SimulateReport"],
     "eagle.graph": None,
     "eagle.plan": ["Plan", "BoundPlan", "Param"],
     "eagle.native": ["compile_library", "Library", "CompileError", "CacheWarning", "cache_dir", "cached",

@@ -34,6 +34,9 @@ from eagle._regions import DeviceIf as DeviceIf
 from eagle._regions import DeviceLoop as DeviceLoop
 from eagle._regions import DeviceSwitch as DeviceSwitch
 from eagle._regions import Fork as Fork
+from eagle._simulate import simulate as simulate
+from eagle._simulate_report import SimulateReport as SimulateReport
+from eagle._simulate_report import SimulateResult as SimulateResult
 from eagle._stepping import Steps as Steps
 from eagle._stepping import UntilDone as UntilDone
 from eagle._stepping import until_done as until_done
@@ -46,8 +49,8 @@ __version__ = "0.1.0"
 __all__ = [
     "BLOCK", "Body", "Busy", "Communicator", "DeviceIf", "DeviceLoop", "DeviceSwitch", "Fork",
     "Graph", "GraphPipeline", "PluginInfo", "PluginWarning", "RebuildWarning", "SiblingRace",
-    "SkipGuard", "Steps", "UntilDone", "copy", "node", "opaque", "pinned", "plugins", "reduce",
-    "repeat_while", "shard", "skippable", "until_done",
+    "SimulateReport", "SimulateResult", "SkipGuard", "Steps", "UntilDone", "copy", "node", "opaque",
+    "pinned", "plugins", "reduce", "repeat_while", "shard", "simulate", "skippable", "until_done",
 ]
 
 # Subpackages shipped by other distributions, and the distribution to install.

@@ -470,14 +470,22 @@ def _device(plane: Any) -> int | None:
     return _cuda.device_of(plane) if on_device(plane) else None
 
 
+def host_copy(plane: Any) -> np.ndarray:
+    """A device plane's values, copied to the host (between runs)."""
+    host = np.empty(np.shape(plane), plane_dtype(plane))
+    check(lib.eagle_cuda_memcpy(_cuda.device_of(plane), host.ctypes.data, _cuda.address(plane), host.nbytes),
+          f"{API}: reading a plane")
+    return host
+
+
+def host_values(plane: Any) -> np.ndarray:
+    """A plane's values on the host: a NumPy plane itself, a device plane's copied."""
+    return host_copy(plane) if on_device(plane) else np.asarray(plane)
+
+
 def _live(terminated: Any, logical: int) -> int:
     """Samples among the first ``logical`` whose terminated is 0, read on the host (between runs)."""
-    if on_device(terminated):
-        host = np.empty(np.shape(terminated), plane_dtype(terminated))
-        check(lib.eagle_cuda_memcpy(_cuda.device_of(terminated), host.ctypes.data, _cuda.address(terminated),
-                                    host.nbytes), f"{API}: reading terminated")
-        terminated = host
-    return int(np.count_nonzero(np.asarray(terminated)[:logical] == 0))
+    return int(np.count_nonzero(host_values(terminated)[:logical] == 0))
 
 
 # ----------------------------------------------------------------------------- lowering

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,9 @@ from eagle.native import Library
 ROLES = ("read", "write", "readwrite", "value")
 #: How a by-value parameter is stored in its eagle_arg slot.
 VALUE_TYPES = ("f64", "f32", "i64", "i32", "u32", "u64")
+#: How a dispatch group's arms run: one kernel with a per-sample branch, every arm computed and
+#: the result selected, one kernel per arm over its samples, or chosen by eagle.
+DISPATCH_POLICIES = ("switch", "predicated", "segmented", "auto")
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,27 @@ class Param:
     name: str
     role: str
     type: str = "f64"
+
+
+@dataclass(frozen=True)
+class DispatchGroup:
+    """A dispatch group a kernel declares: a per-sample ``match`` over a selector.
+
+    :param name: the group's name, unique in its kernel.
+    :param policy: the author's policy, one of :data:`DISPATCH_POLICIES` (``"auto"`` included).
+    :param arms: the case values in order: an int, a tuple for ``case 1 | 2``, None for ``case _``.
+    :param selector: the plane (the bound array) the selector is read from, or None when the
+        kernel computes it (then only ``"switch"`` and ``"predicated"`` can run it).
+
+    >>> from eagle.plan import DispatchGroup
+    >>> DispatchGroup("material", "auto", (0, (1, 2), None), None)
+    DispatchGroup(name='material', policy='auto', arms=(0, (1, 2), None), selector=None)
+    """
+
+    name: str
+    policy: str
+    arms: tuple[int | tuple[int, ...] | None, ...]
+    selector: Any = field(default=None, compare=False)
 
 
 def _param(spec: Param | tuple[str, ...]) -> Param:
@@ -215,6 +239,13 @@ class BoundPlan:
         fuses)."""
         return None
 
+    def position_dependent(self) -> bool:
+        """Whether a sample's result may depend on its position in the plane (its index), not only
+        on its own values: then moving samples (``eagle.simulate``'s compaction) would change the
+        bits.  A native (C) kernel is given the indices and eagle cannot see what it does with
+        them, so: True (a kernel language that writes its IR tells)."""
+        return True
+
     def gpu_items(self) -> GpuItems:
         """This launch in a CUDA graph: a plan of a native (C) kernel has none."""
         raise ValueError(f"eagle.Graph.build: plan {self.plan.name!r} has device planes, but its kernel is "
@@ -277,6 +308,23 @@ class BoundPlan:
         new.args = [swap(a) for a in self.args]
         new._planes = None  # the copied split holds the old arrays: the buffer plan lets them go
         return new
+
+    def dispatch_groups(self) -> dict[str, DispatchGroup]:
+        """The dispatch groups its kernel declares, by name: a native kernel declares none."""
+        return {}
+
+    def with_dispatch(self, policies: Mapping[str, str], *, skip: Any = None) -> BoundPlan:
+        """This launch with the groups named in ``policies`` run by those policies (the others as
+        their author chose, ``"auto"`` as ``"switch"``); ``skip``, a per-sample plane, leaves out
+        of a ``"segmented"`` group's arms the samples where it is non-zero.  A launch without
+        groups is itself; a name that is not a group is refused."""
+        groups = self.dispatch_groups()
+        unknown = sorted(set(policies) - set(groups))
+        if unknown:
+            have = ", ".join(map(repr, groups)) or "none"
+            raise ValueError(f"eagle.plan.BoundPlan.with_dispatch: plan {self.plan.name!r} has no dispatch "
+                             f"group {', '.join(map(repr, unknown))}; its groups are {have}")
+        return self
 
     def launch(self) -> None:
         """Run the kernel now, over all samples (a one-item libeagle program)."""

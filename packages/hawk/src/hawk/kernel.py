@@ -24,7 +24,7 @@ from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, Plan
 from hawk import checks, cuda, derive, emit, frontend, fusion, libm, recording, runs, tables, values
 from hawk.frontend import ArgSpec
-from hawk.ir import KernelIR, Slot
+from hawk.ir import KernelIR, Op, Slot, walk
 from hawk.phases import Phased, split
 from hawk.reference import evaluate
 from hawk.types import NUMPY, Kind, Param, Scalar, Table, of_numpy
@@ -569,6 +569,12 @@ class KernelBound(BoundPlan):
     def fusible(self, target: str) -> extend.Fusible | None:
         """This launch as a member of a fused run (:mod:`hawk.runs`)."""
         return runs.fusible(self, target)
+
+    def position_dependent(self) -> bool:
+        """The kernel reads its sample's index: ``hawk.sample()``, a grid index, or a draw keyed by
+        the default ``sample=`` (the sample's position).  A draw keyed by an id plane
+        (``hawk.random.uniform(seed, counter, sample=pid)``) is not."""
+        return any(isinstance(s, Op) and s.op == "sample" for s in walk(self.plan.compiled.ir.body))
 
     def gpu_items(self) -> GpuItems:
         """The launch in a CUDA graph: each phase a grid-stride kernel compiled by NVRTC, and

@@ -13,10 +13,11 @@ from eagle.viz._mermaid import to_mermaid as to_mermaid
 from eagle.viz._model import GraphModel as GraphModel
 from eagle.viz._model import describe as describe
 from eagle.viz._mpl import plot as plot
+from eagle.viz._simulation import plot_simulation as plot_simulation
 from eagle.viz._text import draw_text as draw_text
 from eagle.viz._text import render_text as render_text
 
 __version__ = "0.1.0"
 
-__all__ = ["GraphModel", "Layout", "describe", "draw_text", "layout", "plot", "render_text", "to_dot",
-           "to_mermaid"]
+__all__ = ["GraphModel", "Layout", "describe", "draw_text", "layout", "plot", "plot_simulation",
+           "render_text", "to_dot", "to_mermaid"]

@@ -1,0 +1,276 @@
+"""``eagle.simulate``: run a step until every sample is done, compacting and dispatching on the way.
+
+The run is an ``until_done`` loop driven in chunks of 16 steps (``runner.run(max_steps=16)``: one
+native call, or one CUDA graph launch, per chunk).  Between chunks the host reads the live count
+and decides two things by measurement: whether to compact (gather the live samples to the front
+and shrink the loop with ``set_logical_size``, :mod:`eagle._compaction`), and the policy of each
+``"auto"`` dispatch group (:mod:`eagle._simulate_dispatch`).  Whatever happens, the planes are put
+back in the user's sample order when the run ends, an error included.
+
+The compaction rule (``compact="auto"``), with L the loop's logical size and m the live samples:
+compact when at least half of the L slots are finished, L is more than ``FEW_BLOCKS`` blocks of
+samples (below, the fixed cost of the calls dominates), and the time the next chunk saves,
+(L - m) x 16 x (measured seconds per slot and step), exceeds the gather's, L x (seconds per slot:
+measured at the first compaction, predicted before it from the bytes per sample and a one-off
+copy calibration).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from eagle import _cuda
+from eagle._arrays import on_device
+from eagle._compaction import Compactor, copy_seconds_per_byte
+from eagle._core import BLOCK
+from eagle._edges import same_view
+from eagle._kinds import Node
+from eagle._simulate_dispatch import Assignment, Dispatch, assigned
+from eagle._simulate_report import Compaction, SimulateReport, SimulateResult
+from eagle._stepping import UntilDone, host_values, until_done
+from eagle._views import overlap
+from eagle.plan import BoundPlan
+
+API = "eagle.simulate"
+#: Steps per chunk: one native call between two looks at the live count.
+CHUNK = 16
+#: The fewest blocks of slots a loop has for "auto" to compact it.
+FEW_BLOCKS = 4
+COMPACT = (True, False, "auto")
+
+
+def simulate(step: Any, *, terminated: Any, max_steps: int, dispatch: str | Mapping[str, str] | None = None,
+             compact: bool | str = "auto") -> SimulateResult:
+    """Run ``step`` until every sample's ``terminated`` is set or ``max_steps`` steps have run,
+    gathering the live samples to the front as samples finish (``compact``) and choosing the
+    policy of each dispatch group (``dispatch``); the planes end in the user's sample order.
+
+    ``step`` is what :func:`eagle.until_done` takes (a list of plans, captured opaque nodes and
+    child graphs, or one of them).  ``compact``: ``"auto"`` compacts when the measured cost model
+    says it pays and eagle can see that moving samples keeps every bit (hawk plans whose kernels do
+    not read a sample's position); ``True`` compacts at every chunk in which samples finished
+    (opaque and child nodes included: they must not depend on where a sample sits); ``False``
+    never.  ``dispatch``: None keeps the authors' policies and decides the ``"auto"`` groups by
+    measurement; a policy name or ``{group: policy}`` forces the ``"auto"`` groups.
+
+    >>> x, done = np.array([5.0, 1.0, 3.0, 9.0]), np.zeros(4, np.uint8)
+    >>> def halve():
+    ...     np.multiply(x, 0.5, out=x, where=done == 0)
+    ...     done[:] = x < 1.0
+    >>> step = eagle.opaque(halve, reads={"done": done}, writes={"x": x, "done": done})
+    >>> result = eagle.simulate(step, terminated=done, max_steps=100, compact=True)
+    >>> result.steps, result.live, result.state["x"]
+    (4, 0, array([0.625 , 0.5   , 0.75  , 0.5625]))
+    """
+    if compact not in COMPACT or not isinstance(compact, (bool, str)):
+        raise ValueError(f"{API}: compact is True, False or \"auto\"; got {compact!r}")
+    items = [step] if isinstance(step, (Node, BoundPlan)) or not isinstance(step, Sequence) else list(step)
+    base = until_done(items, terminated=terminated, max_steps=max_steps)
+    report = SimulateReport()
+    planes = _compactable(base, compact, report.notes)
+    choices = Dispatch(items, dispatch, terminated)
+    report.notes += choices.notes
+    return _Run(items, base, planes, choices, report, int(max_steps)).go(compact)
+
+
+# ----------------------------------------------------------------------------- which planes move
+
+
+def _compactable(base: UntilDone, compact: bool | str, notes: list[str]) -> list[Any] | None:
+    """The per-sample planes compaction moves (each once, terminated among them), or None where it
+    must not compact: refused by name under ``compact=True``, said in ``notes`` under "auto"."""
+    if compact is False:
+        return None
+    until = base.payload
+    planes, blocker = _planes(until.items, until.terminated, until.samples, opaque_ok=compact is True)
+    if blocker is None:
+        return planes
+    if compact is True:
+        raise ValueError(f"{API}: compact=True, but {blocker}; or pass compact=False")
+    notes.append(f"no compaction: {blocker}")
+    return None
+
+
+def _planes(items: list[Node], terminated: Any, n: int, opaque_ok: bool) -> tuple[list[Any], str | None]:
+    """(the planes to move, None) or (_, why eagle cannot move them)."""
+    moved: list[tuple[str, Any]] = [("terminated", terminated)]
+    whole: list[tuple[str, str, Any]] = []
+    for k, item in enumerate(items):
+        label = f"item {k} ({item.default_label()!r})"
+        if item.kind != "plan":
+            if not opaque_ok:
+                return [], (f"{label} is an {item.kind} node, which eagle cannot see inside to know that "
+                            "moving samples keeps its bits; pass compact=True if it does not depend on a "
+                            "sample's position")
+        else:
+            bound: BoundPlan = item.payload
+            name = bound.plan.name
+            if bound.position_dependent():
+                return [], (f"{label}: kernel {name!r} depends on its sample's position (hawk.sample(), a "
+                            "grid index, a draw keyed by the default sample=, or a native C kernel, given "
+                            "the indices), so moving samples would change its bits: key draws by an id "
+                            "plane, hawk.random.uniform(seed, counter, sample=pid)")
+            tables = _whole_reads(bound)
+            if tables is None:
+                return [], (f"{label}: eagle cannot tell which planes plan {name!r} reads whole (a Table), "
+                            "which must not move")
+            names = {id(a): pname for pname, a, _ in bound.planes()}
+            whole += [(label, names.get(id(t), "?"), t) for t in tables]
+        per_sample = [(f"{label} plane {pname!r}", a) for pname, a, _ in item.planes()
+                      if np.ndim(a) and np.shape(a)[-1] == n and not any(a is t for *_, t in whole)]
+        moved += per_sample
+    unique, blocker = _distinct(moved)
+    if blocker is None:
+        blocker = next((f"{label} reads plane {pname!r} whole (a Table), and compaction would move it as a "
+                        f"per-sample plane ({what}): pass a copy as the Table"
+                        for label, pname, t in whole for what, a in unique if overlap(a, t)), None)
+    return [a for _, a in unique], blocker
+
+
+def _whole_reads(bound: BoundPlan) -> list[Any] | None:
+    """The planes a plan reads whole (a hawk Table), or None where eagle cannot tell."""
+    if bound.plan.per_sample:
+        return []
+    fuse = bound.fusible("cpu")
+    return None if fuse is None else list(fuse.whole())
+
+
+def _distinct(moved: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], str | None]:
+    """Each plane once (the same view twice is one plane), refused where two overlap otherwise or
+    one cannot be moved in place."""
+    unique: list[tuple[str, Any]] = []
+    for what, a in moved:
+        if any(a is b or same_view(a, b) for _, b in unique):
+            continue
+        clash = next((other for other, b in unique if overlap(a, b)), None)
+        if clash is not None:
+            return unique, (f"{what} and {clash} are overlapping views of the same memory, which a gather "
+                            "would move twice: pass separate arrays")
+        if not _cuda.contiguous(a) or (not on_device(a) and not _writable_ndarray(a)):
+            return unique, (f"{what} is not a contiguous, writable array, which compaction moves in place: "
+                            "pass np.ascontiguousarray(a) (a writable copy)")
+        unique.append((what, a))
+    return unique, None
+
+
+def _writable_ndarray(a: Any) -> bool:
+    return isinstance(a, np.ndarray) and bool(a.flags["WRITEABLE"])
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+def should_compact(slots: int, live: int, seconds_per_slot_step: float, gather_seconds_per_slot: float,
+                   chunk: int = CHUNK) -> bool:
+    """The ``compact="auto"`` rule: at least half of the loop's ``slots`` finished, more than
+    ``FEW_BLOCKS`` blocks of them, and the time the next ``chunk`` steps save over the finished
+    slots more than the gather costs over all of them.
+
+    >>> from eagle._simulate import should_compact
+    >>> should_compact(100_000, 40_000, 1e-8, 2e-9)   # most slots finished, steps dearer than gathers
+    True
+    >>> should_compact(100_000, 60_000, 1e-8, 2e-9)   # fewer than half finished
+    False
+    >>> should_compact(100_000, 10_000, 1e-10, 2e-9)  # a step cheaper than the gather
+    False
+    """
+    dead = slots - live
+    return (2 * dead >= slots and slots > FEW_BLOCKS * BLOCK
+            and dead * chunk * seconds_per_slot_step > slots * gather_seconds_per_slot)
+
+
+class _Run:
+    """One ``simulate`` run: the chunks, the compactions, the runners per dispatch assignment."""
+
+    def __init__(self, items: list[Any], base: UntilDone, planes: list[Any] | None, choices: Dispatch,
+                 report: SimulateReport, max_steps: int) -> None:
+        self.items, self.base, self.choices, self.report = items, base, choices, report
+        self.max_steps = max_steps
+        self.terminated = base.payload.terminated
+        self.n = base.payload.samples
+        self.compactor = Compactor(planes, self.terminated) if planes is not None else None
+        self.runners: dict[Assignment, UntilDone] = {}
+        self.sizes: dict[Assignment, int] = {}  # the logical size each runner was last given
+        self.slots = self.n
+        self.gather_per_slot: float | None = None  # measured at the first compaction
+
+    def runner(self, assignment: Assignment) -> UntilDone:
+        """The loop for one dispatch assignment, built once, at the current logical size."""
+        runner = self.runners.get(assignment)
+        if runner is None:
+            items = assigned(self.items, assignment, self.terminated)
+            runner = self.base if items == self.items else until_done(items, terminated=self.terminated,
+                                                                       max_steps=self.max_steps)
+            runner._own_graph()  # built (and compiled) before its first chunk is timed
+            self.runners[assignment] = runner
+        if self.sizes.get(assignment) != self.slots:
+            runner.set_logical_size(self.slots)
+            self.sizes[assignment] = self.slots
+        return runner
+
+    def go(self, compact: bool | str) -> SimulateResult:
+        report, seconds = self.report, self.report.seconds
+        live = int(np.count_nonzero(host_values(self.terminated) == 0))
+        report.live.append((0, live))
+        total = 0
+        try:
+            while live and total < self.max_steps:
+                assignment = self.choices.assignment()
+                runner = self.runner(assignment)
+                start = time.perf_counter()
+                ran = runner.run(max_steps=min(CHUNK, self.max_steps - total))
+                took = time.perf_counter() - start
+                seconds["steps"] += took
+                total, before, live = total + ran.steps, live, ran.live
+                report.live.append((total, live))
+                start = time.perf_counter()
+                self.choices.observe(assignment, took, ran.steps, 0.5 * (before + live), self.slots, total)
+                seconds["decisions"] += time.perf_counter() - start
+                if live and self._pays(compact, live, took / (ran.steps * self.slots)):
+                    self._compact(total)
+        finally:
+            if self.compactor is not None:
+                start = time.perf_counter()
+                self.compactor.restore()
+                seconds["restore"] += time.perf_counter() - start
+        report.dispatch = list(self.choices.decisions)
+        return SimulateResult(total, live, _state(self.base), report)
+
+    def _pays(self, compact: bool | str, live: int, per_slot_step: float) -> bool:
+        if self.compactor is None or live >= self.slots:
+            return False
+        if compact is True:
+            return True
+        gather = self.gather_per_slot
+        if gather is None:  # two copies of each sample's bytes: into the scratch and back
+            gather = 2 * self.compactor.bytes_per_sample * copy_seconds_per_byte()
+        return should_compact(self.slots, live, per_slot_step, gather)
+
+    def _compact(self, step: int) -> None:
+        start = time.perf_counter()
+        before = self.slots
+        self.slots = self.compactor.compact(before)
+        took = time.perf_counter() - start
+        self.gather_per_slot = took / before
+        self.report.seconds["compaction"] += took
+        self.report.compactions.append(Compaction(step, before, self.slots, took))
+
+
+def _state(base: UntilDone) -> dict[str, Any]:
+    """The step's per-sample written planes by name (an item's parameter or key; ``label.name``
+    where two items give one name to different planes)."""
+    until = base.payload
+    state: dict[str, Any] = {}
+    for item in until.items:
+        for name, array, role in item.planes():
+            if role == "read" or not np.ndim(array) or np.shape(array)[-1] != until.samples:
+                continue
+            if any(array is a for a in state.values()):
+                continue
+            key = name if name not in state else f"{item.default_label()}.{name}"
+            state[key] = array
+    return state

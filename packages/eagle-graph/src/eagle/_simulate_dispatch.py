@@ -1,0 +1,219 @@
+"""``eagle.simulate``'s ``dispatch=``: which policy each dispatch group of the step runs by.
+
+An author's explicit policy is kept; ``dispatch`` (a policy name, or ``{group: policy}``) forces
+the ``"auto"`` groups; the ``"auto"`` groups left are decided by measurement, as seed 001 words
+it: start fused (``"switch"``), count the samples taking each arm between chunks, and every 16
+steps split a group (``"segmented"``) when that is predicted at least 15 % faster, fuse it again
+when the predicted gain falls under 5 %.  A prediction is the measured time per live sample and
+step of the step run with that policy; one not measured yet, or measured under an arm mix that
+has moved on, is measured by running the next chunk with it (a probe).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from eagle._stepping import host_values
+from eagle.plan import DISPATCH_POLICIES, BoundPlan, DispatchGroup
+
+API = "eagle.simulate"
+#: The policies ``dispatch=`` may force (``"auto"``: decided by measurement, as with None).
+FORCED = tuple(p for p in DISPATCH_POLICIES if p != "auto")
+#: Split when predicted this much faster; fuse again when the gain falls under ``FUSE_UNDER``.
+SPLIT_AT, FUSE_UNDER = 0.15, 0.05
+#: A time measured under arm fractions that moved this far since (total variation), or this many
+#: chunks ago, is measured again.
+STALE_MIX, STALE_CHUNKS = 0.1, 8
+
+
+def choose(current: str, fused: float, split: float) -> str:
+    """The policy of an ``"auto"`` group for the next chunk, from the predicted time of a step per
+    live sample fused (``"switch"``) and split (``"segmented"``): split when that is at least 15 %
+    faster, fuse again when the gain falls under 5 % (between the two, stay: no flapping).
+
+    >>> from eagle._simulate_dispatch import choose
+    >>> choose("switch", 1.0, 0.80), choose("switch", 1.0, 0.90)
+    ('segmented', 'switch')
+    >>> choose("segmented", 1.0, 0.90), choose("segmented", 1.0, 0.97)
+    ('segmented', 'switch')
+    """
+    gain = 1.0 - split / fused
+    if current == "switch":
+        return "segmented" if gain >= SPLIT_AT else "switch"
+    return "switch" if gain < FUSE_UNDER else "segmented"
+
+
+class Decision(NamedTuple):
+    """A dispatch decision: from ``step`` on, ``group`` runs by ``policy``; ``why`` says what
+    chose it (``"author"``, ``"dispatch="``, ``"start fused"``, ``"probe"``, ``"measured"``)."""
+
+    step: int
+    group: str
+    policy: str
+    why: str
+
+
+@dataclass
+class _Estimate:
+    seconds: float  # per live sample and step
+    chunk: int  # the chunk it was measured in
+    mix: np.ndarray  # the arm fractions then
+
+
+@dataclass
+class _Auto:
+    """An ``"auto"`` group decided by measurement: its policy, and the time measured per policy."""
+
+    group: DispatchGroup
+    policy: str = "switch"
+    estimates: dict[str, _Estimate] = field(default_factory=dict)
+
+
+Assignment = tuple[tuple[str, str], ...]
+
+
+class Dispatch:
+    """The policy of every dispatch group of a step over a run, and the decisions taken."""
+
+    def __init__(self, items: Sequence[Any], dispatch: str | Mapping[str, str] | None,
+                 terminated: Any) -> None:
+        self.terminated = terminated
+        self.groups = _groups(items)
+        forced = _forced(dispatch, self.groups)
+        self.fixed: dict[str, str] = {}
+        self.auto: dict[str, _Auto] = {}
+        self.decisions: list[Decision] = []
+        self.notes: list[str] = []
+        for name, group in self.groups.items():
+            if group.policy != "auto":
+                self._fix(name, group.policy, "author")
+            elif name in forced:
+                self._fix(name, forced[name], "dispatch=")
+            elif group.selector is None:
+                self._fix(name, "switch", "start fused")
+                self.notes.append(f"dispatch group {name!r} stays fused (\"switch\"): the kernel computes "
+                                  "its selector, so eagle cannot count its arms or split it")
+            else:
+                self.auto[name] = _Auto(group)
+                self.decisions.append(Decision(0, name, "switch", "start fused"))
+        self._probing: str | None = None  # the group whose other policy the next chunk measures
+        self._chunks = 0
+
+    def _fix(self, name: str, policy: str, why: str) -> None:
+        self.fixed[name] = policy
+        self.decisions.append(Decision(0, name, policy, why))
+
+    def assignment(self) -> Assignment:
+        """Every group's policy for the next chunk (a probe's included)."""
+        chosen = {**self.fixed, **{name: auto.policy for name, auto in self.auto.items()}}
+        if self._probing is not None:
+            chosen[self._probing] = _other(self.auto[self._probing].policy)
+        return tuple(sorted(chosen.items()))
+
+    def observe(self, assignment: Assignment, seconds: float, steps: int, live: float, slots: int,
+                step: int) -> None:
+        """A chunk ran ``steps`` steps in ``seconds`` with ``live`` samples live on average (of
+        ``slots`` in the loop): keep the time it measured, then decide the next chunk's policies."""
+        self._chunks += 1
+        if not self.auto or steps == 0 or live <= 0:
+            return
+        chosen = dict(assignment)
+        mixes = {name: self._mix(auto.group, slots) for name, auto in self.auto.items()}
+        per_sample = seconds / (steps * live)
+        for name, auto in self.auto.items():
+            auto.estimates[chosen[name]] = _Estimate(per_sample, self._chunks, mixes[name])
+        self._probing = None
+        for name, auto in self.auto.items():
+            other = _other(auto.policy)
+            known = auto.estimates.get(other)
+            if known is None or self._stale(known, mixes[name]):
+                self._probing = name  # measure the other policy next chunk, then decide
+                self.decisions.append(Decision(step, name, other, "probe"))
+                return
+            mine = auto.estimates[auto.policy]
+            times = {auto.policy: mine.seconds, other: known.seconds}
+            policy = choose(auto.policy, times["switch"], times["segmented"])
+            if policy != auto.policy or chosen[name] != auto.policy:
+                self.decisions.append(Decision(step, name, policy, "measured"))
+            auto.policy = policy
+
+    def _stale(self, estimate: _Estimate, mix: np.ndarray) -> bool:
+        return (self._chunks - estimate.chunk >= STALE_CHUNKS
+                or 0.5 * float(np.abs(mix - estimate.mix).sum()) > STALE_MIX)
+
+    def _mix(self, group: DispatchGroup, slots: int) -> np.ndarray:
+        """The fractions of the live samples (of the first ``slots``) taking each arm of ``group``,
+        counted from its selector plane (the last, ``case _``, takes the rest)."""
+        selector = host_values(group.selector)[..., :slots].reshape(-1)
+        live = host_values(self.terminated)[:slots] == 0
+        values = selector[live] if selector.size == live.size else selector
+        counts = [np.isin(values, np.atleast_1d(arm)).sum() if arm is not None else 0 for arm in group.arms]
+        if None in group.arms:
+            counts[group.arms.index(None)] = values.size - sum(counts)
+        total = max(values.size, 1)
+        return np.asarray(counts, np.float64) / total
+
+
+def _other(policy: str) -> str:
+    return "segmented" if policy == "switch" else "switch"
+
+
+def _groups(items: Sequence[Any]) -> dict[str, DispatchGroup]:
+    """The dispatch groups of the step's plans, by name (a name two plans declare is one group to
+    ``dispatch=``)."""
+    found: dict[str, DispatchGroup] = {}
+    for item in items:
+        if isinstance(item, BoundPlan):
+            for name, group in item.dispatch_groups().items():
+                found.setdefault(name, group)
+    return found
+
+
+def _forced(dispatch: str | Mapping[str, str] | None, groups: Mapping[str, DispatchGroup]) -> dict[str, str]:
+    """The policies ``dispatch=`` forces on the ``"auto"`` groups, refused by name where it names
+    no group or no policy, or an author's explicit one."""
+    if dispatch is None or dispatch == "auto":
+        return {}
+    if isinstance(dispatch, str):
+        _policy(dispatch, "dispatch")
+        return {name: dispatch for name, group in groups.items() if group.policy == "auto"}
+    if not isinstance(dispatch, Mapping):
+        raise TypeError(f"{API}: dispatch is None, a policy name ({', '.join(FORCED)}) or a "
+                        f"{{group: policy}} dict; got {type(dispatch).__name__}")
+    forced = {}
+    for name, policy in dispatch.items():
+        if name not in groups:
+            have = ", ".join(map(repr, groups)) or "none"
+            raise ValueError(f"{API}: dispatch names group {name!r}, which no plan of the step declares; "
+                             f"its groups are {have}")
+        _policy(policy, f"dispatch[{name!r}]")
+        if groups[name].policy != "auto":
+            raise ValueError(f"{API}: dispatch[{name!r}] = {policy!r}, but the kernel's author chose "
+                             f"{groups[name].policy!r} for group {name!r}, which dispatch= never overrides: "
+                             "leave it out, or declare the group \"auto\"")
+        if policy != "auto":
+            forced[name] = policy
+    return forced
+
+
+def _policy(policy: Any, where: str) -> None:
+    if policy not in DISPATCH_POLICIES:
+        raise ValueError(f"{API}: {where} is {policy!r}, which is no dispatch policy; the policies are "
+                         f"{', '.join(map(repr, DISPATCH_POLICIES))}")
+
+
+def assigned(items: Sequence[Any], assignment: Assignment, terminated: Any) -> list[Any]:
+    """The step's items with each plan's groups run by ``assignment`` (finished samples left out
+    of a split group's arms)."""
+    policies = dict(assignment)
+    out = []
+    for item in items:
+        if isinstance(item, BoundPlan):
+            mine = {name: policies[name] for name in item.dispatch_groups()}
+            item = item.with_dispatch(mine, skip=terminated) if mine else item
+        out.append(item)
+    return out
