@@ -189,9 +189,12 @@ def test_backend_that_disagrees_with_the_planes_is_refused(plans):
         g.build(backend="gpu")
     with pytest.raises(ValueError, match=r"^eagle\.Graph\.build: backend must be None, 'cpu' or 'gpu'"):
         g.build(backend="tpu")
-    with pytest.raises(ValueError, match=r"^eagle\.Graph\.build: a built graph takes dispatch='switch'"):
+    with pytest.raises(ValueError, match=r"^eagle\.Graph\.build: dispatch='segmented' splits kernels as a "
+                                         r"run goes; a built graph is one structure: use 'switch'"):
         g.build(dispatch="segmented")
-    assert g.build(dispatch="switch").dispatch == "switch"
+    with pytest.raises(ValueError, match=r"^eagle\.Graph\.build: dispatch='fast' is not a policy"):
+        g.build(dispatch="fast")
+    assert g.build(dispatch="switch").dispatch == {}  # a native plan declares no dispatch group
 
 
 # -------------------------------------------------- empty, built, second build

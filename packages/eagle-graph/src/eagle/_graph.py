@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle import _core, _recording
+from eagle import _core, _dispatch, _recording
 from eagle._analysis import Analysis
 from eagle._buffers import plan_storage, planning
 from eagle._comm import Communicator, communicator_of
@@ -34,7 +34,6 @@ from eagle._target import Target
 from eagle.plan import BoundPlan
 
 BACKENDS = (None, "cpu", "gpu")
-DISPATCH = (None, "switch", "predicated")
 
 
 @dataclass
@@ -97,7 +96,8 @@ class Graph:
         self._logical: int | None = None
         self._warned_rebuild = False
         self._retired_stats: dict[str, int] = {}  # GPU counters of the CUDA graphs bind replaced
-        self.dispatch: str | None = None
+        #: the policy each dispatch group of its kernels runs by, once built ({} without groups)
+        self.dispatch: dict[str, str] = {}
         self._busy = _core.ffi.new("int32_t[1]")  # the non-blocking guard, a C atomic
         recorder = _recording.active()
         if recorder is not None:
@@ -363,7 +363,8 @@ class Graph:
         return self._labels[index] + (" [stream: cpu runs eagerly]" if eager else "")
 
     # -------------------------------------------------------------- build
-    def build(self, backend: str | None = None, dispatch: str | None = None, plan: bool | None = None,
+    def build(self, backend: str | None = None, dispatch: str | dict[str, str] | None = None,
+              plan: bool | None = None,
               fuse: bool | None = None) -> Graph:
         """Analyze the nodes once (planes, views, devices, forks; the edges where a fork needs
         them), plan the temporaries' storage, refuse what could race, and lower the graph once;
@@ -375,6 +376,12 @@ class Graph:
         :param fuse: write each run of per-sample kernels as one function (:attr:`fused` lists
             them); None: on, unless the environment sets ``EAGLE_FUSE=0``.  Fused and unfused
             graphs give the same bits.
+        :param dispatch: how the ``"auto"`` dispatch groups of its kernels run (a group its author
+            gave a policy keeps it): None or ``"switch"`` one kernel with a per-sample branch,
+            ``"predicated"`` every arm computed and the result selected, or a ``{group: policy}``
+            dict of those (the groups it does not name: None's).  ``"segmented"`` and ``"auto"``
+            are ``eagle.simulate``'s (a built graph is one structure).  :attr:`dispatch` says what
+            each group runs by; every policy gives the same bits.
         """
         with self._guard("eagle.Graph.build"):
             if self._program is not None:
@@ -384,18 +391,21 @@ class Graph:
                 raise ValueError("eagle.Graph.build: the graph is empty: add nodes first")
             if backend not in BACKENDS:
                 raise ValueError(f"eagle.Graph.build: backend must be None, 'cpu' or 'gpu', got {backend!r}")
-            if dispatch not in DISPATCH and not isinstance(dispatch, dict):
-                raise ValueError(f"eagle.Graph.build: a built graph takes dispatch='switch' or "
-                                 f"'predicated' (or a dict of them), got {dispatch!r}")
-            analysis = self._planned(planning(plan, "eagle.Graph.build"))
-            self._fuse = enabled(fuse)
-            local = functools.partial(self._build_local, backend, analysis)
-            chosen, schedule, (program, reducing), tape = (
-                local() if self._comm is None else agree(self._comm, self, local))
+            _dispatch.check(dispatch)
+            policies, undo = _dispatch.apply(self._nodes, dispatch)
+            try:
+                analysis = self._planned(planning(plan, "eagle.Graph.build"))
+                self._fuse = enabled(fuse)
+                local = functools.partial(self._build_local, backend, analysis)
+                chosen, schedule, (program, reducing), tape = (
+                    local() if self._comm is None else agree(self._comm, self, local))
+            except BaseException:
+                undo()  # the nodes as they were added
+                raise
             if self._comm is not None:
                 program.set_collective(self._comm)  # the ranks check their reductions' sizes together
             # Only now does the graph change: a failed build left it as it was.
-            self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, dispatch
+            self._program, self._backend, self._schedule, self.dispatch = program, chosen, schedule, policies
             self._tape, self._reducing, self._analysis = tape, reducing, analysis
             if tape is not None:
                 self._record_replay = record_hooks("eagle.Graph.build").replay

@@ -217,6 +217,12 @@ class NodeKind:
     #: payload -> how many samples it spans (None: unknown, so its stage work-shares); no hook:
     #: the payload's own ``samples`` attribute where it has one, as plugins written before it say.
     samples: Callable[[Any], int | None] | None = None
+    #: payload -> the dispatch groups its kernels declare, by name (eagle.plan.DispatchGroup);
+    #: None: it declares none (a kind holding bodies need not say: the graph walks into them).
+    dispatch_groups: Callable[[Any], Mapping[str, Any]] | None = None
+    #: ``with_dispatch(payload, policies)`` -> the payload with the groups named in ``policies``
+    #: ({group: policy}) run by them (``Graph.build(dispatch=...)``); with ``dispatch_groups``.
+    with_dispatch: Callable[[Any, Mapping[str, str]], Any] | None = None
 
     def same_as(self, other: NodeKind) -> bool:
         return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.compare)
@@ -395,7 +401,9 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
                        picture: Callable[[Any], Picture] | None = None,
                        rebuild: Callable[[Any, Swap], Any] | None = None,
                        flow: Callable[[Any], Flow] | None = None,
-                       samples: Callable[[Any], int | None] | None = None) -> NodeKind:
+                       samples: Callable[[Any], int | None] | None = None,
+                       dispatch_groups: Callable[[Any], Mapping[str, Any]] | None = None,
+                       with_dispatch: Callable[[Any, Mapping[str, str]], Any] | None = None) -> NodeKind:
     """Register a kind of node under ``name``: what a plugin's ``register_node_kinds`` hook does, in code.
 
     :param reads: payload -> ``(plane name, array, role)`` tuples it reads.
@@ -436,6 +444,10 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     :param samples: payload -> how many samples a node spans (default: the payload's
         ``samples`` attribute, else unknown); a stage of native nodes that all say so runs as
         branch tasks when they are few.
+    :param dispatch_groups: payload -> ``{name: eagle.plan.DispatchGroup}``, the dispatch groups
+        its kernels declare (default: none).
+    :param with_dispatch: ``with_dispatch(payload, policies)`` -> the payload with those groups
+        run by those policies: what ``Graph.build(dispatch=...)`` asks of a node with groups.
 
     Registering the same kind twice is fine; a different kind under a taken
     name is refused with both named.
@@ -475,7 +487,8 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     """
     kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, both_sides=both_sides,
                     one_graph=one_graph, bodies=bodies, refuse=refuse, reference=reference, lower=lower,
-                    label=label, picture=picture, rebuild=rebuild, flow=flow, samples=samples)
+                    label=label, picture=picture, rebuild=rebuild, flow=flow, samples=samples,
+                    dispatch_groups=dispatch_groups, with_dispatch=with_dispatch)
     return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
 
 

@@ -364,4 +364,6 @@ register_node_kind(
     rebuild=lambda b, swap: b.rebuilt(swap),
     flow=KernelFlow,
     samples=lambda b: b.samples,
+    dispatch_groups=lambda b: b.dispatch_groups(),
+    with_dispatch=lambda b, policies: b.with_dispatch(policies),
 )

@@ -18,7 +18,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from hawk import linalg, math, random, structs
+from hawk import dispatch_groups, linalg, math, random, structs
+from hawk.dispatch_groups import dispatch
 from hawk.flow import capped, capped_range
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
 from hawk.helpers import Func, func
@@ -87,7 +88,8 @@ def kernel(fn: Callable[..., Any]) -> Kernel:
     source, grouped = structs.spread_params(source)
     lower(source, default_signature(source.params))  # check the whole body now, not at the first call
     make = structs.StructKernel if grouped else Kernel
-    k = make(fn.__name__, source.params, lambda signature: lower(source, signature),
+    k = make(fn.__name__, source.params,
+             lambda signature, chosen=dispatch_groups.SWITCH: lower(source, signature, chosen),
              **({"structs": grouped} if grouped else {}))
     k.__doc__, k.__module__, k.__wrapped__ = fn.__doc__, fn.__module__, fn
     return k
@@ -117,6 +119,7 @@ __all__ = [
     "cw_mul",
     "determinant",
     "diag",
+    "dispatch",
     "dot",
     "func",
     "identity22",

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from hawk import composites, draws, frontend_values, intrinsics, tables, unroll
+from hawk import composites, dispatch_groups, draws, frontend_values, intrinsics, tables, unroll
 from hawk.flow import Flow
 from hawk.flow import Unbound as _Unbound
 from hawk.helpers import Func, Inlining
@@ -202,22 +202,27 @@ def default_signature(params: tuple[tuple[str, Kind], ...]) -> tuple[ArgSpec, ..
                  else ArgSpec(k.dtype or "f64", components=0) for _, k in params)
 
 
-def lower(source: Source, signature: tuple[ArgSpec, ...]) -> KernelIR:
-    """The IR of ``source`` for one signature."""
-    return _Lowerer(source, signature).run()
+def lower(source: Source, signature: tuple[ArgSpec, ...],
+          chosen: dispatch_groups.Chosen = dispatch_groups.SWITCH) -> KernelIR:
+    """The IR of ``source`` for one signature, its dispatch groups run as ``chosen`` says."""
+    return _Lowerer(source, signature, chosen).run()
 
 
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
            ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul"}
 _COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _CASTS = {"float32": "f32", "float64": "f64", "int32": "i32", "uint32": "u32"}
-_STATEMENTS = ("assignments (`y = ...`, `y += ...`, `m[0] = ...`), if/elif/else, pass, "
+_STATEMENTS = ("assignments (`y = ...`, `y += ...`, `m[0] = ...`), if/elif/else, match, pass, "
                "`for i in range(...)`, `while hawk.capped(cond, cap)`, break, continue and return")
 
 
 class _Lowerer(Flow, Inlining):
-    def __init__(self, source: Source, signature: tuple[ArgSpec, ...]) -> None:
+    def __init__(self, source: Source, signature: tuple[ArgSpec, ...],
+                 chosen: dispatch_groups.Chosen = dispatch_groups.SWITCH) -> None:
         self.src = source
+        self.dispatch = chosen
+        self.groups: dict[str, dispatch_groups.Group] = {}  # the dispatch groups met, by name
+        self.group_nodes: dict[str, ast.Match] = {}  # ... and their match (a loop lowers one again)
         self.slots: list[Slot] = []
         self.param_slot: dict[str, int] = {}
         self.kinds = dict(source.params)
@@ -262,7 +267,7 @@ class _Lowerer(Flow, Inlining):
             self.slots[i] = dataclasses.replace(self.slots[i], name=f"out{k}")
         body = unroll.unrolled(self.body, lambda s: isinstance(s, ScatterAdd), lambda why: self.src.refuse(
             self.src.tree, f"a Scatter is written in a loop: {why}"))
-        return KernelIR(self.src.fn.__name__, self.slots, body, self.result)
+        return KernelIR(self.src.fn.__name__, self.slots, body, self.result, tuple(self.groups.values()))
 
     # -------------------------------------------------------- statements
     def statement(self, node: ast.stmt) -> None:
@@ -292,6 +297,8 @@ class _Lowerer(Flow, Inlining):
             self.assign(node.target, self.apply(op, [self.expr(current), self.expr(node.value)], node), node)
         elif isinstance(node, ast.If):
             self.if_statement(node)
+        elif isinstance(node, ast.Match):
+            dispatch_groups.match_statement(self, node)
         elif isinstance(node, ast.Pass):
             pass
         elif isinstance(node, ast.Return):
@@ -354,18 +361,23 @@ class _Lowerer(Flow, Inlining):
             for stmt in node.body if cond.value else node.orelse:
                 self.statement(stmt)
             return
+        self.branch(cond, [lambda: self.block(node.body), lambda: self.block(node.orelse)], node)
+
+    def branch(self, cond: Var, arms: list[Callable[[], None]], node: ast.AST) -> None:
+        """An ``If`` on a per-sample ``cond``: ``arms[0]()`` lowers its then-arm, ``arms[1]()`` its
+        else-arm, each from the names as they are now; then the names merged."""
         stmt = If(cond)
         before, outer = dict(self.env), self.body
         self.depth += 1
-        arms = []
-        for block, body in ((node.body, stmt.then), (node.orelse, stmt.orelse)):
+        ends = []
+        for lower_arm, body in zip(arms, (stmt.then, stmt.orelse), strict=True):
             self.env, self.body = dict(before), body
-            self.block(block)
-            arms.append(self.env)
+            lower_arm()
+            ends.append(self.env)
         self.depth -= 1
         self.env, self.body = dict(before), outer
         outer.append(stmt)
-        self.merge(stmt, arms[0], arms[1], node)
+        self.merge(stmt, ends[0], ends[1], node)
 
     def merge(self, stmt: If, then_env: dict, else_env: dict, node: ast.AST) -> None:
         """After an if: one var per name the arms bind differently (a phi)."""

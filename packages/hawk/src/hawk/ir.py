@@ -180,6 +180,8 @@ class KernelIR:
     slots: list[Slot]
     body: list[Stmt]
     result: object = None  # a tree of slot indices: int, tuple, list, dict
+    #: the dispatch groups the kernel declares (hawk.dispatch.Group), in source order
+    groups: tuple = ()
 
     @property
     def reductions(self) -> list[Op]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,8 +21,9 @@ from eagle import extend
 from eagle.extend import GpuItems, ffi
 from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
-from eagle.plan import BoundPlan, Plan
+from eagle.plan import BoundPlan, DispatchGroup, Plan
 from hawk import checks, cuda, derive, emit, frontend, fusion, libm, recording, runs, tables, values
+from hawk.dispatch_groups import SWITCH, Chosen, choose
 from hawk.frontend import ArgSpec
 from hawk.ir import KernelIR, Op, Slot, walk
 from hawk.phases import Phased, split
@@ -40,6 +41,8 @@ class Compiled:
     library: Library
     functions: list[Any]  # one eagle_kernel_fn per phase (then the scatters' finish, if any)
     prefix: str  # of the symbols: {prefix}_p0 …, {prefix}_call
+    signature: tuple[ArgSpec, ...] = ()
+    chosen: Chosen = field(default=SWITCH)  # the policies its dispatch groups run by
 
     @functools.cached_property
     def fused_size(self) -> int | None:
@@ -84,8 +87,10 @@ class Kernel:
         self.__name__ = name
         self.params = tuple(params)
         self._lower = lower
-        self._irs: dict[tuple[ArgSpec, ...], KernelIR] = {}
-        self._compiled: dict[tuple[ArgSpec, ...], Compiled] = {}
+        #: keyed on the signature, and on the dispatch policies where they are not all "switch"
+        #: (each policy is its own code)
+        self._irs: dict[Any, KernelIR] = {}
+        self._compiled: dict[Any, Compiled] = {}
         #: id of a Compiled -> (it, its KernelPlan): the launches of one signature share a plan.
         self._plans: dict[int, tuple[Compiled, KernelPlan]] = {}
         self._direct: dict[tuple[Any, ...], Callable[..., Any]] = {}  # call shape -> its replay
@@ -208,10 +213,13 @@ class Kernel:
         """Reads and writes only its own sample and reduces nothing."""
         return self.ir_of(frontend.default_signature(self.params)).per_sample
 
-    def ir_of(self, signature: tuple[ArgSpec, ...]) -> KernelIR:
-        if signature not in self._irs:
-            self._irs[signature] = self._lower(signature)
-        return self._irs[signature]
+    def ir_of(self, signature: tuple[ArgSpec, ...], chosen: Chosen = SWITCH) -> KernelIR:
+        """The IR of one signature, its dispatch groups run as ``chosen`` says (only a kernel read
+        from Python declares groups; a derived one lowers its primal's switch form)."""
+        key = signature if chosen == SWITCH else (signature, chosen)
+        if key not in self._irs:
+            self._irs[key] = self._lower(signature) if chosen == SWITCH else self._lower(signature, chosen)
+        return self._irs[key]
 
     # ---------------------------------------------------------- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -252,7 +260,7 @@ class Kernel:
             arrays = list(args)
         else:
             signature, n, arrays = self._signature(args, api, eager=eager)
-            compiled = self._compiled.get(signature) or self._compile(signature)
+            compiled = self.compiled_for(signature)
             if key is not None and all(v is a for v, a in zip(arrays, args, strict=True)):
                 self._checked[key] = (signature, n, compiled)
         return KernelBound.make(self, compiled, arrays, n, buffer, api)
@@ -297,8 +305,13 @@ class Kernel:
             specs.append(ArgSpec(of_numpy(value.dtype), components, cell))
         return tuple(specs), n, values
 
-    def _compile(self, signature: tuple[ArgSpec, ...], build: bool = True) -> Any:
-        ir = self.ir_of(signature)
+    def compiled_for(self, signature: tuple[ArgSpec, ...], chosen: Chosen = SWITCH) -> Compiled:
+        """The code of one signature and one choice of dispatch policies, compiled once."""
+        key = signature if chosen == SWITCH else (signature, chosen)
+        return self._compiled.get(key) or self._compile(signature, chosen=chosen)
+
+    def _compile(self, signature: tuple[ArgSpec, ...], build: bool = True, chosen: Chosen = SWITCH) -> Any:
+        ir = self.ir_of(signature, chosen)
         phased = split(ir, shared=self._shared_phases)
         prefix = f"hk_{self.__name__}"
         source = emit.source(ir, phased, prefix, "c")
@@ -308,8 +321,9 @@ class Kernel:
         library = Library(compile_library(source, name=f"hawk_{self.__name__}"))
         compiled = Compiled(ir, phased, library,
                             [library.kernel(f"{prefix}_p{j}") for j in range(len(phased.phases))]
-                            + ([library.kernel(f"{prefix}_s")] if phased.scatters else []), prefix)
-        self._compiled[signature] = compiled
+                            + ([library.kernel(f"{prefix}_s")] if phased.scatters else []), prefix,
+                            signature, chosen)
+        self._compiled[signature if chosen == SWITCH else (signature, chosen)] = compiled
         return compiled
 
 
@@ -615,6 +629,47 @@ class KernelBound(BoundPlan):
         self.plan.compiled.direct_fn()(self.samples, *(ffi.from_buffer(a) if s.role != "value" else a
                                                       for a, s in zip(self.args, slots, strict=False)))
         tables.check(self.plan.compiled.ir, self._checks(), f"hawk.kernel {self.plan.name}")
+
+    def dispatch_groups(self) -> dict[str, DispatchGroup]:
+        """The dispatch groups its kernel declares (``match hawk.dispatch(...)``), by name, each with
+        its author's policy and the plane its selector is read from.
+
+        >>> from hawk import Int32, Scalar
+        >>> @hawk.kernel
+        ... def pick(x: Scalar, m: Int32) -> Scalar:
+        ...     y = x
+        ...     match hawk.dispatch(m, "arm"):
+        ...         case 0:
+        ...             y = x + 1.0
+        ...         case _:
+        ...             y = x * 3.0
+        ...     return y
+        >>> bound = pick.plan(np.ones(3), np.array([0, 1, 0], np.int32))
+        >>> group = bound.dispatch_groups()["arm"]
+        >>> group.policy, group.arms, group.selector
+        ('auto', (0, None), array([0, 1, 0], dtype=int32))
+        >>> g = eagle.Graph().add(bound.with_dispatch({"arm": "predicated"})).build().launch()
+        >>> bound.outputs[0]
+        array([2., 3., 2.])
+        """
+        args = self.args
+        return {g.name: DispatchGroup(g.name, g.policy, g.arms, None if g.selector is None else
+                                      args[g.selector]) for g in self.plan.compiled.ir.groups}
+
+    def with_dispatch(self, policies: Mapping[str, str], *, skip: Any = None) -> KernelBound:
+        """This launch with its "auto" groups run by ``policies`` ({group: policy}; a group the
+        author gave a policy keeps it), writing the same outputs: each choice is its own code,
+        compiled once."""
+        super().with_dispatch(policies, skip=skip)  # a name that is no group is refused there
+        compiled = self.plan.compiled
+        who = f"eagle.plan.BoundPlan.with_dispatch: plan {self.plan.name!r}"
+        chosen = choose(compiled.ir.groups, dict(policies), who)
+        if chosen == compiled.chosen:
+            return self
+        kernel = self.plan.source
+        arrays = self.args[:len(compiled.ir.slots) - len(self.outputs)]
+        return type(self).make(kernel, kernel.compiled_for(compiled.signature, chosen), arrays, self.samples,
+                               self.outputs or None, who)
 
     def result(self) -> Any:
         """The output arrays in the shape of the kernel's return (None without one)."""
