@@ -38,7 +38,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from harness import interleaved_medians
 from peers import load_jax, load_numba
 
 import eagle
@@ -175,7 +174,8 @@ SHARED = (free_path, turn, henyey_greenstein, rayleigh, species_of, bisect_cell,
           tabulated, philox_uniform)
 
 
-def shared_math(math_module: object, wrap: Callable[[Callable], Callable] = lambda fn: fn) -> types.SimpleNamespace:
+def shared_math(math_module: object,
+                wrap: Callable[[Callable], Callable] = lambda fn: fn) -> types.SimpleNamespace:
     """Every function of SHARED with ``hm`` meaning ``math_module`` (JAX's functions, or Numba's
     scalar ones) and each wrapped (``numba.njit``): the same arithmetic on another library."""
     names: dict[str, object] = {"hm": math_module}
@@ -218,19 +218,20 @@ def walk(z: Mutable[Scalar], mu: Mutable[Scalar], path: Mutable[Scalar], k: Muta
             else:
                 u = hawk.random.uniform(seed, c + hm.uint32(3), sample=pid)
                 v = hawk.random.uniform(seed, c + hm.uint32(4), sample=pid)
-                if species == 0:
-                    mu = 2.0 * u - 1.0
-                elif species == 1:
-                    mu = turn(mu, henyey_greenstein(u), v)
-                elif species == 2:
-                    lo = -1.0
-                    hi = 1.0
-                    for _ in range(BISECTIONS):
-                        mid, i, f = bisect_cell(lo, hi)
-                        lo, hi = bisect_halve(lo, hi, mid, cdf[i], cdf[i + 1], f, u)
-                    mu = turn(mu, 0.5 * (lo + hi), v)
-                else:
-                    mu = turn(mu, rayleigh(u), v)
+                match hawk.dispatch(species, "material", policy="auto"):
+                    case 0:
+                        mu = 2.0 * u - 1.0
+                    case 1:
+                        mu = turn(mu, henyey_greenstein(u), v)
+                    case 2:
+                        lo = -1.0
+                        hi = 1.0
+                        for _ in range(BISECTIONS):
+                            mid, i, f = bisect_cell(lo, hi)
+                            lo, hi = bisect_halve(lo, hi, mid, cdf[i], cdf[i + 1], f, u)
+                        mu = turn(mu, 0.5 * (lo + hi), v)
+                    case 3:
+                        mu = turn(mu, rayleigh(u), v)
 
 
 # ----------------------------------------------------------------------------- photons and tallies
@@ -357,7 +358,7 @@ def check_philox(uniform: Callable, who: str) -> None:
     seed = rng.integers(0, 2 ** 63, 2048, dtype=np.uint64)
     sample = rng.integers(0, 2 ** 40, 2048, dtype=np.uint64)
     counter = rng.integers(0, 2 ** 40, 2048, dtype=np.uint64)
-    want = np.array([hawk.random.uniform(int(a), int(c), sample=int(b)) for a, b, c in zip(seed, sample, counter)])
+    want = hawk.random.uniform(seed, counter, sample=sample)
     got = np.asarray(uniform(seed, sample, counter), np.float64)
     assert got.tobytes() == want.tobytes(), f"{who}'s Philox differs from hawk.random.uniform"
 
@@ -390,7 +391,8 @@ def jax_walk(jax, jnp, cdf: np.ndarray, max_steps: int) -> tuple[Callable, Calla
             path = jnp.where(up, path + z / (0.0 - mu), jnp.where(down, path + (TAU - z) / mu, path + s))
             absorbed = inside & (draw(k, 2) > ALBEDO)
             u, v = draw(k, 3), draw(k, 4)
-            turned = lax.switch(species, (lambda: 2.0 * u - 1.0, lambda: m.turn(mu, m.henyey_greenstein(u), v),
+            turned = lax.switch(species, (lambda: 2.0 * u - 1.0,
+                                          lambda: m.turn(mu, m.henyey_greenstein(u), v),
                                           lambda: m.turn(mu, m.tabulated(table, u), v),
                                           lambda: m.turn(mu, m.rayleigh(u), v)))
             fate = jnp.where(up, u32(1), jnp.where(down, u32(2), jnp.where(absorbed, u32(3), u32(0))))
@@ -459,3 +461,282 @@ def numba_walk(numba, max_steps: int) -> tuple[Callable, Callable]:
         return out
 
     return run, uniforms
+
+
+# ----------------------------------------------------------------------------- the variants
+
+
+@dataclass
+class Variant:
+    """One way to run the batch: ``run()`` takes it from injection to the end; ``state()`` gives
+    (fate, k, path, mu, z) of the last run, per photon in photon order (mu and z where it keeps
+    them); ``who`` is eagle, NumPy, JAX or Numba; ``refused`` the message when it cannot run."""
+
+    name: str
+    who: str
+    run: Callable[[], object]
+    state: Callable[[], tuple]
+    refused: str = ""
+    first: float = 0.0  # seconds of the first call (compile or cache load, and one run)
+    compile: float = 0.0  # seconds of an explicit compile, where the peer has one
+    report: object = None  # the last simulate report
+
+
+def eagle_variants(n: int, cdf: np.ndarray) -> list[Variant]:
+    """eagle.simulate with each compaction and dispatch setting, and the plain until_done runner;
+    each on photons of its own (simulate moves them)."""
+    out = []
+    settings = [("simulate compact=auto dispatch=None", {}), ("simulate compact=False", {"compact": False}),
+                ("simulate compact=True", {"compact": True})]
+    settings += [(f"simulate dispatch={policy!r}", {"dispatch": policy})
+                 for policy in ("switch", "predicated", "segmented")]
+    for name, options in settings:
+        out.append(_simulate_variant(name, Photons.fresh(n), cdf, options))
+    p = Photons.fresh(n)
+    runner = eagle.until_done(step_plans(p, cdf), terminated=p.fate, max_steps=MAX_STEPS)
+
+    def plain() -> None:
+        p.inject()
+        runner.run()
+
+    out.append(Variant("until_done runner", "eagle", plain, lambda: (p.fate, p.k, p.path, p.mu, p.z)))
+    return out
+
+
+def step_plans(p: Photons, cdf: np.ndarray) -> list:
+    return [choose.plan(p.k, p.fate, p.pid, p.species, SEED),
+            walk.plan(p.z, p.mu, p.path, p.k, p.fate, p.pid, p.species, cdf, SEED)]
+
+
+def _simulate_variant(name: str, p: Photons, cdf: np.ndarray, options: dict) -> Variant:
+    plans = step_plans(p, cdf)
+    variant = Variant(name, "eagle", lambda: None, lambda: (p.fate, p.k, p.path, p.mu, p.z))
+
+    def run() -> None:
+        p.inject()
+        variant.report = eagle.simulate(plans, terminated=p.fate, max_steps=MAX_STEPS, **options).report
+
+    variant.run = run
+    return variant
+
+
+def numpy_variants(n: int, cdf: np.ndarray, full_width: bool) -> list[Variant]:
+    out = []
+    for wide in (False, True)[:1 + full_width]:
+        p = Photons.fresh(n)
+        out.append(Variant(f"NumPy, {'full-width masks' if wide else 'live subset x[alive]'}", "NumPy",
+                           lambda p=p, wide=wide: (p.inject(), numpy_run(p, cdf, wide, MAX_STEPS)),
+                           lambda p=p: (p.fate, p.k, p.path, p.mu, p.z)))
+    return out
+
+
+def jax_variant(jax, jnp, n: int, cdf: np.ndarray) -> Variant:
+    fn, uniform = jax_walk(jax, jnp, cdf, MAX_STEPS)
+    check_philox(uniform, "JAX")
+    pid = jnp.asarray(np.arange(n, dtype=np.uint32))
+    start = time.perf_counter()
+    compiled = fn.lower(pid).compile()
+    took = time.perf_counter() - start
+    last: list = []
+
+    def run() -> None:
+        last[:] = [np.asarray(a) for a in jax.block_until_ready(compiled(pid))]
+
+    return Variant("JAX jit(vmap(while_loop)), lax.switch", "JAX", run,
+                   lambda: (last[2], last[1], last[0]), compile=took)
+
+
+def numba_variant(numba, n: int, cdf: np.ndarray) -> Variant:
+    run, uniform = numba_walk(numba, MAX_STEPS)
+    check_philox(uniform, "Numba")
+    if hasattr(numba, "set_parallel_chunksize"):
+        numba.set_parallel_chunksize(16)
+    pid = np.arange(n, dtype=np.uint32)
+    fate, k, path = np.zeros(n, np.uint32), np.zeros(n, np.uint32), np.zeros(n)
+    chunks = "chunks of 16" if hasattr(numba, "set_parallel_chunksize") else "static chunks"
+    return Variant(f"Numba prange over photons ({chunks})", "Numba", lambda: run(pid, cdf, fate, k, path),
+                   lambda: (fate, k, path))
+
+
+def first_calls(variants: list[Variant]) -> list[Variant]:
+    """Each variant's first call, timed (its compile or cache load); those eagle or hawk refuse are
+    kept with the refusal, which the table shows."""
+    for v in variants:
+        start = time.perf_counter()
+        try:
+            v.run()
+        except (TypeError, ValueError, SyntaxError) as err:  # hawk refuses a policy by a KernelSyntaxError
+            if not str(err).startswith(("hawk.", "eagle.")):
+                raise
+            v.refused = str(err)
+        v.first = time.perf_counter() - start
+    return [v for v in variants if not v.refused]
+
+
+def timed(variants: list[Variant], repeat: int, budget: float) -> dict[str, tuple[float, int]]:
+    """Median seconds and number of runs of each variant, run in turns (one run of each per
+    round, as harness.interleaved_medians), warm-ups excluded; a variant stops after ``budget``
+    seconds of runs (at least one)."""
+    times: dict[str, list[float]] = {v.name: [] for v in variants}
+    for _ in range(repeat):
+        for v in variants:
+            if times[v.name] and sum(times[v.name]) > budget:
+                continue
+            start = time.perf_counter()
+            v.run()
+            times[v.name].append(time.perf_counter() - start)
+    return {name: (statistics.median(t), len(t)) for name, t in times.items()}
+
+
+# ----------------------------------------------------------------------------- what it costs
+
+
+def step_costs(n: int, cdf: np.ndarray, repeat: int = 9) -> dict[str, float]:
+    """§6.5's two figures on the plain loop: the fixed cost of a step (one live photon: a loop
+    whose logical size is 1) and the cost of a finished lane beside a live one (c_dead, a step with
+    one photon of n live) against a live one (c_live, the first step of n fresh photons)."""
+    p = Photons.fresh(n)
+    runner = eagle.until_done(step_plans(p, cdf), terminated=p.fate, max_steps=MAX_STEPS)
+
+    def one_step(live: int) -> float:
+        best = math.inf
+        for _ in range(repeat):
+            p.inject()
+            p.fate[live:] = 3
+            best = min(best, _time(lambda: runner.run(max_steps=1)))
+        return best
+
+    runner.set_logical_size(1)
+    fixed = one_step(1)
+    runner.set_logical_size(n)
+    lonely, full = one_step(1), one_step(n)
+    return {"fixed": fixed, "c_dead": (lonely - fixed) / (n - 1), "c_live": (full - fixed) / n}
+
+
+def _time(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+# ----------------------------------------------------------------------------- the table
+
+
+FULL_WIDTH_MAX = 4096  # NumPy's full-width form runs every arm for every photon until the last ends
+
+
+def bench(n: int, repeat: int, budget: float, jax_pair: tuple | None, numba: object | None) -> None:
+    cdf = phase_table()
+    variants = eagle_variants(n, cdf) + numpy_variants(n, cdf, full_width=n <= FULL_WIDTH_MAX)
+    if jax_pair is not None:
+        variants.append(jax_variant(*jax_pair, n, cdf))
+    if numba is not None:
+        variants.append(numba_variant(numba, n, cdf))
+    runnable = first_calls(variants)
+    medians = timed(runnable, repeat, budget)
+    eagles = [v for v in runnable if v.who == "eagle"]
+    reference = eagles[0].state()
+    for v in runnable:
+        if v.who in ("eagle", "NumPy"):  # the same arithmetic in the same order: the same bits
+            _assert_same(reference, v.state(), f"{v.name} at {n} photons")
+    fate, k, path = reference[:3]
+    tallies = Tallies.of(fate, k, path)
+    quantiles = tail(k)
+    print(f"\n{n:,} photons (tau {TAU}, albedo {ALBEDO}): {tallies.brief()}")
+    print("  collisions per photon: " + ", ".join(f"{q} {v:g}" for q, v in quantiles.items()))
+    assert quantiles["max"] >= TAIL * quantiles["median"], f"no heavy tail at {n} photons: {quantiles}"
+    best = min(medians[v.name][0] for v in eagles)
+    rows = [("variant", "median", "/ best eagle", "runs", "steps", "truncated", "tallies equal",
+             "first call")]
+    for v in variants:
+        if v.refused:
+            rows.append((v.name, "refused", "", "", "", "", "", v.refused[:110]))
+            continue
+        t, runs = medians[v.name]
+        state = v.state()
+        mine = Tallies.of(*state[:3])
+        planes = zip(reference[:len(state)], state, strict=True)  # JAX and Numba keep no mu or z
+        same = "bit-identical" if all(a.tobytes() == b.tobytes() for a, b in planes) else (
+            "tallies equal" if mine == tallies else "DIFFER")
+        if same == "tallies equal":  # a peer whose compiler reorders or contracts float arithmetic
+            differ = int(np.count_nonzero(state[2] != path))
+            same += f" ({differ} photons' path lengths differ in the last bits)"
+        first = f"{v.first:.2f} s" + (f" (compile {v.compile:.2f} s)" if v.compile else "")
+        rows.append((v.name, f"{t:.4f} s", f"{t / best:.2f}x", str(runs), str(_steps(state)),
+                     str(mine.truncated), same, first))
+    _print_rows(rows)
+    simulate = eagles[0].report
+    print(f"  {eagles[0].name}: {len(simulate.compactions)} compactions "
+          f"({', '.join(f'{c.before}->{c.after} at step {c.step}' for c in simulate.compactions[:6])}"
+          f"{' ...' if len(simulate.compactions) > 6 else ''}); seconds per phase "
+          + ", ".join(f"{k} {v:.4f}" for k, v in simulate.seconds.items())
+          + f"; {len(simulate.dispatch)} dispatch decisions, policies over steps "
+          + str(simulate.policies().get("material", [])[:8])
+          + (f"; notes: {simulate.notes}" if simulate.notes else ""))
+    goals(n, medians, cdf)
+
+
+def _assert_same(reference: tuple, state: tuple, what: str) -> None:
+    for name, a, b in zip(("fate", "k", "path", "mu", "z"), reference, state, strict=True):
+        assert a.tobytes() == b.tobytes(), f"{what}: plane {name} differs from the first eagle variant's"
+
+
+def _steps(state: tuple) -> int:
+    """The steps the batch took: the longest photon's (a collision per step, and the escape)."""
+    fate, k = state[0], state[1]
+    return int((k.astype(np.int64) + ((fate == 1) | (fate == 2))).max())
+
+
+def _print_rows(rows: list[tuple]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        print("  " + "  ".join(f"{c:<{w}}" for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
+
+
+def goals(n: int, medians: dict[str, tuple[float, int]], cdf: np.ndarray) -> None:
+    """The issue's goals, each with the figure measured here; where one misses, §6.5's figures."""
+    t = {name: m[0] for name, m in medians.items()}
+    auto, off = t["simulate compact=auto dispatch=None"], t["simulate compact=False"]
+    fixed = {p: t[f"simulate dispatch={p!r}"] for p in ("switch", "predicated", "segmented")
+             if f"simulate dispatch={p!r}" in t}
+    best_fixed = min(fixed.values())
+    eagle_best = min(v for k, v in t.items() if k.startswith(("simulate", "until_done")))
+    jax = next((v for k, v in t.items() if k.startswith("JAX")), None)
+    print(f"  goals at {n:,} photons (the issue's are for 262,144):")
+    print(f"    compaction >= 3x faster than none: compact=False / compact=auto = {off / auto:.2f}x "
+          f"(/ compact=True {off / t['simulate compact=True']:.2f}x)")
+    print(f"    dispatch=None within 10 % of the best fixed policy ({min(fixed, key=fixed.get)}): "
+          f"{100 * (auto / best_fixed - 1):+.1f} %")
+    if jax is not None:
+        print(f"    eagle <= 0.5x JAX's time: best eagle / JAX = {eagle_best / jax:.3f}x")
+    costs = step_costs(n, cdf)
+    print(f"    why (§6.5, the plain loop): a step's fixed cost {costs['fixed'] * 1e6:.1f} us; "
+          f"c_live {costs['c_live'] * 1e9:.1f} ns, c_dead {costs['c_dead'] * 1e9:.1f} ns a photon-step "
+          f"(c_dead / c_live = {costs['c_dead'] / costs['c_live']:.3f}): without compaction the run costs "
+          f"about 1 + (S_max / mean s) (c_dead / c_live) times the live work")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, one run each: checks, not figures")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 262_144])
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs of each variant (medians)")
+    parser.add_argument("--budget", type=float, default=math.inf,
+                        help="seconds of timed runs after which a variant stops (at least one run)")
+    parser.add_argument("--no-peers", action="store_true", help="eagle and NumPy only")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.sizes, args.repeat = [4096], 1  # the fewest photons whose longest lives 50x the median
+    jax_pair = None if args.no_peers else load_jax()  # before any JAX computation: sync dispatch, x64
+    numba = None if args.no_peers else load_numba()
+    print(f"bench_simulate: photons in a slab until absorbed or escaped; medians of {args.repeat} runs in "
+          f"turns; eagle {eagle.__version__}, NumPy {np.__version__}"
+          + (f", JAX {jax_pair[0].__version__}" if jax_pair else ", JAX not installed")
+          + (f", Numba {numba.__version__} ({numba.config.NUMBA_NUM_THREADS} threads)" if numba else
+             ", Numba not installed"))
+    for n in args.sizes:
+        bench(n, args.repeat, args.budget, jax_pair, numba)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
