@@ -650,7 +650,7 @@ def bench(n: int, repeat: int, budget: float, jax_pair: tuple | None, numba: obj
              "first call")]
     for v in variants:
         if v.refused:
-            rows.append((v.name, "refused", "", "", "", "", "", v.refused[:110]))
+            rows.append((v.name, "refused", "", "", "", "", "", v.refused))
             continue
         t, runs = medians[v.name]
         state = v.state()
