@@ -5,7 +5,7 @@ Run: ``python benchmarks/bench_simulate.py`` (4,096 and 262,144 photons, medians
 turns, warm-ups excluded and shown apart), ``--smoke`` for a half-minute run (one run each on 4,096
 photons, the fewest whose tail reaches 50x the median) that checks that every variant gives the
 same tallies; ``--sizes``, ``--repeat``, ``--budget`` (seconds of timed runs after which a slow
-variant, JAX at 262,144, stops) and ``--no-peers`` to choose.
+variant, JAX at 262,144, stops), ``--peers`` and ``--alone`` (the peers only) to choose.
 
 The workload.  A plane-parallel slab of optical depth ``TAU`` and single-scattering albedo
 ``ALBEDO``; photons enter at the top, straight down.  One step draws the photon's scatterer
@@ -565,6 +565,9 @@ def first_calls(variants: list[Variant]) -> list[Variant]:
     """Each variant's first call, timed (its compile or cache load); those eagle or hawk refuse are
     kept with the refusal, which the table shows."""
     for v in variants:
+        if v.compile:  # compiled ahead of time (JAX), so a first run would only repeat a timed one
+            v.first = v.compile
+            continue
         start = time.perf_counter()
         try:
             v.run()
@@ -628,15 +631,25 @@ def _time(fn: Callable[[], object]) -> float:
 FULL_WIDTH_MAX = 4096  # NumPy's full-width form runs every arm for every photon until the last ends
 
 
-def bench(n: int, repeat: int, budget: float, jax_pair: tuple | None, numba: object | None) -> None:
+def bench(n: int, repeat: int, budget: float, jax_pair: tuple | None, numba: object | None,
+          alone: bool = False) -> None:
+    """The table at n photons; ``alone``: the peers only, their figures and tallies (JAX at 262,144
+    runs for a quarter of an hour a run: a process of its own beside the table's)."""
     cdf = phase_table()
-    variants = eagle_variants(n, cdf) + numpy_variants(n, cdf, full_width=n <= FULL_WIDTH_MAX)
+    variants = [] if alone else (eagle_variants(n, cdf)
+                                 + numpy_variants(n, cdf, full_width=n <= FULL_WIDTH_MAX))
     if jax_pair is not None:
         variants.append(jax_variant(*jax_pair, n, cdf))
     if numba is not None:
         variants.append(numba_variant(numba, n, cdf))
     runnable = first_calls(variants)
     medians = timed(runnable, repeat, budget)
+    if alone:
+        for v in runnable:
+            t, runs = medians[v.name]
+            print(f"\n{n:,} photons, {v.name}: median {t:.4f} s of {runs} runs (compile {v.compile:.2f} s), "
+                  f"{_steps(v.state())} steps, {Tallies.of(*v.state()[:3]).brief()}")
+        return
     eagles = [v for v in runnable if v.who == "eagle"]
     reference = eagles[0].state()
     for v in runnable:
@@ -664,7 +677,7 @@ def bench(n: int, repeat: int, budget: float, jax_pair: tuple | None, numba: obj
         if same == "tallies equal":  # a peer whose compiler reorders or contracts float arithmetic
             differ = int(np.count_nonzero(state[2] != path))
             same += f" ({differ} photons' path lengths differ in the last bits)"
-        first = f"{v.first:.2f} s" + (f" (compile {v.compile:.2f} s)" if v.compile else "")
+        first = f"compile {v.compile:.2f} s" if v.compile else f"{v.first:.2f} s"
         rows.append((v.name, f"{t:.4f} s", f"{t / best:.2f}x", str(runs), str(_steps(state)),
                      str(mine.truncated), same, first))
     _print_rows(rows)
@@ -740,19 +753,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=5, help="timed runs of each variant (medians)")
     parser.add_argument("--budget", type=float, default=math.inf,
                         help="seconds of timed runs after which a variant stops (at least one run)")
-    parser.add_argument("--no-peers", action="store_true", help="eagle and NumPy only")
+    parser.add_argument("--peers", nargs="*", choices=("jax", "numba"), default=["jax", "numba"],
+                        help="the peers to run where installed (none: eagle and NumPy only)")
+    parser.add_argument("--alone", action="store_true", help="the peers only: their times and tallies")
     args = parser.parse_args(argv)
     if args.smoke:
         args.sizes, args.repeat = [4096], 1  # the fewest photons whose longest lives 50x the median
-    jax_pair = None if args.no_peers else load_jax()  # before any JAX computation: sync dispatch, x64
-    numba = None if args.no_peers else load_numba()
+    jax_pair = load_jax() if "jax" in args.peers else None  # before any JAX computation: sync dispatch
+    numba = load_numba() if "numba" in args.peers else None
     print(f"bench_simulate: photons in a slab until absorbed or escaped; medians of {args.repeat} runs in "
           f"turns; eagle {eagle.__version__}, NumPy {np.__version__}"
           + (f", JAX {jax_pair[0].__version__}" if jax_pair else ", JAX not installed")
           + (f", Numba {numba.__version__} ({numba.config.NUMBA_NUM_THREADS} threads)" if numba else
              ", Numba not installed"))
     for n in args.sizes:
-        bench(n, args.repeat, args.budget, jax_pair, numba)
+        bench(n, args.repeat, args.budget, jax_pair, numba, args.alone)
 
 
 if __name__ == "__main__":
