@@ -200,7 +200,7 @@ def choose(k: UInt32, fate: UInt32, pid: UInt32, species: Mutable[Int32], seed: 
 
 @hawk.kernel
 def walk(z: Mutable[Scalar], mu: Mutable[Scalar], path: Mutable[Scalar], k: Mutable[UInt32],
-         fate: Mutable[UInt32], pid: UInt32, species: Int32, cdf: Table, seed: Param[Int32]):
+         fate: Mutable[UInt32], pid: UInt32, species: Int32, cdf: Table.clamp, seed: Param[Int32]):
     """One free flight, then escape (fate 1 up, 2 down), absorption (3) or a scattering."""
     if fate == 0:
         c = k * hm.uint32(DRAWS)

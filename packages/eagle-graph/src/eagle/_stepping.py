@@ -384,12 +384,10 @@ def _refuse_whole_reads(payload: Until) -> None:
     written = [(k, item, a) for k, item in enumerate(payload.items) for _, a, role in item.planes()
                if role != "read"]
     for j, item in enumerate(payload.items):
-        if item.kind != "plan" or item.payload.plan.per_sample:
+        if item.kind != "plan":
             continue
-        fuse = item.payload.fusible("cpu")
         names = {id(a): pname for pname, a, _ in item.payload.planes()}
-        reads = [a for _, a, role in item.payload.planes() if role == "read"]
-        whole = fuse.whole() if fuse is not None else reads  # unknown: every plane it reads
+        whole = item.payload.whole_reads()
         for plane in whole:
             for k, writer, a in written:
                 if overlap(a, plane):

@@ -602,6 +602,13 @@ class KernelBound(BoundPlan):
         """This launch as a member of a fused run (:mod:`hawk.runs`); a split one runs alone."""
         return None if self.split is not None else runs.fusible(self, target)
 
+    def whole_reads(self) -> list[Any]:
+        """The Tables it reads: every other plane is read one value per sample, split or not (a
+        split launch reads sample ``index[j]``'s own values)."""
+        read = {id(a) for _, a, role in self.planes() if role == "read"}
+        return [a for a, s in zip(self.args, self.plan.compiled.ir.slots, strict=False)
+                if s.table is not None and id(a) in read]
+
     def position_dependent(self) -> bool:
         """The kernel reads its sample's index: ``hawk.sample()``, a grid index, or a draw keyed by
         the default ``sample=`` (the sample's position).  A draw keyed by an id plane
