@@ -384,7 +384,8 @@ EAGLE_API int eagle_cuda_stream_wait(int device, uint64_t waiter, uint64_t waite
     if (!rc)
         rc = cu_check(drv.cuEventCreate(&event, EG_CU_EVENT_DISABLE_TIMING), api, "cuEventCreate");
     if (!rc)
-        rc = cu_check(drv.cuEventRecord(event, (eg_CUstream)(uintptr_t)waited), api, "cuEventRecord");
+        rc = cu_check(drv.cuEventRecord(event, (eg_CUstream)(uintptr_t)waited), api,
+                      "cuEventRecord");
     if (!rc)
         rc = cu_check(drv.cuStreamWaitEvent((eg_CUstream)(uintptr_t)waiter, event, 0), api,
                       "cuStreamWaitEvent");
