@@ -21,7 +21,7 @@ def test_eagles_kernels_compile_to_ptx():
     entries = set(re.findall(r"\.entry (\w+)\(", ptx))
     reductions = {_gpu_kernels.reduce_name(d, op) for d in ("f8", "f4", "i8", "i4", "u8", "u4", "u1")
                   for op in _gpu_kernels.OPS}
-    assert reductions | {"eg_loop_start", "eg_loop_turn", "eg_switch_index"} == entries
+    assert reductions | {"eg_loop_start", "eg_loop_turn", "eg_switch_index", "eg_chain_key"} == entries
     assert f".target sm_{_nvrtc.default_arch().removeprefix('compute_')}" in ptx
     assert "fma" not in ptx  # --fmad=false: a sum adds, as on the CPU
 
