@@ -121,7 +121,7 @@ def _planes(items: list[Node], terminated: Any, n: int, opaque_ok: bool) -> tupl
                             "grid index, a draw keyed by the default sample=, or a native C kernel, given "
                             "the indices), so moving samples would change its bits: key draws by an id "
                             "plane, hawk.random.uniform(seed, counter, sample=pid)")
-            tables = _whole_reads(bound)
+            tables = bound.whole_reads()
             if tables is None:
                 return [], (f"{label}: eagle cannot tell which planes plan {name!r} reads whole (a Table), "
                             "which must not move")
@@ -136,14 +136,6 @@ def _planes(items: list[Node], terminated: Any, n: int, opaque_ok: bool) -> tupl
                         f"per-sample plane ({what}): pass a copy as the Table"
                         for label, pname, t in whole for what, a in unique if overlap(a, t)), None)
     return [a for _, a in unique], blocker
-
-
-def _whole_reads(bound: BoundPlan) -> list[Any] | None:
-    """The planes a plan reads whole (a hawk Table), or None where eagle cannot tell."""
-    if bound.plan.per_sample:
-        return []
-    fuse = bound.fusible("cpu")
-    return None if fuse is None else list(fuse.whole())
 
 
 def _distinct(moved: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], str | None]:

@@ -388,6 +388,8 @@ def _refuse_whole_reads(payload: Until) -> None:
             continue
         names = {id(a): pname for pname, a, _ in item.payload.planes()}
         whole = item.payload.whole_reads()
+        if whole is None:  # unknown: every plane it reads
+            whole = [a for _, a, role in item.payload.planes() if role == "read"]
         for plane in whole:
             for k, writer, a in written:
                 if overlap(a, plane):

@@ -249,13 +249,14 @@ class BoundPlan:
         them, so: True (a kernel language that writes its IR tells)."""
         return True
 
-    def whole_reads(self) -> list[Any]:
+    def whole_reads(self) -> list[Any] | None:
         """The planes it reads whole (any sample's value, a Table), not one value per sample: none
-        for a per-sample plan; for another, what its fused form says, else every plane it reads."""
+        for a per-sample plan; for another, what its fused form says, else None (eagle cannot
+        tell: a caller takes every plane it reads, or refuses)."""
         if self.plan.per_sample:
             return []
         fuse = self.fusible("cpu")
-        return fuse.whole() if fuse is not None else [a for _, a, role in self.planes() if role == "read"]
+        return None if fuse is None else list(fuse.whole())
 
     def gpu_items(self) -> GpuItems:
         """This launch in a CUDA graph: a plan of a native (C) kernel has none."""
