@@ -442,7 +442,8 @@ def advance(x: Mutable[Scalar], m: Int32, done: Mutable[UInt32]):
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_every_policy_steps_an_until_done_loop_to_the_same_bits(policy):
-    """As eagle.simulate runs a split step: skip=terminated, so finished samples never run."""
+    """A split step in until_done with skip=terminated: finished samples never run (eagle.simulate
+    passes the loop's mark plane instead, so a sample that finishes within a step runs it out)."""
     rng = np.random.default_rng(0)
     m, x0 = rng.integers(0, 4, N).astype(np.int32), rng.random(N)
     want, done = x0.copy(), np.zeros(N, np.uint32)

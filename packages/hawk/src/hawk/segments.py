@@ -130,49 +130,43 @@ def _segment_of(group: Group, ctype: str) -> str:
             f"\n    return {len(tests)};\n}}\n")
 
 
-def _partition(group: Group, selector: str, skip: str | None) -> str:
-    """The partition's four functions for selectors of C type ``selector`` and a skip plane of C
-    type ``skip`` (None: no skip plane)."""
+def _blocks(group: Group, selector: str, skip: str | None) -> str:
+    """What both targets' partitions share, per block of samples ``[b0, b1)``: counting each
+    segment's samples, scattering their indices, and the scan over ``nb`` blocks' counts (a block
+    whose stamp is not ``epoch`` left out; ``stamps`` NULL: none is)."""
     s = segments(group)
     skipped = "0" if skip is None else "(skip[i] != 0)"
+    sel, flags = f"const {selector} *sel", f"const {skip or 'uint8_t'} *skip"
     return _segment_of(group, selector) + f"""
-EAGLE_API void hk_seg_epoch(int64_t begin, int64_t end, const eagle_arg *a)
+HK_FN void hk_count_block({sel}, {flags}, int64_t *counts, int64_t b0, int64_t b1)
 {{
-    (void)begin; (void)end;
-    ((int64_t *)a[0].ptr)[0] += 1;
-}}
-
-/* a: selector, skip, blocks (nb x {s}), stamps (nb), epoch */
-EAGLE_API void hk_seg_count(int64_t begin, int64_t end, const eagle_arg *a)
-{{
-    const {selector} *sel = a[0].ptr;
-    const {skip or 'uint8_t'} *skip = a[1].ptr;
     (void)skip;
-    int64_t *blocks = a[2].ptr, *stamps = a[3].ptr;
-    const int64_t epoch = ((const int64_t *)a[4].ptr)[0];
-    for (int64_t b0 = begin; b0 < end;) {{
-        const int64_t blk = b0 / EAGLE_BLOCK;
-        const int64_t b1 = (blk + 1) * EAGLE_BLOCK < end ? (blk + 1) * EAGLE_BLOCK : end;
-        int64_t c[{s}] = {{0}};
-        for (int64_t i = b0; i < b1; ++i)
-            if (!{skipped})
-                c[hk_segment_of(sel[i])] += 1;
-        for (int64_t k = 0; k < {s}; ++k)
-            blocks[blk * {s} + k] = c[k];
-        stamps[blk] = epoch;
-        b0 = b1;
-    }}
+    int64_t c[{s}] = {{0}};
+    for (int64_t i = b0; i < b1; ++i)
+        if (!{skipped})
+            c[hk_segment_of(sel[i])] += 1;
+    for (int64_t k = 0; k < {s}; ++k)
+        counts[k] = c[k];
 }}
 
-/* a: blocks, stamps, epoch, segments (2 x {s}: starts, counts), nb */
-EAGLE_API void hk_seg_scan(int64_t begin, int64_t end, const eagle_arg *a)
+HK_FN void hk_scatter_block({sel}, {flags}, const int64_t *firsts, int64_t *index, int64_t b0,
+                            int64_t b1)
 {{
-    (void)begin; (void)end;
-    int64_t *blocks = a[0].ptr, *seg = a[3].ptr;
-    const int64_t *stamps = a[1].ptr, epoch = ((const int64_t *)a[2].ptr)[0], nb = a[4].i64;
+    (void)skip;
+    int64_t at[{s}];
+    for (int64_t k = 0; k < {s}; ++k)
+        at[k] = firsts[k];
+    for (int64_t i = b0; i < b1; ++i)
+        if (!{skipped})
+            index[at[hk_segment_of(sel[i])]++] = i;
+}}
+
+HK_FN void hk_scan_blocks(int64_t *blocks, int64_t *seg, int64_t nb, const int64_t *stamps,
+                          int64_t epoch)
+{{
     int64_t at[{s}] = {{0}}, total = 0;
     for (int64_t blk = 0; blk < nb; ++blk)
-        if (stamps[blk] == epoch)
+        if (!stamps || stamps[blk] == epoch)
             for (int64_t k = 0; k < {s}; ++k)
                 at[k] += blocks[blk * {s} + k];
     for (int64_t k = 0; k < {s}; ++k) {{
@@ -183,31 +177,60 @@ EAGLE_API void hk_seg_scan(int64_t begin, int64_t end, const eagle_arg *a)
         total += c;
     }}
     for (int64_t blk = 0; blk < nb; ++blk)
-        if (stamps[blk] == epoch)
+        if (!stamps || stamps[blk] == epoch)
             for (int64_t k = 0; k < {s}; ++k) {{
                 const int64_t c = blocks[blk * {s} + k];
                 blocks[blk * {s} + k] = at[k];
                 at[k] += c;
             }}
 }}
+"""
+
+
+def _partition(group: Group, selector: str, skip: str | None) -> str:
+    """The partition's four functions for selectors of C type ``selector`` and a skip plane of C
+    type ``skip`` (None: no skip plane)."""
+    s = segments(group)
+    sel, flags = f"const {selector} *sel = a[0].ptr", f"const {skip or 'uint8_t'} *skip = a[1].ptr"
+    each_block = """for (int64_t b0 = begin; b0 < end;) {
+        const int64_t blk = b0 / EAGLE_BLOCK;
+        const int64_t b1 = (blk + 1) * EAGLE_BLOCK < end ? (blk + 1) * EAGLE_BLOCK : end;"""
+    return _blocks(group, selector, skip) + f"""
+EAGLE_API void hk_seg_epoch(int64_t begin, int64_t end, const eagle_arg *a)
+{{
+    (void)begin; (void)end;
+    ((int64_t *)a[0].ptr)[0] += 1;
+}}
+
+/* a: selector, skip, blocks (nb x {s}), stamps (nb), epoch */
+EAGLE_API void hk_seg_count(int64_t begin, int64_t end, const eagle_arg *a)
+{{
+    {sel};
+    {flags};
+    int64_t *blocks = a[2].ptr, *stamps = a[3].ptr;
+    const int64_t epoch = ((const int64_t *)a[4].ptr)[0];
+    {each_block}
+        hk_count_block(sel, skip, blocks + blk * {s}, b0, b1);
+        stamps[blk] = epoch;
+        b0 = b1;
+    }}
+}}
+
+/* a: blocks, stamps, epoch, segments (2 x {s}: starts, counts), nb */
+EAGLE_API void hk_seg_scan(int64_t begin, int64_t end, const eagle_arg *a)
+{{
+    (void)begin; (void)end;
+    hk_scan_blocks(a[0].ptr, a[3].ptr, a[4].i64, a[1].ptr, ((const int64_t *)a[2].ptr)[0]);
+}}
 
 /* a: selector, skip, blocks (each block's first positions), index */
 EAGLE_API void hk_seg_scatter(int64_t begin, int64_t end, const eagle_arg *a)
 {{
-    const {selector} *sel = a[0].ptr;
-    const {skip or 'uint8_t'} *skip = a[1].ptr;
-    (void)skip;
+    {sel};
+    {flags};
     const int64_t *blocks = a[2].ptr;
-    int64_t *index = a[3].ptr;
-    for (int64_t b0 = begin; b0 < end;) {{
-        const int64_t blk = b0 / EAGLE_BLOCK;
-        const int64_t b1 = (blk + 1) * EAGLE_BLOCK < end ? (blk + 1) * EAGLE_BLOCK : end;
-        int64_t at[{s}];
-        for (int64_t k = 0; k < {s}; ++k)
-            at[k] = blocks[blk * {s} + k];
-        for (int64_t i = b0; i < b1; ++i)
-            if (!{skipped})
-                index[at[hk_segment_of(sel[i])]++] = i;
+    {each_block}
+        hk_scatter_block(sel, skip, blocks + blk * {s}, a[3].ptr, b0, b1);
         b0 = b1;
     }}
 }}
@@ -219,59 +242,28 @@ def _cuda_partition(group: Group, selector: str, skip: str | None) -> str:
     ``EAGLE_BLOCK`` samples up to the logical end (so no epoch: the end says which blocks ran),
     the scan one thread."""
     s, b = segments(group), BLOCK
-    skipped = "0" if skip is None else "(skip[i] != 0)"
-    stride = "(int64_t)gridDim.x * blockDim.x"
-    first = "(int64_t)blockIdx.x * blockDim.x + threadIdx.x"
-    return _segment_of(group, selector) + f"""
-extern "C" __global__ void hk_seg_count(const {selector} *sel, const {skip or 'uint8_t'} *skip,
-                                        int64_t *blocks, const int64_t end)
+    sel, flags = f"const {selector} *sel", f"const {skip or 'uint8_t'} *skip"
+    each_block = (f"for (int64_t blk = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; blk * {b} < end;"
+                  f" blk += (int64_t)gridDim.x * blockDim.x) {{\n"
+                  f"        const int64_t b1 = (blk + 1) * {b} < end ? (blk + 1) * {b} : end;")
+    return _blocks(group, selector, skip) + f"""
+extern "C" __global__ void hk_seg_count({sel}, {flags}, int64_t *blocks, const int64_t end)
 {{
-    (void)skip;
-    for (int64_t blk = {first}; blk * {b} < end; blk += {stride}) {{
-        int64_t c[{s}] = {{0}};
-        const int64_t b1 = (blk + 1) * {b} < end ? (blk + 1) * {b} : end;
-        for (int64_t i = blk * {b}; i < b1; ++i)
-            if (!{skipped})
-                c[hk_segment_of(sel[i])] += 1;
-        for (int64_t k = 0; k < {s}; ++k)
-            blocks[blk * {s} + k] = c[k];
+    {each_block}
+        hk_count_block(sel, skip, blocks + blk * {s}, blk * {b}, b1);
     }}
 }}
 
 extern "C" __global__ void hk_seg_scan(int64_t *blocks, int64_t *seg, const int64_t end)
 {{
-    const int64_t nb = (end + {b} - 1) / {b};
-    int64_t at[{s}] = {{0}}, total = 0;
-    for (int64_t blk = 0; blk < nb; ++blk)
-        for (int64_t k = 0; k < {s}; ++k)
-            at[k] += blocks[blk * {s} + k];
-    for (int64_t k = 0; k < {s}; ++k) {{
-        const int64_t c = at[k];
-        seg[k] = total;
-        seg[{s} + k] = c;
-        at[k] = total;
-        total += c;
-    }}
-    for (int64_t blk = 0; blk < nb; ++blk)
-        for (int64_t k = 0; k < {s}; ++k) {{
-            const int64_t c = blocks[blk * {s} + k];
-            blocks[blk * {s} + k] = at[k];
-            at[k] += c;
-        }}
+    hk_scan_blocks(blocks, seg, (end + {b} - 1) / {b}, 0, 0);
 }}
 
-extern "C" __global__ void hk_seg_scatter(const {selector} *sel, const {skip or 'uint8_t'} *skip,
-                                          const int64_t *blocks, int64_t *index, const int64_t end)
+extern "C" __global__ void hk_seg_scatter({sel}, {flags}, const int64_t *blocks, int64_t *index,
+                                          const int64_t end)
 {{
-    (void)skip;
-    for (int64_t blk = {first}; blk * {b} < end; blk += {stride}) {{
-        int64_t at[{s}];
-        for (int64_t k = 0; k < {s}; ++k)
-            at[k] = blocks[blk * {s} + k];
-        const int64_t b1 = (blk + 1) * {b} < end ? (blk + 1) * {b} : end;
-        for (int64_t i = blk * {b}; i < b1; ++i)
-            if (!{skipped})
-                index[at[hk_segment_of(sel[i])]++] = i;
+    {each_block}
+        hk_scatter_block(sel, skip, blocks + blk * {s}, index, blk * {b}, b1);
     }}
 }}
 """
