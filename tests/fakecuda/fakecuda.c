@@ -525,7 +525,8 @@ static eg_CUresult fk_cuPointerGetAttribute(void *data, eg_CUpointer_attribute a
 
 /* ------------------------------------------------------ kernel registry */
 
-typedef void (*fk_kernel_fn)(void **params, const unsigned grid[3], const unsigned block[3]);
+/* Runs every block of a launch (tests/fakecuda/shim.h); non-zero: a block failed (it said why). */
+typedef int (*fk_kernel_fn)(void **params, const unsigned grid[3], const unsigned block[3]);
 
 typedef struct kernel_reg {
     char *name;
@@ -825,10 +826,17 @@ static eg_CUresult set_kernel(kernel_node *k, const eg_CUDA_KERNEL_NODE_PARAMS *
         return refuse(FK_CUDA_ERROR_INVALID_CONTEXT, "%s: not the primary context", api);
     unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
     unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
-    if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2] ||
+    /* The limits of every compute capability from 3.0 on (CUDA C++ Programming Guide, Technical
+     * Specifications per Compute Capability); a kernel's own limit (launch bounds, registers)
+     * can be lower on a GPU. */
+    if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2] || grid[0] > 0x7fffffffu ||
+        grid[1] > 65535 || grid[2] > 65535 || block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
         (unsigned long long)block[0] * block[1] * block[2] > 1024)
         return refuse(EG_CUDA_ERROR_INVALID_VALUE, "%s: bad grid %ux%ux%u or block %ux%ux%u", api,
                       grid[0], grid[1], grid[2], block[0], block[1], block[2]);
+    if (p->sharedMemBytes)
+        return refuse(EG_CUDA_ERROR_NOT_SUPPORTED, "%s: %u bytes of dynamic shared memory: not emulated "
+                      "(a kernel's static __shared__ memory is)", api, p->sharedMemBytes);
     kernel_reg reg;
     if (!find_reg(p->func->name, &reg))
         return refuse(EG_CUDA_ERROR_NOT_SUPPORTED, "%s: kernel `%s` has no host emulation "
@@ -1358,7 +1366,8 @@ static void run_kernel(const kernel_node *k)
     for (int i = 0; i < k->reg.nparams; ++i)
         params[i] = k->args + k->offsets[i];
     n_kernel_runs++;
-    k->reg.fn(params, k->grid, k->block);
+    if (k->reg.fn(params, k->grid, k->block))
+        launch_error = EG_CUDA_ERROR_LAUNCH_FAILED;
 }
 
 static void run_graph(eg_CUgraph g);
@@ -1585,8 +1594,9 @@ static eg_CUresult fk_cuLaunchKernel(eg_CUfunction f, unsigned int gridDimX, uns
 /* ------------------------------------------- the built-in condition kernel */
 
 /* libeagle's eagle_set_condition (cuda_condition_ptx.h):
- * op 0: *cell != k, 1: *cell == k, 2: min(*cell, k), 3: *cell >= k, else k. */
-static void set_condition(void **params, const unsigned grid[3], const unsigned block[3])
+ * op 0: *cell != k, 1: *cell == k, 2: min(*cell, k), 3: *cell >= k, else k.  Every thread of
+ * a launch would set the same value from the same cell: one run stands for them all. */
+static int set_condition(void **params, const unsigned grid[3], const unsigned block[3])
 {
     (void)grid;
     (void)block;
@@ -1595,6 +1605,7 @@ static void set_condition(void **params, const unsigned grid[3], const unsigned 
     unsigned op = *(unsigned *)params[2], k = *(unsigned *)params[3], v = *cell;
     unsigned value = op == 0 ? v != k : op == 1 ? v == k : op == 2 ? (v < k ? v : k) : op == 3 ? v >= k : k;
     fakecuda_set_conditional(handle, value);
+    return 0;
 }
 
 __attribute__((constructor)) static void register_builtins(void)
