@@ -236,8 +236,8 @@ class HostKernels:
             src = out.with_suffix(".cpp")
             src.write_text(cpp)
             # no contraction into FMAs: eagle compiles with NVRTC's --fmad=false (_nvrtc.OPTIONS)
-            _compile([*cxx, "-std=c++17", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-fvisibility=hidden",
-                      "-fno-sanitize=all", "-w", str(src)], out)
+            _compile([*cxx, "-std=c++17", "-O1", "-ffp-contract=off", "-fPIC", "-shared",
+                      "-fvisibility=hidden", "-fno-sanitize=all", "-w", str(src)], out)
         self.lib = ctypes.CDLL(str(out))  # kept: the fake calls into it
         register_all = self.lib.fk_register_all
         register_all.argtypes = [REGISTER_FN, ctypes.c_void_p]
