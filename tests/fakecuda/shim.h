@@ -31,7 +31,6 @@
 #include <mutex>
 #include <sys/mman.h>
 #include <ucontext.h>
-#include <vector>
 
 #define __global__
 #define __device__
@@ -81,10 +80,13 @@ struct fiber {
     int line; /* of the barrier it waits at */
 };
 
-const size_t STACK_BYTES = 256 << 10, GUARD_BYTES = 4096;
+/* MOST_THREADS: the largest block fakecuda.c launches (set_kernel refuses larger ones). */
+const size_t STACK_BYTES = 256 << 10, GUARD_BYTES = 4096, MOST_THREADS = 1024;
 
 static std::mutex launching; /* the built-ins and shared memory are this library's globals */
-static std::vector<fiber> fibers;
+/* MOST_THREADS, made by the first block of fibers: never moved, since a saved context points
+ * into itself (its floating-point state). */
+static fiber *fibers;
 static ucontext_t scheduler;
 static fiber *running;
 static body_fn body;
@@ -136,8 +138,10 @@ static bool prepare(unsigned i)
  * all have returned; false (and fault says why) where a barrier cannot open. */
 static bool run_fibers(unsigned n, bool reverse)
 {
-    if (fibers.size() < n)
-        fibers.resize(n, fiber{});
+    if (!fibers && !(fibers = (fiber *)calloc(MOST_THREADS, sizeof *fibers))) {
+        snprintf(fault, sizeof fault, "no memory for its threads");
+        return false;
+    }
     for (unsigned i = 0; i < n; ++i)
         if (!prepare(i)) {
             snprintf(fault, sizeof fault, "no memory for the stack of thread %u", i);

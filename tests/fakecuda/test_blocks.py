@@ -154,9 +154,11 @@ def test_shared_memory_is_each_blocks_own(fake):
     np.testing.assert_array_equal(y.get(), np.repeat([7, -1, -1], 64))
 
 
-def test_threads_and_blocks_are_numbered_x_fastest(fake):
-    grid, block = (2, 3, 1), (8, 4, 2)
-    n, blocks = 8 * 4 * 2, 2 * 3
+@pytest.mark.parametrize(
+    "grid, block", [((2, 3, 1), (8, 4, 2)), ((1, 2, 2), (1024, 1, 1)), ((3, 1, 1), (1, 1, 1))]
+)
+def test_threads_and_blocks_are_numbered_x_fastest(fake, grid, block):
+    n, blocks = int(np.prod(block)), int(np.prod(grid))
     out = device(np.zeros(n * blocks, np.uint32))
     launch(kernel(fake, INDICES, "fk_test_indices"), grid, block, out)
     want = [1000 * b + (n - 1 - t) for b in range(blocks) for t in range(n)]
