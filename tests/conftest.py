@@ -132,7 +132,7 @@ class Gpu:
 def gpu(cuda_driver: Any) -> Any:
     """A real GPU, or the CPU emulation of the driver with eagle's NVRTC compilation replaced by a host
     build of the same CUDA C (so eagle's own kernels run on the emulation)."""
-    from eagle import _gpu_kernels, _nvrtc
+    from eagle import _nvrtc
 
     with pytest.MonkeyPatch.context() as mp:
         if cuda_driver is not None:
@@ -141,7 +141,4 @@ def gpu(cuda_driver: Any) -> Any:
             mp.setattr(_nvrtc, "image_for", lambda source, name, *_:
                        host_build(source, name).encode() + b"\0")
             mp.setattr(_nvrtc, "available", lambda: True)
-            # one-thread reducing blocks: the emulation keeps a barrier only there (same bits: the
-            # tree does not depend on the block size)
-            mp.setattr(_gpu_kernels, "REDUCE_THREADS", 1)
         yield Gpu(cuda_driver)

@@ -98,12 +98,11 @@ def load(name, path):
 
 harness = load("fakecuda_harness", sys.argv[1])
 fake = harness.activate()
-from eagle import _cuda, _gpu_kernels, _nvrtc
+from eagle import _cuda, _nvrtc
 from eagle.testing import interpret
 _nvrtc.compile_ptx = harness.compile_ptx_on_fake
 _nvrtc.image_for = lambda source, name, *_: harness.compile_ptx_on_fake(source, name).encode() + b"\0"
 _nvrtc.available = lambda: True
-_gpu_kernels.REDUCE_THREADS = 1
 tests = load("seed_elif_tests", sys.argv[2])
 same, runs = True, []
 for cells in itertools.product((0, 1), repeat=3):

@@ -525,7 +525,8 @@ static eg_CUresult fk_cuPointerGetAttribute(void *data, eg_CUpointer_attribute a
 
 /* ------------------------------------------------------ kernel registry */
 
-typedef void (*fk_kernel_fn)(void **params, const unsigned grid[3], const unsigned block[3]);
+/* Runs every block of a launch (tests/fakecuda/shim.h); non-zero: a block failed (it said why). */
+typedef int (*fk_kernel_fn)(void **params, const unsigned grid[3], const unsigned block[3]);
 
 typedef struct kernel_reg {
     char *name;
@@ -678,6 +679,12 @@ typedef struct kernel_node {
     size_t *offsets; /* of parameter i in args */
 } kernel_node;
 
+/* A copy, and the kind of memory of each end when it was set (see end_kind). */
+typedef struct copy_node {
+    eg_CUDA_MEMCPY3D p;
+    int src_kind, dst_kind;
+} copy_node;
+
 typedef struct cond_node {
     eg_CUgraphConditionalHandle handle;
     int type;
@@ -693,7 +700,7 @@ struct eg_CUgraphNode_st {
     eg_CUgraphNode origin; /* in an exec: the template's node */
     union {
         kernel_node kernel;
-        eg_CUDA_MEMCPY3D copy;
+        copy_node copy;
         eg_CUDA_HOST_NODE_PARAMS host;
         cond_node cond;
         eg_CUgraph child; /* a child graph node's clone of its graph */
@@ -825,10 +832,17 @@ static eg_CUresult set_kernel(kernel_node *k, const eg_CUDA_KERNEL_NODE_PARAMS *
         return refuse(FK_CUDA_ERROR_INVALID_CONTEXT, "%s: not the primary context", api);
     unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
     unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
-    if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2] ||
+    /* The limits of every compute capability from 3.0 on (CUDA C++ Programming Guide, Technical
+     * Specifications per Compute Capability); a kernel's own limit (launch bounds, registers)
+     * can be lower on a GPU. */
+    if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2] || grid[0] > 0x7fffffffu ||
+        grid[1] > 65535 || grid[2] > 65535 || block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
         (unsigned long long)block[0] * block[1] * block[2] > 1024)
         return refuse(EG_CUDA_ERROR_INVALID_VALUE, "%s: bad grid %ux%ux%u or block %ux%ux%u", api,
                       grid[0], grid[1], grid[2], block[0], block[1], block[2]);
+    if (p->sharedMemBytes)
+        return refuse(EG_CUDA_ERROR_NOT_SUPPORTED, "%s: %u bytes of dynamic shared memory: not emulated "
+                      "(a kernel's static __shared__ memory is)", api, p->sharedMemBytes);
     kernel_reg reg;
     if (!find_reg(p->func->name, &reg))
         return refuse(EG_CUDA_ERROR_NOT_SUPPORTED, "%s: kernel `%s` has no host emulation "
@@ -917,6 +931,25 @@ static eg_CUresult copy_side(int type, const void *host, eg_CUdeviceptr dev, siz
     return EG_CUDA_SUCCESS;
 }
 
+/* The memory one end of a copy is in: EG_CU_MEMORYTYPE_DEVICE or _HOST for an allocation of
+ * the driver's, 0 for pageable memory: what cuPointerGetAttribute's MEMORY_TYPE says of it, the
+ * type a copy of CU_MEMORYTYPE_UNIFIED ends has. */
+static int end_kind(int type, const void *host, eg_CUdeviceptr dev)
+{
+    uintptr_t address = type == EG_CU_MEMORYTYPE_HOST ? (uintptr_t)host : (uintptr_t)dev;
+    pthread_mutex_lock(&lock);
+    const allocation *a = find_allocation(address, 1);
+    int kind = a ? a->type : 0;
+    pthread_mutex_unlock(&lock);
+    return kind;
+}
+
+static copy_node copy_of(const eg_CUDA_MEMCPY3D *p)
+{
+    return (copy_node){*p, end_kind(p->srcMemoryType, p->srcHost, p->srcDevice),
+                       end_kind(p->dstMemoryType, p->dstHost, p->dstDevice)};
+}
+
 static eg_CUresult fk_cuGraphAddMemcpyNode(eg_CUgraphNode *phGraphNode, eg_CUgraph hGraph,
                                            const eg_CUgraphNode *dependencies, size_t numDependencies,
                                            const eg_CUDA_MEMCPY3D *p, eg_CUcontext ctx)
@@ -939,7 +972,7 @@ static eg_CUresult fk_cuGraphAddMemcpyNode(eg_CUgraphNode *phGraphNode, eg_CUgra
         r = new_node(hGraph, FK_NODE_MEMCPY, dependencies, numDependencies, "cuGraphAddMemcpyNode",
                      phGraphNode);
     if (!r)
-        (*phGraphNode)->u.copy = *p;
+        (*phGraphNode)->u.copy = copy_of(p);
     return r;
 }
 
@@ -968,6 +1001,8 @@ static eg_CUresult fk_cuGraphAddHostNode(eg_CUgraphNode *phGraphNode, eg_CUgraph
 {
     if (!nodeParams || !nodeParams->fn)
         return EG_CUDA_ERROR_INVALID_VALUE;
+    /* CUDA driver API, CUDA_CONDITIONAL_NODE_PARAMS::phGraph_out: "Allowed node types are kernel
+     * nodes, empty nodes, child graphs, memsets, memcopies, and conditionals." */
     if (hGraph && in_conditional_body(hGraph))
         return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuGraphAddHostNode: host nodes are not allowed in "
                       "conditional bodies");
@@ -986,6 +1021,13 @@ static eg_CUresult fk_cuGraphAddEmptyNode(eg_CUgraphNode *phGraphNode, eg_CUgrap
 }
 
 /* -------------------------------------------------- graphs: conditionals */
+
+/* CUDA driver API, cuGraphConditionalHandleCreate: flags "currently must be
+ * CU_GRAPH_COND_ASSIGN_DEFAULT or 0"; the default is "applied at the
+ * beginning of each graph execution" with that flag (reset_handles); the
+ * handle "must be associated with a conditional node in this graph or one of
+ * its children" (check_conditional), and one no node uses "may cause graph
+ * instantiation to fail" (it does from 12.8: cuGraphInstantiateWithFlags). */
 
 static eg_CUresult fk_cuGraphConditionalHandleCreate(eg_CUgraphConditionalHandle *pHandle_out,
                                                      eg_CUgraph hGraph, eg_CUcontext ctx,
@@ -1015,7 +1057,10 @@ static int zero_from(const void *p, size_t from, size_t size)
     return 1;
 }
 
-/* The checks of cuGraphAddNode on conditional parameters. */
+/* The checks of cuGraphAddNode on conditional parameters.  CUDA driver API,
+ * CUDA_CONDITIONAL_NODE_PARAMS::size: "1 for CU_GRAPH_COND_TYPE_WHILE, 1 or 2
+ * for CU_GRAPH_COND_TYPE_IF, or any value greater than zero for
+ * CU_GRAPH_COND_TYPE_SWITCH", each with the driver version that brought it. */
 static eg_CUresult check_conditional(eg_CUgraph g, const eg_CUgraphNodeParams *np)
 {
     const eg_CUDA_CONDITIONAL_NODE_PARAMS *c = &np->conditional;
@@ -1172,10 +1217,11 @@ static int has_conditional(eg_CUgraph g)
 
 /* ---------------------------------------------------- graphs: child graphs */
 
-/* May `child` be embedded (in a conditional body when in_body)?  cuda.h:
- * no conditional (nor allocation, free) nodes in a child graph; a body
- * holds kernels, copies of memory the driver knows, memsets, empty nodes
- * and child graphs, recursively. */
+/* May `child` be embedded (in a conditional body when in_body)?  CUDA driver
+ * API, CUDA_CHILD_GRAPH_NODE_PARAMS::graph: "The graph must not contain
+ * conditional nodes"; a body's node types apply "recursively to child graphs
+ * and conditional bodies" (CUDA_CONDITIONAL_NODE_PARAMS): kernels, copies of
+ * memory the driver knows, memsets, empty nodes and child graphs. */
 static eg_CUresult check_child(eg_CUgraph child, int in_body)
 {
     for (size_t i = 0; i < child->n; ++i) {
@@ -1188,7 +1234,7 @@ static eg_CUresult check_child(eg_CUgraph child, int in_body)
             r = refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuGraphAddChildGraphNode: a child graph in a "
                        "conditional body cannot hold host nodes");
         else if (n->type == FK_NODE_MEMCPY && in_body) {
-            const eg_CUDA_MEMCPY3D *p = &n->u.copy;
+            const eg_CUDA_MEMCPY3D *p = &n->u.copy.p;
             r = copy_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcZ,
                           p->srcPitch, p->srcHeight, p, 1, "source");
             if (!r)
@@ -1294,9 +1340,14 @@ static eg_CUgraphNode exec_node(eg_CUgraph g, eg_CUgraphNode origin)
     return NULL;
 }
 
-/* cuda.h allows every field to change, the function too (same context:
- * the fake has one).  Whether a node inside a conditional body may be
- * addressed is open (reference notes 9.1); the fake accepts it. */
+/* CUDA driver API, cuGraphExecKernelNodeSetParams: "All nodeParams fields
+ * may change"; what may not (the function's owning context, a change to a
+ * function using dynamic parallelism, device-side graph updates or device
+ * launches) the fake cannot tell, with one context and host-built kernels.
+ * hNode is the node of the graph instantiated, never a node of a child
+ * graph's clone.  The documentation does not exclude a node inside a
+ * conditional body, and the fake accepts one; whether the driver does is
+ * for a GPU to settle (reference notes, cuda-graphs 9.1). */
 static eg_CUresult fk_cuGraphExecKernelNodeSetParams(eg_CUgraphExec hGraphExec, eg_CUgraphNode hNode,
                                                      const eg_CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
@@ -1309,26 +1360,52 @@ static eg_CUresult fk_cuGraphExecKernelNodeSetParams(eg_CUgraphExec hGraphExec, 
     return set_kernel(&n->u.kernel, nodeParams, "cuGraphExecKernelNodeSetParams");
 }
 
-/* The copy's ends may change (same context); the new ends are checked as at add. */
+/* Is the copy one-dimensional (one row of one slice)? */
+static int one_dimensional(const eg_CUDA_MEMCPY3D *p)
+{
+    return p->Height == 1 && p->Depth == 1 && !p->srcY && !p->srcZ && !p->dstY && !p->dstZ;
+}
+
+/* CUDA driver API, cuGraphExecMemcpyNodeSetParams: the new operands "must
+ * be allocated from the same contexts as the original", both the
+ * instantiation-time and the new operands "must be 1-dimensional",
+ * "zero-length operations are not supported", else CUDA_ERROR_INVALID_VALUE;
+ * and (cuGraphExecUpdate, memcpy nodes) "changing either the source or
+ * destination memory type ... is not supported": with UNIFIED ends, the
+ * type of the memory they point into (end_kind), which is why eagle
+ * rebuilds a graph whose copy end changes its kind of memory.  A copy in a
+ * conditional body keeps the body's rule: no pageable memory.  A refused
+ * call leaves the node as it was. */
 static eg_CUresult fk_cuGraphExecMemcpyNodeSetParams(eg_CUgraphExec hGraphExec, eg_CUgraphNode hNode,
                                                      const eg_CUDA_MEMCPY3D *p, eg_CUcontext ctx)
 {
+    const char *api = "cuGraphExecMemcpyNodeSetParams";
     if (!hGraphExec || !hNode || !p)
         return EG_CUDA_ERROR_INVALID_VALUE;
     if (bad_ctx(ctx))
-        return refuse(FK_CUDA_ERROR_INVALID_CONTEXT, "cuGraphExecMemcpyNodeSetParams: not the primary "
-                      "context");
+        return refuse(FK_CUDA_ERROR_INVALID_CONTEXT, "%s: not the primary context", api);
     eg_CUgraphNode n = exec_node(hGraphExec->graph, hNode);
     if (!n || n->type != FK_NODE_MEMCPY)
-        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "cuGraphExecMemcpyNodeSetParams: not a copy node "
-                      "of the instantiated graph");
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "%s: not a copy node of the instantiated graph", api);
+    if (!one_dimensional(&n->u.copy.p) || !one_dimensional(p))
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "%s: the copy %s is not one-dimensional", api,
+                      one_dimensional(p) ? "instantiated" : "given");
+    if (!p->WidthInBytes)
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "%s: a copy of no bytes", api);
+    copy_node c = copy_of(p);
+    if (p->srcMemoryType != n->u.copy.p.srcMemoryType || p->dstMemoryType != n->u.copy.p.dstMemoryType ||
+        c.src_kind != n->u.copy.src_kind || c.dst_kind != n->u.copy.dst_kind)
+        return refuse(EG_CUDA_ERROR_INVALID_VALUE, "%s: an end changes its type of memory (source %d to "
+                      "%d, destination %d to %d; 2 device, 1 pinned host, 0 pageable)", api,
+                      n->u.copy.src_kind, c.src_kind, n->u.copy.dst_kind, c.dst_kind);
+    int body = in_conditional_body(n->graph);
     eg_CUresult r = copy_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
-                              p->srcZ, p->srcPitch, p->srcHeight, p, 0, "source");
+                              p->srcZ, p->srcPitch, p->srcHeight, p, body, "source");
     if (!r)
         r = copy_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstZ,
-                      p->dstPitch, p->dstHeight, p, 0, "destination");
+                      p->dstPitch, p->dstHeight, p, body, "destination");
     if (!r)
-        n->u.copy = *p;
+        n->u.copy = c;
     return r;
 }
 
@@ -1358,11 +1435,17 @@ static void run_kernel(const kernel_node *k)
     for (int i = 0; i < k->reg.nparams; ++i)
         params[i] = k->args + k->offsets[i];
     n_kernel_runs++;
-    k->reg.fn(params, k->grid, k->block);
+    if (k->reg.fn(params, k->grid, k->block))
+        launch_error = EG_CUDA_ERROR_LAUNCH_FAILED;
 }
 
 static void run_graph(eg_CUgraph g);
 
+/* CUDA driver API, CUDA_CONDITIONAL_NODE_PARAMS::phGraph_out: IF runs body 0
+ * "when the condition is non-zero" and body 1 (size 2) when it is zero;
+ * WHILE runs body 0 "as long as the condition is non-zero", testing it when
+ * the node is reached and after every turn; SWITCH runs body n "when the
+ * condition is equal to n", none when it is >= size. */
 static void run_conditional(const cond_node *c)
 {
     handle_state *h = handle_of(c->handle);
@@ -1399,7 +1482,7 @@ static void run_node(eg_CUgraphNode n)
         run_kernel(&n->u.kernel);
         break;
     case FK_NODE_MEMCPY:
-        run_copy(&n->u.copy);
+        run_copy(&n->u.copy.p);
         break;
     case FK_NODE_HOST:
         n->u.host.fn(n->u.host.userData);
@@ -1585,8 +1668,9 @@ static eg_CUresult fk_cuLaunchKernel(eg_CUfunction f, unsigned int gridDimX, uns
 /* ------------------------------------------- the built-in condition kernel */
 
 /* libeagle's eagle_set_condition (cuda_condition_ptx.h):
- * op 0: *cell != k, 1: *cell == k, 2: min(*cell, k), 3: *cell >= k, else k. */
-static void set_condition(void **params, const unsigned grid[3], const unsigned block[3])
+ * op 0: *cell != k, 1: *cell == k, 2: min(*cell, k), 3: *cell >= k, else k.  Every thread of
+ * a launch would set the same value from the same cell: one run stands for them all. */
+static int set_condition(void **params, const unsigned grid[3], const unsigned block[3])
 {
     (void)grid;
     (void)block;
@@ -1595,6 +1679,7 @@ static void set_condition(void **params, const unsigned grid[3], const unsigned 
     unsigned op = *(unsigned *)params[2], k = *(unsigned *)params[3], v = *cell;
     unsigned value = op == 0 ? v != k : op == 1 ? v == k : op == 2 ? (v < k ? v : k) : op == 3 ? v >= k : k;
     fakecuda_set_conditional(handle, value);
+    return 0;
 }
 
 __attribute__((constructor)) static void register_builtins(void)

@@ -5,9 +5,9 @@ compiles CUDA C kernels for the host with the C++ compiler and registers them wi
 under their names, so that PTX text naming them loads and runs.  Production code never imports
 this module.
 
-Emulated kernels run their threads one after another (block by block, x fastest), so kernels that
-synchronise threads (``__syncthreads``) run only in blocks of one thread (the shim aborts
-otherwise), and none may rely on warps.  Atomics are plain read-modify-writes for the same reason.
+Emulated kernels run in real thread blocks, one block at a time: a block's threads are fibers
+switched at ``__syncthreads``, with the block's ``__shared__`` memory (shim.h; the model and what it
+cannot show are in README.md).
 """
 
 from __future__ import annotations
@@ -30,53 +30,10 @@ SOURCE = HERE / "fakecuda.c"
 # The headers fakecuda.c includes: a change to them rebuilds it.
 HEADERS = ("cuda_driver.h", "cuda_driver_types.h")
 
-# What CUDA C needs to compile as host C++.  Threads are globals the wrapper sets before each call.
-SHIM = r"""
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __noinline__
-#define __device_builtin__
-#define __cudart_builtin__
-#define __launch_bounds__(...)
-struct fk_dim3 { unsigned x, y, z; };
-static fk_dim3 blockIdx, threadIdx, blockDim, gridDim;
-/* Emulated threads run one after another: a barrier can be kept only by a block of one thread
- * (eagle's reduction runs with any block size: the tests launch it with one).  Shared memory is
- * then the one thread's own. */
-#define __shared__ static
-#define __syncthreads() fk_syncthreads()
-static void fk_syncthreads()
-{
-    if (blockDim.x * blockDim.y * blockDim.z != 1) {
-        fprintf(stderr, "fakecuda: __syncthreads in a block of %u threads: threads run one after "
-                "another, so only one-thread blocks can keep a barrier\n",
-                blockDim.x * blockDim.y * blockDim.z);
-        abort();
-    }
-}
-typedef unsigned long long cudaGraphConditionalHandle;
-static void (*fk_set_conditional)(unsigned long long, unsigned);
-extern "C" void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value)
-{
-    fk_set_conditional(handle, value);
-}
-/* Sequential threads make every read-modify-write atomic. */
-template <typename T> static T atomicAdd(T *p, T v) { T old = *p; *p = old + v; return old; }
-template <typename T> static T atomicMax(T *p, T v) { T old = *p; *p = old < v ? v : old; return old; }
-template <typename T> static T atomicMin(T *p, T v) { T old = *p; *p = v < old ? v : old; return old; }
-template <typename T> static T atomicExch(T *p, T v) { T old = *p; *p = v; return old; }
-template <typename T> static T atomicCAS(T *p, T c, T v) { T old = *p; *p = old == c ? v : old; return old; }
-static void __threadfence() {}
-#line 1 "kernel.cu"
-"""
+# What CUDA C needs to compile as host C++, and the thread blocks its kernels run in.
+SHIM = HERE / "shim.h"
+# A source that names a barrier runs its blocks' threads as fibers (shim.h).
+BARRIER = re.compile(r"\b__syncthreads\b")
 
 KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*'
                     r"\(([^)]*)\)")
@@ -166,25 +123,18 @@ def parse_kernels(source: str) -> list[Kernel]:
     return kernels
 
 
-def _wrapper(k: Kernel) -> str:
-    """``fk_NAME(params, grid, block)``: every thread of every block, one after another."""
+def _wrapper(k: Kernel, barriers: bool) -> str:
+    """``fk_NAME(params, grid, block)``: every block of the grid, one after another (shim.h)."""
     args = ", ".join(f"*({t} *)p[{i}]" for i, t in enumerate(k.types))
     return f"""
-static void fk_{k.name}(void **p, const unsigned *grid, const unsigned *block)
+static void fk_thread_{k.name}(void **p)
 {{
     (void)p;
-    gridDim = fk_dim3{{grid[0], grid[1], grid[2]}};
-    blockDim = fk_dim3{{block[0], block[1], block[2]}};
-    for (unsigned bz = 0; bz < grid[2]; ++bz)
-    for (unsigned by = 0; by < grid[1]; ++by)
-    for (unsigned bx = 0; bx < grid[0]; ++bx)
-    for (unsigned tz = 0; tz < block[2]; ++tz)
-    for (unsigned ty = 0; ty < block[1]; ++ty)
-    for (unsigned tx = 0; tx < block[0]; ++tx) {{
-        blockIdx = fk_dim3{{bx, by, bz}};
-        threadIdx = fk_dim3{{tx, ty, tz}};
-        {k.name}({args});
-    }}
+    {k.name}({args});
+}}
+static int fk_{k.name}(void **p, const unsigned *grid, const unsigned *block)
+{{
+    return fk::run_grid("{k.name}", grid, block, fk_thread_{k.name}, p, {str(barriers).lower()});
 }}
 """
 
@@ -199,7 +149,7 @@ def _registration(kernels: list[Kernel], tag: str) -> str:
                      f"      rc |= reg(\"{k.name}@{tag}\", fk_{k.name}, {len(k.types)}, s); }}")
     body = "\n".join(lines)
     return f"""
-typedef void (*fk_kernel)(void **, const unsigned *, const unsigned *);
+typedef int (*fk_kernel)(void **, const unsigned *, const unsigned *);
 extern "C" __attribute__((visibility("default"))) int fk_register_all(
     int (*reg)(const char *, fk_kernel, int, const size_t *),
     void (*set_conditional)(unsigned long long, unsigned))
@@ -277,14 +227,17 @@ class HostKernels:
         # source with a kernel of the same name (another signature) does not replace this one.
         tag = _digest(source)
         self.ptx = entry_text([f"{n}@{tag}" for n in self.names])
-        cpp = SHIM + source + "".join(_wrapper(k) for k in self.kernels) + _registration(self.kernels, tag)
+        barriers = bool(BARRIER.search(source))
+        cpp = (SHIM.read_text() + '#line 1 "kernel.cu"\n' + source
+               + "".join(_wrapper(k, barriers) for k in self.kernels) + _registration(self.kernels, tag))
         cxx = shlex.split(os.environ.get("CXX", "c++"))
         out = cache_dir() / f"hostkernels-{_digest(cpp, *cxx)}.so"
         if not out.exists():
             src = out.with_suffix(".cpp")
             src.write_text(cpp)
-            _compile([*cxx, "-std=c++17", "-O1", "-fPIC", "-shared", "-fvisibility=hidden",
-                      "-fno-sanitize=all", "-w", str(src)], out)
+            # no contraction into FMAs: eagle compiles with NVRTC's --fmad=false (_nvrtc.OPTIONS)
+            _compile([*cxx, "-std=c++17", "-O1", "-ffp-contract=off", "-fPIC", "-shared",
+                      "-fvisibility=hidden", "-fno-sanitize=all", "-w", str(src)], out)
         self.lib = ctypes.CDLL(str(out))  # kept: the fake calls into it
         register_all = self.lib.fk_register_all
         register_all.argtypes = [REGISTER_FN, ctypes.c_void_p]

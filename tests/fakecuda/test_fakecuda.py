@@ -391,3 +391,97 @@ def test_events_order_streams_and_are_counted(drv):
     assert destroy(event) == 0
     for s in (first, second):
         assert drv.stream_destroy(s) == 0
+
+
+def test_launch_limits_and_dynamic_shared_memory(drv):
+    """The grid and block limits every GPU has (programming guide, technical specifications), and
+    dynamic shared memory, which the emulation does not give a kernel."""
+    args = (c_u64(drv.log_ptr.value), c_uint(1))
+    params = (c_void_p * 2)(*(ctypes.addressof(a) for a in args))
+    s = drv.stream()
+    for grid, block in (((1, 1, 1), (1025, 1, 1)), ((1, 1, 1), (1, 1, 65)), ((1, 1, 1), (32, 32, 2)),
+                        ((1, 65536, 1), (1, 1, 1)), ((0, 1, 1), (1, 1, 1))):
+        assert drv.launch_kernel(drv.fn, *grid, *block, 0, s, params, None) == INVALID_VALUE, (grid, block)
+    assert drv.launch_kernel(drv.fn, 1, 1, 1, 1, 1, 1, 16, s, params, None) == NOT_SUPPORTED
+    assert drv.launch_kernel(drv.fn, 1, 1, 1, 2, 4, 4, 0, s, params, None) == 0
+    assert drv.log() == [1] * 32  # 32 threads, one after another, each appending
+    assert drv.stream_destroy(s) == 0
+
+
+UNIFIED = 4
+
+
+def copy_params(dst: int, src: int, width: int = 16, height: int = 1) -> ctypes.Array:
+    """CUDA_MEMCPY3D of `height` rows of `width` bytes (pitch 32) between UNIFIED addresses."""
+    p = (c_size_t * 25)()
+    p[4], p[6], p[9] = UNIFIED, src, 32 if height > 1 else 0
+    p[15], p[17], p[20] = UNIFIED, dst, 32 if height > 1 else 0
+    p[22], p[23], p[24] = width, height, 1
+    return p
+
+
+def test_patching_a_copy_follows_the_drivers_rules(drv):
+    """cuGraphExecMemcpyNodeSetParams: one-dimensional copies of some bytes, each end keeping its
+    type of memory (the reason eagle rebuilds a graph when a copy end changes its kind); a refused
+    patch leaves the node as it was."""
+    ptr = ctypes.POINTER
+    alloc = entry(drv.fake, "cuMemAlloc", ptr(c_u64), c_size_t)
+    host_alloc = entry(drv.fake, "cuMemHostAlloc", ptr(c_void_p), c_size_t, c_uint)
+    free_host = entry(drv.fake, "cuMemFreeHost", c_void_p)
+    add_copy = entry(drv.fake, "cuGraphAddMemcpyNode", ptr(c_void_p), c_void_p, c_void_p, c_size_t, c_void_p,
+                     c_void_p)
+    set_copy = entry(drv.fake, "cuGraphExecMemcpyNodeSetParams", c_void_p, c_void_p, c_void_p, c_void_p)
+    src, first, second = c_u64(), c_u64(), c_u64()
+    for a in (src, first, second):
+        assert alloc(ctypes.byref(a), 64) == 0
+        ctypes.memset(a.value, 0, 64)
+    ctypes.memmove(src.value, b"sixteen bytes!!!", 16)
+    pinned = c_void_p()
+    assert host_alloc(ctypes.byref(pinned), 64, 0) == 0
+    graph, exec_ = drv.graph(), c_void_p()
+    node = drv.add(add_copy, graph, [], copy_params(first.value, src.value), None)
+    assert drv.instantiate(ctypes.byref(exec_), graph, 0) == 0
+    assert set_copy(exec_, node, copy_params(second.value, src.value), None) == 0
+    for refused in (copy_params(first.value, src.value, width=0),  # no bytes
+                    copy_params(first.value, src.value, height=2),  # two rows
+                    copy_params(pinned.value, src.value)):  # device memory to pinned memory
+        assert set_copy(exec_, node, refused, None) == INVALID_VALUE
+    assert drv.graph_launch(exec_, None) == 0
+    assert ctypes.string_at(second.value, 16) == b"sixteen bytes!!!"  # the patch before the refusals
+    assert ctypes.string_at(first.value, 16) == bytes(16)
+    assert drv.exec_destroy(exec_) == 0 and drv.graph_destroy(graph) == 0
+    assert free_host(pinned) == 0
+    for a in (src, first, second):
+        assert drv.mem_free(a.value) == 0
+
+
+def test_a_kernel_node_in_a_conditional_body_is_patched(drv):
+    """cuGraphExecKernelNodeSetParams on a node of an IF body: the documentation does not exclude
+    it, eagle relies on it and the emulation allows it (a device run settles it: README.md); a
+    node of a child graph's original is not a node of the instantiated graph."""
+    handle_create = entry(drv.fake, "cuGraphConditionalHandleCreate", ctypes.POINTER(c_u64), c_void_p,
+                          c_void_p, c_uint, c_uint)
+    add_node = entry(drv.fake, "cuGraphAddNode", ctypes.POINTER(c_void_p), c_void_p, c_void_p, c_void_p,
+                     c_size_t, ctypes.POINTER(NodeParams))
+    set_kernel = entry(drv.fake, "cuGraphExecKernelNodeSetParams", c_void_p, c_void_p, c_void_p)
+    graph, handle, cond = drv.graph(), c_u64(), c_void_p()
+    assert handle_create(ctypes.byref(handle), graph, None, 1, 1) == 0  # the body runs
+    p = NodeParams(type=13, handle=handle.value, cond_type=0, size=1)
+    assert add_node(ctypes.byref(cond), graph, None, None, 0, ctypes.byref(p)) == 0
+    in_body = drv.kernel_node(p.phGraph_out[0], [], 1)
+    child = drv.graph()
+    in_child = drv.kernel_node(child, [], 2)
+    drv.add(drv.add_child, graph, [cond], child)
+    exec_ = c_void_p()
+    assert drv.instantiate(ctypes.byref(exec_), graph, 0) == 0
+    args = (c_u64(drv.log_ptr.value), c_uint(7))
+    params = (c_void_p * 2)(*(ctypes.addressof(a) for a in args))
+    node_params = (c_void_p * 9)(drv.fn.value, 1 | 1 << 32, 1 | 1 << 32, 1 | 1 << 32, 0,
+                                 ctypes.addressof(params), 0, 0, 0)
+    assert set_kernel(exec_, in_body, node_params) == 0
+    assert set_kernel(exec_, in_child, node_params) == INVALID_VALUE
+    assert drv.graph_launch(exec_, None) == 0
+    assert drv.log() == [7, 2]
+    assert drv.exec_destroy(exec_) == 0
+    for g in (graph, child):
+        assert drv.graph_destroy(g) == 0
