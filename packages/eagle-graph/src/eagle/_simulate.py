@@ -30,7 +30,7 @@ from eagle._edges import same_view
 from eagle._kinds import Node
 from eagle._simulate_dispatch import Assignment, Dispatch, assigned
 from eagle._simulate_report import Compaction, SimulateReport, SimulateResult
-from eagle._stepping import UntilDone, host_values, loop
+from eagle._stepping import UntilDone, host_values, loop, terminated_plane
 from eagle._views import overlap
 from eagle.plan import BoundPlan
 
@@ -66,6 +66,7 @@ def simulate(step: Any, *, terminated: Any, max_steps: int, dispatch: str | Mapp
     if compact not in COMPACT or not isinstance(compact, (bool, str)):
         raise ValueError(f"{API}: compact is True, False or \"auto\"; got {compact!r}")
     items = [step] if isinstance(step, (Node, BoundPlan)) or not isinstance(step, Sequence) else list(step)
+    terminated = terminated_plane(terminated)
     base = loop(items, terminated=terminated, max_steps=max_steps, marks=_marks(terminated))
     report = SimulateReport()
     planes = _compactable(base, compact, report.notes)
