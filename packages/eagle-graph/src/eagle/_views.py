@@ -73,15 +73,12 @@ def _extent_start(view: Any) -> int:
     return int(bounds[0])  # 0 for an empty view, as for an unknown base
 
 
-def _root(array: np.ndarray) -> np.ndarray | None:
-    """The outermost ndarray that ``array`` views: its allocation, as far as NumPy knows (None:
-    another library's memory, whose allocation eagle does not know)."""
+def _root(array: np.ndarray) -> np.ndarray:
+    """The outermost ndarray that ``array`` views: its allocation, as far as NumPy knows."""
     root, owner = array, array.base
     for _ in range(_MAX_BASE_DEPTH):
         if owner is None:
             break
-        if isinstance(owner, Producer):
-            return None
         if isinstance(owner, np.ndarray):
             root = owner
         elif not hasattr(owner, "__array_interface__"):
@@ -96,8 +93,8 @@ def _fill_from_ndarray(view: Any, array: np.ndarray) -> None:
           array.itemsize, _HOST, 0)
     # base: the root's extent start, found by libeagle's own extent rule.
     root = _root(array)
-    if root is None:
-        return  # base 0: unknown
+    if isinstance(root.base, Producer):
+        return  # another library's memory, whose allocation eagle does not know: base 0
     if root is array:
         view.base = _extent_start(view)
     elif root.ndim <= _MAX_DIMS:
