@@ -29,6 +29,7 @@ PUBLIC: dict[str, list[str] | None] = {
                      "lookup", "include_dir"],
     "eagle.demo": ["main", "whole", "numpy_whole"],
     "eagle.extend": ["view", "GraphView", "state", "Recording", "recording", "flatten", "unflatten"],
+    "eagle.interop": None,
     "eagle.builder": None,
     "eagle.viz": None,
     "eagle.diff": None,
