@@ -26,7 +26,7 @@ PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-di
 TORCH = "torch==2.13.0"
 #: Arrays of other libraries as planes: the tests whose torch and JAX parts skip elsewhere.
 FOREIGN_PLANE_TESTS = ["packages/eagle-graph/tests/test_foreign_planes.py",
-                       "tests/test_foreign_planes_matrix.py"]
+                       "tests/test_foreign_planes_matrix.py", "tests/test_doc_interop.py"]
 # mpmath: the correctly rounded values hawk.libm's accuracy tests measure against
 TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100", "mpmath>=1.3"]
 #: What the sanitizer session runs, with libeagle and every library eagle compiles (hawk's kernels,

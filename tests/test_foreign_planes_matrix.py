@@ -228,8 +228,8 @@ def test_a_kernel_never_writes_a_parameter_or_a_jax_array(name):
 def test_a_bind_never_writes_a_parameter():
     torch = _torch()
     g = doubled_into(np.zeros_like(X), np.zeros_like(X))
-    with pytest.raises(ValueError, match=re.escape("eagle.Graph.bind: plan 'accumulate' plane 'acc' is a torch "
-                                                   "Parameter that requires grad")):
+    with pytest.raises(ValueError, match=re.escape("eagle.Graph.bind: plan 'accumulate' plane 'acc' is a "
+                                                   "torch Parameter that requires grad")):
         g.bind(acc=torch.nn.Parameter(torch.zeros(len(X))))
 
 
@@ -272,9 +272,9 @@ def test_an_optimizer_step_is_the_refresh_of_a_table_bound_to_its_parameter():
     np.testing.assert_array_equal(g(), _poly(w.detach().numpy()))
     w.data = torch.zeros(3)  # new storage: the graph would read the old
     with pytest.raises(RuntimeError, match=re.escape(
-            "eagle.Graph.launch: plane 'w' of node 'poly' is no longer the memory of a torch Parameter it was "
-            "made from: its storage was replaced (param.data = ...), and the graph still holds the old; bind "
-            "the tensor the optimizer updates")):
+            "eagle.Graph.launch: plane 'w' of node 'poly' is no longer the memory of a torch Parameter it "
+            "was made from: its storage was replaced (param.data = ...), and the graph still holds the old; "
+            "bind the tensor the optimizer updates")):
         g()
     g.bind(w=eagle.interop.import_buffer(w))
     np.testing.assert_array_equal(g(), np.zeros_like(X))
