@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import eagle
+from eagle.testing import DLPackOnly, InterfaceOnly
 
 hawk = pytest.importorskip("hawk")
 pytest.importorskip("eagle.builder")
@@ -28,30 +29,6 @@ from hawk import Mutable, Param, Scalar, Table, UInt32  # noqa: E402
 from hawk import math as hm  # noqa: E402
 
 X = np.array([1.0, 2.0, 3.0, 4.0, 2.5], np.float32)  # the read plane's values, float32 (JAX's default)
-
-
-class InterfaceOnly:
-    """An array that speaks only ``__array_interface__``."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-    @property
-    def __array_interface__(self) -> dict[str, Any]:
-        return self.array.__array_interface__
-
-
-class DLPackOnly:
-    """An array that speaks only DLPack, as a torch CPU tensor does."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return self.array.__dlpack_device__()
 
 
 def _torch() -> Any:

@@ -19,35 +19,11 @@ import pytest
 import eagle
 from eagle._foreign import DevicePlane, as_plane, producer_of
 from eagle.graph import opaque
+from eagle.testing import DLPackOnly, InterfaceOnly
 
 
 def nop() -> None:
     pass
-
-
-class DLPackOnly:
-    """An array that speaks only DLPack (as a torch CPU tensor does), on the device type given."""
-
-    def __init__(self, array: np.ndarray, device_type: int = 1) -> None:
-        self.array = array
-        self.device_type = device_type
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return (self.device_type, 0)
-
-
-class InterfaceOnly:
-    """An array that speaks only ``__array_interface__``."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-    @property
-    def __array_interface__(self) -> dict[str, Any]:
-        return self.array.__array_interface__
 
 
 class FakeCudaTensor:
@@ -119,7 +95,7 @@ def test_an_array_on_a_device_eagle_does_not_run_on_is_refused_with_the_move():
     with pytest.raises(ValueError, match=re.escape("eagle.reduce: x lives on kDLMetal (Apple's GPU), and "
                                                    "eagle runs planes in host memory and on CUDA GPUs: "
                                                    "move it")):
-        eagle.reduce(DLPackOnly(np.zeros(4), device_type=8), np.zeros(1))
+        eagle.reduce(DLPackOnly(np.zeros(4), device=(8, 0)), np.zeros(1))
 
 
 def test_a_cuda_array_in_a_cpu_graph_and_a_host_one_in_a_gpu_graph_are_refused():

@@ -13,6 +13,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from eagle._foreign import dlpack_interface
 from eagle._views import overlap, view_of
+from eagle.testing import DLPackOnly
 
 
 def fields(view: Any) -> tuple:
@@ -50,20 +51,6 @@ class CudaInterface:
         self.__cuda_array_interface__ = {"data": iface["data"], "shape": array.shape,
                                          "strides": strides, "typestr": iface["typestr"],
                                          "version": 3}
-
-
-class DLPackOnly:
-    """Only DLPack, claiming the device type given."""
-
-    def __init__(self, array: np.ndarray, device_type: int = 1) -> None:
-        self.array = array
-        self.device_type = device_type
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return (self.device_type, 0)
 
 
 class ArrayOnly:
@@ -129,7 +116,7 @@ def test_dlpack_capsule_reader_matches_numpy() -> None:
     # A producer claiming CUDA is routed to the capsule reader; the capsule's own
     # device (CPU here) decides the view's device.
     y = np.zeros((4, 4), np.float32)[1:, :2]
-    assert fields(view_of(DLPackOnly(y, device_type=2))) == numpy_fields(y)
+    assert fields(view_of(DLPackOnly(y, device=(2, 0)))) == numpy_fields(y)
 
 
 def test_array_fallback_keeps_its_copy_alive() -> None:
