@@ -30,6 +30,7 @@ PUBLIC: dict[str, list[str] | None] = {
     "eagle.demo": ["main", "whole", "numpy_whole"],
     "eagle.extend": ["view", "GraphView", "state", "Recording", "recording", "flatten", "unflatten"],
     "eagle.interop": None,
+    "eagle.testing": ["DLPackOnly", "InterfaceOnly"],
     "eagle.builder": None,
     "eagle.viz": None,
     "eagle.diff": None,

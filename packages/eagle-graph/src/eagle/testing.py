@@ -163,8 +163,7 @@ class DLPackOnly:
     array's own (a device eagle does not run on, say).
 
     >>> x = eagle.testing.DLPackOnly(np.arange(3.0))
-    >>> g = eagle.Graph().add_node(eagle.copy(x, into=np.zeros(3))).build()
-    >>> hasattr(x, "__array_interface__"), eagle.extend.as_plane(x, "example", "x")
+    >>> hasattr(x, "__array_interface__"), eagle.interop.import_buffer(x)
     (False, array([0., 1., 2.]))
     """
 
@@ -183,7 +182,7 @@ class InterfaceOnly:
     """A NumPy array seen through ``__array_interface__`` alone, as a library's own host array is.
 
     >>> x = eagle.testing.InterfaceOnly(np.arange(3.0))
-    >>> hasattr(x, "__dlpack__"), eagle.extend.as_plane(x, "example", "x")
+    >>> hasattr(x, "__dlpack__"), eagle.interop.import_buffer(x)
     (False, array([0., 1., 2.]))
     """
 
