@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import eagle
+import eagle.testing
 from eagle.testing import DLPackOnly, InterfaceOnly
 
 hawk = pytest.importorskip("hawk")
@@ -115,15 +116,16 @@ def test_an_eager_kernel_call(kind):
     np.testing.assert_array_equal(written(kind).values(acc), 1.0 + X)
 
 
-def test_a_planned_kernel_keeps_its_planes_alive(kind):
+def test_a_planned_kernel_keeps_its_planes_alive_and_runs_as_the_reference_does(kind):
     out = written(kind)
     x, acc = kind.make(X), out.make(np.zeros_like(X))
     seen = out.values(acc)  # the result's memory, without the user's reference to it
-    g = eagle.Graph().add(accumulate.plan(x, acc), name="acc").build()
+    g = eagle.Graph().add(accumulate.plan(x, acc), name="acc").add(accumulate.plan(x, acc), name="again")
+    g.build()
     del x, acc
     gc.collect()
-    g.launch(3)
-    np.testing.assert_array_equal(seen, 3.0 * X)
+    eagle.testing.check(g, 3)  # replay == the reference interpreter, from the same values
+    np.testing.assert_array_equal(seen, 6.0 * X)
 
 
 def test_a_builders_kernel_calls(kind):

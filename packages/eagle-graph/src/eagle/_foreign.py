@@ -354,8 +354,7 @@ def refuse_write(plane: Any, where: str, written: str = "is written") -> None:
                          "share one between computations), so eagle only reads them; write into a NumPy "
                          "array or a torch tensor, and make a JAX array of it after the launch "
                          "(jnp.asarray(out))")
-    flags = getattr(plane, "flags", None)
-    readonly = getattr(plane, "readonly", False) if flags is None else not flags["WRITEABLE"]
-    if readonly:
+    # a NumPy array's flag, a DevicePlane's interface (CuPy's flags have no WRITEABLE)
+    if not plane.flags.writeable if isinstance(plane, np.ndarray) else getattr(plane, "readonly", False):
         raise ValueError(f"{where} {written} but the array is read-only: pass a writable array (e.g. "
                          "a.copy())")

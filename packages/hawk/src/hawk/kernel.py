@@ -403,8 +403,8 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
                             f"got {type(arg).__name__}")
         return arg
     if not extend.is_plane(arg):
-        raise TypeError(f"{api}: parameter {name!r} is a per-sample plane; pass a NumPy array, got "
-                        f"{type(arg).__name__}")
+        what = "a Table" if kind.role in ("table", "scatter") else "a per-sample plane"
+        raise TypeError(f"{api}: parameter {name!r} is {what}; pass a NumPy array, got {type(arg).__name__}")
     arg = extend.as_plane(arg, api, f"parameter {name!r}")
     device = extend.on_device(arg)
     if kind.role in ("table", "scatter"):
