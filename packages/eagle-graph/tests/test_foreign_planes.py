@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gc
 import re
+import subprocess
+import sys
 import weakref
 from typing import Any
 
@@ -70,6 +72,16 @@ def test_the_plane_keeps_its_object_alive():
     del plane
     gc.collect()
     assert gone() is None  # and no longer than that
+
+
+def test_no_framework_is_imported_to_read_a_plane():
+    code = ("import sys, numpy as np, eagle\n"
+            "from eagle.testing import DLPackOnly, InterfaceOnly\n"
+            "copy = eagle.copy(DLPackOnly(np.ones(3)), into=InterfaceOnly(np.zeros(3)))\n"
+            "eagle.Graph().add_node(copy).build().launch()\n"
+            "print(sorted(m for m in ('torch', 'jax', 'cupy') if m in sys.modules))\n")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == "[]"
 
 
 def test_numpy_and_eagles_own_arrays_are_held_as_they_are():
