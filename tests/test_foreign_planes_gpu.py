@@ -74,9 +74,14 @@ def test_a_cuda_tensor_that_requires_grad_is_read_and_never_written(gpu):
     w, acc = CudaTensor(gpu.asarray(np.ones(4)), requires_grad=True), CudaTensor(gpu.zeros(4))
     eagle.Graph().add(accumulate.plan(w, acc), name="acc").build().launch()
     np.testing.assert_array_equal(gpu.get(acc.memory), np.full(4, 2.0))
-    with pytest.raises(ValueError, match=r"^hawk\.kernel accumulate: parameter 'acc' is a \w+ CudaTensor "
-                                         "that requires grad, and it is written in place"):
+    with pytest.raises(
+        ValueError,
+        match=r"^hawk\.kernel accumulate: parameter 'acc' is a \w+ CudaTensor "
+        "that requires grad, and it is written in place",
+    ):
         accumulate.plan(acc, w)
     buffer = eagle.interop.import_buffer(w)
-    assert buffer.device == 0 and buffer.__cuda_array_interface__["data"][0] == \
-        w.memory.__cuda_array_interface__["data"][0]
+    assert (
+        buffer.device == 0
+        and buffer.__cuda_array_interface__["data"][0] == w.memory.__cuda_array_interface__["data"][0]
+    )

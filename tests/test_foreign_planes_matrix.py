@@ -161,8 +161,9 @@ def test_opaque(kind):
     out = written(kind)
     x, y = kind.make(X), out.make(np.zeros_like(X))
     xs, ys = kind.values(x), out.values(y)
-    g = eagle.Graph().add_node(eagle.opaque(lambda: np.multiply(xs, 2.0, out=ys), reads={"x": x},
-                                            writes={"y": y}), name="double")
+    g = eagle.Graph().add_node(
+        eagle.opaque(lambda: np.multiply(xs, 2.0, out=ys), reads={"x": x}, writes={"y": y}), name="double"
+    )
     g.build().launch()
     np.testing.assert_array_equal(ys, 2.0 * X)
 
@@ -182,21 +183,29 @@ def test_until_done(kind):
 def test_simulate(kind):
     """Compaction moves every per-sample plane in place, read ones too: not a read-only one."""
     x, s, done = _loop_planes(kind)
-    result = eagle.simulate([step.plan(s, x, 10.0, done)], terminated=done, max_steps=100,
-                            compact=True if kind.writable else "auto")
+    result = eagle.simulate(
+        [step.plan(s, x, 10.0, done)],
+        terminated=done,
+        max_steps=100,
+        compact=True if kind.writable else "auto",
+    )
     assert result.live == 0
     if not kind.writable:
         why = "a torch Parameter that requires grad" if kind.name == "parameter" else "a JAX array"
-        assert result.report.notes[0].startswith(f"no compaction: item 0 ('step') plane 'x' is {why}, and it "
-                                                 "would be moved in place by compaction")
+        assert result.report.notes[0].startswith(
+            f"no compaction: item 0 ('step') plane 'x' is {why}, and it would be moved in place by compaction"
+        )
     np.testing.assert_array_equal(written(kind).values(s), stepped(X, 10.0))
 
 
 @pytest.mark.parametrize("name", ["parameter", "jax"])
 def test_a_kernel_never_writes_a_parameter_or_a_jax_array(name):
     kind = next(k for k in KINDS if k.name == name)
-    what = ("a torch Parameter that requires grad, and it is written in place" if name == "parameter" else
-            "a JAX array, and it is written in place: JAX arrays are immutable")
+    what = (
+        "a torch Parameter that requires grad, and it is written in place"
+        if name == "parameter"
+        else "a JAX array, and it is written in place: JAX arrays are immutable"
+    )
     message = f"hawk.kernel accumulate: parameter 'acc' is {what}"
     with pytest.raises(ValueError, match="^" + re.escape(message)):
         accumulate(np.ones_like(X), kind.make(X))
@@ -207,8 +216,12 @@ def test_a_kernel_never_writes_a_parameter_or_a_jax_array(name):
 def test_a_bind_never_writes_a_parameter():
     torch = _torch()
     g = doubled_into(np.zeros_like(X), np.zeros_like(X))
-    with pytest.raises(ValueError, match=re.escape("eagle.Graph.bind: plan 'accumulate' plane 'acc' is a "
-                                                   "torch Parameter that requires grad")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "eagle.Graph.bind: plan 'accumulate' plane 'acc' is a torch Parameter that requires grad"
+        ),
+    ):
         g.bind(acc=torch.nn.Parameter(torch.zeros(len(X))))
 
 
@@ -250,10 +263,14 @@ def test_an_optimizer_step_is_the_refresh_of_a_table_bound_to_its_parameter():
     opt.step()  # in place: the next launch reads the new weights, nothing copied
     np.testing.assert_array_equal(g(), _poly(w.detach().numpy()))
     w.data = torch.zeros(3)  # new storage: the graph would read the old
-    with pytest.raises(RuntimeError, match=re.escape(
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
             "eagle.Graph.launch: plane 'w' of node 'poly' is no longer the memory of a torch Parameter it "
             "was made from: its storage was replaced (param.data = ...), and the graph still holds the old; "
-            "bind the tensor the optimizer updates")):
+            "bind the tensor the optimizer updates"
+        ),
+    ):
         g()
     g.bind(w=eagle.interop.import_buffer(w))
     np.testing.assert_array_equal(g(), np.zeros_like(X))

@@ -44,15 +44,21 @@ class FakeCudaTensor:
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
         iface = self.array.__array_interface__
-        return {"data": iface["data"], "shape": self.array.shape, "strides": None,
-                "typestr": iface["typestr"], "version": 3}
+        return {
+            "data": iface["data"],
+            "shape": self.array.shape,
+            "strides": None,
+            "typestr": iface["typestr"],
+            "version": 3,
+        }
 
 
 # ------------------------------------------------------------------ the one conversion
 
 
-@pytest.mark.parametrize("make", [DLPackOnly, InterfaceOnly, bytearray],
-                         ids=["dlpack", "interface", "buffer"])
+@pytest.mark.parametrize(
+    "make", [DLPackOnly, InterfaceOnly, bytearray], ids=["dlpack", "interface", "buffer"]
+)
 def test_a_foreign_host_array_is_the_numpy_array_over_its_memory(make):
     source = np.arange(6.0)
     obj = make(source.view(np.uint8).data) if make is bytearray else make(source)
@@ -75,11 +81,13 @@ def test_the_plane_keeps_its_object_alive():
 
 
 def test_no_framework_is_imported_to_read_a_plane():
-    code = ("import sys, numpy as np, eagle\n"
-            "from eagle.testing import DLPackOnly, InterfaceOnly\n"
-            "copy = eagle.copy(DLPackOnly(np.ones(3)), into=InterfaceOnly(np.zeros(3)))\n"
-            "eagle.Graph().add_node(copy).build().launch()\n"
-            "print(sorted(m for m in ('torch', 'jax', 'cupy') if m in sys.modules))\n")
+    code = (
+        "import sys, numpy as np, eagle\n"
+        "from eagle.testing import DLPackOnly, InterfaceOnly\n"
+        "copy = eagle.copy(DLPackOnly(np.ones(3)), into=InterfaceOnly(np.zeros(3)))\n"
+        "eagle.Graph().add_node(copy).build().launch()\n"
+        "print(sorted(m for m in ('torch', 'jax', 'cupy') if m in sys.modules))\n"
+    )
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert ran.stdout.strip() == "[]"
 
@@ -104,33 +112,49 @@ def test_what_is_no_array_is_refused_by_name():
 
 
 def test_an_array_on_a_device_eagle_does_not_run_on_is_refused_with_the_move():
-    with pytest.raises(ValueError, match=re.escape("eagle.reduce: x lives on kDLMetal (Apple's GPU), and "
-                                                   "eagle runs planes in host memory and on CUDA GPUs: "
-                                                   "move it")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "eagle.reduce: x lives on kDLMetal (Apple's GPU), and "
+            "eagle runs planes in host memory and on CUDA GPUs: "
+            "move it"
+        ),
+    ):
         eagle.reduce(DLPackOnly(np.zeros(4), device=(8, 0)), np.zeros(1))
 
 
 def test_a_cuda_array_in_a_cpu_graph_and_a_host_one_in_a_gpu_graph_are_refused():
     cuda = FakeCudaTensor(np.zeros(4))
     g = eagle.Graph().add_node(opaque(nop, reads={"x": cuda}), name="model")
-    with pytest.raises(ValueError, match=re.escape("backend='cpu' but the planes model.x are device (CuPy) "
-                                                   "arrays: pass NumPy arrays (for a CUDA tensor, "
-                                                   "tensor.cpu())")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "backend='cpu' but the planes model.x are device (CuPy) "
+            "arrays: pass NumPy arrays (for a CUDA tensor, "
+            "tensor.cpu())"
+        ),
+    ):
         g.build(backend="cpu")
     mixed = eagle.Graph().add_node(opaque(nop, reads={"x": cuda}, writes={"y": np.zeros(4)}), name="mixed")
     with pytest.raises(ValueError, match=r"node 'mixed' has planes on both sides: host y, device x"):
         mixed.build()
     host = eagle.Graph().add_node(opaque(nop, reads={"x": DLPackOnly(np.zeros(4))}))
-    with pytest.raises(ValueError, match=re.escape("backend='gpu' but every plane is a host (NumPy) array: "
-                                                   "pass CuPy arrays (for a CPU tensor, tensor.cuda())")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "backend='gpu' but every plane is a host (NumPy) array: "
+            "pass CuPy arrays (for a CPU tensor, tensor.cuda())"
+        ),
+    ):
         host.build(backend="gpu")
 
 
 def test_a_read_only_array_written_is_refused_where_the_node_is_made():
     frozen = np.zeros(4)
     frozen.flags.writeable = False
-    with pytest.raises(ValueError, match=re.escape("eagle.graph.opaque: plane 'y' is written but the array "
-                                                   "is read-only")):
+    with pytest.raises(
+        ValueError, match=re.escape("eagle.graph.opaque: plane 'y' is written but the array is read-only")
+    ):
         opaque(nop, writes={"y": frozen})
     with pytest.raises(ValueError, match=r"^eagle\.copy: into is written but the array is read-only"):
         eagle.copy(np.zeros(4), into=frozen)
@@ -140,8 +164,9 @@ def test_a_read_only_array_written_is_refused_where_the_node_is_made():
 def test_a_kind_of_a_plugin_writing_a_read_only_array_is_refused_at_build():
     from eagle.graph import Node, register_node_kind
 
-    register_node_kind("foreign_writer", reads=lambda p: [], writes=lambda p: [("out", p, "write")],
-                       lower_cpu=lambda p: nop)
+    register_node_kind(
+        "foreign_writer", reads=lambda p: [], writes=lambda p: [("out", p, "write")], lower_cpu=lambda p: nop
+    )
     frozen = np.zeros(2)
     frozen.flags.writeable = False
     g = eagle.Graph().add_node(Node("foreign_writer", frozen), name="writer")
@@ -152,9 +177,14 @@ def test_a_kind_of_a_plugin_writing_a_read_only_array_is_refused_at_build():
 
 def test_a_child_graph_on_the_cpu_is_refused_with_the_seeds_way_out():
     g = eagle.Graph().add_node(eagle.graph.child(0x7F00, reads={"x": np.zeros(2)}), name="model")
-    with pytest.raises(ValueError, match=re.escape("eagle.Graph.build: node 'model' of kind 'child' has no "
-                                                   "CPU lowering; a graph your framework captured runs on "
-                                                   "the GPU only: on the CPU, call the model in an opaque")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "eagle.Graph.build: node 'model' of kind 'child' has no "
+            "CPU lowering; a graph your framework captured runs on "
+            "the GPU only: on the CPU, call the model in an opaque"
+        ),
+    ):
         g.build()
 
 
@@ -165,8 +195,11 @@ def test_import_buffer_of_numpy_and_dlpack():
     buffer = eagle.interop.import_buffer(weights)
     weights.array += 1.0  # an optimizer's in-place step: the buffer is that memory
     assert buffer.tolist() == [1.0, 2.0, 3.0]
-    with pytest.raises(ValueError, match=r"^eagle\.interop\.import_buffer: param \(shape \(3,\)\) is not "
-                                         r"contiguous; a Table plane is one block of memory"):
+    with pytest.raises(
+        ValueError,
+        match=r"^eagle\.interop\.import_buffer: param \(shape \(3,\)\) is not "
+        r"contiguous; a Table plane is one block of memory",
+    ):
         eagle.interop.import_buffer(DLPackOnly(np.arange(6.0)[::2]))
     with pytest.raises(TypeError, match=r"^eagle\.interop\.import_buffer: param is the number 1\.0"):
         eagle.interop.import_buffer(1.0)
@@ -192,9 +225,11 @@ def test_a_tensor_that_requires_grad_is_read_but_never_written(torch):
     y = torch.zeros(4, dtype=torch.float64)
     _doubling(w, y).launch()
     assert y.tolist() == [0.0, 2.0, 4.0, 6.0] and w.grad is None
-    message = ("is a torch Parameter that requires grad, and it is written: autograd would not see the "
-               "write (its version counter does not move), so a backward pass that saved the tensor would "
-               "be silently wrong; pass a tensor that does not require grad (t.detach() is the same memory")
+    message = (
+        "is a torch Parameter that requires grad, and it is written: autograd would not see the "
+        "write (its version counter does not move), so a backward pass that saved the tensor would "
+        "be silently wrong; pass a tensor that does not require grad (t.detach() is the same memory"
+    )
     with pytest.raises(ValueError, match="^" + re.escape("eagle.graph.opaque: plane 'w' " + message)):
         opaque(nop, writes={"w": w})
     total = torch.zeros(1, dtype=torch.float64, requires_grad=True)
@@ -231,10 +266,14 @@ def test_a_launch_after_param_data_is_replaced_is_refused_by_name(torch):
     g = _doubling(w, torch.zeros(3, dtype=torch.float64))
     g.launch()
     w.data = torch.zeros(3, dtype=torch.float64)
-    with pytest.raises(RuntimeError, match=re.escape(
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
             "eagle.Graph.launch: plane 'x' of node 'double' is no longer the memory of a torch Parameter it "
             "was made from: its storage was replaced (param.data = ...), and the graph still holds the old; "
-            "bind the tensor the optimizer updates")):
+            "bind the tensor the optimizer updates"
+        ),
+    ):
         g.launch()
     with pytest.raises(RuntimeError, match=r"^eagle\.Graph\.enqueue: plane 'x' of node 'double'"):
         g.enqueue()
@@ -246,10 +285,14 @@ def test_weights_changed_between_enqueue_and_synchronize_are_refused_once(torch)
     g.enqueue().synchronize()  # nothing changed: fine
     g.enqueue()
     w.add_(1.0)  # while the replay may still run
-    with pytest.raises(RuntimeError, match=re.escape(
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
             "eagle.Graph.synchronize: plane 'x' of node 'double' (a torch Tensor) was changed in place "
             "between enqueue() and the call that waits for it, while a replay may have been reading it: "
-            "update weights after launch() returns, or after synchronize()")):
+            "update weights after launch() returns, or after synchronize()"
+        ),
+    ):
         g.synchronize()
     g.synchronize()  # said once: the replays are done
     w.add_(1.0)  # after launch() returns: the next launch reads it
@@ -257,8 +300,11 @@ def test_weights_changed_between_enqueue_and_synchronize_are_refused_once(torch)
     assert y.tolist() == [6.0, 6.0, 6.0]
     g.enqueue()
     w.add_(1.0)
-    with pytest.raises(RuntimeError, match=r"^eagle\.Graph\.launch: plane 'x' of node 'double' \(a torch "
-                                           r"Tensor\) was changed in place between enqueue"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^eagle\.Graph\.launch: plane 'x' of node 'double' \(a torch "
+        r"Tensor\) was changed in place between enqueue",
+    ):
         g.launch()
 
 
@@ -280,8 +326,10 @@ def test_a_jax_array_is_read_and_never_written():
     x, y = jnp.arange(4.0), np.zeros(4, np.float32)
     _doubling(x, y).launch()
     assert y.tolist() == [0.0, 2.0, 4.0, 6.0]
-    with pytest.raises(ValueError, match=re.escape("eagle.copy: into is a JAX array, and it is written: JAX "
-                                                   "arrays are immutable")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("eagle.copy: into is a JAX array, and it is written: JAX arrays are immutable"),
+    ):
         eagle.copy(y, into=jnp.zeros(4))
     buffer = eagle.interop.import_buffer(x)
     assert not buffer.flags.writeable and np.shares_memory(buffer, np.from_dlpack(x))

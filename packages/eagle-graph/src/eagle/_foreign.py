@@ -32,9 +32,18 @@ __all__ = ["DevicePlane", "Producer", "as_plane", "gpu_ordinal", "held", "produc
 # DLPack device types (dlpack.h): memory the host addresses directly, and CUDA memory.
 _DL_HOST: Final = frozenset({1, 3, 11})  # kDLCPU, kDLCUDAHost, kDLROCMHost
 _DL_CUDA: Final = frozenset({2, 13})  # kDLCUDA, kDLCUDAManaged
-_DL_NAMES: Final = {4: "kDLOpenCL", 7: "kDLVulkan", 8: "kDLMetal (Apple's GPU)", 9: "kDLVPI",
-                    10: "kDLROCM (an AMD GPU)", 12: "kDLExtDev", 14: "kDLOneAPI", 15: "kDLWebGPU",
-                    16: "kDLHexagon", 17: "kDLMAIA"}
+_DL_NAMES: Final = {
+    4: "kDLOpenCL",
+    7: "kDLVulkan",
+    8: "kDLMetal (Apple's GPU)",
+    9: "kDLVPI",
+    10: "kDLROCM (an AMD GPU)",
+    12: "kDLExtDev",
+    14: "kDLOneAPI",
+    15: "kDLWebGPU",
+    16: "kDLHexagon",
+    17: "kDLMAIA",
+}
 # .base chains are short in practice; the bound only guards against odd objects.
 _MAX_BASE_DEPTH: Final = 64
 
@@ -57,7 +66,8 @@ typedef struct {
 # A private prototype: setting restype on ctypes.pythonapi's shared attribute would change it for
 # every other user in the process.
 _capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", ctypes.pythonapi))
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
 # DLDataType codes NumPy spells (kDLInt, kDLUInt, kDLFloat, kDLComplex, kDLBool); any other
 # (bfloat16, float8) is described as raw bytes of its size: eagle reads only the item size.
 _DL_KINDS: Final = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
@@ -182,13 +192,18 @@ class DevicePlane:
         strides = iface.get("strides")
         # no "stream": eagle orders the node itself
         self.__cuda_array_interface__ = {
-            "version": 3, "shape": self.shape, "typestr": self.dtype.str,
+            "version": 3,
+            "shape": self.shape,
+            "typestr": self.dtype.str,
             "data": (int(iface["data"][0]), self.readonly),
-            "strides": None if strides is None else tuple(int(s) for s in strides)}
+            "strides": None if strides is None else tuple(int(s) for s in strides),
+        }
 
     def __repr__(self) -> str:
-        return (f"<eagle plane over {self.producer.what}: shape={self.shape}, dtype={self.dtype}, "
-                f"device={self.device}>")
+        return (
+            f"<eagle plane over {self.producer.what}: shape={self.shape}, dtype={self.dtype}, "
+            f"device={self.device}>"
+        )
 
 
 def held(obj: Any) -> bool:
@@ -278,8 +293,10 @@ def _export(obj: Any, api: str, name: str) -> Any:
         if device_type in _DL_CUDA:
             return _device_export(obj, src, device_id)
         where = _DL_NAMES.get(device_type, f"DLPack device type {device_type}")
-        raise ValueError(f"{_where(api, name)} lives on {where}, and eagle runs planes in host memory "
-                         "and on CUDA GPUs: move it to one of them (x.cpu(), x.cuda())")
+        raise ValueError(
+            f"{_where(api, name)} lives on {where}, and eagle runs planes in host memory "
+            "and on CUDA GPUs: move it to one of them (x.cpu(), x.cuda())"
+        )
     if hasattr(src, "__cuda_array_interface__"):
         return _device(obj, src.__cuda_array_interface__, gpu_ordinal(src), src)
     if hasattr(src, "__array_interface__"):
@@ -288,8 +305,10 @@ def _export(obj: Any, api: str, name: str) -> Any:
     try:
         exported = np.asarray(memoryview(src))  # bytearray, memoryview, a ctypes array
     except TypeError:
-        raise TypeError(f"{_where(api, name)} is a {type(obj).__name__}, not an array: pass a NumPy array "
-                        "(or any object with __array_interface__, DLPack or the buffer protocol)") from None
+        raise TypeError(
+            f"{_where(api, name)} is a {type(obj).__name__}, not an array: pass a NumPy array "
+            "(or any object with __array_interface__, DLPack or the buffer protocol)"
+        ) from None
     return _host(obj, exported.__array_interface__, exported)
 
 
@@ -313,8 +332,10 @@ def as_plane(obj: Any, api: str, name: str, *, writes: bool = False) -> Any:
     if held(obj):
         plane = obj
     elif is_value(obj):
-        raise TypeError(f"{_where(api, name)} is the number {obj!r}, a value copied where it is passed "
-                        "(a NumPy scalar too, e.g. a[5, 5]): pass an array, e.g. a one-cell a[5:6, 5]")
+        raise TypeError(
+            f"{_where(api, name)} is the number {obj!r}, a value copied where it is passed "
+            "(a NumPy scalar too, e.g. a[5, 5]): pass an array, e.g. a one-cell a[5:6, 5]"
+        )
     else:
         plane = _remembered(obj)
         if plane is None:
@@ -344,17 +365,22 @@ def refuse_write(plane: Any, where: str, written: str = "is written") -> None:
     """
     producer = producer_of(plane)
     if producer is not None and producer.requires_grad():
-        raise ValueError(f"{where} is {producer.what} that requires grad, and it {written}: autograd "
-                         "would not see the write (its version counter does not move), so a backward "
-                         "pass that saved the tensor would be silently wrong; pass a tensor that does "
-                         "not require grad (t.detach() is the same memory, where autograd never needs "
-                         "its old values)")
+        raise ValueError(
+            f"{where} is {producer.what} that requires grad, and it {written}: autograd "
+            "would not see the write (its version counter does not move), so a backward "
+            "pass that saved the tensor would be silently wrong; pass a tensor that does "
+            "not require grad (t.detach() is the same memory, where autograd never needs "
+            "its old values)"
+        )
     if producer is not None and producer.immutable:
-        raise ValueError(f"{where} is a JAX array, and it {written}: JAX arrays are immutable (JAX may "
-                         "share one between computations), so eagle only reads them; write into a NumPy "
-                         "array or a torch tensor, and make a JAX array of it after the launch "
-                         "(jnp.asarray(out))")
+        raise ValueError(
+            f"{where} is a JAX array, and it {written}: JAX arrays are immutable (JAX may "
+            "share one between computations), so eagle only reads them; write into a NumPy "
+            "array or a torch tensor, and make a JAX array of it after the launch "
+            "(jnp.asarray(out))"
+        )
     # a NumPy array's flag, a DevicePlane's interface (CuPy's flags have no WRITEABLE)
     if not plane.flags.writeable if isinstance(plane, np.ndarray) else getattr(plane, "readonly", False):
-        raise ValueError(f"{where} {written} but the array is read-only: pass a writable array (e.g. "
-                         "a.copy())")
+        raise ValueError(
+            f"{where} {written} but the array is read-only: pass a writable array (e.g. a.copy())"
+        )

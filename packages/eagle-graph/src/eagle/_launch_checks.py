@@ -60,7 +60,8 @@ class LaunchChecks:
                 f"was made from{_more(moved)}: its storage was replaced (param.data = ...), and the "
                 "graph still holds the old; bind the tensor the optimizer updates: change it in place "
                 "(with torch.no_grad(): param.copy_(new)), or give the graph the new storage (g.bind(...) "
-                "of a builder graph, or build the graph again)")
+                "of a builder graph, or build the graph again)"
+            )
         self.settle(api)
 
     def enqueued(self) -> None:
@@ -75,14 +76,18 @@ class LaunchChecks:
         versions, self._versions = self._versions, None
         if versions is None:
             return
-        changed = [(label, name, p) for (label, name, p), seen in zip(self.planes, versions, strict=True)
-                   if p.version() != seen]
+        changed = [
+            (label, name, p)
+            for (label, name, p), seen in zip(self.planes, versions, strict=True)
+            if p.version() != seen
+        ]
         if changed:
             label, name, producer = changed[0]
             raise RuntimeError(
                 f"{api}: plane {name!r} of node {label!r} ({producer.what}) was changed in place between "
                 f"enqueue() and the call that waits for it{_more(changed)}, while a replay may have been "
-                "reading it: update weights after launch() returns, or after synchronize()")
+                "reading it: update weights after launch() returns, or after synchronize()"
+            )
 
 
 def _more(found: list[tuple[str, str, Producer]]) -> str:

@@ -55,7 +55,9 @@ def import_buffer(param: Any) -> Any:
     """
     buffer = as_plane(param, API, "param")
     if not contiguous(buffer):
-        raise ValueError(f"{API}: param (shape {tuple(buffer.shape)}) is not contiguous; a Table plane is "
-                         "one block of memory, and a contiguous copy (param.contiguous()) would not be what "
-                         "the optimizer updates: import the parameter itself")
+        raise ValueError(
+            f"{API}: param (shape {tuple(buffer.shape)}) is not contiguous; a Table plane is "
+            "one block of memory, and a contiguous copy (param.contiguous()) would not be what "
+            "the optimizer updates: import the parameter itself"
+        )
     return buffer
