@@ -14,8 +14,8 @@ nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "threads", "minimal", "torch", "sanitize", "cuda_codegen", "viz",
-                        "distributed", "docs"]
+nox.options.sessions = ["lint", "tests", "threads", "minimal", "torch", "jax", "sanitize", "cuda_codegen",
+                        "viz", "distributed", "docs"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
@@ -24,6 +24,9 @@ PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-di
             "plugins/eagle-scan", "plugins/eagle-torch"]
 #: The torch the torch session installs (2.13.0: the CPU wheel these machines keep on local disk).
 TORCH = "torch==2.13.0"
+#: Arrays of other libraries as planes: the tests whose torch and JAX parts skip elsewhere.
+FOREIGN_PLANE_TESTS = ["packages/eagle-graph/tests/test_foreign_planes.py",
+                       "tests/test_foreign_planes_matrix.py", "tests/test_doc_interop.py"]
 # mpmath: the correctly rounded values hawk.libm's accuracy tests measure against
 TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100", "mpmath>=1.3"]
 #: What the sanitizer session runs, with libeagle and every library eagle compiles (hawk's kernels,
@@ -94,12 +97,22 @@ def minimal(session: nox.Session) -> None:
 # pip, not uv: pip takes the local torch wheel, uv would download a CUDA build of several GB.
 @nox.session(venv_backend="virtualenv")
 def torch(session: nox.Session) -> None:
-    """The plugins with torch installed, so that eagle-torch's tests run (elsewhere they skip)."""
+    """The plugins with torch installed, so that eagle-torch's tests run (elsewhere they skip), and
+    torch tensors as planes of every node kind."""
     install_all(session)
     session.install(TORCH)
     session.run("python", "-c", "import torch", silent=True)  # a broken torch fails here, not as skips
     session.run("pytest", "-q", "plugins", "packages/eagle-graph/tests/test_plugins.py",
-                "tests/test_no_plugins.py", *session.posargs)
+                "tests/test_no_plugins.py", *FOREIGN_PLANE_TESTS, *session.posargs)
+
+
+@nox.session
+def jax(session: nox.Session) -> None:
+    """JAX arrays as planes of every node kind, with JAX installed (elsewhere those tests skip)."""
+    install_all(session)
+    session.install("jax", "jaxlib")
+    session.run("python", "-c", "import jax", silent=True)  # a broken JAX fails here, not as skips
+    session.run("pytest", "-q", *FOREIGN_PLANE_TESTS, *session.posargs)
 
 
 @nox.session

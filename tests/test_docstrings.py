@@ -29,6 +29,8 @@ PUBLIC: dict[str, list[str] | None] = {
                      "lookup", "include_dir"],
     "eagle.demo": ["main", "whole", "numpy_whole"],
     "eagle.extend": ["view", "GraphView", "state", "Recording", "recording", "flatten", "unflatten"],
+    "eagle.interop": None,
+    "eagle.testing": ["DLPackOnly", "InterfaceOnly"],
     "eagle.builder": None,
     "eagle.viz": None,
     "eagle.diff": None,

@@ -13,6 +13,7 @@ import pytest
 import eagle
 from eagle._views import candidate_pairs, overlap, overlap_status
 from eagle.graph import opaque
+from eagle.testing import DLPackOnly
 
 
 def nop() -> None:
@@ -59,19 +60,6 @@ def test_max_work_out_of_range_is_refused_with_the_range():
         with pytest.raises(ValueError, match=r"max_work must be an int from -2\*\*63 to 2\*\*63 - 1"):
             call()
     assert overlap(x, x, max_work=2**63 - 1)
-
-
-class DLPackOnly:
-    """An array that speaks only DLPack (as a torch CPU tensor does)."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self._array = array
-
-    def __dlpack__(self, **kwargs):
-        return self._array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
 
 
 class ForeignDtype:

@@ -11,8 +11,9 @@ import pytest
 from numpy.lib.array_utils import byte_bounds
 from numpy.lib.stride_tricks import as_strided
 
-from eagle._core import ffi
-from eagle._views import _fill_from_dlpack_capsule, overlap, view_of
+from eagle._foreign import dlpack_interface
+from eagle._views import overlap, view_of
+from eagle.testing import DLPackOnly
 
 
 def fields(view: Any) -> tuple:
@@ -34,6 +35,13 @@ class HostInterface:
         self.__array_interface__ = dict(array.__array_interface__, strides=None)
 
 
+class Interface:
+    """Only the ``__array_interface__`` given."""
+
+    def __init__(self, iface: dict[str, Any]) -> None:
+        self.__array_interface__ = iface
+
+
 class CudaInterface:
     """A fake device array: ``__cuda_array_interface__`` over host memory (never read)."""
 
@@ -43,20 +51,6 @@ class CudaInterface:
         self.__cuda_array_interface__ = {"data": iface["data"], "shape": array.shape,
                                          "strides": strides, "typestr": iface["typestr"],
                                          "version": 3}
-
-
-class DLPackOnly:
-    """Only DLPack, claiming the device type given."""
-
-    def __init__(self, array: np.ndarray, device_type: int = 1) -> None:
-        self.array = array
-        self.device_type = device_type
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return (self.device_type, 0)
 
 
 class ArrayOnly:
@@ -116,13 +110,13 @@ def test_dlpack_capsule_reader_matches_numpy() -> None:
     """The capsule reader used for non-CPU producers decodes NumPy's capsules exactly."""
     for x in (np.zeros((5, 7), np.int32)[:, 1::2], np.zeros((3, 4), np.complex128).T,
               np.zeros(9, np.uint8), np.zeros((2, 3))[1, 1:]):
-        view = ffi.new("eagle_view *")
-        _fill_from_dlpack_capsule(view, x.__dlpack__())
-        assert fields(view) == numpy_fields(x)
+        iface, device_type, _ = dlpack_interface(x.__dlpack__())
+        assert device_type == 1 and iface["typestr"] == x.dtype.str
+        assert fields(view_of(Interface(iface))) == numpy_fields(x)
     # A producer claiming CUDA is routed to the capsule reader; the capsule's own
     # device (CPU here) decides the view's device.
     y = np.zeros((4, 4), np.float32)[1:, :2]
-    assert fields(view_of(DLPackOnly(y, device_type=2))) == numpy_fields(y)
+    assert fields(view_of(DLPackOnly(y, device=(2, 0)))) == numpy_fields(y)
 
 
 def test_array_fallback_keeps_its_copy_alive() -> None:

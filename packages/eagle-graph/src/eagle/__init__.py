@@ -10,6 +10,7 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 import importlib as _importlib
 
+from eagle import interop as interop
 from eagle._comm import Communicator as Communicator
 from eagle._comm import shard as shard
 from eagle._core import BLOCK as BLOCK

@@ -36,10 +36,10 @@ import numpy as np
 from eagle._arrays import is_guard_cell
 from eagle._cuda import DeviceArray, empty_like_device
 from eagle._flows import KernelFlow
+from eagle._foreign import gpu_ordinal
 from eagle._kinds import Node, PlaneTuple, Swap, kind_of
 from eagle._liveness import Forks, Liveness, Span
 from eagle._regions import Body
-from eagle._views import gpu_ordinal
 
 #: The environment variable that turns storage sharing off (``EAGLE_PLAN=0``): every temporary
 #: then keeps storage of its own.

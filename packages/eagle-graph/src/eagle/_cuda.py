@@ -22,6 +22,7 @@ from eagle._arrays import on_device as on_device  # re-exported: where the devic
 from eagle._core import check, ffi, lib
 from eagle._driver_thread import pending as _pending  # noqa: F401 -- where the GPU tests watch deferred frees
 from eagle._driver_thread import release
+from eagle._foreign import gpu_ordinal
 from eagle._slots import address as address  # eagle._cuda.address: where callers look
 from eagle._slots import slots
 
@@ -51,8 +52,6 @@ def has_driver() -> bool:
 
 def device_of(array: Any) -> int:
     """The GPU ordinal a device array lives on (CuPy's and torch's say; others are on 0)."""
-    from eagle._views import gpu_ordinal
-
     return gpu_ordinal(array)
 
 

@@ -66,8 +66,9 @@ class Access:
 
 
 #: What makes a declared plane an array (view_of reads these); a DLPack-only
-#: array (a torch tensor, say) must carry edges like a NumPy one.
-_ARRAY_PROTOCOLS = ("__array_interface__", "__cuda_array_interface__", "__dlpack__")
+#: array (a torch tensor, say) must carry edges like a NumPy one.  DLPack first: a CUDA torch
+#: tensor that requires grad raises on its __cuda_array_interface__.
+_ARRAY_PROTOCOLS = ("__dlpack__", "__array_interface__", "__cuda_array_interface__")
 
 
 def is_plane(obj: Any) -> bool:

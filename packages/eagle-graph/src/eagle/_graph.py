@@ -23,6 +23,7 @@ from eagle._fused_runs import FusedRun, in_graph_order
 from eagle._fused_runs import describe as describe_runs
 from eagle._fusion import FusionContext, enabled, fusing
 from eagle._kinds import Node, kind_of
+from eagle._launch_checks import LaunchChecks, refuse_written
 from eagle._lower_cpu import lowered
 from eagle._lower_gpu import gpu_lowered
 from eagle._lower_stages import lower_device, lower_host
@@ -87,6 +88,8 @@ class Graph:
         #: The replay launch() makes, prepared at build where it is one native call (a host
         #: program, no Record, no communicator): the guard, the run, Python's signals.
         self._launch: tuple[Callable[[Any, int], int], Any] | None = None  # Program.native_launch
+        #: what each launch asks of its planes over other libraries' memory, once built (None: nothing)
+        self._checks: LaunchChecks | None = None
         self._record_replay: Any = None  # eagle.diff's hook, found at build
         self._reducing: list[int] = []  # nodes that reduce across samples, once built
         self._analysis: Analysis | None = None  # the build's, kept while the graph stays built
@@ -421,8 +424,10 @@ class Graph:
 
     def _prepare_launch(self) -> None:
         """The launch of the target built now: one native call where a host program replays
-        plainly; else launch() takes the guard and runs the target through ``_run``."""
-        plain = self._backend == "cpu" and self._tape is None and self._comm is None
+        plainly; else launch() takes the guard and runs the target through ``_run`` (which asks
+        the launch checks of planes over other libraries' memory first)."""
+        self._checks = LaunchChecks.of(self._analysis.planes, self._labels)
+        plain = self._backend == "cpu" and self._tape is None and self._comm is None and self._checks is None
         self._launch = self._program.native_launch(self._busy) if plain else None
 
     def _planned(self, share: bool) -> Analysis:
@@ -445,6 +450,7 @@ class Graph:
         """What build does on this rank alone: refuse, choose, schedule and lower."""
         chosen = self._choose_backend(backend, analysis)
         refuse_races(analysis, self._nodes, self._labels, "eagle.Graph.build")
+        refuse_written(analysis.planes, self._labels, "eagle.Graph.build")
         target, schedule, reducing, tape = self._lower(chosen, None, analysis)
         if self._comm is not None:
             refuse_forked(self, reducing)
@@ -506,6 +512,7 @@ class Graph:
                 node.refuse("eagle.Graph.bind", label)
             self._analysis = self._analyze()  # of the new arrays: the lowering reads it
             refuse_races(self._analysis, self._nodes, self._labels, "eagle.Graph.bind")
+            refuse_written(self._analysis.planes, self._labels, "eagle.Graph.bind")
             check()
             self._relower(mapping)
         except BaseException:
@@ -576,11 +583,13 @@ class Graph:
         if not device:
             if backend == "gpu":
                 raise ValueError("eagle.Graph.build: backend='gpu' but every plane is a host (NumPy) "
-                                 "array: pass CuPy arrays, or build with backend='cpu'")
+                                 "array: pass CuPy arrays (for a CPU tensor, tensor.cuda()), or build "
+                                 "with backend='cpu'")
             return "cpu"
         if backend == "cpu":
             raise ValueError(f"eagle.Graph.build: backend='cpu' but the planes {_names(device)} are device "
-                             "(CuPy) arrays: pass NumPy arrays, or build with backend='gpu'")
+                             "(CuPy) arrays: pass NumPy arrays (for a CUDA tensor, tensor.cpu()), or build "
+                             "with backend='gpu'")
         return "gpu"
 
     # ---------------------------------------------------------------- run
@@ -598,7 +607,11 @@ class Graph:
         return self
 
     def enqueue(self, n: int = 1) -> Graph:
-        """Replay without waiting (on the CPU the replay is done when it returns)."""
+        """Replay without waiting (on the CPU the replay is done when it returns).
+
+        Change no plane's values until the call that waits for the replay (``synchronize``,
+        ``launch`` or the next ``enqueue``): that call refuses a torch tensor changed in place
+        meanwhile, which the replay may have read before or after the change."""
         if self._prepared(n, "eagle.Graph.enqueue"):  # a host program's: no Record
             return self
         if self.record:
@@ -626,10 +639,13 @@ class Graph:
 
     def synchronize(self) -> Graph:
         """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception
-        is raised here."""
+        is raised here, and so is the refusal of a plane over a torch tensor that was changed in
+        place since the enqueue."""
         if self._program is not None:
             with self._guard("eagle.Graph.synchronize"):
                 self._program.synchronize()
+                if self._checks is not None:
+                    self._checks.settle("eagle.Graph.synchronize")
         return self
 
     def set_logical_size(self, n: int) -> Graph:
@@ -650,6 +666,9 @@ class Graph:
             raise RuntimeError(f"{api}: the graph is not built: call build() first")
         if not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"{api}: n must be an int >= 0, got {n!r}")
+        checks = self._checks
+        if checks is not None:
+            checks.before(api)
         try:
             if self._tape is not None and n:
                 # eagle.diff's replay: the Record notes whether the run completed
@@ -658,6 +677,8 @@ class Graph:
                 self._program.run(int(n))
             else:
                 self._program.enqueue(int(n))
+                if checks is not None:
+                    checks.enqueued()
         except Exception as exc:
             if self._comm is None:
                 raise

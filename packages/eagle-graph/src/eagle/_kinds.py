@@ -228,6 +228,9 @@ class NodeKind:
     #: ``with_dispatch(payload, policies)`` -> the payload with the groups named in ``policies``
     #: ({group: policy}) run by them (``Graph.build(dispatch=...)``); with ``dispatch_groups``.
     with_dispatch: Callable[[Any, Mapping[str, str]], Any] | None = None
+    #: for a kind with no CPU lowering: what a node of it in a CPU build is to do instead, which
+    #: the build's refusal says (None: register a CPU lowering, or build for the GPU)
+    cpu_refusal: str | None = None
 
     def same_as(self, other: NodeKind) -> bool:
         return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.compare)
@@ -373,7 +376,8 @@ class _Finder:
 FINDER = _Finder()
 
 #: The descriptive hooks a plugin's registry passes through by name.
-HOOKS = frozenset({"one_graph", "bodies", "refuse", "label", "picture", "rebuild", "flow", "samples"})
+HOOKS = frozenset({"one_graph", "bodies", "refuse", "label", "picture", "rebuild", "flow", "samples",
+                   "cpu_refusal"})
 
 
 def add_kind(kind: NodeKind, table: dict[str, NodeKind], api: str) -> NodeKind:
@@ -408,7 +412,8 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
                        flow: Callable[[Any], Flow] | None = None,
                        samples: Callable[[Any], int | None] | None = None,
                        dispatch_groups: Callable[[Any], Mapping[str, Any]] | None = None,
-                       with_dispatch: Callable[[Any, Mapping[str, str]], Any] | None = None) -> NodeKind:
+                       with_dispatch: Callable[[Any, Mapping[str, str]], Any] | None = None,
+                       cpu_refusal: str | None = None) -> NodeKind:
     """Register a kind of node under ``name``: what a plugin's ``register_node_kinds`` hook does, in code.
 
     :param reads: payload -> ``(plane name, array, role)`` tuples it reads.
@@ -453,6 +458,8 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
         its kernels declare (default: none).
     :param with_dispatch: ``with_dispatch(payload, policies)`` -> the payload with those groups
         run by those policies: what ``Graph.build(dispatch=...)`` asks of a node with groups.
+    :param cpu_refusal: for a kind with no CPU lowering, what a node of it in a CPU build is to
+        do instead: the build refuses the node with these words.
 
     Registering the same kind twice is fine; a different kind under a taken
     name is refused with both named.
@@ -493,7 +500,7 @@ def register_node_kind(name: str, *, reads: Callable[[Any], Iterable[PlaneTuple]
     kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, both_sides=both_sides,
                     one_graph=one_graph, bodies=bodies, refuse=refuse, reference=reference, lower=lower,
                     label=label, picture=picture, rebuild=rebuild, flow=flow, samples=samples,
-                    dispatch_groups=dispatch_groups, with_dispatch=with_dispatch)
+                    dispatch_groups=dispatch_groups, with_dispatch=with_dispatch, cpu_refusal=cpu_refusal)
     return add_kind(kind, _REGISTRY, "eagle.graph.register_node_kind")
 
 

@@ -16,8 +16,10 @@ def lowered(node: Node, label: str) -> HostItems | Callable[[], object]:
     kind = kind_of(node.kind)
     result = kind.host_lowering(node.payload, label)
     if result is None:
+        fix = kind.cpu_refusal or ("register the kind with lower_cpu=... or native=..., or build it for "
+                                   "the GPU")
         raise ValueError(f"eagle.Graph.build: node {label!r} of kind {node.kind!r} has no CPU lowering; "
-                         "register the kind with lower_cpu=... or native=..., or build it for the GPU")
+                         f"{fix}")
     if not (isinstance(result, HostItems) or callable(result)):
         raise TypeError(f"eagle.Graph.build: lower_cpu of kind {node.kind!r} returned "
                         f"{type(result).__name__}; return a zero-argument callable or eagle.graph.HostItems")

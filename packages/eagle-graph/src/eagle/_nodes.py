@@ -19,11 +19,12 @@ from eagle._arrays import is_guard_cell
 from eagle._edges import is_plane, is_value
 from eagle._fixed_order import fixed_order
 from eagle._flows import ChoiceFlow, CopyFlow, LoopFlow, ReduceFlow
+from eagle._foreign import as_plane
 from eagle._kinds import GpuItems, Node, PlaneTuple, Swap, register_node_kind
 from eagle._pictures import BoxPicture, FramePicture
 from eagle._recording import recorded, withdrawn
 from eagle._regions import Body
-from eagle._views import host_plane, plane_dtype
+from eagle._views import plane_dtype
 from eagle.plan import BoundPlan
 
 if TYPE_CHECKING:
@@ -43,7 +44,9 @@ class Opaque:
     stream: object = None  # the stream of the "stream" tier
 
 
-def _named(planes: Mapping[str, Any] | Any, api: str) -> dict[str, Any]:
+def _named(planes: Mapping[str, Any] | Any, api: str, writes: bool) -> dict[str, Any]:
+    """The declared planes by name, each as a node holds it (an array of another library as the
+    array over its memory); ``writes``: the node writes them."""
     if isinstance(planes, Mapping):
         named = dict(planes)
     elif isinstance(planes, (list, tuple)):
@@ -51,10 +54,13 @@ def _named(planes: Mapping[str, Any] | Any, api: str) -> dict[str, Any]:
     else:
         raise TypeError(f"{api}: declare planes as a dict of name -> array, e.g. reads={{'x': x}}")
     for name, plane in named.items():
-        if not (is_plane(plane) or is_value(plane)):  # a value (a number) is copied: no edges
+        if is_value(plane):  # a value (a number) is copied: no edges
+            continue
+        if not is_plane(plane):
             raise TypeError(f"{api}: plane {name!r} is a {type(plane).__name__}, which the conflict check "
                             "cannot see into: declare a NumPy array (or a bytearray, memoryview, ctypes "
                             "array: anything with the buffer protocol) and have the function use it")
+        named[name] = as_plane(plane, api, f"plane {name!r}", writes=writes)
     return named
 
 
@@ -85,8 +91,8 @@ def opaque(fn: Callable[[], object], reads: Mapping[str, Any] | None = None,
     if not callable(fn):
         raise TypeError(f"eagle.graph.opaque: fn must be a zero-argument callable, got {type(fn).__name__}")
     tier = "eager" if eager else "stream" if stream is not None else "capture"
-    return recorded(Node("opaque", Opaque(fn, _named(reads or {}, "eagle.graph.opaque"),
-                                          _named(writes or {}, "eagle.graph.opaque"), tier, stream)))
+    return recorded(Node("opaque", Opaque(fn, _named(reads or {}, "eagle.graph.opaque", False),
+                                          _named(writes or {}, "eagle.graph.opaque", True), tier, stream)))
 
 
 def _opaque_writes(o: Opaque) -> list[PlaneTuple]:
@@ -154,7 +160,8 @@ def child(owner: Any, reads: Mapping[str, Any] | None = None,
     """A CUDA graph made elsewhere, run as a child node: a ``torch.cuda.CUDAGraph`` captured with
     ``keep_graph=True``, a ``warp.Graph``, or a CUgraph handle.  Declare the planes it touches.
 
-    The graph is cloned when eagle's graph is built; it runs on the GPU only.  eagle keeps
+    The graph is cloned when eagle's graph is built; it runs on the GPU only (on the CPU, call the
+    model in an :func:`opaque`: a CPU build refuses a child, saying so).  eagle keeps
     ``owner`` alive and refuses a launch after ``owner.reset()`` or a re-capture (the owner then
     holds another graph, or none): rebuild the eagle graph then.  A bare handle has no owner to
     ask; the clone is eagle's own.
@@ -163,8 +170,8 @@ def child(owner: Any, reads: Mapping[str, Any] | None = None,
     >>> node.kind, [(name, role) for name, _, role in node.planes()]
     ('child', [('x', 'read')])
     """
-    return recorded(Node("child", Child(owner, _named(reads or {}, "eagle.graph.child"),
-                                        _named(writes or {}, "eagle.graph.child"))))
+    return recorded(Node("child", Child(owner, _named(reads or {}, "eagle.graph.child", False),
+                                        _named(writes or {}, "eagle.graph.child", True))))
 
 
 def _child_gpu(c: Child) -> GpuItems:
@@ -175,7 +182,10 @@ def _child_gpu(c: Child) -> GpuItems:
 
 
 register_node_kind("child", reads=lambda c: _opaque_reads(c), writes=lambda c: _opaque_writes(c),
-                   lower_gpu=_child_gpu, picture=lambda c: BoxPicture("opaque", "child"))
+                   lower_gpu=_child_gpu, picture=lambda c: BoxPicture("opaque", "child"),
+                   cpu_refusal="a graph your framework captured runs on the GPU only: on the CPU, call the "
+                               "model in an opaque, eagle.graph.opaque(lambda: ..., reads=..., writes=...), "
+                               "with the planes this child declares")
 
 # --------------------------------------------------------------------- reduce
 
@@ -203,7 +213,7 @@ def reduce(x: Any, out: Any, op: str = "sum") -> Node:
     """
     if op not in REDUCE_OPS:
         raise ValueError(f"eagle.reduce: op must be one of {REDUCE_OPS}, got {op!r}")
-    x, out = host_plane(x, "eagle.reduce", "x"), host_plane(out, "eagle.reduce", "out")
+    x, out = as_plane(x, "eagle.reduce", "x"), as_plane(out, "eagle.reduce", "out", writes=True)
     if np.ndim(x) != 1 or np.size(out) != 1:
         raise ValueError(f"eagle.reduce: x must be a 1-D plane and out one element; got shapes "
                          f"{np.shape(x)} and {np.shape(out)}")
@@ -252,7 +262,7 @@ def copy(src: Any, *, into: Any) -> Node:
     array([0., 1., 2.])
     """
     same = src is into
-    src, into = host_plane(src, "eagle.copy", "src"), host_plane(into, "eagle.copy", "into")
+    src, into = as_plane(src, "eagle.copy", "src"), as_plane(into, "eagle.copy", "into", writes=not same)
     if same:
         into = src  # still the one plane: a node that does nothing
     if np.shape(src) != np.shape(into) or plane_dtype(src) != plane_dtype(into):
@@ -316,6 +326,8 @@ class SkipGuard:
 
 
 def _cell(flag: Any, api: str) -> Any:
+    if is_plane(flag):  # a one-cell tensor too: the array over its memory
+        flag = as_plane(flag, api, "the guard")
     if not is_guard_cell(flag):
         raise TypeError(f"{api}: a guard is a one-cell uint32 array, e.g. np.zeros(1, np.uint32); "
                         f"got {getattr(flag, 'dtype', type(flag).__name__)} of shape {np.shape(flag)}")

@@ -92,12 +92,13 @@ def interpret(graph: Graph, n: int = 1) -> Any:
 
 def _host_planes(graph: Graph) -> list[np.ndarray]:
     """Every host array the graph's nodes touch, each once, but its temporaries (which hold no
-    value after a run: a fused run does not store them)."""
+    value after a run: a fused run does not store them) and read-only ones (a JAX array's: no
+    node writes them, so no run changes them)."""
     seen: dict[int, np.ndarray] = {}
     temporaries = {id(a) for a in graph._temporaries}
     for node in graph._nodes:
         for _, array, _ in node.planes():
-            if isinstance(array, np.ndarray) and id(array) not in temporaries:
+            if isinstance(array, np.ndarray) and array.flags.writeable and id(array) not in temporaries:
                 seen.setdefault(id(array), array)
     return list(seen.values())
 

@@ -27,10 +27,11 @@ from eagle import _cuda
 from eagle._arrays import on_device
 from eagle._compaction import Compactor, copy_seconds_per_byte
 from eagle._edges import same_view
+from eagle._foreign import producer_of, refuse_write
 from eagle._kinds import Node
 from eagle._simulate_dispatch import Assignment, Dispatch, assigned
 from eagle._simulate_report import Compaction, SimulateReport, SimulateResult
-from eagle._stepping import UntilDone, host_values, loop
+from eagle._stepping import UntilDone, host_values, loop, terminated_plane
 from eagle._views import overlap
 from eagle.plan import BoundPlan
 
@@ -66,6 +67,7 @@ def simulate(step: Any, *, terminated: Any, max_steps: int, dispatch: str | Mapp
     if compact not in COMPACT or not isinstance(compact, (bool, str)):
         raise ValueError(f"{API}: compact is True, False or \"auto\"; got {compact!r}")
     items = [step] if isinstance(step, (Node, BoundPlan)) or not isinstance(step, Sequence) else list(step)
+    terminated = terminated_plane(terminated)
     base = loop(items, terminated=terminated, max_steps=max_steps, marks=_marks(terminated))
     report = SimulateReport()
     planes = _compactable(base, compact, report.notes)
@@ -149,6 +151,11 @@ def _distinct(moved: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], str 
         if clash is not None:
             return unique, (f"{what} and {clash} are overlapping views of the same memory, which a gather "
                             "would move twice: pass separate arrays")
+        if producer_of(a) is not None:  # another library's memory: a tensor autograd tracks, a JAX array
+            try:
+                refuse_write(a, what, "would be moved in place by compaction")
+            except ValueError as err:
+                return unique, str(err)
         if not _cuda.contiguous(a) or (not on_device(a) and not _writable_ndarray(a)):
             return unique, (f"{what} is not a contiguous, writable array, which compaction moves in place: "
                             "pass np.ascontiguousarray(a) (a writable copy)")

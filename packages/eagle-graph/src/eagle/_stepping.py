@@ -33,6 +33,7 @@ from eagle import _cuda
 from eagle._arrays import on_device
 from eagle._core import check, lib
 from eagle._edges import is_plane
+from eagle._foreign import as_plane
 from eagle._graph import Graph
 from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, Swap, register_node_kind
 from eagle._nodes import Opaque
@@ -306,7 +307,7 @@ def loop(items: Sequence[Any], *, terminated: Any, max_steps: int, marks: Any = 
     """:func:`until_done`'s node, not handed to an active recording (``eagle.simulate`` runs it
     itself); ``marks``: a uint8 plane of one value per sample, on terminated's side, that each run
     of plans' mark is written to (see :class:`Until`)."""
-    terminated = _terminated(terminated)
+    terminated = terminated_plane(terminated)
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise ValueError(f"{API}: max_steps must be a positive int (the most steps one run takes), "
                          f"got {max_steps!r}")
@@ -320,7 +321,10 @@ def loop(items: Sequence[Any], *, terminated: Any, max_steps: int, marks: Any = 
     return UntilDone("until_done", payload)
 
 
-def _terminated(plane: Any) -> Any:
+def terminated_plane(plane: Any) -> Any:
+    """``terminated`` as the loop holds it (a tensor as the array over its memory), checked."""
+    if is_plane(plane):
+        plane = as_plane(plane, API, "terminated")
     if not is_plane(plane) or len(np.shape(plane)) != 1 or np.shape(plane)[0] < 1:
         raise ValueError(f"{API}: terminated is a 1-D plane of one value per sample (np.zeros(n, np.uint8)); "
                          f"got {type(plane).__name__} of shape {np.shape(plane) if is_plane(plane) else '?'}")

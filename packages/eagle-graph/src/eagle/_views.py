@@ -8,19 +8,17 @@ metadata, never the memory.
 
 from __future__ import annotations
 
-import ctypes
 import sys
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
-import cffi
 import numpy as np
 
-from ._arrays import is_array, is_value
 from ._core import check, ffi, lib
+from ._foreign import Producer, as_plane, gpu_ordinal
 
-__all__ = ["MAX_WORK", "candidate_pairs", "host_plane", "overlap", "overlap_status", "plane_dtype", "view_of"]
+__all__ = ["MAX_WORK", "candidate_pairs", "overlap", "overlap_status", "plane_dtype", "view_of"]
 
 #: The default work cap of the exact overlap test.  Views from ordinary slicing
 #: are decided with a work of 1, and hand-made strides rarely need more than a
@@ -34,32 +32,6 @@ _VIEW_PTR: Final = ffi.typeof("eagle_view *")
 _MAX_DIMS: Final = int(lib.EAGLE_MAX_DIMS)
 # .base chains are short in practice; the bound only guards against odd objects.
 _MAX_BASE_DEPTH: Final = 64
-
-# DLPack device types (dlpack.h) whose memory the host addresses directly.
-_DL_CPU: Final = 1
-_DL_HOST_TYPES: Final = frozenset({1, 3, 11})  # kDLCPU, kDLCUDAHost, kDLROCMHost
-
-# The DLPack 0.x tensor a "dltensor" capsule points to (DLManagedTensor starts
-# with it).  Read through a cffi type of its own so the field layout is the C one.
-_dl = cffi.FFI()
-_dl.cdef("""
-typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
-typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
-typedef struct {
-    void *data;
-    DLDevice device;
-    int32_t ndim;
-    DLDataType dtype;
-    int64_t *shape;
-    int64_t *strides;
-    uint64_t byte_offset;
-} DLTensor;
-""")
-# A private prototype: setting restype on ctypes.pythonapi's shared attribute
-# would change it for every other user in the process.
-_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", ctypes.pythonapi))
-
 
 @lru_cache(maxsize=256)
 def _itemsize(typestr: str) -> int:
@@ -121,6 +93,8 @@ def _fill_from_ndarray(view: Any, array: np.ndarray) -> None:
           array.itemsize, _HOST, 0)
     # base: the root's extent start, found by libeagle's own extent rule.
     root = _root(array)
+    if isinstance(root.base, Producer):
+        return  # another library's memory, whose allocation eagle does not know: base 0
     if root is array:
         view.base = _extent_start(view)
     elif root.ndim <= _MAX_DIMS:
@@ -139,20 +113,6 @@ def _fill_from_interface(view: Any, iface: dict[str, Any], device: int, base: in
           _itemsize(iface["typestr"]), device, base)
 
 
-def gpu_ordinal(obj: Any) -> int:
-    """The GPU ordinal of a device array: CuPy and torch say; any other is on device 0."""
-    # Look in sys.modules instead of importing: an object of a library that was
-    # never imported cannot be one of its arrays.
-    cupy = sys.modules.get("cupy")
-    if cupy is not None and isinstance(obj, cupy.ndarray):
-        return int(obj.device.id)
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(obj, torch.Tensor):
-        return int(obj.device.index or 0)
-    device = getattr(obj, "device", 0)  # eagle's own DeviceArray says its ordinal
-    return device if isinstance(device, int) else 0
-
-
 def _gpu_base(obj: Any) -> int:
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(obj, cupy.ndarray):
@@ -160,96 +120,25 @@ def _gpu_base(obj: Any) -> int:
     return 0
 
 
-def _fill_from_dlpack_capsule(view: Any, capsule: Any) -> None:
-    """Read a legacy ``"dltensor"`` capsule without consuming it.
-
-    The capsule keeps its name, so its destructor still calls the producer's
-    deleter when it is dropped.
-    """
-    tensor = _dl.cast("DLTensor *", _capsule_pointer(capsule, b"dltensor"))
-    ndim = int(tensor.ndim)
-    itemsize = max((tensor.dtype.bits * tensor.dtype.lanes + 7) // 8, 1)
-    shape = tuple(int(tensor.shape[k]) for k in range(ndim))
-    strides = None
-    if tensor.strides != _dl.NULL:  # DLPack strides count elements, not bytes
-        strides = tuple(int(tensor.strides[k]) * itemsize for k in range(ndim))
-    device_type = int(tensor.device.device_type)
-    device = _HOST if device_type in _DL_HOST_TYPES else int(tensor.device.device_id)
-    data = int(_dl.cast("uintptr_t", tensor.data)) + int(tensor.byte_offset)
-    _fill(view, data, shape, strides, itemsize, device, 0)
-
-
-def _fill_view(view: Any, obj: Any) -> np.ndarray | None:
-    """Fill ``view`` from ``obj``; return an array the view must keep alive, if any."""
+def _fill_view(view: Any, obj: Any) -> Any:
+    """Fill ``view`` from ``obj``; return what the view must keep alive, if anything."""
     if isinstance(obj, np.ndarray):
         _fill_from_ndarray(view, obj)
         return None
-    iface = getattr(obj, "__cuda_array_interface__", None)
-    if iface is not None:
-        _fill_from_interface(view, iface, gpu_ordinal(obj), _gpu_base(obj))
-        return None
-    iface = getattr(obj, "__array_interface__", None)
-    if iface is not None:
-        if isinstance(iface.get("data"), tuple):
-            _fill_from_interface(view, iface, _HOST, 0)
-            return None
-        array = np.asarray(obj)  # the data is a buffer object: NumPy resolves it
-        _fill_from_ndarray(view, array)
-        return array
-    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
-        device_type, _ = obj.__dlpack_device__()
-        if int(device_type) == _DL_CPU:
-            _fill_from_ndarray(view, np.from_dlpack(obj))
-        else:
-            _fill_from_dlpack_capsule(view, obj.__dlpack__())
-        return None
-    buffer = _buffer(obj)
-    if buffer is not None:  # bytearray, memoryview, a ctypes array: NumPy views the same bytes
-        array = np.asarray(buffer)
-        _fill_from_ndarray(view, array)
-        return array
-    if hasattr(obj, "__array__"):
-        # __array__ may return a copy: the view then describes the copy, and
-        # keeps it alive so that no later allocation reuses its address.
-        array = np.asarray(obj)
-        _fill_from_ndarray(view, array)
-        return array
-    raise TypeError(
-        f"eagle.view_of: {type(obj).__name__} has no __cuda_array_interface__, "
-        "__array_interface__, __dlpack__ or __array__; pass an array"
-    )
-
-
-def _buffer(obj: Any) -> memoryview | None:
-    """A memoryview of an object with the buffer protocol, else None."""
     try:
-        return memoryview(obj)
+        plane = as_plane(obj, "eagle.view_of", "the object")
     except TypeError:
-        return None
-
-
-def host_plane(obj: Any, api: str, name: str) -> Any:
-    """``obj`` as a node holds a plane: a device array as it is, a host one as an ndarray over
-    the same memory (a DLPack or buffer-protocol object too), so that its dtype is NumPy's.
-
-    :raises TypeError: ``obj`` is not memory (a list, a number): ``api`` and ``name`` say which.
-    """
-    if is_array(obj):
-        return obj
-    if is_value(obj):
-        raise TypeError(f"{api}: {name} is the number {obj!r}, a value copied where it is passed "
-                        "(a NumPy scalar too, e.g. a[5, 5]): pass an array, e.g. a one-cell a[5:6, 5]")
-    if hasattr(obj, "__array_interface__"):
-        return np.asarray(obj)  # the interface's own memory: no copy
-    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
-        if int(obj.__dlpack_device__()[0]) in _DL_HOST_TYPES:
-            return np.from_dlpack(obj)
-        return obj
-    buffer = _buffer(obj)
-    if buffer is not None:
-        return np.asarray(buffer)
-    raise TypeError(f"{api}: {name} is a {type(obj).__name__}, not an array: pass a NumPy array "
-                    "(or any object with __array_interface__, DLPack or the buffer protocol)")
+        if not hasattr(obj, "__array__"):
+            raise TypeError(f"eagle.view_of: {type(obj).__name__} has no __cuda_array_interface__, "
+                            "__array_interface__, __dlpack__ or __array__; pass an array") from None
+        # __array__ may return a copy: the view then describes the copy, and keeps it alive so
+        # that no later allocation reuses its address.
+        plane = np.asarray(obj)
+    if isinstance(plane, np.ndarray):
+        _fill_from_ndarray(view, plane)
+    else:
+        _fill_from_interface(view, plane.__cuda_array_interface__, gpu_ordinal(plane), _gpu_base(plane))
+    return None if plane is obj else plane
 
 
 def plane_dtype(obj: Any) -> np.dtype:
@@ -269,9 +158,9 @@ def plane_dtype(obj: Any) -> np.dtype:
 def view_of(array: Any) -> Any:
     """The ``eagle_view *`` describing ``array`` (a cffi cdata that owns its memory).
 
-    The interfaces are tried in the order ``__cuda_array_interface__``,
-    ``__array_interface__``, DLPack, ``__array__``.  The view does not keep
-    ``array`` alive.
+    ``array`` is any plane (a NumPy or device array, or an array of another library, read as
+    :func:`eagle._foreign.as_plane` reads it), or has ``__array__`` (the view then describes
+    the copy that may return).  The view does not keep ``array`` alive.
     """
     view = ffi.new("eagle_view *")
     keep = _fill_view(view, array)

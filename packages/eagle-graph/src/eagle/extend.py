@@ -27,7 +27,9 @@ What it holds, by use:
   all in one batch.
 - **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`, :func:`overlap`,
   :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, and the
-  device-array helpers hawk allocates with.
+  device-array helpers hawk allocates with; :func:`as_plane`, the one conversion of an array of
+  another library (a torch tensor, a JAX array, DLPack, an array interface) into what a node
+  holds, and :func:`refuse_write`, the refusal of a write into one that cannot take it.
 - **Native**: the cffi ``ffi`` and ``lib`` of libeagle, ``BLOCK``, the team
   size, NVRTC (:data:`nvrtc`), and :func:`flatten` / :func:`unflatten` of
   result trees.
@@ -79,6 +81,7 @@ from eagle._flows import (
     ReduceFlow,
     RowFlow,
 )
+from eagle._foreign import as_plane, refuse_write
 from eagle._fusion import current as current_fusion
 from eagle._gpu_program import GpuProgram
 from eagle._graph import Graph
@@ -293,6 +296,7 @@ __all__ = [
     "TurnCheck",
     "Wait",
     "active",
+    "as_plane",
     "candidate_pairs",
     "contiguous",
     "cuda_module",
@@ -324,6 +328,7 @@ __all__ = [
     "recording",
     "recording_of",
     "refuse_sibling_races",
+    "refuse_write",
     "register_node_kind",
     "register_record",
     "set_num_threads",

@@ -18,11 +18,12 @@ import numpy as np
 
 from eagle._edges import same_view
 from eagle._flows import KernelFlow
+from eagle._foreign import as_plane, refuse_write
 from eagle._kinds import Fusible, GpuItems, HostItems, PlaneTuple, register_node_kind
 from eagle._pictures import BoxPicture
 from eagle._program import Program
 from eagle._slots import typed_slot
-from eagle._views import host_plane, overlap
+from eagle._views import overlap
 from eagle.native import Library
 
 #: Parameter roles: planes by pointer (read, write, readwrite), scalars by value.
@@ -186,10 +187,12 @@ class BoundPlan:
             if param.role == "value" and not isinstance(arg, (int, float, np.number)):
                 raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a value; "
                                 f"got {type(arg).__name__}")
-        # A host plane is passed by pointer: as an ndarray over its memory (a kernel slot takes those);
-        # an ndarray already is one (the common case, not worth the message's formatting).
+        # A plane is passed by pointer: as an ndarray over its memory (a kernel slot takes those)
+        # or a device array; an ndarray already is one (the common case, not worth the message's
+        # formatting).  Its writability is refuse()'s, at add and bind.
         self.args = [arg if p.role == "value" or type(arg) is np.ndarray else
-                     host_plane(arg, "eagle.plan.Plan.bind", f"{plan.name} parameter {p.name!r} ({p.role})")
+                     as_plane(arg, "eagle.plan.Plan.bind",
+                              f"{plan.name} parameter {p.name!r} ({p.role})")
                      for p, arg in zip(plan.params, args, strict=True)]
         self.samples = self._samples()
 
@@ -266,15 +269,14 @@ class BoundPlan:
 
     def refuse(self, who: str) -> None:
         """Refuse what this launch cannot run right; ``who`` starts the message (the API and
-        the plan): a plane that would need a copy before each launch, a written plane that is
-        read-only, and written memory that another plane of the launch partly shares."""
+        the plan): a plane that would need a copy before each launch, a written plane that cannot
+        be written (read-only, a JAX array, a tensor autograd tracks), and written memory that
+        another plane of the launch partly shares."""
         planes = self.planes()
         self._refuse_copy_bound(who, planes)
         for name, array, role in planes:
-            flags = getattr(array, "flags", None)
-            if role != "read" and flags is not None and not flags["WRITEABLE"]:
-                raise ValueError(f"{who} plane {name!r} is written but the array is read-only: pass a "
-                                 "writable array (e.g. a.copy())")
+            if role != "read":
+                refuse_write(array, f"{who} plane {name!r}")
         self.refuse_overlap(who)
 
     def _refuse_copy_bound(self, who: str, planes: list[PlaneTuple]) -> None:

@@ -1,4 +1,5 @@
-"""What tests hold eagle to: the reference interpreter, and ranks as threads.
+"""What tests hold eagle to: the reference interpreter, ranks as threads, and stand-ins for
+other libraries' arrays.
 
 :func:`interpret` runs a recorded graph node by node in NumPy: the meaning
 every lowering (host program, GPU graph, any thread count) must reproduce
@@ -9,6 +10,10 @@ bit for bit; :func:`fixed_order` is eagle's one order of a reduction.
 graphs built with ``eagle.Graph(comm=comm)`` behave as they do under
 ``mpiexec -n size`` (eagle-mpi), so a test can compare them with the
 one-process run; only the speed differs.
+
+:class:`DLPackOnly` and :class:`InterfaceOnly` are arrays that speak one protocol alone, as a
+torch tensor or a library's own array does to eagle: a kind, or a test, takes them where it
+takes such arrays, with no framework installed.
 """
 
 from __future__ import annotations
@@ -150,3 +155,40 @@ def run_ranks(size: int, fn: Callable[[ThreadComm], T]) -> list[T]:
     if failed:
         raise next((e for e in failed if not isinstance(e, _Stopped)), failed[0])
     return results
+
+
+class DLPackOnly:
+    """A NumPy array seen through DLPack alone (``__dlpack__``, ``__dlpack_device__``), as eagle
+    sees a torch CPU tensor; ``device``: the ``(DLPack device type, id)`` it claims instead of its
+    array's own (a device eagle does not run on, say).
+
+    >>> x = eagle.testing.DLPackOnly(np.arange(3.0))
+    >>> hasattr(x, "__array_interface__"), eagle.interop.import_buffer(x)
+    (False, array([0., 1., 2.]))
+    """
+
+    def __init__(self, array: np.ndarray, device: tuple[int, int] | None = None) -> None:
+        self.array = array
+        self.device = device
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.array.__dlpack_device__() if self.device is None else self.device
+
+
+class InterfaceOnly:
+    """A NumPy array seen through ``__array_interface__`` alone, as a library's own host array is.
+
+    >>> x = eagle.testing.InterfaceOnly(np.arange(3.0))
+    >>> hasattr(x, "__dlpack__"), eagle.interop.import_buffer(x)
+    (False, array([0., 1., 2.]))
+    """
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        return self.array.__array_interface__

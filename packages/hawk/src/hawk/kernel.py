@@ -393,7 +393,8 @@ def _chosen(ir: KernelIR, names: frozenset[str] | None) -> set[int]:
 
 
 def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
-    """Check one argument; a plane comes back as an ndarray (read planes made contiguous when eager)."""
+    """Check one argument; a plane comes back as an ndarray or a device array (an array of another
+    library as the one over its memory; read planes made contiguous when eager)."""
     if kind.role == "param":
         if isinstance(arg, np.ndarray) and arg.size == 1:
             arg = arg.reshape(-1)[0]
@@ -401,15 +402,16 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
             raise TypeError(f"{api}: parameter {name!r} is a Param (one number for all samples); "
                             f"got {type(arg).__name__}")
         return arg
+    if not extend.is_plane(arg):
+        what = "a Table" if kind.role in ("table", "scatter") else "a per-sample plane"
+        raise TypeError(f"{api}: parameter {name!r} is {what}; pass a NumPy array, got {type(arg).__name__}")
+    arg = extend.as_plane(arg, api, f"parameter {name!r}")
     device = extend.on_device(arg)
     if kind.role in ("table", "scatter"):
         return _table(name, kind, arg, api, eager, device)
     if device and eager:
         raise TypeError(f"{api}: parameter {name!r} is a device array; a call runs on NumPy "
                         "arrays (device arrays run inside a GPU graph)")
-    if not (device or isinstance(arg, np.ndarray)):
-        raise TypeError(f"{api}: parameter {name!r} is a per-sample plane; pass a NumPy array, got "
-                        f"{type(arg).__name__}")
     if isinstance(kind, ValueKind):
         check_plane(name, kind, arg, api)
     elif arg.ndim not in (1, 2):
@@ -431,10 +433,8 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
                              "contiguous planes: pass a contiguous one (cupy.ascontiguousarray)")
         if eager:
             arg = np.ascontiguousarray(arg)
-    if device:
-        return arg
-    if kind.role == "mutable" and not arg.flags.writeable:
-        raise ValueError(f"{api}: parameter {name!r} is written in place but the array is read-only")
+    if kind.role == "mutable":
+        extend.refuse_write(arg, f"{api}: parameter {name!r}", "is written in place")
     return arg
 
 
@@ -444,8 +444,6 @@ def _table(name: str, kind: Kind, arg: Any, api: str, eager: bool, device: bool)
     if device and eager:
         raise TypeError(f"{api}: Table {name!r} is a device array; a call runs on NumPy arrays (device "
                         "arrays run inside a GPU graph)")
-    if not (device or isinstance(arg, np.ndarray)):
-        raise TypeError(f"{api}: parameter {name!r} is a Table; pass a NumPy array, got {type(arg).__name__}")
     if arg.ndim == 0 or 0 in arg.shape:
         raise ValueError(f"{api}: Table {name!r} has shape {arg.shape}; a Table has at least one cell on "
                          "each of at least one axis")
@@ -460,8 +458,8 @@ def _table(name: str, kind: Kind, arg: Any, api: str, eager: bool, device: bool)
             raise ValueError(f"{api}: {kind!r} {name!r} is not contiguous; pass a contiguous array "
                              "(np.ascontiguousarray)")
         arg = np.ascontiguousarray(arg)
-    if kind.role == "scatter" and not device and not arg.flags.writeable:
-        raise ValueError(f"{api}: Scatter {name!r} is written but the array is read-only")
+    if kind.role == "scatter":
+        extend.refuse_write(arg, f"{api}: Scatter {name!r}")
     return arg
 
 
@@ -811,6 +809,8 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str, device: Any = None) ->
         raise ValueError(f"{api}: buffer= gives {len(given)} arrays for {len(specs)} outputs")
     out = []
     for spec, array in zip(specs, given, strict=True):
+        if array is not None:
+            array = extend.as_plane(array, api, f"buffer= for output {spec.name!r}", writes=True)
         shape = spec.table if spec.table is not None else (1,) if spec.cell else \
             (*spec.shape, n) if spec.shape else \
             (spec.components, n) if spec.components > 1 else (n,)

@@ -16,7 +16,7 @@ from typing import Any
 
 from eagle import extend
 from eagle.builder.handles import Branch
-from eagle.builder.recorder import RACE, Recorder, active
+from eagle.builder.recorder import RACE, Recorder, active, plane_of
 from eagle.builder.rewrite import first_line, rewritten
 from eagle.builder.runtime import runtime
 from eagle.extend import Graph, SiblingRace, fail_together
@@ -144,6 +144,8 @@ class Builder:
         name = self.fn.__name__
         call = self.signature.bind(*args, **kwargs)
         call.apply_defaults()
+        for key, value in call.arguments.items():  # the function sees a tensor as the array over it
+            call.arguments[key] = plane_of(value, "eagle.Graph.builder", f"{name}'s argument {key!r}")
         recorder = Recorder()
         recorder.arguments = dict(call.arguments)
         try:

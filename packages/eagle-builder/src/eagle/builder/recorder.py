@@ -976,6 +976,7 @@ class Recorder(extend.Recording):
                 raise TypeError(f"eagle.Graph.bind: no parameter {name!r}; the builder's parameters are "
                                 f"{', '.join(self.arguments)}")
             old = self.arguments[name]
+            new = arrays[name] = plane_of(new, "eagle.Graph.bind", repr(name))
             if not is_array(new):
                 raise TypeError(f"eagle.Graph.bind: {name!r} takes an array (NumPy or device), got "
                                 f"{type(new).__name__}: pass np.asarray(...) of it")
@@ -1013,6 +1014,12 @@ class Recorder(extend.Recording):
             raise
         # Only the new arrays are held now: a replaced one goes with its caller's last reference.
         self.arguments.update(arrays)
+
+
+def plane_of(value: Any, api: str, name: str) -> Any:
+    """A builder's argument as its function sees it: an array of another library (a torch tensor,
+    a JAX array, DLPack) as the NumPy or device array over its memory; anything else as it is."""
+    return extend.as_plane(value, api, name) if extend.is_plane(value) else value
 
 
 def _like(array: Any) -> Any:
