@@ -55,3 +55,15 @@ def test_the_api_page_documents_all():
     reexported = set(re.findall(r"``(\w+)``", sentence.group(1)))
     assert reexported and reexported <= set(eagle.__all__)
     assert all(hasattr(eagle.graph, name) for name in reexported)
+
+
+def test_a_bare_import_reaches_eagles_own_modules():
+    """The seeds write ``eagle.graph.opaque`` after ``import eagle`` alone (a fresh process, where
+    nothing else has imported eagle.graph)."""
+    import subprocess
+    import sys
+
+    code = ("import eagle; "
+            "print(eagle.graph.opaque.__name__, eagle.plan.BoundPlan.__name__, eagle.interop.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["opaque", "BoundPlan", "eagle.interop"]

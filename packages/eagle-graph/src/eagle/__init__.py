@@ -54,11 +54,16 @@ __all__ = [
     "pinned", "plugins", "reduce", "repeat_while", "shard", "simulate", "skippable", "until_done",
 ]
 
+# eagle-graph's own public modules, imported when first named (the seeds write `eagle.graph.opaque`
+# after a bare `import eagle`).
+_OWN = ("extend", "graph", "native", "plan", "testing")
 # Subpackages shipped by other distributions, and the distribution to install.
 _OPTIONAL = {"builder": "eagle-builder", "diff": "eagle-diff", "viz": "eagle-viz"}
 
 
 def __getattr__(name: str) -> object:
+    if name in _OWN:
+        return _importlib.import_module(f"eagle.{name}")
     if name in _OPTIONAL:
         try:
             return _importlib.import_module(f"eagle.{name}")
