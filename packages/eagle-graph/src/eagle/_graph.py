@@ -483,13 +483,11 @@ class Graph:
         if self._recording:
             raise ValueError("eagle.Graph.build: a record=True graph (eagle.diff) runs on the CPU only for "
                              "now; pass NumPy arrays")
-        if self._comm is not None:
-            raise ValueError("eagle.Graph.build: a graph over a communicator runs on the CPU only for now; "
-                             "pass NumPy arrays")
         lowerings = [gpu_lowered(n, label, planes)
                      for n, label, planes in zip(self._nodes, self._labels, analysis.planes, strict=True)]
         program, tiers, reducing = lower_device([stage.branches for stage in self._stages], lowerings,
-                                                self._labels, self._nodes, analysis.device())
+                                                self._labels, self._nodes, analysis.device(),
+                                                collective=self._comm is not None)
         return program.finalize(), schedule or tiers, reducing, None
 
     def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:

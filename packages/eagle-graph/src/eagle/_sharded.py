@@ -87,7 +87,12 @@ def refuse_forked(graph: Any, reducing: list[int]) -> None:
     forked = {i for stage in graph._stages if stage.group for branch in stage.branches for i in branch}
     found = [graph._labels[i] for i in reducing if i in forked]
     if found:
-        raise ValueError(f"eagle.Graph.build: {', '.join(map(repr, found))} reduce across samples inside "
-                         "a fork; with a communicator every reduction is a collective, which every rank "
-                         "must reach in the same order, and a fork's branches keep none: move the "
-                         "reduction before or after the fork")
+        raise forked_reductions(found)
+
+
+def forked_reductions(labels: list[str]) -> ValueError:
+    """The refusal of the nodes ``labels``, which reduce across samples inside a fork."""
+    return ValueError(f"eagle.Graph.build: {', '.join(map(repr, labels))} reduce across samples inside a "
+                      "fork; with a communicator every reduction is a collective, which every rank must "
+                      "reach in the same order, and a fork's branches keep none: move the reduction "
+                      "before or after the fork")
