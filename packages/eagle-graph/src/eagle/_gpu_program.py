@@ -20,12 +20,12 @@ import numpy as np
 from eagle import _cuda, _gpu_kernels
 from eagle._core import BLOCK, CoreError, check, ffi, lib
 from eagle._driver_thread import no_cuda_calls, release, release_pending
+from eagle._errors import forked_reductions
 from eagle._fusion import emitter, groups
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import emit
 from eagle._lower_gpu import gpu_lowered
 from eagle._program import LOOPS, CallbackErrors, ErrorBox, Program, _trampoline
-from eagle._sharded import forked_reductions
 from eagle._slots import slots
 from eagle._views import plane_dtype
 

@@ -15,6 +15,7 @@ from typing import Any, NoReturn, TypeVar
 
 from eagle._comm import Communicator
 from eagle._edges import is_plane
+from eagle._errors import forked_reductions
 
 T = TypeVar("T")
 
@@ -89,10 +90,3 @@ def refuse_forked(graph: Any, reducing: list[int]) -> None:
     if found:
         raise forked_reductions(found)
 
-
-def forked_reductions(labels: list[str]) -> ValueError:
-    """The refusal of the nodes ``labels``, which reduce across samples inside a fork."""
-    return ValueError(f"eagle.Graph.build: {', '.join(map(repr, labels))} reduce across samples inside a "
-                      "fork; with a communicator every reduction is a collective, which every rank must "
-                      "reach in the same order, and a fork's branches keep none: move the reduction "
-                      "before or after the fork")
