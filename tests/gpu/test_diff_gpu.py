@@ -24,19 +24,26 @@ import eagle  # noqa: E402
 import eagle.diff  # noqa: E402
 from eagle.graph import opaque  # noqa: E402
 from eagle.testing import run_ranks  # noqa: E402
-from hawk import Mutable, Param, Scalar, UInt32  # noqa: E402
-from hawk import math as hm  # noqa: E402
 
-GRAPHS = Path(__file__).resolve().parents[2] / "packages" / "eagle-diff" / "tests" / "test_builder_graphs.py"
+DIFF_TESTS = Path(__file__).resolve().parents[2] / "packages" / "eagle-diff" / "tests"
+
+
+def diff_tests(name: str) -> Any:
+    """A module of eagle-diff's tests (its graphs and kernels), loaded by path."""
+    spec = importlib.util.spec_from_file_location(f"diff_{name}", DIFF_TESTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
 def built() -> Any:
-    """eagle-diff's module of builder graphs."""
-    spec = importlib.util.spec_from_file_location("diff_builder_graphs", GRAPHS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """eagle-diff's builder graphs."""
+    return diff_tests("test_builder_graphs")
+
+
+#: eagle-diff's kernels of its hand-built graphs (affine, wave, dbl, grow)
+hand = diff_tests("test_hand_built")
 
 
 def leaves(tree: Any) -> list[Any]:
@@ -208,41 +215,20 @@ def test_a_reverse_writes_nothing_on_the_device(gpu, built):
 # ------------------------------------------------------------------ hand-built graphs
 
 
-@hawk.kernel
-def affine(x: Scalar, a: Param, b: Param) -> Scalar:
-    return a * x + b
-
-
-@hawk.kernel
-def wave(v: Scalar) -> Scalar:
-    return hm.sin(v) * v
-
-
-@hawk.kernel
-def dbl(x: Scalar) -> Scalar:
-    return 2.0 * x
-
-
-@hawk.kernel
-def grow(x: Mutable[Scalar], a: Param, flag: Mutable[UInt32]) -> None:
-    x = a * x + 0.1 * hm.sin(x)
-    flag = hm.uint32(hawk.sum(x < 20.0))
-
-
 def hand_built(put: Any, x0: np.ndarray) -> tuple[eagle.Graph, Any]:
     """affine -> a fork (wave | dbl) -> a sum and a copy, then a capped loop of a Mutable in place."""
     x = put(x0)
     g = eagle.Graph(record=True)
-    first = affine.plan(x, 2.0, 0.5)
+    first = hand.affine.plan(x, 2.0, 0.5)
     g.add(first, name="aff")
     y = first.outputs[0]
-    w, d = wave.plan(y), dbl.plan(y)
+    w, d = hand.wave.plan(y), hand.dbl.plan(y)
     g.add_group([w, d], names=["w", "d"])
     total, kept = put(np.zeros(1)), put(np.zeros(x0.size))
     g.add_node(eagle.reduce(w.outputs[0], total), name="total")
     g.add_node(eagle.copy(d.outputs[0], into=kept), name="keep")
     flag = put(cell(1))
-    step = grow.plan(kept, 1.3, flag).launch
+    step = hand.grow.plan(kept, 1.3, flag).launch
     g.add_node(eagle.repeat_while(step, eagle.SkipGuard.nonzero(flag), 40), name="grow")
     return g.build(), kept
 
@@ -273,7 +259,7 @@ def test_an_eager_node_keeps_its_inputs_and_its_vjp_is_given_host_copies(gpu):
         put = gpu.asarray if device else np.copy
         x = put(ramp(0.1, 0.9))
         g = eagle.Graph(record=True)
-        first = affine.plan(x, 2.0, 0.5)
+        first = hand.affine.plan(x, 2.0, 0.5)
         g.add(first, name="aff")
         y, z = first.outputs[0], put(np.zeros(6))
         if device:
@@ -297,31 +283,32 @@ def test_an_eager_node_keeps_its_inputs_and_its_vjp_is_given_host_copies(gpu):
 # ------------------------------------------------------------------ over a communicator
 
 
-@hawk.kernel
-def energy(x: Scalar, w: Param) -> Scalar:
-    return w * x * x
+#: eagle-diff's kernel of its sharded gradients: w * x * x
+ENERGY = diff_tests("test_sharded").energy
 
 
-def sharded(put: Any, x0: np.ndarray, comm: Any = None) -> dict[str, np.ndarray]:
+def sharded(gpu: Any, x0: np.ndarray, device: bool, comm: Any = None) -> dict[str, np.ndarray]:
+    """A sum of w * x * x over a sharded batch and its gradients, all copied home."""
+    put = gpu.asarray if device else np.copy
     x, total = put(x0), put(np.zeros(1))
     g = eagle.Graph(record=True, comm=comm)
-    plan = energy.plan(x, 0.7)
+    plan = ENERGY.plan(x, 0.7)
     g.add(plan, name="energy").add_node(eagle.reduce(plan.outputs[0], total), name="total").build()
     g()
     found = eagle.diff.reverse(g.record, {"total.out": np.ones(1)})
-    return {"total": home(None, total) if isinstance(total, np.ndarray) else None,
-            **{k: v if isinstance(v, np.ndarray) else v.get() for k, v in found.items()}}
+    return {k: home(gpu, v) for k, v in {"total": total, **found}.items()}
 
 
 def test_gradients_over_a_sharded_batch_on_the_gpu(gpu):
     n = 5 * eagle.BLOCK + 300
     x0 = np.random.default_rng(5).uniform(-3.0, 3.0, n)
-    whole = sharded(np.copy, x0)
-    alone = sharded(gpu.asarray, x0)  # compiled before the ranks' threads ask for it
-    assert alone["w"].tobytes() == whole["w"].tobytes()
-    ranks = run_ranks(2, lambda comm: sharded(gpu.asarray, x0[eagle.shard(n, comm.rank, 2)], comm))
-    for mine in ranks:
-        assert mine["w"].tobytes() == whole["w"].tobytes()  # a Param's gradient sums every rank's samples
+    whole = sharded(gpu, x0, False)
+    alone = sharded(gpu, x0, True)  # compiled before the ranks' threads ask for it
+    assert all(alone[k].tobytes() == whole[k].tobytes() for k in whole)
+    ranks = run_ranks(2, lambda comm: sharded(gpu, x0[eagle.shard(n, comm.rank, 2)], True, comm))
+    for mine in ranks:  # the sum, and a Param's gradient, over every rank's samples
+        assert mine["total"].tobytes() == whole["total"].tobytes()
+        assert mine["w"].tobytes() == whole["w"].tobytes()
     assert np.concatenate([mine["energy.x"] for mine in ranks]).tobytes() == whole["energy.x"].tobytes()
 
 

@@ -25,10 +25,9 @@ What it holds, by use:
   the temporaries an extension reads after a run, which a fused run then stores; and
   :func:`deferred_kernels`, stand-ins for kernels a host build compiles after lowering,
   all in one batch.
-- **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`,
-  :func:`plane_dtype`, :func:`overlap`, :func:`candidate_pairs`, :func:`on_device`,
-  :func:`device_of`, the device-array helpers hawk allocates with, and :func:`memcpy` between
-  device and host memory.
+- **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`, :func:`overlap`,
+  :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, the device-array helpers hawk
+  allocates with, and :func:`memcpy` between device and host memory.
 - **Native**: the cffi ``ffi`` and ``lib`` of libeagle, ``BLOCK``, the team
   size, NVRTC (:data:`nvrtc`), and :func:`flatten` / :func:`unflatten` of
   result trees.
@@ -106,7 +105,7 @@ from eagle._regions import Body, DeviceIf, DeviceLoop, DeviceSwitch, Fork, Signa
 from eagle._sharded import fail_together
 from eagle._target import Target
 from eagle._trees import flatten, unflatten
-from eagle._views import candidate_pairs, overlap, plane_dtype, view_of
+from eagle._views import candidate_pairs, overlap, view_of
 
 API_VERSION = (1, 3)
 
@@ -321,7 +320,6 @@ __all__ = [
     "nvrtc",
     "on_device",
     "overlap",
-    "plane_dtype",
     "rebind",
     "record_into",
     "recorded",
