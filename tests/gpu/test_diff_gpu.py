@@ -324,22 +324,44 @@ def test_a_loop_without_a_cap_is_refused_by_name(gpu, built):
     assert g.backend == "cpu"
 
 
-class Rows:
-    """Every other row of a device matrix: a strided view through ``__cuda_array_interface__``
-    (eagle's own DeviceArray has no slicing)."""
+class View:
+    """A view of a device array through ``__cuda_array_interface__`` (eagle's own DeviceArray has
+    no slicing): ``shape``, strides and offset in elements."""
 
-    def __init__(self, whole: Any) -> None:
+    def __init__(self, whole: Any, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> None:
         iface = whole.__cuda_array_interface__
-        rows, cols = iface["shape"]
-        self.whole, self.shape, self.dtype = whole, ((rows + 1) // 2, cols), np.dtype(iface["typestr"])
-        self.__cuda_array_interface__ = {**iface, "shape": self.shape,
-                                         "strides": (2 * cols * self.dtype.itemsize, self.dtype.itemsize)}
+        self.whole, self.shape, self.dtype = whole, shape, np.dtype(iface["typestr"])
+        size = self.dtype.itemsize
+        self.__cuda_array_interface__ = {**iface, "shape": shape, "strides": tuple(n * size for n in strides),
+                                         "data": (iface["data"][0] + offset * size, False)}
+
+
+def test_twins_share_bytes_exactly_where_their_device_arrays_do(gpu):
+    from eagle.diff.device import Twins
+
+    values = np.arange(12.0).reshape(3, 4)
+    whole, other = gpu.asarray(values), gpu.asarray(np.arange(3.0))
+    rows, tail = View(whole, (2, 4), (8, 1)), View(whole, (4,), (1,), 8)
+    twins = Twins([rows, tail, other], 0)
+    twins.read_back()
+    np.testing.assert_array_equal(twins.twin(rows), values[::2])
+    np.testing.assert_array_equal(twins.twin(tail), values[2])
+    assert np.shares_memory(twins.twin(rows), twins.twin(tail))  # row 2 is both's
+    assert not np.shares_memory(twins.twin(rows), twins.twin(other))
+    assert twins.device_of(twins.twin(tail)) is tail
+    assert not twins.twin(gpu.asarray(np.ones(5))).any()  # none of theirs: a host array of its own
+    assert twins.twin(gpu.zeros(0)).shape == (0,)
+    head = View(whole, (4,), (1,))
+    alone = Twins([head], 0)
+    with pytest.raises(ValueError, match=r"eagle\.diff\.reverse: 'x' shares device memory with the graph's "
+                                         r"planes but reaches past the memory they lie in"):
+        alone.twin(whole, "'x'")
 
 
 def test_a_strided_plane_kept_aside_is_refused_by_name(gpu):
     def build(device: bool) -> eagle.Graph:
         whole = gpu.asarray(np.arange(12.0).reshape(3, 4)) if device else np.arange(12.0).reshape(3, 4)
-        view = Rows(whole) if device else whole[::2]  # read, then overwritten: kept aside
+        view = View(whole, (2, 4), (8, 1)) if device else whole[::2]  # read, then overwritten: kept aside
         out = gpu.zeros((2, 4)) if device else np.zeros((2, 4))
         g = eagle.Graph(record=True)
         g.add_node(opaque(lambda: None, reads={"v": view}, writes={"out": out}), name="read")

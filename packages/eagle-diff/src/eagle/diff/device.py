@@ -107,8 +107,8 @@ class Twins:
         data, shape, strides, dtype = _geometry(array)
         lo, hi = _extent(data, shape, strides, dtype.itemsize)
         twin = None
-        for start, end, buffer in self._spans:
-            if start <= lo and hi <= end and lo < hi:
+        for start, end, buffer in self._spans if lo < hi else ():  # an empty array holds no byte
+            if start <= lo and hi <= end:
                 twin = np.ndarray(shape, dtype, buffer=buffer, offset=data - start, strides=strides)
             elif lo < end and start < hi:
                 raise ValueError(f"eagle.diff.reverse: {name or 'an array'} shares device memory with the "
