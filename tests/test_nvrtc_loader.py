@@ -19,6 +19,9 @@ import pytest
 from eagle import _nvrtc
 from eagle.native import compile_library
 
+# Taken at collection, before the gpu fixture swaps in the emulation's host compiler.
+compile_ptx = _nvrtc.compile_ptx
+
 STAND_IN = """
 #include "eagle/eagle.h"
 int nvrtcVersion(int *major, int *minor) { *major = %d; *minor = %d; return 0; }
@@ -113,7 +116,7 @@ def test_without_nvrtc_the_message_names_the_extra_of_the_driver(cuda_driver, tm
 @pytest.mark.skipif(not _nvrtc.available(), reason="NVRTC is not installed")
 def test_a_compile_error_names_the_nvrtc_that_gave_it():
     with pytest.raises(_nvrtc.NvrtcError) as err:
-        _nvrtc.compile_ptx('extern "C" __global__ void k(double *x) { x[0] = y; }', "loader_broken")
+        compile_ptx('extern "C" __global__ void k(double *x) { x[0] = y; }', "loader_broken")
     assert str(err.value).startswith(f"eagle: {_nvrtc.loaded()}: compiling loader_broken failed "
                                      "(NVRTC_ERROR_COMPILATION):")
     assert 'identifier "y" is undefined' in str(err.value)
