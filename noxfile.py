@@ -116,10 +116,14 @@ def jax(session: nox.Session) -> None:
 
 
 @nox.session
-def cuda_codegen(session: nox.Session) -> None:
-    """hawk's CUDA back end and eagle's own kernels: every one compiled to PTX by NVRTC (no GPU needed)."""
+@nox.parametrize("cuda", ["12", "13"])
+def cuda_codegen(session: nox.Session, cuda: str) -> None:
+    """hawk's CUDA back end and eagle's own kernels: every one compiled to PTX by the NVRTC of each
+    CUDA major (its extra's wheel; no GPU needed)."""
     install_all(session)
-    session.install("-e", "packages/hawk[cuda]")
+    session.install("-e", f"packages/hawk[cuda{cuda}]")
+    found = f"from eagle import _nvrtc; assert _nvrtc.version()[0] == {cuda}, _nvrtc.loaded()"
+    session.run("python", "-c", found, silent=True)  # the extra's NVRTC, not another one
     session.run("pytest", "-q", "packages/hawk/tests/test_cuda.py", "tests/test_nvrtc.py", *session.posargs)
 
 

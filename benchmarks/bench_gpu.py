@@ -119,7 +119,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     if cp is None or not _cuda.has_driver():
-        print("bench_gpu: needs a GPU, its driver, CuPy and NVRTC (pip install \"eagle-graph[gpu]\")")
+        print("bench_gpu: needs a GPU, its driver, CuPy and NVRTC (pip install \"eagle-graph[cuda12]\", or "
+              "[cuda13] for a CUDA 13 driver)")
         return 1
     repeat = 7 if args.quick else 31
     rows = [bench_chain(1 << 20, repeat), bench_chain(1 << 10, repeat), bench_loop(1 << 20, repeat),

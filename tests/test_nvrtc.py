@@ -13,7 +13,7 @@ from eagle import _gpu_kernels, _nvrtc
 available, compile_ptx, image_for = _nvrtc.available, _nvrtc.compile_ptx, _nvrtc.image_for
 
 pytestmark = pytest.mark.skipif(not available(), reason="NVRTC is not installed "
-                                "(pip install \"eagle-graph[gpu]\")")
+                                "(pip install \"eagle-graph[cuda12]\" or \"eagle-graph[cuda13]\")")
 
 
 def test_eagles_kernels_compile_to_ptx():

@@ -213,6 +213,16 @@ EAGLE_API int eagle_cuda_open(int device, int *driver_version)
     return rc;
 }
 
+EAGLE_API int eagle_cuda_driver_version(int *version)
+{
+    if (!version)
+        return eagle_fail(EAGLE_ERR_ARG, "eagle_cuda_driver_version: version is NULL");
+    pthread_once(&load_once, load_driver);
+    *version = drv.version; /* known once the library answered, whatever failed after */
+    return drv.version ? EAGLE_OK
+                       : eagle_fail(load_status, "eagle_cuda_driver_version: %s", load_message);
+}
+
 EAGLE_API int eagle_cuda_malloc(int device, size_t bytes, uint64_t *address)
 {
     cuda_device *d;

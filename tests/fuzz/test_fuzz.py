@@ -13,7 +13,8 @@ For each program:
   plan on and off, the replay gives the NumPy one's bits;
 - a smooth program's ``record=True`` gradient equals central differences, and its bits are
   those of the kernels reversed one by one and of a forward built unfused (which stores every
-  plane: the fused one's reverse recomputes what it kept in registers).
+  plane: the fused one's reverse recomputes what it kept in registers); on device arrays (its
+  forward on the device) it has the bits of the graph over NumPy arrays.
 
 ``EAGLE_FUZZ_EXAMPLES`` sets the number of programs per test (the ``fuzz`` nox session runs
 thousands, drawn afresh: ``EAGLE_FUZZ_RANDOM=1``); a failure prints the program in both
@@ -319,6 +320,41 @@ def test_every_dispatch_policy_gives_the_reference_bits(number: int, n: int, log
 
 #: the steps of the central differences a gradient is held to, coarse first
 STEPS = (1e-4, 1e-3, 1e-5, 1e-7, 1e-9)
+
+#: what a GPU build of a recorded graph says of a counted loop over a cell (no most turns)
+NO_CAP = r"eagle\.Graph\.build: the device loop '\w+' has no cap; on the GPU a record=True graph"
+
+
+@settings(FUZZ, max_examples=max(EXAMPLES // 6, 5))
+@given(program=programs(pools=1, smooth=True, rows=GPU_VIEWS))
+def test_gradients_of_smooth_programs_on_device_arrays(program: Program, folder: Path, gpu: Any) -> None:
+    """A smooth program's record=True graph over device arrays (its forward on the device, its
+    reverse on what the run kept, copied home), fused and unfused: the gradients of the graph over
+    NumPy arrays, bit for bit; a counted loop over a cell, which a GPU tape cannot size at build,
+    is refused by name."""
+    pytest.importorskip("eagle.diff")
+    wrt = [name for name in ("x0", "x1") if name in program.read]
+    assume(wrt)
+    make_graph, make_eager = faces(program, folder)
+    assume(not raised(lambda: eager_run(make_eager, program.closure, program.values), program))
+    seed = np.linspace(-1.0, 1.0, program.n)
+    host = record(make_graph(program.closure), fresh(program.values), record=True)
+    assume(all(np.all(np.isfinite(a)) for a in leaves(host())))
+    want = eagle.diff.reverse(host.record, {"result": seed}, wrt=tuple(wrt))
+    for fused in (True, False):
+        with fusion(fused):
+            device_args = {k: gpu.asarray(v) for k, v in program.values.items()}
+            try:
+                g = record(make_graph(program.closure), device_args, record=True)
+            except ValueError as error:
+                message = str(error)
+                assert re.match(NO_CAP, message) or "cannot check cnt against the rows" in message, message
+                return
+        assert g.backend == "gpu"
+        g()
+        got = eagle.diff.reverse(g.record, {"result": seed}, wrt=tuple(wrt))
+        for name in wrt:
+            same_bits(gpu.get(got[name]), want[name], f"d/d{name} on the device (fused: {fused}) vs host")
 
 
 @settings(FUZZ, max_examples=max(EXAMPLES // 3, 5))

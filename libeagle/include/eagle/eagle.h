@@ -396,6 +396,13 @@ EAGLE_API void eagle_guard_leave(int32_t *flag);
  */
 EAGLE_API int eagle_cuda_open(int device, int *driver_version);
 
+/*
+ * The driver's cuDriverGetVersion (1000*major + 10*minor) into *version,
+ * loading libcuda.so.1 if need be but retaining no context: what a compiler
+ * (NVRTC) is chosen by.  EAGLE_ERR_NO_DRIVER where no driver library loads.
+ */
+EAGLE_API int eagle_cuda_driver_version(int *version);
+
 /* Device memory (cuMemAlloc / cuMemFree). */
 EAGLE_API int eagle_cuda_malloc(int device, size_t bytes, uint64_t *address);
 EAGLE_API int eagle_cuda_free(int device, uint64_t address);

@@ -303,7 +303,8 @@ def test_a_bool_sign_is_refused():
             return hm.sign(x > 0.0)
 
 
-@pytest.mark.skipif(not hawk.cuda.available(), reason="NVRTC is not installed (pip install hawk[cuda])")
+@pytest.mark.skipif(not hawk.cuda.available(),
+                    reason="NVRTC is not installed (pip install \"hawk[cuda12]\" or \"hawk[cuda13]\")")
 def test_the_functions_compile_to_ptx():
     x = np.ones(8)
     for kernel, args in ((unary, (x,)), (binary, (x, x)), (smooth.vjp, (x, x, 1.0, x)),

@@ -203,7 +203,8 @@ def test_what_a_draw_refuses():
             return hawk.random.bits(1, 2)
 
 
-@pytest.mark.skipif(not cuda.available(), reason="NVRTC is not installed (pip install hawk[cuda])")
+@pytest.mark.skipif(not cuda.available(),
+                    reason="NVRTC is not installed (pip install \"hawk[cuda12]\" or \"hawk[cuda13]\")")
 def test_the_draws_compile_to_ptx():
     x = np.zeros(8)
     assert ".entry" in draws.ptx(x, 1) and "fma" not in draws.ptx(x, 1)

@@ -78,6 +78,14 @@ def pinned_array(shape: int | tuple[int, ...], dtype: Any, device: int = 0) -> n
     return array
 
 
+def memcpy(dst: int, src: int, nbytes: int, device: int = 0) -> None:
+    """Copy ``nbytes`` between two addresses the driver knows (device, pinned or pageable host
+    memory), synchronously: it waits for the legacy default stream, which eagle's replays are
+    ordered with."""
+    if nbytes:
+        check(lib.eagle_cuda_memcpy(device, dst, src, nbytes), "eagle: copying device memory")
+
+
 class Module:
     """A loaded CUDA module: its kernels by name."""
 

@@ -48,3 +48,12 @@ class SiblingRace(ValueError):
     ...     print(str(err)[:70])
     eagle.Graph.build: 'w' (node 0) and 'r' (node 1) are siblings of one f
     """
+
+
+def forked_reductions(labels: list[str]) -> ValueError:
+    """The refusal of the nodes ``labels``, which reduce across samples inside a fork of a graph over a
+    communicator (``eagle.Graph(comm=...)``)."""
+    return ValueError(f"eagle.Graph.build: {', '.join(map(repr, labels))} reduce across samples inside a "
+                      "fork; with a communicator every reduction is a collective, which every rank must "
+                      "reach in the same order, and a fork's branches keep none: move the reduction "
+                      "before or after the fork")

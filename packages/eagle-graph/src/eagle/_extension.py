@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-#: ``instrument(graph, lowerings) -> (lowerings, record)``: at the build of a record=True graph.
+#: ``instrument(graph, lowerings) -> (lowerings, record)``: at the build of a record=True graph,
+#: with its nodes' host lowerings (``instrument``) or their GPU lowerings (``instrument_device``).
 Instrument = Callable[[Any, list[Any]], tuple[list[Any], Any]]
 #: ``replay(record, program, n)``: runs the built program ``n`` times for the record.
 Replay = Callable[[Any, Any, int], None]
@@ -29,6 +30,7 @@ Replay = Callable[[Any, Any, int], None]
 class RecordHooks:
     instrument: Instrument
     replay: Replay
+    instrument_device: Instrument | None = None
 
 
 _HOOKS: list[RecordHooks] = []
@@ -46,9 +48,12 @@ def state(graph: Any) -> dict[str, Any]:
     return graph._extension
 
 
-def register_record(instrument: Instrument, replay: Replay) -> None:
-    """What a ``record=True`` graph runs through (eagle.diff registers it when imported)."""
-    _HOOKS[:] = [RecordHooks(instrument, replay)]
+def register_record(instrument: Instrument, replay: Replay,
+                    instrument_device: Instrument | None = None) -> None:
+    """What a ``record=True`` graph runs through (eagle.diff registers it when imported):
+    ``instrument`` at a CPU build, ``instrument_device`` at a GPU build (None: the package
+    records on the CPU only, and a GPU build of a recorded graph is refused)."""
+    _HOOKS[:] = [RecordHooks(instrument, replay, instrument_device)]
 
 
 def record_hooks(api: str) -> RecordHooks:

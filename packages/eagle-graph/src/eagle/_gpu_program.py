@@ -20,6 +20,7 @@ import numpy as np
 from eagle import _cuda, _gpu_kernels
 from eagle._core import BLOCK, CoreError, check, ffi, lib
 from eagle._driver_thread import no_cuda_calls, release, release_pending
+from eagle._errors import forked_reductions
 from eagle._fusion import emitter, groups
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import emit
@@ -115,6 +116,12 @@ class GpuProgram(CallbackErrors):
         self.reductions = 0
         #: What a body leaves for after its outermost conditional node (:meth:`checked`).
         self._after: list[Callable[[GpuProgram], object]] = []
+        #: A graph over a communicator: ``cut(part, call)`` takes the part a reduction ends and
+        #: the host call that combines the ranks' partials after it (:meth:`_reduce_across_ranks`).
+        self.cut: Callable[[GpuProgram, Callable[[], object]], None] | None = None
+        #: Set while a fork's branches are added: a reduction there cannot cut the graph.
+        self.forked = False
+        self._collectives: list[Program] = []  # the host programs combining the ranks' partials
 
     @property
     def empty(self) -> bool:
@@ -137,6 +144,7 @@ class GpuProgram(CallbackErrors):
         sub = GpuProgram(self.device).stage()
         sub.in_body = True
         sub._box = self._box  # one box: a capture in a body is named by the build of the top graph
+        sub.cut = self.cut  # what a reduction there is refused by
         return sub
 
     def node(self, node: Node, label: str | None = None) -> GpuProgram:
@@ -265,6 +273,11 @@ class GpuProgram(CallbackErrors):
         program = Program().stage()
         emit(lowering, program)
         program.finalize()
+        if self.cut is not None and program.reductions:
+            raise ValueError(f"eagle.Graph.build: node {label!r} reduces across samples over host planes, "
+                             "in a GPU graph over a communicator: the ranks would combine it inside the "
+                             "driver's host function; give the node device planes (or build the graph "
+                             "over NumPy arrays)")
         self.callback(program.run, touches)
         self._hosts.append(program)
         self.reductions += program.reductions
@@ -316,6 +329,8 @@ class GpuProgram(CallbackErrors):
         dtype = plane_dtype(x)  # a torch tensor's dtype is torch's: read its interface
         n = int(x.shape[0])
         function = _gpu_kernels.module(self.device).function(_gpu_kernels.reduce_name(dtype, op))
+        if self.cut is not None:
+            return self._reduce_across_ranks(function, x, out, n, dtype, op)
         passes = _gpu_kernels.reduce_passes(n)
         scratch = [_cuda.DeviceBuffer(self.device, max(count, 1) * dtype.itemsize)
                    for count in passes[1:]]
@@ -332,6 +347,60 @@ class GpuProgram(CallbackErrors):
             self.kernel(function, [sources[level], targets[level]], (1, 1, 1),
                         (_gpu_kernels.REDUCE_THREADS, 1, 1), sized=at)
         self.reductions += 1
+        return self
+
+    def _reduce_across_ranks(self, function: Any, x: Any, out: Any, n: int, dtype: np.dtype, op: str
+                             ) -> GpuProgram:
+        """``out[0] = op(x)`` over the samples of every rank, with one process's bits: the device
+        writes this rank's block partials (the first pass of :meth:`reduce`), they are copied to
+        pinned memory, and the CUDA graph is cut there: on the host, between the two graphs, a
+        reduce item of libeagle's made global by :meth:`set_collective` gathers every rank's
+        partials in rank order and runs the fixed tree over them (what the host program does
+        under a communicator); the graph after the cut starts by copying the result to ``out``."""
+        if self.forked:
+            raise forked_reductions([self.label])
+        if self.in_body:
+            raise ValueError(f"eagle.Graph.build: node {self.label!r} reduces across samples inside a device "
+                             "if or loop body, in a GPU graph over a communicator: the ranks combine a "
+                             "reduction on the host, between two CUDA graphs, and a body cannot be cut; "
+                             "move the reduction out of the body (a loop's guard: run the loop from Python, "
+                             "one launch per turn), or build the graph over NumPy arrays (the CPU runs it)")
+        blocks = max(-(-n // BLOCK), 1)
+        partials = _cuda.DeviceArray(blocks, dtype, self.device)
+        staged, result = (_cuda.pinned_array(count, dtype, self.device) for count in (blocks, 1))
+
+        def first_pass(base: Sequence[Arg], logical: int) -> tuple[Sequence[Arg], tuple[int, int, int]]:
+            count = min(n, logical)
+            return [*base, np.int64(count)], (max(-(-count // BLOCK), 1), 1, 1)
+
+        self.kernel(function, [x, partials], (1, 1, 1), (_gpu_kernels.REDUCE_THREADS, 1, 1), sized=first_pass)
+        self._copy_node(partials, staged, blocks * dtype.itemsize)
+        combine = Program().stage().reduce_partials(staged, result, n, op).finalize()
+        self._collectives.append(combine)
+        self._keep += [partials, staged, result]
+        self.reductions += 1
+        self._split(combine.run)
+        self._copy_node(result, out, dtype.itemsize)
+        self._keep.append(result)
+        return self
+
+    def _split(self, call: Callable[[], object]) -> None:
+        """End the CUDA graph here: what was added so far becomes a program of its own, handed
+        to :attr:`cut` with ``call`` (run on the host after it), and this object, which the
+        lowering goes on appending to, starts the next graph."""
+        part = object.__new__(GpuProgram)
+        vars(part).update(vars(self))
+        vars(self).update(vars(GpuProgram(self.device)))
+        # the count goes on here: the lowering notes a node's reductions by this object's
+        self.label, self.cut, self.reductions, part.reductions = part.label, part.cut, part.reductions, 0
+        part.cut(part, call)
+
+    def set_collective(self, comm: Any) -> GpuProgram:
+        """Make the reductions of the graph global over the ranks of ``comm``: each host program
+        that combines a reduction's partials (:meth:`_reduce_across_ranks`), in graph order.  A
+        collective call: every rank calls it on a graph of the same shape."""
+        for combine in self._collectives:
+            combine.set_collective(comm)
         return self
 
     def if_(self, cell: Any, then: GpuProgram | None, otherwise: GpuProgram | None = None) -> GpuProgram:

@@ -1,5 +1,6 @@
 """CUDA graphs with host calls between them: the GPU target of a graph that holds an
-``opaque(fn, stream=S)`` or ``opaque(fn, eager=True)`` node, which cuts the graph around it.
+``opaque(fn, stream=S)`` or ``opaque(fn, eager=True)`` node, which cuts the graph around it, or
+of a graph over a communicator whose reductions the ranks combine between two CUDA graphs.
 
 A host call runs ``fn`` on the host at every replay (seed 001's tiers): an ``eager_stream``
 call's device work goes on its own stream ``S``, ordered by events (``S`` waits for the part
@@ -80,6 +81,13 @@ class GpuSegments:
             program.synchronize()
         check(lib.eagle_cuda_synchronize(self.device), "eagle.Graph.synchronize")
         self._last = None
+        return self
+
+    def set_collective(self, comm: Any) -> GpuSegments:
+        """Make the reductions global over the ranks of ``comm`` (those of a graph over a
+        communicator, each a host call between two parts), part after part."""
+        for program in self.programs:
+            program.set_collective(comm)
         return self
 
     def set_logical_size(self, n: int) -> GpuSegments:

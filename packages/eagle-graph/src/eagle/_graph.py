@@ -485,18 +485,21 @@ class Graph:
 
     def _lower_device(self, schedule: list[str] | None, analysis: Analysis
                       ) -> tuple[Target, list[str], list[int], Any]:
-        """One CUDA graph of the whole step, instantiated once."""
-        if self._recording:
-            raise ValueError("eagle.Graph.build: a record=True graph (eagle.diff) runs on the CPU only for "
-                             "now; pass NumPy arrays")
-        if self._comm is not None:
-            raise ValueError("eagle.Graph.build: a graph over a communicator runs on the CPU only for now; "
-                             "pass NumPy arrays")
+        """One CUDA graph of the whole step, instantiated once; for a record=True graph, with what
+        eagle.diff keeps added (its forward on the device, what the reverse needs read back)."""
         lowerings = [gpu_lowered(n, label, planes)
                      for n, label, planes in zip(self._nodes, self._labels, analysis.planes, strict=True)]
+        tape = None
+        if self._recording:
+            instrument = record_hooks("eagle.Graph.build").instrument_device
+            if instrument is None:
+                raise ValueError("eagle.Graph.build: the installed eagle-diff records graphs on the CPU "
+                                 "only: install eagle-diff from this release, or pass NumPy arrays")
+            lowerings, tape = instrument(self, lowerings)
         program, tiers, reducing = lower_device([stage.branches for stage in self._stages], lowerings,
-                                                self._labels, self._nodes, analysis.device())
-        return program.finalize(), schedule or tiers, reducing, None
+                                                self._labels, self._nodes, analysis.device(),
+                                                collective=self._comm is not None)
+        return program.finalize(), schedule or tiers, reducing, tape
 
     def _rebind(self, mapping: dict[int, Any], swap: Callable[[], None], check: Callable[[], None]) -> None:
         """Put new arrays in built nodes (a builder's bind; ``mapping``: id of each old array -> its
@@ -529,12 +532,13 @@ class Graph:
         that patches in place (a CUDA graph) is patched where it can be, else built again with
         one warning."""
         self._program.synchronize()  # runs in flight read the old arrays, which bind lets go
-        if self._rebound(mapping):
+        if not self._recording and self._rebound(mapping):
             return
         if self._program.patches and not self._warned_rebuild:
-            warnings.warn("eagle.Graph.bind: a host node or a device condition holds a swapped "
-                          "array and cannot be patched; the CUDA graph is built again (this "
-                          "warning is given once per graph)", RebuildWarning, stacklevel=3)
+            why = ("a record=True graph keeps host copies laid out over its arrays" if self._recording else
+                   "a host node or a device condition holds a swapped array and cannot be patched")
+            warnings.warn(f"eagle.Graph.bind: {why}; the CUDA graph is built again (this warning is given "
+                          "once per graph)", RebuildWarning, stacklevel=3)
             self._warned_rebuild = True
         for name, count in self._program.stats().items():
             self._retired_stats[name] = self._retired_stats.get(name, 0) + count

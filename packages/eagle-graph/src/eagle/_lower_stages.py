@@ -81,7 +81,7 @@ def _host_items(stages: list[tuple[str, list[list[int]]]], lowerings: list[Any],
 
 
 def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], labels: list[str],
-                 nodes: Sequence[Node], device: int
+                 nodes: Sequence[Node], device: int, collective: bool = False
                  ) -> tuple[GpuProgram | GpuSegments, list[str], list[int]]:
     """The GPU program of the stages (branches of node indices), not yet instantiated, each
     stage's tier, and the indices of the nodes that reduce across samples.
@@ -89,12 +89,23 @@ def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], label
     The branches of a stage are branches of the CUDA graph: they depend on the stage before
     and run side by side (``"capture"``).  A host call (a ``stream=`` or ``eager=True`` node)
     cuts the graph: the program is then segments, CUDA graphs with the calls between them,
-    and its stage is ``"eager_stream"`` or ``"eager_host"``.
+    and its stage is ``"eager_stream"`` or ``"eager_host"``.  In a graph over a communicator
+    (``collective``) a reduction cuts it too: the ranks combine its partials on the host
+    between two CUDA graphs (``GpuProgram._reduce_across_ranks``), so its stage is
+    ``"eager_host"``.
     """
-    parts: list[GpuProgram | HostCall] = [GpuProgram(device)]
+    parts: list[GpuProgram | HostCall] = []
     schedule: list[str] = []
     reducing: list[int] = []
     pending: list[int] = []  # consecutive one-branch stages: one chain of the CUDA graph
+
+    def cut(part: GpuProgram, call: Callable[[], object]) -> None:
+        parts[-1:-1] = [part, HostCall(call)]  # before the program the lowering goes on with
+
+    def start() -> None:
+        parts.append(GpuProgram(device))
+        if collective:
+            parts[-1].cut = cut
 
     def append(index: int, program: GpuProgram) -> None:
         program.label = labels[index]
@@ -107,6 +118,7 @@ def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], label
             _emit_runs(program, pending, lowerings, nodes, append, reducing)
             pending.clear()
 
+    start()
     for branches in stages:
         calls = [i for branch in branches for i in branch if lowerings[i].eager is not None]
         if calls:
@@ -117,7 +129,8 @@ def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], label
                                  f"{tier}): on the host at every launch) inside a fork; the graph is cut "
                                  "around it, so it runs alone: move it out of the parallel region")
             flush()
-            parts += [HostCall(items.eager, items.stream), GpuProgram(device)]
+            parts.append(HostCall(items.eager, items.stream))
+            start()
             schedule.append("eager_host" if items.stream is None else "eager_stream")
             continue
         schedule.append("capture")
@@ -127,11 +140,17 @@ def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], label
         flush()
         program = parts[-1]
         program.stage()
+        program.forked = True
         for b, branch in enumerate(branches):
             if b:
                 program.branch()
             _emit_runs(program, branch, lowerings, nodes, append, reducing)
+        program.forked = False
     flush()
+    if collective:  # each reduction was a host call between two CUDA graphs
+        stage_of = {i: s for s, branches in enumerate(stages) for branch in branches for i in branch}
+        for i in reducing:
+            schedule[stage_of[i]] = "eager_host"
     if len(parts) == 1:
         return parts[0], schedule, reducing
     kept = [p for p in parts if not (isinstance(p, GpuProgram) and p.empty)]

@@ -15,6 +15,7 @@ from typing import Any, NoReturn, TypeVar
 
 from eagle._comm import Communicator
 from eagle._edges import is_plane
+from eagle._errors import forked_reductions
 
 T = TypeVar("T")
 
@@ -87,7 +88,5 @@ def refuse_forked(graph: Any, reducing: list[int]) -> None:
     forked = {i for stage in graph._stages if stage.group for branch in stage.branches for i in branch}
     found = [graph._labels[i] for i in reducing if i in forked]
     if found:
-        raise ValueError(f"eagle.Graph.build: {', '.join(map(repr, found))} reduce across samples inside "
-                         "a fork; with a communicator every reduction is a collective, which every rank "
-                         "must reach in the same order, and a fork's branches keep none: move the "
-                         "reduction before or after the fork")
+        raise forked_reductions(found)
+

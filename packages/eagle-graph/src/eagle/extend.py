@@ -26,10 +26,11 @@ What it holds, by use:
   :func:`deferred_kernels`, stand-ins for kernels a host build compiles after lowering,
   all in one batch.
 - **Planes**: :func:`is_array`, :func:`is_guard_cell`, :func:`is_plane`, :func:`view_of`, :func:`overlap`,
-  :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, and the
-  device-array helpers hawk allocates with; :func:`as_plane`, the one conversion of an array of
-  another library (a torch tensor, a JAX array, DLPack, an array interface) into what a node
-  holds, and :func:`refuse_write`, the refusal of a write into one that cannot take it.
+  :func:`candidate_pairs`, :func:`on_device`, :func:`device_of`, the device-array helpers hawk
+  allocates with, and :func:`memcpy` between device and host memory; :func:`as_plane`, the one
+  conversion of an array of another library (a torch tensor, a JAX array, DLPack, an array
+  interface) into what a node holds, and :func:`refuse_write`, the refusal of a write into one
+  that cannot take it.
 - **Native**: the cffi ``ffi`` and ``lib`` of libeagle, ``BLOCK``, the team
   size, NVRTC (:data:`nvrtc`), and :func:`flatten` / :func:`unflatten` of
   result trees.
@@ -62,6 +63,7 @@ from eagle._cuda import (
     device_copy_like,
     device_of,
     empty_like_device,
+    memcpy,
     on_device,
     zeros_like_device,
 )
@@ -317,6 +319,7 @@ __all__ = [
     "is_value",
     "keep_stored",
     "lib",
+    "memcpy",
     "node_kind",
     "num_threads",
     "nvrtc",

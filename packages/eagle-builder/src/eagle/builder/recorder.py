@@ -461,8 +461,9 @@ class Recorder(extend.Recording):
                              f"reads or writes rows {targets[0]} of stacked arrays, and {shown}: loop over "
                              f"range({min(short.values())}), or pass arrays of {turns} rows")
         state = self.carried(get, put, names, containers, scope, line, "loop")
-        return self.device_loop(self.constant(max(turns, 0)), 1, "count", -1, body, *state, line, targets,
-                                True, turns)
+        # its count is the cap too: a record=True graph on the GPU allots each turn's state at build
+        return self.device_loop(self.constant(max(turns, 0)), 1, "count", max(turns, 0), body, *state, line,
+                                targets, True, turns)
 
     def for_(self, iterable: Any, body: Callable[[Any], Any], get: Callable[[], tuple],
              put: Callable[[tuple], None], names: tuple[str, ...], line: int) -> Any:

@@ -6,11 +6,11 @@ Build a graph with ``eagle.Graph(record=True)``, run it, then::
 """
 
 from eagle import extend
-from eagle.diff.record import Record, instrument
+from eagle.diff.record import Record, instrument, instrument_device
 from eagle.diff.reverse import reverse
 
 # A record=True graph is built and replayed through these (the core never imports eagle.diff's modules).
-extend.register_record(instrument, Record._run)
+extend.register_record(instrument, Record._run, instrument_device)
 
 __version__ = "0.1.0"
 

@@ -111,6 +111,26 @@ void eagle_diff_tape_get(int64_t b, int64_t e, const eagle_arg *a)
                (size_t)((e - b) * size));
 }
 
+/* Room for `turns` slots that another copy fills (a GPU run's tape, read home), the count set:
+ * the memory, or NULL (failed set) when it cannot be had. */
+void *eagle_diff_tape_room(int64_t *h, uint32_t *count, int64_t turns)
+{
+    int64_t need = turns * h[SLOT];
+    h[FAILED] = 0;
+    *count = (uint32_t)turns;
+    if (need > h[CAP]) {
+        void *p = realloc((void *)(intptr_t)h[DATA], (size_t)need);
+        if (!p) {
+            h[FAILED] = 1;
+            *count = 0;
+            return NULL;
+        }
+        h[DATA] = (int64_t)(intptr_t)p;
+        h[CAP] = need;
+    }
+    return need ? (void *)(intptr_t)h[DATA] : NULL;
+}
+
 void eagle_diff_tape_free(int64_t *h)
 {
     free((void *)(intptr_t)h[DATA]);
@@ -287,6 +307,14 @@ class Tape:
     def nbytes(self) -> int:
         """Bytes the tape holds now (its capacity)."""
         return int(self.header[CAP])
+
+    def room(self, turns: int) -> int:
+        """Make room for ``turns`` slots filled by another copy (a GPU run's tape) and count them
+        saved: the address of the slots (0 for none, or when the memory cannot be had: failed)."""
+        fn = library()._dll.eagle_diff_tape_room
+        fn.restype = ctypes.c_void_p
+        return fn(ctypes.c_void_p(self.header.ctypes.data), ctypes.c_void_p(self.count.ctypes.data),
+                  ctypes.c_int64(turns)) or 0
 
     def _claim(self, program: Program, step: str) -> None:
         program.kernel(_fn(f"tape_{step}"), [self.header, self.count], 1, per_sample=False)

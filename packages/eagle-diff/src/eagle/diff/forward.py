@@ -79,6 +79,7 @@ class RunLoop:
     body: list[Any]
     tape: _native.Tape | None = None  # with the arrays saved at the start of every turn
     state: tuple[np.ndarray, ...] = ()
+    label: str = ""  # the loop's, in messages
 
     def emit(self, program: Program) -> None:
         body = Program().stage()
@@ -222,7 +223,7 @@ class Emitter:
                 tape = _native.Tape(s.cap, [self.value(p).nbytes for p in state])
                 self.tapes.append(tape)
                 items.append(RunLoop(self.value(s.cell), s.kind, s.cap, self.plain(s.body), tape,
-                                     tuple(self.value(p) for p in state)))
+                                     tuple(self.value(p) for p in state), s.label))
                 trace.append(Looped(s, tape, state, outside))
             if i not in skip:
                 for place in self.touched(s.writes):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eagle import extend
+from eagle.diff.device import DeviceRun, Twins, device_arrays, host_copies
 from eagle.diff.forward import Emitter, Run, Snap, sub_program
 from eagle.diff.memory import aliases
 from eagle.diff.recompute import Segment, unstored
@@ -67,6 +68,41 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
     seen = extend.view(graph)
     steps = [step_of(node, label, default_label) for node, label in zip(seen.nodes, seen.labels,
                                                                               strict=True)]
+
+    def host_items(step: Step, lowering: Any, items: list[Any]) -> HostItems:
+        native = (isinstance(step, Leaf) and isinstance(lowering, HostItems) and lowering.native
+                  and all(i.native for i in items if isinstance(i, Snap)))
+        return HostItems(lambda program, items=items: _emit(items, program), native=native)
+
+    forward, out = _laid_out(steps, lowerings, list(seen.temporaries), host_items)
+    return out, Record(graph, forward)
+
+
+def instrument_device(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
+    """:func:`instrument` for a GPU build (``lowerings``: the nodes' GPU lowerings): the run laid
+    out over host twins of the device arrays, and emitted into the CUDA graph
+    (:mod:`eagle.diff.device`), whose Record copies home what the reverse pass reads."""
+    seen = extend.view(graph)
+    names = extend.state(graph).get("names")
+    named = [] if names is None else [*names.arguments.values(), *names.buffers.values()]
+    arrays = device_arrays(seen.nodes, [*named, *flatten(graph.result), *seen.temporaries])
+    twins = Twins(arrays, extend.device_of(arrays[0]) if arrays else 0)
+    copies, original = host_copies(seen.nodes, twins)
+    steps = [step_of(node, label, default_label, twins.view)
+             for node, label in zip(copies, seen.labels, strict=True)]
+    run = DeviceRun(twins, original)
+    forward, out = _laid_out(steps, lowerings, [twins.twin(a) for a in seen.temporaries],
+                             lambda step, lowering, items: run.lowering(lowering, items),
+                             stored=twins.device_of)
+    return out, Record(graph, forward, run)
+
+
+def _laid_out(steps: list[Step | None], lowerings: list[Any], temporaries: list[np.ndarray],
+              wrap: Callable[[Step, Any, list[Any]], Any], stored: Callable[[Any], Any] = lambda a: a
+              ) -> tuple[Forward, list[Any]]:
+    """The recorded run of ``steps``: its Forward, and each node's lowering (``lowerings[i]``
+    where nothing is kept beside it, else ``wrap(step, lowering, items)``).  ``temporaries``:
+    as the steps see them; ``stored``: the graph's own array of one (what a fused run stores)."""
     for step, lowering in zip(steps, lowerings, strict=True):
         if isinstance(step, Leaf):
             step.lowering = lowering  # a signal_after's lowering signals too
@@ -82,16 +118,13 @@ def instrument(graph: Graph, lowerings: list[Any]) -> tuple[list[Any], Record]:
         if step is None or not items or (len(items) == 1 and isinstance(items[0], Run)
                                          and items[0].what is lowering):
             out.append(lowering)  # nothing kept beside it: it may join a fused run
-            continue
-        native = (isinstance(step, Leaf) and isinstance(lowering, HostItems) and lowering.native
-                  and all(i.native for i in items if isinstance(i, Snap)))
-        out.append(HostItems(lambda program, items=items: _emit(items, program), native=native))
-    temporaries = seen.temporaries
+        else:
+            out.append(wrap(step, lowering, items))
     missing = unstored(steps, groups, lowerings, trace, temporaries, shared)
-    if not extend.keep_stored([a for a in temporaries if place(a) not in missing]):
+    if not extend.keep_stored([stored(a) for a in temporaries if place(a) not in missing]):
         missing = {}  # an unfused build stores every plane
     after = sub_program(emitter.after).finalize() if emitter.after else None
-    return out, Record(graph, Forward(steps, trace, emitter.kept, emitter.tapes, missing, after))
+    return Forward(steps, trace, emitter.kept, emitter.tapes, missing, after), out
 
 
 def _emit(items: list[Any], program: Program) -> None:
@@ -116,9 +149,11 @@ class Record:
     {'x': array([1., 1., 1., 1.])}
     """
 
-    def __init__(self, graph: Graph, forward: Forward) -> None:
+    def __init__(self, graph: Graph, forward: Forward, device: DeviceRun | None = None) -> None:
         self._graph = graph
         self._forward = forward
+        #: a GPU graph's: what its launches leave on the device, copied home after each
+        self._device = device
         self._ran = False
         self._passes: dict[Any, Any] = {}  # reverse passes built, by what they depend on
         self._linked: dict[str, list[list[Link]]] = {}  # name -> where its arrays meet the planes
@@ -132,6 +167,8 @@ class Record:
         """Replay the graph's program: a run that fails describes nothing (the core's replay hook)."""
         self._ran = False
         program.run(n)
+        if self._device is not None:
+            self._device.read_back()
         if self._forward.after is not None:
             self._forward.after.run()
         self._ran = True
@@ -165,7 +202,8 @@ class Record:
     def _label(self, leaf: Leaf) -> str:
         recorder = extend.state(self._graph).get("names")
         if recorder is not None:
-            return recorder.labels.get(id(leaf.node), leaf.label)
+            node = leaf.node if self._device is None else self._device.original.get(id(leaf.node), leaf.node)
+            return recorder.labels.get(id(node), leaf.label)
         return leaf.label
 
     @functools.cached_property
@@ -195,6 +233,15 @@ class Record:
                            else Names.of_planes(self, self._graph.result))
         return self._named
 
+    def _host(self, value: Any, name: str) -> Any:
+        """What the reverse pass reads for ``value`` (an array, or a tree of them): on a GPU graph
+        a device array's twin, the host copy of its memory the last run left; else itself."""
+        if self._device is None:
+            return value
+        twins = self._device.twins
+        return unflatten(value, iter([twins.twin(x, repr(name)) if extend.on_device(x) else x
+                                      for x in flatten(value)]))
+
 
 NOT_A_KEY = ("eagle.diff.reverse: {name!r} is not a builder argument, 'result' or a buffer= label: gradients "
              "flow through the arrays that enter and leave the graph. For a temporary, give it a dedicated "
@@ -218,14 +265,14 @@ class Names:
 
     @classmethod
     def of_builder(cls, recorder: Any, result: Any, record: Record) -> Names:
-        table = dict(recorder.arguments)
+        table = {name: record._host(array, name) for name, array in recorder.arguments.items()}
         if result is not None:
-            table.setdefault("result", result)
+            table.setdefault("result", record._host(result, "result"))
         for label, array in recorder.buffers.items():
-            table.setdefault(label, array)
+            table.setdefault(label, record._host(array, label))
         for name, slot in _param_names(record).items():  # a Param is no argument's: it goes by its node
             table.setdefault(name, slot)
-        defaults = [n for n, v in recorder.arguments.items() if is_float(v)]
+        defaults = [n for n in recorder.arguments if is_float(table[n])]
         return cls(table, True, lambda name: KeyError(NOT_A_KEY.format(name=name)), defaults)
 
     @classmethod
@@ -249,7 +296,7 @@ class Names:
             else:
                 ambiguous[name] = sorted({label for _, _, label in found})
         if result is not None:
-            table["result"] = result
+            table["result"] = record._host(result, "result")
         shown = ", ".join(sorted(table)[:12]) + (" ..." if len(table) > 12 else "")
 
         def missing(name: str) -> Exception:

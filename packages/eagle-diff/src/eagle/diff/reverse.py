@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from eagle.diff import fused, loop_views, memory, recompute
+from eagle.diff.device import home
 from eagle.diff.forward import Chose, Emitter, Kept, Looped, Snap, unbound
 from eagle.diff.loops import needed_again
 from eagle.diff.ops import (
@@ -107,6 +108,9 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
     linked = {name: record._links(name, value) for name, value in targets.items()}
     for name, value in targets.items():
         _refuse_a_number(name, value, linked[name], names)
+    if record._device is not None:  # a GPU graph's reverse runs on the host: seeds given there
+        seeds = {name: unflatten(value, iter([home(x) for x in flatten(value)]))
+                 for name, value in seeds.items()}
     seeded = _seed_values(seeds, names, record)
     vjps = dict(vjps or {})
     labels = {record._label(leaf) for leaf in record._leaves()} if vjps else set()
@@ -122,7 +126,9 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
             record._passes.pop(next(iter(record._passes)))
         record._passes[key] = Pass(record, key[0], wanted, vjps, bool(fuse))
     grads = record._passes[key].run(seeded)
-    return {name: unflatten(value, iter([gather(x, found, grads) for x, found
+    # each gradient where its array lives: on a GPU graph's device, from the host pass
+    back = (lambda x, g: g) if record._device is None else record._device.twins.like
+    return {name: unflatten(value, iter([back(x, gather(x, found, grads)) for x, found
                                          in zip(flatten(value), linked[name], strict=True)]))
             for name, value in targets.items()}
 

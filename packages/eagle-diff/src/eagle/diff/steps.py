@@ -249,18 +249,24 @@ def write_planes(steps: list[Step]) -> Iterator[Plane]:
 # ------------------------------------------------------------------ from nodes
 
 
-def step_of(node: Node, label: str, labels: Callable[[Node], str]) -> Step | None:
-    """The step a graph node is, by what its kind says it does (its flow); None for a wait."""
+#: How a leaf sees a plane: as a NumPy array over its memory (:func:`host_view`), or, for a graph
+#: on a GPU, over the host copy of its memory (:class:`eagle.diff.device.Twins`); None: no memory.
+View = Callable[[Any], np.ndarray | None]
+
+
+def step_of(node: Node, label: str, labels: Callable[[Node], str], view: View | None = None) -> Step | None:
+    """The step a graph node is, by what its kind says it does (its flow); None for a wait.
+    ``view``: how its planes are seen (:func:`host_view` by default)."""
     flow = node.flow()
     make = _FROM_FLOW.get(type(flow))
     if make is None:
         raise TypeError(f"eagle.diff: node {label!r} of {kind_of(node.kind).describe()} says it does "
                         f"{flow!r}, which is no form of eagle._flows: return one of them from its flow=")
-    return make(node, flow, label, labels)
+    return make(node, flow, label, labels, view or host_view)
 
 
-def body_of(body: Body, labels: Callable[[Node], str]) -> list[Step]:
-    steps = (step_of(n, labels(n), labels) for n in body.nodes())
+def body_of(body: Body, labels: Callable[[Node], str], view: View) -> list[Step]:
+    steps = (step_of(n, labels(n), labels, view) for n in body.nodes())
     return [s for s in steps if s is not None]
 
 
@@ -269,28 +275,28 @@ def _inside(flow: ChoiceFlow | LoopFlow, label: str, labels: Callable[[Node], st
     return (lambda n: label) if flow.lends_label else labels
 
 
-def _choice(node: Node, flow: ChoiceFlow, label: str, labels: Callable[[Node], str]) -> Choice:
-    arms = [body_of(arm, _inside(flow, label, labels)) for arm in flow.arms]
+def _choice(node: Node, flow: ChoiceFlow, label: str, labels: Callable[[Node], str], view: View) -> Choice:
+    arms = [body_of(arm, _inside(flow, label, labels), view) for arm in flow.arms]
     if flow.keys is None:
-        return Choice(node, label, _cell(flow.cell), "if", [], arms)
-    return Choice(node, label, _cell(flow.cell), "switch", list(flow.keys), arms)
+        return Choice(node, label, _cell(view(flow.cell)), "if", [], arms)
+    return Choice(node, label, _cell(view(flow.cell)), "switch", list(flow.keys), arms)
 
 
-def _loop(node: Node, flow: LoopFlow, label: str, labels: Callable[[Node], str]) -> Loop:
-    body = body_of(flow.body, _inside(flow, label, labels))
-    return Loop(node, label, _cell(flow.cell), flow.kind, flow.cap, body)
+def _loop(node: Node, flow: LoopFlow, label: str, labels: Callable[[Node], str], view: View) -> Loop:
+    body = body_of(flow.body, _inside(flow, label, labels), view)
+    return Loop(node, label, _cell(view(flow.cell)), flow.kind, flow.cap, body)
 
 
-_FROM_FLOW: dict[type, Callable[[Node, Any, str, Callable[[Node], str]], Step | None]] = {
-    LeafFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
-    KernelFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
-    CopyFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
-    ReduceFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
-    RowFlow: lambda node, flow, label, labels: leaf_of(node, label, flow),
+_FROM_FLOW: dict[type, Callable[[Node, Any, str, Callable[[Node], str], View], Step | None]] = {
+    LeafFlow: lambda node, flow, label, labels, view: leaf_of(node, label, flow, view),
+    KernelFlow: lambda node, flow, label, labels, view: leaf_of(node, label, flow, view),
+    CopyFlow: lambda node, flow, label, labels, view: leaf_of(node, label, flow, view),
+    ReduceFlow: lambda node, flow, label, labels, view: leaf_of(node, label, flow, view),
+    RowFlow: lambda node, flow, label, labels, view: leaf_of(node, label, flow, view),
     ChoiceFlow: _choice,
     LoopFlow: _loop,
-    InnerFlow: lambda node, flow, label, labels: step_of(flow.node, label, labels),
-    NoFlow: lambda node, flow, label, labels: None,
+    InnerFlow: lambda node, flow, label, labels, view: step_of(flow.node, label, labels, view),
+    NoFlow: lambda node, flow, label, labels, view: None,
 }
 
 
@@ -298,10 +304,11 @@ def _cell(cell: np.ndarray) -> Plane:
     return Plane("guard", cell, "read", place(cell))
 
 
-def leaf_of(node: Node, label: str, flow: LeafFlow | KernelFlow | CopyFlow | ReduceFlow | RowFlow) -> Leaf:
+def leaf_of(node: Node, label: str, flow: LeafFlow | KernelFlow | CopyFlow | ReduceFlow | RowFlow,
+            view: View | None = None) -> Leaf:
     """The leaf a node is; a kernel launch is a "kernel" leaf when its kernel language derives
     kernels (a hawk kernel's plan has a ``vjp``), else a leaf like an opaque step."""
-    viewed = ((name, host_view(array), role) for name, array, role in node.planes())
+    viewed = ((name, (view or host_view)(array), role) for name, array, role in node.planes())
     planes = [Plane(name, array, role, place(array)) for name, array, role in viewed if array is not None]
     if isinstance(flow, KernelFlow) and hasattr(getattr(flow.bound.plan, "source", None), "vjp"):
         return Leaf(node, label, "kernel", planes, _params(node, flow.bound), depends=flow.bound.plan.depends,
