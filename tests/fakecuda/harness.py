@@ -20,6 +20,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,8 +60,9 @@ def _digest(*parts: str | bytes) -> str:
 
 
 def _compile(cmd: list[str], out: Path) -> Path:
-    """Run a compile command writing ``out`` atomically (parallel test processes share the cache)."""
-    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
+    """Run a compile command writing ``out`` atomically (parallel test processes, and threads of
+    one, share the cache)."""
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     result = subprocess.run([*cmd, "-o", str(tmp)], capture_output=True, text=True)
     if result.returncode:
         tmp.unlink(missing_ok=True)
