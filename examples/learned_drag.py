@@ -38,8 +38,9 @@ SPEED = 10.0  # the scale of the velocities, for the model's inputs and outputs
 
 
 @hawk.kernel
-def euler(x: Scalar, y: Scalar, vx: Scalar, vy: Scalar, ax: Scalar, ay: Scalar, dt: Param, g: Param
-          ) -> tuple[Scalar, Scalar, Scalar, Scalar]:
+def euler(
+    x: Scalar, y: Scalar, vx: Scalar, vy: Scalar, ax: Scalar, ay: Scalar, dt: Param, g: Param
+) -> tuple[Scalar, Scalar, Scalar, Scalar]:
     """One explicit Euler step under gravity and the drag acceleration ``(ax, ay)``."""
     return x + dt * vx, y + dt * vy, vx + dt * ax, vy + dt * (ay - g)
 
@@ -59,7 +60,7 @@ def track(err: Scalar, x: Scalar, y: Scalar, rx: Scalar, ry: Scalar) -> Scalar:
 @hawk.kernel
 def flying(y: Scalar, flag: Mutable[UInt32]) -> None:
     """The loop's guard: 1 while some projectile is above the ground."""
-    flag = hawk.math.uint32(hawk.any(y > 0.0))  # noqa: F841 - a Mutable is written by assignment
+    flag = hawk.math.uint32(hawk.any(y > 0.0))
 
 
 def flight(model: Any) -> Any:
@@ -90,8 +91,9 @@ def launch_state(n: int = N, seed: int = 0) -> tuple[np.ndarray, ...]:
     return np.zeros(n), np.full(n, 0.5), speed * np.cos(angle), speed * np.sin(angle)
 
 
-def reference(x: np.ndarray, y: np.ndarray, vx: np.ndarray, vy: np.ndarray, k: float = K
-              ) -> tuple[np.ndarray, np.ndarray]:
+def reference(
+    x: np.ndarray, y: np.ndarray, vx: np.ndarray, vy: np.ndarray, k: float = K
+) -> tuple[np.ndarray, np.ndarray]:
     """The positions after each turn under the known drag law ``-k |v| v`` (NumPy, every turn)."""
     rx, ry = np.zeros((TURNS, x.size)), np.zeros((TURNS, x.size))
     x, y, vx, vy = x.copy(), y.copy(), vx.copy(), vy.copy()
@@ -124,43 +126,76 @@ def torch_drag(seed: int = 0) -> Any:
     return Drag()
 
 
-class TorchTraining:
-    """The flight graph with a torch drag model, and one step of training it."""
+class Training:
+    """The flight graph over one launch state and its reference, with a model of the subclass's
+    framework, and one step of training: run, reverse, step the optimizer."""
 
-    def __init__(self, state: tuple[np.ndarray, ...], refs: tuple[np.ndarray, np.ndarray], seed: int = 0,
-                 lr: float = 0.02) -> None:
+    def __init__(self, state: tuple[np.ndarray, ...], refs: tuple[np.ndarray, np.ndarray]) -> None:
+        self.flag = np.ones(1, np.uint32)
+        self.graph = flight(self.node)(*state, *refs, self.flag, record=True)
+
+    def node(self, vx: np.ndarray, vy: np.ndarray, ax: np.ndarray, ay: np.ndarray) -> Any:
+        """The model node: reads the velocity, writes the drag acceleration."""
+        raise NotImplementedError
+
+    def loss(self) -> float:
+        """Run one flight; its mean squared distance to the reference."""
+        self.flag[0] = 1  # the loop clears its guard when every projectile has landed
+        return float(np.sum(self.graph()) / (N * TURNS))
+
+    def gradients(self) -> None:
+        """The last run's gradient, the model's vjp in place of the model node's derivative."""
+        seed = {"result": np.full(N, 1.0 / (N * TURNS))}
+        eagle.diff.reverse(self.graph.record, seed, wrt=("vx", "vy"), vjps={"model": self.vjp})
+
+    def step(self) -> float:
+        loss = self.loss()
+        self.gradients()
+        self.descend()
+        return loss
+
+    def descend(self) -> None:
+        raise NotImplementedError
+
+    def weights(self) -> list[np.ndarray]:
+        """The model's parameters as NumPy arrays over their memory (perturbed in place by checks)."""
+        raise NotImplementedError
+
+    def weight_grads(self) -> list[np.ndarray]:
+        raise NotImplementedError
+
+
+class TorchTraining(Training):
+    """The torch MLP, its ``.grad`` filled by the vjp, and ``torch.optim.Adam``."""
+
+    def __init__(
+        self,
+        state: tuple[np.ndarray, ...],
+        refs: tuple[np.ndarray, np.ndarray],
+        seed: int = 0,
+        lr: float = 0.02,
+    ) -> None:
         import torch
 
         import eagle.frameworks.torch as etorch
 
         torch.set_num_threads(1)  # a model this small runs fastest on one thread (torch's pool costs more)
-        self.model = torch_drag(seed)
-        self.flag = np.ones(1, np.uint32)
-        node = lambda vx, vy, ax, ay: etorch.node(self.model, reads={"vx": vx, "vy": vy},  # noqa: E731
-                                                  writes={"ax": ax, "ay": ay})
-        self.graph = flight(node)(*state, *refs, self.flag, record=True)
+        self.etorch, self.model = etorch, torch_drag(seed)
         self.vjp = etorch.vjp(self.model)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr)
+        super().__init__(state, refs)
 
-    def loss(self) -> float:
-        """Run one flight; its mean squared distance to the reference."""
-        self.flag[0] = 1
-        return float(np.sum(self.graph()) / (N * TURNS))
+    def node(self, vx: np.ndarray, vy: np.ndarray, ax: np.ndarray, ay: np.ndarray) -> Any:
+        return self.etorch.node(self.model, reads={"vx": vx, "vy": vy}, writes={"ax": ax, "ay": ay})
 
     def gradients(self) -> None:
-        """The last run's gradients: into the model's ``.grad`` (the vjp accumulates them)."""
-        self.optimizer.zero_grad()
-        eagle.diff.reverse(self.graph.record, {"result": np.full(N, 1.0 / (N * TURNS))}, wrt=("vx", "vy"),
-                           vjps={"model": self.vjp})
+        self.optimizer.zero_grad()  # the vjp accumulates into .grad, once per turn of the loop
+        super().gradients()
 
-    def step(self) -> float:
-        loss = self.loss()
-        self.gradients()
+    def descend(self) -> None:
         self.optimizer.step()
-        return loss
 
     def weights(self) -> list[np.ndarray]:
-        """The model's parameters as NumPy arrays over their memory (perturbed in place by checks)."""
         return [p.detach().numpy() for p in self.model.parameters()]
 
     def weight_grads(self) -> list[np.ndarray]:
@@ -177,8 +212,12 @@ def jax_drag(seed: int = 0) -> tuple[Any, dict[str, np.ndarray]]:
     import jax.numpy as jnp
 
     rng = np.random.default_rng(seed)
-    params = {"w1": rng.uniform(-1, 1, (2, 16)) / math.sqrt(2), "b1": rng.uniform(-1, 1, 16) / math.sqrt(2),
-              "w2": rng.uniform(-1, 1, (16, 2)) / 4.0, "b2": rng.uniform(-1, 1, 2) / 4.0}
+    params = {
+        "w1": rng.uniform(-1, 1, (2, 16)) / math.sqrt(2),
+        "b1": rng.uniform(-1, 1, 16) / math.sqrt(2),
+        "w2": rng.uniform(-1, 1, (16, 2)) / 4.0,
+        "b2": rng.uniform(-1, 1, 2) / 4.0,
+    }
 
     def drag(p: dict[str, Any], vx: Any, vy: Any) -> tuple[Any, Any]:
         h = jnp.tanh(jnp.stack([vx, vy], axis=-1) / SPEED @ p["w1"] + p["b1"])
@@ -191,8 +230,9 @@ def jax_drag(seed: int = 0) -> tuple[Any, dict[str, np.ndarray]]:
 class Adam:
     """Adam on NumPy arrays, in place (what optax.adam computes), for the JAX model's parameters."""
 
-    def __init__(self, params: dict[str, np.ndarray], lr: float, b1: float = 0.9, b2: float = 0.999,
-                 eps: float = 1e-8) -> None:
+    def __init__(
+        self, params: dict[str, np.ndarray], lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
+    ) -> None:
         self.params, self.lr, self.b1, self.b2, self.eps, self.t = params, lr, b1, b2, eps, 0
         self.m = {k: np.zeros_like(v) for k, v in params.items()}
         self.v = {k: np.zeros_like(v) for k, v in params.items()}
@@ -203,39 +243,43 @@ class Adam:
             g = np.asarray(grads[k])
             self.m[k] = self.b1 * self.m[k] + (1 - self.b1) * g
             self.v[k] = self.b2 * self.v[k] + (1 - self.b2) * g * g
-            m, v = self.m[k] / (1 - self.b1 ** self.t), self.v[k] / (1 - self.b2 ** self.t)
+            m, v = self.m[k] / (1 - self.b1**self.t), self.v[k] / (1 - self.b2**self.t)
             p -= self.lr * m / (np.sqrt(v) + self.eps)
 
 
-class JaxTraining(TorchTraining):
-    """The flight graph with the JAX drag model (64-bit mode on: the planes are float64)."""
+class JaxTraining(Training):
+    """The JAX MLP (64-bit mode on: the planes are float64), its gradient from ``vjp.take()``, and
+    Adam on its NumPy parameters in place."""
 
-    def __init__(self, state: tuple[np.ndarray, ...], refs: tuple[np.ndarray, np.ndarray], seed: int = 0,
-                 lr: float = 0.02) -> None:
+    def __init__(
+        self,
+        state: tuple[np.ndarray, ...],
+        refs: tuple[np.ndarray, np.ndarray],
+        seed: int = 0,
+        lr: float = 0.02,
+    ) -> None:
         import jax
 
         import eagle.frameworks.jax as ejax
 
         jax.config.update("jax_enable_x64", True)
-        self.fn, self.params = jax_drag(seed)
-        self.flag = np.ones(1, np.uint32)
-        node = lambda vx, vy, ax, ay: ejax.node(self.fn, reads={"vx": vx, "vy": vy},  # noqa: E731
-                                                writes={"ax": ax, "ay": ay}, params=self.params)
-        self.graph = flight(node)(*state, *refs, self.flag, record=True)
+        self.ejax, (self.fn, self.params) = ejax, jax_drag(seed)
         self.vjp = ejax.vjp(self.fn, self.params)
         self.optimizer = Adam(self.params, lr)
         self.grads: dict[str, Any] = {}
+        super().__init__(state, refs)
+
+    def node(self, vx: np.ndarray, vy: np.ndarray, ax: np.ndarray, ay: np.ndarray) -> Any:
+        return self.ejax.node(
+            self.fn, reads={"vx": vx, "vy": vy}, writes={"ax": ax, "ay": ay}, params=self.params
+        )
 
     def gradients(self) -> None:
-        eagle.diff.reverse(self.graph.record, {"result": np.full(N, 1.0 / (N * TURNS))}, wrt=("vx", "vy"),
-                           vjps={"model": self.vjp})
+        super().gradients()
         self.grads = self.vjp.take()
 
-    def step(self) -> float:
-        loss = self.loss()
-        self.gradients()
+    def descend(self) -> None:
         self.optimizer.step(self.grads)
-        return loss
 
     def weights(self) -> list[np.ndarray]:
         return list(self.params.values())
@@ -247,7 +291,7 @@ class JaxTraining(TorchTraining):
 TRAININGS = {"torch": TorchTraining, "jax": JaxTraining}
 
 
-def central_difference(training: TorchTraining, picks: list[tuple[int, int]], h: float = 1e-6) -> np.ndarray:
+def central_difference(training: Training, picks: list[tuple[int, int]], h: float = 1e-6) -> np.ndarray:
     """d loss / d weight by central differences, for ``(parameter, flat index)`` picks."""
     weights, found = training.weights(), []
     for k, i in picks:

@@ -64,17 +64,22 @@ class Jax(Framework):
 
     def hint(self, found: Any) -> str:
         if found is not None and found[1].endswith("32") and not self.load().config.jax_enable_x64:
-            return (" (JAX computes in 32 bits unless 64-bit mode is on: "
-                    "jax.config.update('jax_enable_x64', True))")
+            return (
+                " (JAX computes in 32 bits unless 64-bit mode is on: "
+                "jax.config.update('jax_enable_x64', True))"
+            )
         return ""
 
     def params_view(self, params: Any) -> Any:
         """The parameters as JAX arrays: a NumPy leaf (updated in place by an optimizer) viewed as
         it is now, a JAX array as it is."""
-        return self.load().tree_util.tree_map(lambda leaf: self.view(leaf) if is_plane(leaf) else leaf, params)
+        return self.load().tree_util.tree_map(
+            lambda leaf: self.view(leaf) if is_plane(leaf) else leaf, params
+        )
 
-    def pullback(self, fn: Callable[..., Any], params: Any, args: Sequence[np.ndarray], pair: Pair,
-                 accumulate: Any) -> list[Any]:
+    def pullback(
+        self, fn: Callable[..., Any], params: Any, args: Sequence[np.ndarray], pair: Pair, accumulate: Any
+    ) -> list[Any]:
         jax = self.load()
         jnp = jax.numpy
         xs = tuple(jnp.asarray(a) for a in args)
@@ -91,8 +96,10 @@ class Jax(Framework):
     def gpu(self, c: ModelCall) -> GpuItems:
         host = [name for name, plane in c.planes.items() if not on_device(plane)]
         if host:
-            raise ValueError(f"eagle.Graph.build: jax node {c.label} has host planes ({', '.join(host)}) in "
-                             "a GPU build; give it device arrays, or eagle.copy nodes between")
+            raise ValueError(
+                f"eagle.Graph.build: jax node {c.label} has host planes ({', '.join(host)}) in "
+                "a GPU build; give it device arrays, or eagle.copy nodes between"
+            )
         return _DEVICE.stream_node(c)
 
 
@@ -112,7 +119,10 @@ def _pullback(fn: Callable[..., Any], floats: tuple[int, ...], has_params: bool)
 
         outs, back = jax.vjp(f, p, *(xs[k] for k in floats))
         flat = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-        full = [_zero(out) if ct is None else jnp.asarray(ct, out.dtype) for out, ct in zip(flat, cts, strict=True)]
+        full = [
+            _zero(out) if ct is None else jnp.asarray(ct, out.dtype)
+            for out, ct in zip(flat, cts, strict=True)
+        ]
         return back(type(outs)(full) if isinstance(outs, (tuple, list)) else full[0])
 
     return jax.jit(pullback) if isinstance(fn, _jitted(jax)) else pullback
@@ -149,9 +159,11 @@ class _Device:
             array = getattr(module, "ndarray" if name == "cupy" else "Tensor", None)
             if array is not None and all(isinstance(p, array) for p in planes):
                 return module
-        raise TypeError(f"eagle.Graph.build: jax node {label} exchanges its planes with JAX by DLPack with "
-                        "streams, which CuPy arrays and torch CUDA tensors offer; give it planes of one of "
-                        "the two")
+        raise TypeError(
+            f"eagle.Graph.build: jax node {label} exchanges its planes with JAX by DLPack with "
+            "streams, which CuPy arrays and torch CUDA tensors offer; give it planes of one of "
+            "the two"
+        )
 
     def store(self, value: Any, result: Any, keep: list[Any]) -> None:
         lib = self.library([value], "")
@@ -190,7 +202,14 @@ _DEVICE = _Device()
 JAX = Jax()
 
 
-def make(fn: Callable[..., Any], reads: Any = None, writes: Any = None, *, params: Any = None,
-         stream: Any = None, api: str = "eagle.node('jax')") -> ModelCall:
+def make(
+    fn: Callable[..., Any],
+    reads: Any = None,
+    writes: Any = None,
+    *,
+    params: Any = None,
+    stream: Any = None,
+    api: str = "eagle.node('jax')",
+) -> ModelCall:
     """The payload of ``eagle.node("jax", fn, reads=..., writes=..., params=None, stream=None)``."""
     return make_model(JAX, fn, reads, writes, api=api, params=params, stream=stream)

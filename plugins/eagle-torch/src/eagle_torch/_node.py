@@ -48,7 +48,9 @@ class Torch(Framework):
         try:
             import torch
         except ImportError:
-            raise ImportError("eagle.frameworks.torch needs torch: pip install 'eagle-torch[torch]'") from None
+            raise ImportError(
+                "eagle.frameworks.torch needs torch: pip install 'eagle-torch[torch]'"
+            ) from None
         return torch
 
     def plane(self, value: Any) -> Any:
@@ -80,35 +82,56 @@ class Torch(Framework):
         with self.load().no_grad():  # the graph's writes are plain stores; gradients come from a vjp
             return fn(*args)
 
-    def pullback(self, fn: Callable[..., Any], params: Any, args: Sequence[np.ndarray], pair: Pair,
-                 accumulate: Any) -> list[Any]:
+    def pullback(
+        self, fn: Callable[..., Any], params: Any, args: Sequence[np.ndarray], pair: Pair, accumulate: Any
+    ) -> list[Any]:
         torch = self.load()
         inputs = [torch.tensor(a) for a in args]  # copies: the primals eagle.diff kept stay as they were
         for t in inputs:
             t.requires_grad_(t.is_floating_point() or t.is_complex())
         with torch.enable_grad():
-            pairs = [(out, torch.as_tensor(np.asarray(ct), dtype=out.dtype, device=out.device))
-                     for out, ct in pair(fn(*inputs)) if ct is not None and out.requires_grad]
+            pairs = [
+                (out, torch.as_tensor(np.asarray(ct), dtype=out.dtype, device=out.device))
+                for out, ct in pair(fn(*inputs))
+                if ct is not None and out.requires_grad
+            ]
         wanted = [t for t in inputs if t.requires_grad]
         outs, cts = [out for out, _ in pairs], [ct for _, ct in pairs]
         if accumulate is None:  # the inputs' gradients alone; the model's parameters are left alone
             found = torch.autograd.grad(outs, wanted, grad_outputs=cts, allow_unused=True) if pairs else ()
         else:  # torch's own way: .grad accumulated on the parameters (and on the inputs, read back)
             if pairs:
-                torch.autograd.backward(outs, cts, inputs=[*wanted, *(p for p in accumulate if p.requires_grad)])
+                torch.autograd.backward(
+                    outs, cts, inputs=[*wanted, *(p for p in accumulate if p.requires_grad)]
+                )
             found = [t.grad for t in wanted]
         grads = dict(zip(map(id, wanted), found, strict=False))
-        return [None if not t.requires_grad else grads.get(id(t)) if grads.get(id(t)) is not None
-                else torch.zeros_like(t) for t in inputs]
+        return [
+            None
+            if not t.requires_grad
+            else grads.get(id(t))
+            if grads.get(id(t)) is not None
+            else torch.zeros_like(t)
+            for t in inputs
+        ]
 
     def gpu(self, c: ModelCall) -> GpuItems:
         torch = self.load()
         host = [name for name, plane in c.planes.items() if not on_device(plane)]
         if host:
-            raise ValueError(f"eagle.Graph.build: torch node {c.label} has CPU {self.noun} ({', '.join(host)}) "
-                             "in a GPU build; move them with .cuda() or eagle.copy nodes")
+            raise ValueError(
+                f"eagle.Graph.build: torch node {c.label} has CPU {self.noun} ({', '.join(host)}) "
+                "in a GPU build; move them with .cuda() or eagle.copy nodes"
+            )
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                f"eagle.Graph.build: torch node {c.label} has device planes, and this torch "
+                "has no CUDA (torch.cuda.is_available() is False): install a CUDA build of torch"
+            )
         if c.stream is not None:
-            stream = c.stream if isinstance(c.stream, torch.cuda.Stream) else torch.cuda.ExternalStream(c.stream)
+            stream = (
+                c.stream if isinstance(c.stream, torch.cuda.Stream) else torch.cuda.ExternalStream(c.stream)
+            )
 
             def run() -> None:
                 with torch.cuda.stream(stream):
@@ -144,7 +167,13 @@ def _child(c: ModelCall, torch: Any) -> GpuItems:
 TORCH = Torch()
 
 
-def make(fn: Callable[..., Any], reads: Any = None, writes: Any = None, *, stream: Any = None,
-         api: str = "eagle.node('torch')") -> ModelCall:
+def make(
+    fn: Callable[..., Any],
+    reads: Any = None,
+    writes: Any = None,
+    *,
+    stream: Any = None,
+    api: str = "eagle.node('torch')",
+) -> ModelCall:
     """The payload of ``eagle.node("torch", fn, reads=..., writes=..., stream=None)``."""
     return make_model(TORCH, fn, reads, writes, api=api, stream=stream)

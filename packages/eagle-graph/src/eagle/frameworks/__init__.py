@@ -29,5 +29,7 @@ def __getattr__(name: str) -> object:
         except ModuleNotFoundError as err:
             if err.name != f"eagle.frameworks.{name}":
                 raise
-            raise ImportError(f"eagle.frameworks.{name} is not installed: pip install {PLUGINS[name]}") from None
+            raise ImportError(
+                f"eagle.frameworks.{name} is not installed: pip install {PLUGINS[name]}"
+            ) from None
     raise AttributeError(f"module 'eagle.frameworks' has no attribute {name!r}")

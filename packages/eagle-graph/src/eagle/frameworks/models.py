@@ -110,8 +110,9 @@ class Framework(ABC):
         return params
 
     @abstractmethod
-    def pullback(self, fn: Callable[..., Any], params: Any, args: Sequence[np.ndarray],
-                 pair: Pair, accumulate: Any) -> list[Any]:
+    def pullback(
+        self, fn: Callable[..., Any], params: Any, args: Sequence[np.ndarray], pair: Pair, accumulate: Any
+    ) -> list[Any]:
         """The gradient of each of ``args`` (None: not a float) of the sum of ``<cotangent,
         output>``, where ``pair(results)`` gives ``fn``'s outputs each with its cotangent (None:
         none); ``accumulate``: the parameters whose gradients the framework keeps its own way."""
@@ -154,9 +155,11 @@ class ModelCall:
         """Refuse a run after a plane moved: the graph holds the old memory."""
         for name, start in self.addresses.items():
             if self.framework.address(self.values()[name]) != start:
-                raise RuntimeError(f"{self.api}: {self.framework.noun[:-1]} {name!r} no longer lives where "
-                                   "the graph was built (was it re-assigned, e.g. param.data = ...?); update "
-                                   "it in place (param.copy_(...)), or build the graph again")
+                raise RuntimeError(
+                    f"{self.api}: {self.framework.noun[:-1]} {name!r} no longer lives where "
+                    "the graph was built (was it re-assigned, e.g. param.data = ...?); update "
+                    "it in place (param.copy_(...)), or build the graph again"
+                )
 
     def outputs(self, results: Any) -> list[Any] | None:
         """``fn``'s results, one per written plane, each checked against its plane (None: it wrote
@@ -164,20 +167,26 @@ class ModelCall:
         if results is None:
             if self.framework.writes_in_place:
                 return None
-            raise TypeError(f"{self.api}: {self.label} returned None; return its results, one per "
-                            f"written plane ({', '.join(self.writes)}), in order")
+            raise TypeError(
+                f"{self.api}: {self.label} returned None; return its results, one per "
+                f"written plane ({', '.join(self.writes)}), in order"
+            )
         outs = list(results) if isinstance(results, (tuple, list)) else [results]
         if len(outs) != len(self.writes):
-            raise ValueError(f"{self.api}: {self.label} returned {len(outs)} {self.framework.noun} for "
-                             f"{len(self.writes)} written planes ({', '.join(self.writes)}); return one per "
-                             "written plane, in order" + (", or None after writing them yourself"
-                                                         if self.framework.writes_in_place else ""))
+            raise ValueError(
+                f"{self.api}: {self.label} returned {len(outs)} {self.framework.noun} for "
+                f"{len(self.writes)} written planes ({', '.join(self.writes)}); return one per "
+                "written plane, in order"
+                + (", or None after writing them yourself" if self.framework.writes_in_place else "")
+            )
         for (name, value), out in zip(self.writes.items(), outs, strict=True):
             want, got = spec(value), spec(out)
             if got != want:
-                raise ValueError(f"{self.api}: {self.label} returned {_said(got, out)} for plane {name!r}, "
-                                 f"which is {_said(want, value)}{self.framework.hint(got)}; return the "
-                                 "plane's shape and dtype (eagle neither casts nor broadcasts)")
+                raise ValueError(
+                    f"{self.api}: {self.label} returned {_said(got, out)} for plane {name!r}, "
+                    f"which is {_said(want, value)}{self.framework.hint(got)}; return the "
+                    "plane's shape and dtype (eagle neither casts nor broadcasts)"
+                )
         return outs
 
     def views(self) -> list[Any]:
@@ -187,9 +196,11 @@ class ModelCall:
             view = self.framework.view(value)
             want, got = spec(value), spec(view)
             if got != want:
-                raise ValueError(f"{self.api}: {self.framework.name} reads plane {name!r} ({_said(want, value)}) "
-                                 f"as {_said(got, view)}{self.framework.hint(got)}; give it a plane it "
-                                 "reads as it is")
+                raise ValueError(
+                    f"{self.api}: {self.framework.name} reads plane {name!r} ({_said(want, value)}) "
+                    f"as {_said(got, view)}{self.framework.hint(got)}; give it a plane it "
+                    "reads as it is"
+                )
             views.append(view)
         return views
 
@@ -198,14 +209,19 @@ class ModelCall:
         fw = self.framework
         self.check_addresses()
         views = self.views()
-        only_read = [(name, view, fw.version(view)) for name, view in zip(self.reads, views, strict=True)
-                     if name not in self.writes]
+        only_read = [
+            (name, view, fw.version(view))
+            for name, view in zip(self.reads, views, strict=True)
+            if name not in self.writes
+        ]
         args = views if self.params is None else [fw.params_view(self.params), *views]
         results = fw.call(self.fn, args)
         for name, view, version in only_read:
             if version is not None and fw.version(view) != version:
-                raise RuntimeError(f"{self.api}: {self.label} wrote plane {name!r}, which it only reads; "
-                                   f"declare it in writes too (writes={{{name!r}: ...}}), or leave it be")
+                raise RuntimeError(
+                    f"{self.api}: {self.label} wrote plane {name!r}, which it only reads; "
+                    f"declare it in writes too (writes={{{name!r}: ...}}), or leave it be"
+                )
         outs = self.outputs(results)
         keep += views
         if outs is not None:
@@ -220,13 +236,23 @@ def _declared(planes: Mapping[str, Any] | None, what: str, framework: Framework,
         raise TypeError(f"{api}: declare {what} as a dict of name -> array, e.g. {what}={{'x': x}}")
     for name, value in planes.items():
         if framework.plane(value) is None:
-            raise TypeError(f"{api}: {what}[{name!r}] is a {type(value).__name__}, which is no plane: pass a "
-                            f"NumPy array (a device array on the GPU) or a {framework.name} array over memory")
+            raise TypeError(
+                f"{api}: {what}[{name!r}] is a {type(value).__name__}, which is no plane: pass a "
+                f"NumPy array (a device array on the GPU) or a {framework.name} array over memory"
+            )
     return dict(planes)
 
 
-def make(framework: Framework, fn: Callable[..., Any], reads: Mapping[str, Any] | None,
-         writes: Mapping[str, Any] | None, *, api: str, params: Any = None, stream: Any = None) -> ModelCall:
+def make(
+    framework: Framework,
+    fn: Callable[..., Any],
+    reads: Mapping[str, Any] | None,
+    writes: Mapping[str, Any] | None,
+    *,
+    api: str,
+    params: Any = None,
+    stream: Any = None,
+) -> ModelCall:
     """The payload of a model node, its declarations checked."""
     framework.load()
     if not callable(fn):
@@ -234,28 +260,45 @@ def make(framework: Framework, fn: Callable[..., Any], reads: Mapping[str, Any] 
     label = getattr(fn, "__name__", type(fn).__name__)
     ins, outs = _declared(reads, "reads", framework, api), _declared(writes, "writes", framework, api)
     if not outs:
-        raise ValueError(f"{api}: {label} writes no plane; declare what it writes (writes={{'y': y}}), "
-                         "or the graph has no reason to run it")
+        raise ValueError(
+            f"{api}: {label} writes no plane; declare what it writes (writes={{'y': y}}), "
+            "or the graph has no reason to run it"
+        )
     for name in ins.keys() & outs.keys():
         if ins[name] is not outs[name]:
-            raise ValueError(f"{api}: plane name {name!r} is read as one {framework.noun[:-1]} and written "
-                             "as another; give them two names")
+            raise ValueError(
+                f"{api}: plane name {name!r} is read as one {framework.noun[:-1]} and written "
+                "as another; give them two names"
+            )
     named = {**ins, **outs}
     by_id: dict[int, str] = {}
     for name, value in named.items():
         other = by_id.setdefault(id(value), name)
         if other != name:
-            raise ValueError(f"{api}: planes {other!r} and {name!r} are one array; give it one name "
-                             "(in reads and writes, if the model reads and writes it)")
+            raise ValueError(
+                f"{api}: planes {other!r} and {name!r} are one array; give it one name "
+                "(in reads and writes, if the model reads and writes it)"
+            )
     sides = {name: on_device(framework.plane(value)) for name, value in named.items()}
     if len(set(sides.values())) > 1:
         host = ", ".join(n for n, d in sides.items() if not d)
-        raise ValueError(f"{api}: planes {host} live on the host and "
-                         f"{', '.join(n for n, d in sides.items() if d)} on a GPU; a node runs where its "
-                         "planes live: move them to one side, or add eagle.copy nodes between")
+        raise ValueError(
+            f"{api}: planes {host} live on the host and "
+            f"{', '.join(n for n, d in sides.items() if d)} on a GPU; a node runs where its "
+            "planes live: move them to one side, or add eagle.copy nodes between"
+        )
     addresses = {name: a for name, value in named.items() if (a := framework.address(value)) is not None}
-    return ModelCall(framework, fn, ins, outs, api, params, stream,
-                     {name: framework.plane(value) for name, value in named.items()}, addresses)
+    return ModelCall(
+        framework,
+        fn,
+        ins,
+        outs,
+        api,
+        params,
+        stream,
+        {name: framework.plane(value) for name, value in named.items()},
+        addresses,
+    )
 
 
 # ----------------------------------------------------------------- the kind's hooks
@@ -272,16 +315,25 @@ def _writes(c: ModelCall) -> list[tuple[str, Any, str]]:
 def _lower_cpu(c: ModelCall) -> Callable[[], None]:
     device = [name for name, plane in c.planes.items() if on_device(plane)]
     if device:
-        raise ValueError(f"eagle.Graph.build: {c.framework.name} node {c.label} has device planes "
-                         f"({', '.join(device)}) in a CPU build; a CPU build runs host planes")
+        raise ValueError(
+            f"eagle.Graph.build: {c.framework.name} node {c.label} has device planes "
+            f"({', '.join(device)}) in a CPU build; a CPU build runs host planes"
+        )
     return lambda: c.run([])
 
 
 def _rebuild(c: ModelCall, swap: Swap) -> ModelCall:
     """The node over swapped arrays (bind, the builder's buffer plan, a loop turn run again in a
     reverse pass)."""
-    return make(c.framework, c.fn, {n: swap(v) for n, v in c.reads.items()},
-                {n: swap(v) for n, v in c.writes.items()}, api=c.api, params=c.params, stream=c.stream)
+    return make(
+        c.framework,
+        c.fn,
+        {n: swap(v) for n, v in c.reads.items()},
+        {n: swap(v) for n, v in c.writes.items()},
+        api=c.api,
+        params=c.params,
+        stream=c.stream,
+    )
 
 
 def _vjp(c: ModelCall, primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, np.ndarray]:
@@ -291,9 +343,11 @@ def _vjp(c: ModelCall, primals: Mapping[str, Any], cotangents: Mapping[str, Any]
     def pair(results: Any) -> list[tuple[Any, Any]]:
         outs = c.outputs(results)
         if outs is None:
-            raise TypeError(f"{c.api} vjp: {c.label} wrote its outputs itself (returned None), so "
-                            f"{c.framework.name} cannot differentiate them; return the outputs instead, or "
-                            "pass vjps= to eagle.diff.reverse")
+            raise TypeError(
+                f"{c.api} vjp: {c.label} wrote its outputs itself (returned None), so "
+                f"{c.framework.name} cannot differentiate them; return the outputs instead, or "
+                "pass vjps= to eagle.diff.reverse"
+            )
         return [(out, cotangents.get(name)) for name, out in zip(c.writes, outs, strict=True)]
 
     args = [np.asarray(primals[name]) for name in c.reads]
@@ -303,8 +357,13 @@ def _vjp(c: ModelCall, primals: Mapping[str, Any], cotangents: Mapping[str, Any]
 
 #: The hooks of both model kinds (``registry.register_node_kind(name, make=..., **HOOKS)``).
 HOOKS: dict[str, Any] = {
-    "reads": _reads, "writes": _writes, "lower_cpu": _lower_cpu, "lower_gpu": lambda c: c.framework.gpu(c),
-    "vjp": _vjp, "rebuild": _rebuild, "label": lambda c: c.label,
+    "reads": _reads,
+    "writes": _writes,
+    "lower_cpu": _lower_cpu,
+    "lower_gpu": lambda c: c.framework.gpu(c),
+    "vjp": _vjp,
+    "rebuild": _rebuild,
+    "label": lambda c: c.label,
     "picture": lambda c: c.framework.picture(c),
 }
 
@@ -312,8 +371,9 @@ HOOKS: dict[str, Any] = {
 # ----------------------------------------------------------------- vjps= helpers
 
 
-def helper_vjp(framework: Framework, api: str, fn: Callable[..., Any], params: Any, accumulate: Any
-               ) -> Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, np.ndarray]]:
+def helper_vjp(
+    framework: Framework, api: str, fn: Callable[..., Any], params: Any, accumulate: Any
+) -> Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, np.ndarray]]:
     """``vjp(primals, cotangents) -> {read name: gradient}`` for ``vjps=``: ``fn`` run again at the
     primals, which eagle.diff lists in the order the node declared its reads (``fn``'s arguments),
     its float results paired in order with the cotangents of the float planes it writes."""
@@ -321,17 +381,21 @@ def helper_vjp(framework: Framework, api: str, fn: Callable[..., Any], params: A
     def vjp(primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, np.ndarray]:
         both = sorted(primals.keys() & cotangents.keys())
         if both:
-            raise ValueError(f"{api}: the node reads and writes {', '.join(map(repr, both))}; a model's "
-                             "inputs and outputs are told apart by the order they were declared in, so "
-                             "give each output a plane of its own")
+            raise ValueError(
+                f"{api}: the node reads and writes {', '.join(map(repr, both))}; a model's "
+                "inputs and outputs are told apart by the order they were declared in, so "
+                "give each output a plane of its own"
+            )
 
         def pair(results: Any) -> list[tuple[Any, Any]]:
             outs = list(results) if isinstance(results, (tuple, list)) else [results]
             floats = [k for k, out in enumerate(outs) if floating(out)]
             if len(floats) != len(cotangents):
-                raise ValueError(f"{api}: {getattr(fn, '__name__', 'the model')} returned {len(floats)} float "
-                                 f"results for the {len(cotangents)} float planes the node writes "
-                                 f"({', '.join(cotangents)}); is this the node's model?")
+                raise ValueError(
+                    f"{api}: {getattr(fn, '__name__', 'the model')} returned {len(floats)} float "
+                    f"results for the {len(cotangents)} float planes the node writes "
+                    f"({', '.join(cotangents)}); is this the node's model?"
+                )
             found: list[Any] = [None] * len(outs)
             for k, ct in zip(floats, cotangents.values(), strict=True):
                 found[k] = ct

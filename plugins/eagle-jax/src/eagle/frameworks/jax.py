@@ -15,16 +15,22 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+from eagle_jax._node import JAX, make
 
 from eagle.extend import Node, recorded
 from eagle.frameworks.models import helper_vjp
-from eagle_jax._node import JAX, make
 
 __all__ = ["Vjp", "node", "vjp"]
 
 
-def node(fn: Callable[..., Any], reads: Mapping[str, Any] | None = None,
-         writes: Mapping[str, Any] | None = None, *, params: Any = None, stream: Any = None) -> Node:
+def node(
+    fn: Callable[..., Any],
+    reads: Mapping[str, Any] | None = None,
+    writes: Mapping[str, Any] | None = None,
+    *,
+    params: Any = None,
+    stream: Any = None,
+) -> Node:
     """A node that calls ``fn(*reads)`` (``fn(params, *reads)`` with ``params=``) at every launch
     and puts its results into ``writes``.
 
@@ -52,8 +58,9 @@ def node(fn: Callable[..., Any], reads: Mapping[str, Any] | None = None,
     >>> f
     array([-0.5,  2. ], dtype=float32)
     """
-    return recorded(Node("jax", make(fn, reads, writes, params=params, stream=stream,
-                                     api="eagle.frameworks.jax.node")))
+    return recorded(
+        Node("jax", make(fn, reads, writes, params=params, stream=stream, api="eagle.frameworks.jax.node"))
+    )
 
 
 class Vjp:
@@ -79,8 +86,10 @@ class Vjp:
         self._sum = grads if self._sum is None else tree.tree_map(lambda a, b: a + b, self._sum, grads)
 
     def take(self) -> Any:
-        """The parameters' gradient summed since the last ``take`` (zeros if the node was not
-        reversed), as JAX arrays in a pytree shaped like ``params``; the sum starts again.
+        """The parameters' gradient summed since the last ``take``, as JAX arrays in a pytree
+        shaped like ``params``; the sum starts again.  Refused when no reverse pass called this vjp
+        since (no ``wrt`` name reached the node's reads, so eagle.diff did not reverse it): eagle
+        cannot tell a zero gradient from a node it was not asked to differentiate.
 
         >>> import jax.numpy as jnp
         >>> w = {"c": np.array([0.5])}
@@ -90,9 +99,13 @@ class Vjp:
         >>> np.asarray(back.take()["c"])
         array([3.])
         """
-        jax = JAX.load()
-        found = jax.tree_util.tree_map(jax.numpy.zeros_like, self._params) if self._sum is None else self._sum
-        self._sum = None
+        if self._sum is None:
+            raise RuntimeError(
+                "eagle.frameworks.jax.vjp: take(): no reverse pass called this vjp since the "
+                "last take, so the parameters have no gradient: run eagle.diff.reverse with "
+                "vjps={label: this vjp} and a wrt= name the node's reads depend on"
+            )
+        found, self._sum = self._sum, None
         return found
 
 

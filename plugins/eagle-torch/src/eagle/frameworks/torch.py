@@ -15,16 +15,21 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
+from eagle_torch._node import TORCH, make
 
 from eagle.extend import Node, recorded
 from eagle.frameworks.models import helper_vjp
-from eagle_torch._node import TORCH, make
 
 __all__ = ["node", "vjp"]
 
 
-def node(fn: Callable[..., Any], reads: Mapping[str, Any] | None = None,
-         writes: Mapping[str, Any] | None = None, *, stream: Any = None) -> Node:
+def node(
+    fn: Callable[..., Any],
+    reads: Mapping[str, Any] | None = None,
+    writes: Mapping[str, Any] | None = None,
+    *,
+    stream: Any = None,
+) -> Node:
     """A node that calls ``fn(*reads)`` at every launch and puts its results into ``writes``.
 
     ``fn`` (an ``nn.Module``, or any function of tensors) gets one tensor per read plane, in the
@@ -50,8 +55,9 @@ def node(fn: Callable[..., Any], reads: Mapping[str, Any] | None = None,
     return recorded(Node("torch", make(fn, reads, writes, stream=stream, api="eagle.frameworks.torch.node")))
 
 
-def vjp(model: Callable[..., Any], params: Iterable[Any] | None = None
-        ) -> Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, np.ndarray]]:
+def vjp(
+    model: Callable[..., Any], params: Iterable[Any] | None = None
+) -> Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, np.ndarray]]:
     """``vjps={"model": vjp(model)}``: the model's derivative for :func:`eagle.diff.reverse`.
 
     The returned ``vjp(primals, cotangents) -> {read name: gradient}`` runs ``model`` again on
@@ -68,5 +74,7 @@ def vjp(model: Callable[..., Any], params: Iterable[Any] | None = None
     >>> float(lin.weight.grad[0, 0]), grads["x"].shape
     (2.0, (1, 1))
     """
-    found = list(model.parameters()) if params is None and hasattr(model, "parameters") else list(params or ())
+    found = (
+        list(model.parameters()) if params is None and hasattr(model, "parameters") else list(params or ())
+    )
     return helper_vjp(TORCH, "eagle.frameworks.torch.vjp", model, None, found)
