@@ -14,16 +14,21 @@ nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "threads", "minimal", "torch", "sanitize", "cuda_codegen", "viz",
-                        "distributed", "docs"]
+nox.options.sessions = ["lint", "tests", "threads", "minimal", "torch", "jax", "sanitize", "cuda_codegen",
+                        "viz", "distributed", "docs"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
             "packages/eagle-viz", "packages/hawk",
             # the plugins, installed like a user's: eagle finds them through their entry points
-            "plugins/eagle-scan", "plugins/eagle-torch"]
+            "plugins/eagle-scan", "plugins/eagle-torch", "plugins/eagle-jax"]
 #: The torch the torch session installs (2.13.0: the CPU wheel these machines keep on local disk).
 TORCH = "torch==2.13.0"
+#: What the jax session installs (the CPU build).
+JAX = ["jax", "jaxlib"]
+#: The tests of the model nodes that need a framework (each skips without its own): the example
+#: that trains a drag model in torch and in JAX, and the docstrings of eagle.frameworks.
+FRAMEWORK_TESTS = ["tests/test_example_drag.py", "tests/test_docstrings.py"]
 # mpmath: the correctly rounded values hawk.libm's accuracy tests measure against
 TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100", "mpmath>=1.3"]
 #: What the sanitizer session runs, with libeagle and every library eagle compiles (hawk's kernels,
@@ -99,7 +104,17 @@ def torch(session: nox.Session) -> None:
     session.install(TORCH)
     session.run("python", "-c", "import torch", silent=True)  # a broken torch fails here, not as skips
     session.run("pytest", "-q", "plugins", "packages/eagle-graph/tests/test_plugins.py",
-                "tests/test_no_plugins.py", *session.posargs)
+                "tests/test_no_plugins.py", *FRAMEWORK_TESTS, *session.posargs)
+
+
+@nox.session
+def jax(session: nox.Session) -> None:
+    """eagle-jax with JAX installed, so that its tests and the JAX half of the drag example run
+    (elsewhere they skip)."""
+    install_all(session)
+    session.install(*JAX)
+    session.run("python", "-c", "import jax", silent=True)  # a broken JAX fails here, not as skips
+    session.run("pytest", "-q", "plugins/eagle-jax", *FRAMEWORK_TESTS, *session.posargs)
 
 
 @nox.session
@@ -172,11 +187,13 @@ def sanitize(session: nox.Session) -> None:
                      "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
 
 
-@nox.session
+# pip, not uv, for the local torch wheel (as the torch session)
+@nox.session(venv_backend="virtualenv")
 def docs(session: nox.Session) -> None:
-    """The Sphinx documentation, warnings as errors; its executed pages run on the CPU."""
+    """The Sphinx documentation, warnings as errors; its executed pages run on the CPU (the learned
+    drag page trains a torch and a JAX model, so both are installed)."""
     install_all(session)
-    session.install("-r", "docs/requirements.txt")
+    session.install("-r", "docs/requirements.txt", TORCH, *JAX)
     shutil.rmtree(ROOT / "docs" / "pages", ignore_errors=True)  # sphinx-gallery's output: made afresh
     session.run("sphinx-build", "-W", "--keep-going", "-E", "-b", "html", "docs", "docs/_build/html",
                 *session.posargs)

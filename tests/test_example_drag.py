@@ -57,6 +57,11 @@ def test_the_learned_drag_trains(framework):
 def test_the_script_runs():
     """The script's own run, cut short: a gradient check and a few steps."""
     pytest.importorskip("torch")
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / "learned_drag.py"), "--steps", "3"],
-                         capture_output=True, text=True, check=True, timeout=300).stdout
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "learned_drag.py"), "--steps", "3"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
     assert out.startswith("gradient check: ") and float(out.split()[2]) < 1e-6 and "loss fell" in out

@@ -38,7 +38,12 @@ Pair = Callable[[Any], list[tuple[Any, Any]]]
 
 def spec(array: Any) -> Spec | None:
     """``(shape, dtype name)`` of a NumPy, CuPy, torch or JAX array (None for anything else):
-    the dtype names of the four agree (``float64``, ``bfloat16``)."""
+    the dtype names of the four agree (``float64``, ``bfloat16``).
+
+    >>> from eagle.frameworks.models import spec
+    >>> spec(np.zeros(3, np.int32)), spec([1.0])
+    (((3,), 'int32'), None)
+    """
     shape, dtype = getattr(array, "shape", None), getattr(array, "dtype", None)
     if shape is None or dtype is None:
         return None
@@ -47,7 +52,12 @@ def spec(array: Any) -> Spec | None:
 
 
 def floating(array: Any) -> bool:
-    """Whether ``array`` holds real floats, as eagle.diff counts them (a NumPy float kind)."""
+    """Whether ``array`` holds real floats, as eagle.diff counts them (a NumPy float kind).
+
+    >>> from eagle.frameworks.models import floating
+    >>> floating(np.zeros(2)), floating(np.zeros(2, np.int32)), floating(np.zeros(2, complex))
+    (True, False, False)
+    """
     try:
         return np.dtype(spec(array)[1]).kind == "f"
     except TypeError:  # bfloat16, float8: no NumPy dtype, no gradient in eagle.diff
@@ -61,7 +71,27 @@ def _said(found: Spec | None, what: Any) -> str:
 
 
 class Framework(ABC):
-    """How one framework runs a model node: eagle-torch and eagle-jax each implement one."""
+    """How one framework runs a model node: eagle-torch and eagle-jax each implement one, and
+    register their kind with :data:`HOOKS` and a ``make`` of their own.
+
+    NumPy, as a framework whose arrays are the planes themselves:
+
+    >>> from eagle.frameworks.models import HOOKS, Framework, make
+    >>> from eagle.graph import Node, register_node_kind
+    >>> class Numpy(Framework):
+    ...     name = "doc_numpy"
+    ...     def load(self): return np
+    ...     def view(self, value): return value
+    ...     def store(self, value, result, keep): np.copyto(value, result)
+    ...     def pullback(self, fn, params, args, pair, accumulate): raise NotImplementedError
+    ...     def gpu(self, call): raise NotImplementedError
+    >>> kind = register_node_kind("doc_numpy", **HOOKS)
+    >>> x, y = np.arange(3.0), np.zeros(3)
+    >>> node = Node("doc_numpy", make(Numpy(), np.square, {"x": x}, {"y": y}, api="doc_numpy"))
+    >>> g = eagle.Graph().add_node(node).build().launch()
+    >>> y
+    array([0., 1., 4.])
+    """
 
     #: the node kind's name and the module's, ``eagle.frameworks.<name>``
     name: str
@@ -336,7 +366,7 @@ def _rebuild(c: ModelCall, swap: Swap) -> ModelCall:
     )
 
 
-def _vjp(c: ModelCall, primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, np.ndarray]:
+def _vjp(c: ModelCall, primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, Any]:
     """The kind's derivative for eagle.diff: the framework's own through ``fn`` at the kept
     primals, by plane name; the model's parameters are left alone."""
 
@@ -373,12 +403,12 @@ HOOKS: dict[str, Any] = {
 
 def helper_vjp(
     framework: Framework, api: str, fn: Callable[..., Any], params: Any, accumulate: Any
-) -> Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, np.ndarray]]:
+) -> Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]:
     """``vjp(primals, cotangents) -> {read name: gradient}`` for ``vjps=``: ``fn`` run again at the
     primals, which eagle.diff lists in the order the node declared its reads (``fn``'s arguments),
     its float results paired in order with the cotangents of the float planes it writes."""
 
-    def vjp(primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def vjp(primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, Any]:
         both = sorted(primals.keys() & cotangents.keys())
         if both:
             raise ValueError(

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
 from eagle_jax._node import JAX, make
 
 from eagle.extend import Node, recorded
@@ -52,8 +51,9 @@ def node(
     >>> import jax.numpy as jnp
     >>> v, f = np.array([1.0, -2.0], np.float32), np.zeros(2, np.float32)
     >>> w = {"c": np.array([0.5], np.float32)}
+    >>> import eagle.frameworks.jax as ejax
     >>> drag = lambda w, v: -w["c"] * v * jnp.abs(v)
-    >>> g = eagle.Graph().add_node(node(drag, reads={"v": v}, writes={"f": f}, params=w), name="drag")
+    >>> g = eagle.Graph().add_node(ejax.node(drag, reads={"v": v}, writes={"f": f}, params=w), name="drag")
     >>> g = g.build().launch()
     >>> f
     array([-0.5,  2. ], dtype=float32)
@@ -71,6 +71,14 @@ class Vjp:
     parameters as they are, pulling back the cotangents of its float results.  The parameters'
     gradient, a pytree shaped like ``params``, is summed over every call (once per call of the
     node in the run) and handed back by :meth:`take`.
+
+    >>> import eagle.frameworks.jax as ejax
+    >>> w = {"c": np.array([2.0], np.float32)}
+    >>> back = ejax.vjp(lambda w, x: w["c"] * x * x, w)     # d/dx = 2 c x, d/dc = x * x
+    >>> np.asarray(back({"x": np.array([3.0], np.float32)}, {"y": np.array([1.0], np.float32)})["x"])
+    array([12.], dtype=float32)
+    >>> np.asarray(back.take()["c"])
+    array([9.], dtype=float32)
     """
 
     def __init__(self, fn: Callable[..., Any], params: Any) -> None:
@@ -78,7 +86,7 @@ class Vjp:
         self._sum: Any = None
         self._call = helper_vjp(JAX, "eagle.frameworks.jax.vjp", fn, params, self._add)
 
-    def __call__(self, primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def __call__(self, primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, Any]:
         return self._call(primals, cotangents)
 
     def _add(self, grads: Any) -> None:
@@ -92,12 +100,13 @@ class Vjp:
         cannot tell a zero gradient from a node it was not asked to differentiate.
 
         >>> import jax.numpy as jnp
-        >>> w = {"c": np.array([0.5])}
-        >>> back = vjp(lambda w, v: w["c"] * v, w)
-        >>> np.asarray(back({"v": np.array([3.0])}, {"f": np.array([1.0])})["v"])
-        array([0.5])
+        >>> import eagle.frameworks.jax as ejax
+        >>> w = {"c": np.array([0.5], np.float32)}
+        >>> back = ejax.vjp(lambda w, v: w["c"] * v, w)
+        >>> np.asarray(back({"v": np.array([3.0], np.float32)}, {"f": np.array([1.0], np.float32)})["v"])
+        array([0.5], dtype=float32)
         >>> np.asarray(back.take()["c"])
-        array([3.])
+        array([3.], dtype=float32)
         """
         if self._sum is None:
             raise RuntimeError(
@@ -113,8 +122,10 @@ def vjp(fn: Callable[..., Any], params: Any = None) -> Vjp:
     """The derivative of the node ``node(fn, ..., params=params)`` for ``vjps=`` (:class:`Vjp`).
 
     >>> import jax.numpy as jnp
-    >>> back = vjp(jnp.sin)
-    >>> {name: np.asarray(g) for name, g in back({"x": np.array([0.0])}, {"y": np.array([2.0])}).items()}
-    {'x': array([2.])}
+    >>> import eagle.frameworks.jax as ejax
+    >>> back = ejax.vjp(jnp.sin)
+    >>> grads = back({"x": np.array([0.0], np.float32)}, {"y": np.array([2.0], np.float32)})
+    >>> np.asarray(grads["x"])
+    array([2.], dtype=float32)
     """
     return Vjp(fn, params)

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import numpy as np
 from eagle_torch._node import TORCH, make
 
 from eagle.extend import Node, recorded
@@ -45,9 +44,10 @@ def node(
     ``S``, ordered by events; on the CPU it is a call in graph order.
 
     >>> import torch
+    >>> import eagle.frameworks.torch as etorch
     >>> v, f = np.array([1.0, -2.0]), np.zeros(2)
     >>> drag = lambda v: -0.5 * v * v.abs()
-    >>> g = eagle.Graph().add_node(node(drag, reads={"v": v}, writes={"f": f}), name="drag")
+    >>> g = eagle.Graph().add_node(etorch.node(drag, reads={"v": v}, writes={"f": f}), name="drag")
     >>> g = g.build().launch()
     >>> f
     array([-0.5,  2. ])
@@ -57,10 +57,10 @@ def node(
 
 def vjp(
     model: Callable[..., Any], params: Iterable[Any] | None = None
-) -> Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, np.ndarray]]:
+) -> Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]:
     """``vjps={"model": vjp(model)}``: the model's derivative for :func:`eagle.diff.reverse`.
 
-    The returned ``vjp(primals, cotangents) -> {read name: gradient}`` runs ``model`` again on
+    The returned ``vjp(primals, cotangents) -> {read name: gradient tensor}`` runs ``model`` again on
     the primals eagle.diff kept (in the order the node declared its reads) and back-propagates
     the cotangents of its float results with ``torch.autograd.backward``, so the gradients of
     ``params`` (default: ``model.parameters()``) accumulate in their ``.grad``, as torch's own
@@ -68,11 +68,12 @@ def vjp(
     give each output a plane of its own (not one it also reads).
 
     >>> import torch
+    >>> import eagle.frameworks.torch as etorch
     >>> lin = torch.nn.Linear(1, 1, dtype=torch.float64)
-    >>> back = vjp(lin)
+    >>> back = etorch.vjp(lin)
     >>> grads = back({"x": np.array([[2.0]])}, {"y": np.array([[1.0]])})
-    >>> float(lin.weight.grad[0, 0]), grads["x"].shape
-    (2.0, (1, 1))
+    >>> float(lin.weight.grad[0, 0]), bool(grads["x"] == lin.weight)   # d/dW = x, d/dx = W
+    (2.0, True)
     """
     found = (
         list(model.parameters()) if params is None and hasattr(model, "parameters") else list(params or ())
