@@ -178,9 +178,11 @@ class _Device:
     def stream_node(self, c: ModelCall) -> GpuItems:
         lib = self.library(list(c.values().values()), c.label)
         cupy = lib.__name__ == "cupy"
-        if c.stream is not None:
+        if isinstance(c.stream, int):  # a CUstream handle
+            stream = lib.cuda.ExternalStream(c.stream)
+        elif c.stream is not None:
             stream = c.stream
-        else:
+        else:  # the node's own
             stream = lib.cuda.Stream(non_blocking=True) if cupy else lib.cuda.Stream()
         handle = int(stream.ptr if cupy else stream.cuda_stream)
         pending: list[_Pending] = []
