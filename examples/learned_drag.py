@@ -130,9 +130,20 @@ class Training:
     """The flight graph over one launch state and its reference, with a model of the subclass's
     framework, and one step of training: run, reverse, step the optimizer."""
 
-    def __init__(self, state: tuple[np.ndarray, ...], refs: tuple[np.ndarray, np.ndarray]) -> None:
+    def __init__(
+        self,
+        state: tuple[np.ndarray, ...],
+        refs: tuple[np.ndarray, np.ndarray],
+        seed: int = 0,
+        lr: float = 0.02,
+    ) -> None:
+        self.setup(seed, lr)
         self.flag = np.ones(1, np.uint32)
         self.graph = flight(self.node)(*state, *refs, self.flag, record=True)
+
+    def setup(self, seed: int, lr: float) -> None:
+        """The model, its vjp and its optimizer."""
+        raise NotImplementedError
 
     def node(self, vx: np.ndarray, vy: np.ndarray, ax: np.ndarray, ay: np.ndarray) -> Any:
         """The model node: reads the velocity, writes the drag acceleration."""
@@ -168,13 +179,7 @@ class Training:
 class TorchTraining(Training):
     """The torch MLP, its ``.grad`` filled by the vjp, and ``torch.optim.Adam``."""
 
-    def __init__(
-        self,
-        state: tuple[np.ndarray, ...],
-        refs: tuple[np.ndarray, np.ndarray],
-        seed: int = 0,
-        lr: float = 0.02,
-    ) -> None:
+    def setup(self, seed: int, lr: float) -> None:
         import torch
 
         import eagle.frameworks.torch as etorch
@@ -183,7 +188,6 @@ class TorchTraining(Training):
         self.etorch, self.model = etorch, torch_drag(seed)
         self.vjp = etorch.vjp(self.model)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr)
-        super().__init__(state, refs)
 
     def node(self, vx: np.ndarray, vy: np.ndarray, ax: np.ndarray, ay: np.ndarray) -> Any:
         return self.etorch.node(self.model, reads={"vx": vx, "vy": vy}, writes={"ax": ax, "ay": ay})
@@ -251,13 +255,7 @@ class JaxTraining(Training):
     """The JAX MLP (64-bit mode on: the planes are float64), its gradient from ``vjp.take()``, and
     Adam on its NumPy parameters in place."""
 
-    def __init__(
-        self,
-        state: tuple[np.ndarray, ...],
-        refs: tuple[np.ndarray, np.ndarray],
-        seed: int = 0,
-        lr: float = 0.02,
-    ) -> None:
+    def setup(self, seed: int, lr: float) -> None:
         import jax
 
         import eagle.frameworks.jax as ejax
@@ -267,7 +265,6 @@ class JaxTraining(Training):
         self.vjp = ejax.vjp(self.fn, self.params)
         self.optimizer = Adam(self.params, lr)
         self.grads: dict[str, Any] = {}
-        super().__init__(state, refs)
 
     def node(self, vx: np.ndarray, vy: np.ndarray, ax: np.ndarray, ay: np.ndarray) -> Any:
         return self.ejax.node(
