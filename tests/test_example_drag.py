@@ -1,10 +1,10 @@
 """examples/learned_drag.py: a drag force learned inside the simulation step, with torch and with JAX.
 
-For each framework: the gradient of the trajectory error with respect to a few of the model's
-weights (eagle.diff.reverse through the capped device loop, the model's vjp in place of its node)
-against central differences, then training until the error fell 100-fold within a fixed number of
-steps.  Each framework's test skips where it is not installed (the nox ``torch`` and ``jax``
-sessions install them)."""
+For each framework: the flight graph held to the reference interpreter; the gradient of the
+trajectory error with respect to a few of the model's weights (eagle.diff.reverse through the
+capped device loop, the model's vjp in place of its node) against central differences; then
+training until the error fell 100-fold within a fixed number of steps.  Each framework's test
+skips where it is not installed (the nox ``torch`` and ``jax`` sessions install them)."""
 
 import importlib
 import subprocess
@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from eagle.testing import check
 
 pytest.importorskip("hawk")
 pytest.importorskip("eagle.builder")
@@ -44,6 +46,7 @@ def framework(request):
 def test_the_learned_drag_trains(framework):
     state = drag.launch_state()
     training = drag.TRAININGS[framework](state, drag.reference(*state))
+    check(training.graph, 2)  # the replay (fused kernels, the model called each turn) == the reference
     first = training.loss()
     training.gradients()
     picks = [(0, 3), (1, 5), (2, 7), (3, 1)]  # a weight and a bias of each layer

@@ -100,10 +100,6 @@ class Framework(ABC):
     #: ``fn`` may write its written planes itself and return None (torch); else it returns them
     writes_in_place: bool = False
 
-    @property
-    def api(self) -> str:
-        return f"eagle.frameworks.{self.name}.node"
-
     @abstractmethod
     def load(self) -> Any:
         """The framework's module, imported now; an ImportError naming what to install."""
@@ -145,7 +141,9 @@ class Framework(ABC):
     ) -> list[Any]:
         """The gradient of each of ``args`` (None: not a float) of the sum of ``<cotangent,
         output>``, where ``pair(results)`` gives ``fn``'s outputs each with its cotangent (None:
-        none); ``accumulate``: the parameters whose gradients the framework keeps its own way."""
+        none).  ``accumulate`` (None: none) is where the parameters' gradients go, the framework's
+        own way: torch, the tensors whose ``.grad`` accumulate; JAX, a function given the
+        gradient of ``params``."""
 
     @abstractmethod
     def gpu(self, call: ModelCall) -> GpuItems:
