@@ -67,6 +67,13 @@ def test_the_model_sees_the_planes_own_memory():
     assert out.ctypes.data == where and np.array_equal(out, 2 * u)
 
 
+def test_a_parameter_is_a_plane_it_writes():
+    """A tensor that requires grad (a parameter) can be written by the node: a plain store."""
+    w, x = torch.zeros(3, dtype=torch.float64, requires_grad=True), np.arange(3.0)
+    eagle.Graph().add_node(etorch.node(lambda x: 2 * x, reads={"x": x}, writes={"w": w})).build().launch()
+    assert torch.equal(w.detach(), 2 * torch.from_numpy(x)) and w.requires_grad and w.grad is None
+
+
 def test_refusals_name_the_call():
     """The checks shared with every model kind (eagle-graph's test_frameworks.py holds them all) speak
     for eagle.frameworks.torch.node; torch's own: a model that writes a plane it only reads."""

@@ -70,10 +70,11 @@ class Torch(Framework):
             return torch.from_numpy(np.asarray(value))
 
     def store(self, value: Any, result: Any, keep: list[Any]) -> None:
-        target = self.view(value)
-        target.copy_(result)
+        torch = self.load()
+        with torch.no_grad():  # a plain store, into a tensor that requires grad too
+            self.view(value).copy_(result)
         if result.is_cuda:  # the copy runs on the current stream later: torch frees result after it
-            result.record_stream(self.load().cuda.current_stream())
+            result.record_stream(torch.cuda.current_stream())
 
     def version(self, array: Any) -> int | None:
         return array._version
