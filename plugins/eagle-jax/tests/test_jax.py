@@ -126,6 +126,18 @@ def test_32_bit_mode_is_refused_on_float64_planes(x32):
     assert not out.any()
 
 
+def test_a_reverse_in_another_mode_is_refused():
+    """Primals kept in float64 are not pulled back in 32-bit mode (JAX would round them)."""
+    with mode(False):
+        back = ejax.vjp(jnp.sin)
+        with pytest.raises(
+            ValueError,
+            match=r"^eagle\.frameworks\.jax\.vjp: JAX reads a float64 primal as "
+            "float32 .*; differentiate in the mode the node ran in",
+        ):
+            back({"x": np.ones(2)}, {"y": np.ones(2)})
+
+
 def test_refusals_name_the_call(x64):
     """The checks shared with every model kind (eagle-graph's test_frameworks.py holds them all) speak
     for eagle.frameworks.jax.node; JAX's own: a function returns its results."""

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from eagle.extend import GpuItems, is_plane, on_device
-from eagle.frameworks.models import Framework, ModelCall, Pair
+from eagle.frameworks.models import Framework, ModelCall, Pair, spec
 from eagle.frameworks.models import make as make_model
 
 
@@ -83,6 +83,12 @@ class Jax(Framework):
         jax = self.load()
         jnp = jax.numpy
         xs = tuple(jnp.asarray(a) for a in args)
+        for a, x in zip(args, xs, strict=True):
+            if x.dtype != a.dtype:  # 32-bit mode turned on between the run and its reverse
+                raise ValueError(
+                    f"eagle.frameworks.jax.vjp: JAX reads a {a.dtype} primal as {x.dtype}"
+                    f"{self.hint(spec(x))}; differentiate in the mode the node ran in"
+                )
         floats = tuple(k for k, x in enumerate(xs) if jnp.issubdtype(x.dtype, jnp.floating))
         p = None if params is None else self.params_view(params)
         lead = () if params is None else (p,)
