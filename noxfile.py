@@ -21,12 +21,17 @@ ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
             "packages/eagle-viz", "packages/hawk",
             # the plugins, installed like a user's: eagle finds them through their entry points
-            "plugins/eagle-scan", "plugins/eagle-torch"]
+            "plugins/eagle-scan", "plugins/eagle-torch", "plugins/eagle-jax"]
 #: The torch the torch session installs (2.13.0: the CPU wheel these machines keep on local disk).
 TORCH = "torch==2.13.0"
 #: Arrays of other libraries as planes: the tests whose torch and JAX parts skip elsewhere.
 FOREIGN_PLANE_TESTS = ["packages/eagle-graph/tests/test_foreign_planes.py",
                        "tests/test_foreign_planes_matrix.py", "tests/test_doc_interop.py"]
+#: What the jax session installs (the CPU build).
+JAX = ["jax", "jaxlib"]
+#: The tests of the model nodes that need a framework (each skips without its own): the example
+#: that trains a drag model in torch and in JAX, and the docstrings of eagle.frameworks.
+FRAMEWORK_TESTS = ["tests/test_example_drag.py", "tests/test_docstrings.py"]
 # mpmath: the correctly rounded values hawk.libm's accuracy tests measure against
 TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100", "mpmath>=1.3"]
 #: What the sanitizer session runs, with libeagle and every library eagle compiles (hawk's kernels,
@@ -103,16 +108,19 @@ def torch(session: nox.Session) -> None:
     session.install(TORCH)
     session.run("python", "-c", "import torch", silent=True)  # a broken torch fails here, not as skips
     session.run("pytest", "-q", "plugins", "packages/eagle-graph/tests/test_plugins.py",
-                "tests/test_no_plugins.py", *FOREIGN_PLANE_TESTS, *session.posargs)
+                "tests/test_no_plugins.py", *FOREIGN_PLANE_TESTS, *FRAMEWORK_TESTS,
+                *session.posargs)
 
 
 @nox.session
 def jax(session: nox.Session) -> None:
-    """JAX arrays as planes of every node kind, with JAX installed (elsewhere those tests skip)."""
+    """eagle-jax with JAX installed, so that its tests, the JAX half of the drag example and JAX
+    arrays as planes of every node kind run (elsewhere they skip)."""
     install_all(session)
-    session.install("jax", "jaxlib")
+    session.install(*JAX)
     session.run("python", "-c", "import jax", silent=True)  # a broken JAX fails here, not as skips
-    session.run("pytest", "-q", *FOREIGN_PLANE_TESTS, *session.posargs)
+    session.run("pytest", "-q", "plugins/eagle-jax", *FRAMEWORK_TESTS, *FOREIGN_PLANE_TESTS,
+                *session.posargs)
 
 
 @nox.session
@@ -189,11 +197,13 @@ def sanitize(session: nox.Session) -> None:
                      "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
 
 
-@nox.session
+# pip, not uv, for the local torch wheel (as the torch session)
+@nox.session(venv_backend="virtualenv")
 def docs(session: nox.Session) -> None:
-    """The Sphinx documentation, warnings as errors; its executed pages run on the CPU."""
+    """The Sphinx documentation, warnings as errors; its executed pages run on the CPU (the learned
+    drag page trains a torch and a JAX model, so both are installed)."""
     install_all(session)
-    session.install("-r", "docs/requirements.txt")
+    session.install("-r", "docs/requirements.txt", TORCH, *JAX)
     shutil.rmtree(ROOT / "docs" / "pages", ignore_errors=True)  # sphinx-gallery's output: made afresh
     session.run("sphinx-build", "-W", "--keep-going", "-E", "-b", "html", "docs", "docs/_build/html",
                 *session.posargs)

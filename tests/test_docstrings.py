@@ -34,6 +34,9 @@ PUBLIC: dict[str, list[str] | None] = {
     "eagle.builder": None,
     "eagle.viz": None,
     "eagle.diff": None,
+    "eagle.frameworks.models": ["Framework", "spec", "floating"],
+    "eagle.frameworks.torch": None,
+    "eagle.frameworks.jax": None,
     "hawk": None,
     "hawk.math": None,
     "hawk.random": None,
@@ -42,7 +45,8 @@ PUBLIC: dict[str, list[str] | None] = {
 
 #: module -> the packages its examples need beyond its own (eagle.demo is the whole install's demo,
 #: shipped in eagle-graph, which never imports the packages above it)
-NEEDS = {"eagle.demo": ("hawk", "eagle.builder")}
+NEEDS = {"eagle.demo": ("hawk", "eagle.builder"), "eagle.frameworks.torch": ("torch",),
+         "eagle.frameworks.jax": ("jax",)}
 
 
 def public_objects() -> list[tuple[str, object]]:

@@ -274,8 +274,9 @@ def _node_info(index: int, picture: Picture, label: str, owner: int, backend: st
     box = picture.around if isinstance(picture, FramePicture) else picture
     if not isinstance(box, BoxPicture):
         box = BoxPicture()
-    tag = {"stream": "stream: cpu runs eagerly" if backend == "cpu" else "stream",  # seed 001, the tiers
-           "host": "host"}.get(box.tag, box.tag)
+    cpu = backend == "cpu"  # seed 001: on the CPU every tier is a plain call, in order
+    tag = {"stream": "stream: cpu runs eagerly" if cpu else "stream",
+           "child": "child: cpu runs eagerly" if cpu else "child"}.get(box.tag, box.tag)
     return NodeInfo(index, label, box.role, tag, owner)
 
 
