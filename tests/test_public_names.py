@@ -64,6 +64,7 @@ def test_a_bare_import_reaches_eagles_own_modules():
     import sys
 
     code = ("import eagle; "
-            "print(eagle.graph.opaque.__name__, eagle.plan.BoundPlan.__name__, eagle.interop.__name__)")
+            "print(eagle.graph.opaque.__name__, eagle.plan.BoundPlan.__name__, eagle.interop.__name__,"
+            " sorted(eagle.frameworks.PLUGINS))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["opaque", "BoundPlan", "eagle.interop"]
+    assert out.split() == ["opaque", "BoundPlan", "eagle.interop", "['jax',", "'torch']"]

@@ -56,7 +56,7 @@ __all__ = [
 
 # eagle-graph's own public modules, imported when first named (the seeds write `eagle.graph.opaque`
 # after a bare `import eagle`).
-_OWN = ("extend", "graph", "native", "plan", "testing")
+_OWN = ("extend", "frameworks", "graph", "native", "plan", "testing")
 # Subpackages shipped by other distributions, and the distribution to install.
 _OPTIONAL = {"builder": "eagle-builder", "diff": "eagle-diff", "viz": "eagle-viz"}
 

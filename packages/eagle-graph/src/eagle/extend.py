@@ -111,7 +111,7 @@ from eagle._target import Target
 from eagle._trees import flatten, unflatten
 from eagle._views import candidate_pairs, overlap, view_of
 
-API_VERSION = (1, 3)
+API_VERSION = (1, 4)
 
 
 @dataclass(frozen=True)
