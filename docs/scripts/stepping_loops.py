@@ -173,10 +173,12 @@ print(g)
 # -----------------------------------------
 #
 # ``eagle.simulate(step, terminated=..., max_steps=..., dispatch=None,
-# compact="auto")`` runs the same loop in chunks of 16 steps (one native call,
-# or one CUDA graph launch, per chunk) and between chunks looks at the live
-# count to decide two things: whether to gather the live samples to the front
-# (*compaction*), and which policy each dispatch group runs by.  It returns
+# compact="auto")`` runs the same loop in chunks of 16 steps.  A chunk is one
+# native call (or one CUDA graph launch) where steps are cheap, and a call per
+# step where a step is dear, so that a call's fixed cost stays small.  After
+# each call it looks at the live count to decide whether to gather the live
+# samples to the front (*compaction*), and after each chunk which policy each
+# dispatch group runs by.  It returns
 # ``steps``, ``live`` (more than 0: ``max_steps`` stopped it), ``state`` (the
 # step's written per-sample planes, your own arrays, in your sample order) and
 # ``report``.
@@ -243,8 +245,8 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 # When compaction pays, and when not to
 # -------------------------------------
 #
-# ``compact="auto"`` measures instead of guessing.  Between chunks it knows
-# the time per slot and step (the last chunk's time over steps x slots), the
+# ``compact="auto"`` measures instead of guessing.  After each call it knows
+# the time per slot and step (the last call's time over steps x slots), the
 # gather's fixed cost (the calls and barriers: measured once, by a gather of
 # no slots) and its time per slot (measured at each compaction; before the
 # first, predicted from the bytes per sample and a one-off copy calibration,

@@ -1,10 +1,12 @@
 """``eagle.simulate``: run a step until every sample is done, compacting and dispatching on the way.
 
-The run is an ``until_done`` loop driven in chunks of 16 steps (``runner.run(max_steps=16)``: one
-native call, or one CUDA graph launch, per chunk).  Between chunks the host reads the live count
-and decides two things by measurement: whether to compact (gather the live samples to the front
-and shrink the loop with ``set_logical_size``, :mod:`eagle._compaction`), and the policy of each
-``"auto"`` dispatch group (:mod:`eagle._simulate_dispatch`).  Whatever happens, the planes are put
+The run is an ``until_done`` loop driven in chunks of 16 steps, each in as few calls of
+``runner.run(max_steps=k)`` (one native call, or one CUDA graph launch, each) as keep a call's
+fixed cost under a few percent of it: one call per chunk where steps are cheap, a call per step
+where a step is dear.  After each call the host reads the live count and decides by measurement
+whether to compact (gather the live samples to the front and shrink the loop with
+``set_logical_size``, :mod:`eagle._compaction`); after each chunk, the policy of each ``"auto"``
+dispatch group (:mod:`eagle._simulate_dispatch`) too.  Whatever happens, the planes are put
 back in the user's sample order when the run ends, an error included.
 
 The compaction rule (``compact="auto"``), with L the loop's logical size and m the live samples:
@@ -17,6 +19,7 @@ calibration).  The fixed cost is what makes small loops not worth compacting.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -36,8 +39,11 @@ from eagle._views import overlap
 from eagle.plan import BoundPlan
 
 API = "eagle.simulate"
-#: Steps per chunk: one native call between two looks at the live count.
+#: Steps per chunk: one dispatch decision each.
 CHUNK = 16
+#: A chunk's steps go in calls of at least this long (a call and a look at the live count cost
+#: tens of microseconds): one step a call where a step is dear, so a compaction follows it.
+CALL_SECONDS = 2e-3
 COMPACT = (True, False, "auto")
 
 
@@ -206,6 +212,7 @@ class _Run:
         self.slots = self.n
         self.gather_per_slot: float | None = None  # measured at each compaction
         self.gather_fixed: float | None = None  # measured at the first decision
+        self.per_slot_step: float | None = None  # the last call's seconds per slot and step
 
     def runner(self, assignment: Assignment) -> UntilDone:
         """The loop for one dispatch assignment, built once, at the current logical size."""
@@ -223,38 +230,62 @@ class _Run:
         return runner
 
     def go(self, compact: bool | str) -> SimulateResult:
-        report, seconds = self.report, self.report.seconds
+        report = self.report
         live = int(np.count_nonzero(host_values(self.terminated) == 0))
         report.live.append((0, live))
         total = 0
         try:
             while live and total < self.max_steps:
-                assignment = self.choices.assignment()
-                runner = self.runner(assignment)
-                start = time.perf_counter()
-                ran = runner.run(max_steps=min(CHUNK, self.max_steps - total))
-                took = time.perf_counter() - start
-                seconds["steps"] += took
-                total, live = total + ran.steps, ran.live
-                report.live.append((total, live))
-                start = time.perf_counter()
-                self.choices.observe(assignment, took, ran.steps, self.slots, total)
-                seconds["decisions"] += time.perf_counter() - start
-                if not ran.steps:  # the loop's own test saw every sample done, the count did not
-                    raise RuntimeError(f"{API}: the loop ran no step with {live} of {self.slots} samples "
-                                       "live: the stop test and the live count disagree (an eagle bug)")
-                per_slot_step = took / (ran.steps * self.slots)
-                if live and not self.choices.probing and self._pays(compact, live, per_slot_step):
-                    self._compact(total)  # (not before a probe: it runs over the slots just measured)
+                total, live = self._chunk(compact, total, live)
         finally:
             if self.compactor is not None:
                 start = time.perf_counter()
                 self.compactor.restore()
-                seconds["restore"] += time.perf_counter() - start
+                report.seconds["restore"] += time.perf_counter() - start
         report.dispatch = list(self.choices.decisions)
         return SimulateResult(total, live, _state(self.base), report)
 
-    def _pays(self, compact: bool | str, live: int, per_slot_step: float) -> bool:
+    def _chunk(self, compact: bool | str, total: int, live: int) -> tuple[int, int]:
+        """One chunk of up to ``CHUNK`` steps under one dispatch assignment, from step ``total``
+        with ``live`` samples live: calls of as few steps as keep a call's fixed cost small (so
+        a dear step is followed by a look at the live count and, with ``"auto"``, a compaction
+        where it pays), then the dispatch decision, then a compaction where it pays unless the
+        next chunk is a probe.  Returns the steps run and the live count."""
+        assignment = self.choices.assignment()
+        seconds, ran_steps, slot_steps = 0.0, 0, 0
+        while live and ran_steps < CHUNK and total < self.max_steps:
+            runner = self.runner(assignment)
+            steps = min(self._steps_per_call(), CHUNK - ran_steps, self.max_steps - total)
+            start = time.perf_counter()
+            ran = runner.run(max_steps=steps)
+            took = time.perf_counter() - start
+            if not ran.steps:  # the loop's own test saw every sample done, the count did not
+                raise RuntimeError(f"{API}: the loop ran no step with {live} of {self.slots} samples "
+                                   "live: the stop test and the live count disagree (an eagle bug)")
+            self.report.seconds["steps"] += took
+            seconds, ran_steps = seconds + took, ran_steps + ran.steps
+            slot_steps += ran.steps * self.slots
+            total, live = total + ran.steps, ran.live
+            self.per_slot_step = took / (ran.steps * self.slots)
+            within = live and ran_steps < CHUNK and total < self.max_steps  # the chunk goes on
+            if within and compact == "auto" and self._pays(compact, live):
+                self._compact(total)
+        self.report.live.append((total, live))
+        start = time.perf_counter()
+        self.choices.observe(assignment, seconds, ran_steps, self.slots, total, slot_steps=slot_steps)
+        self.report.seconds["decisions"] += time.perf_counter() - start
+        if live and not self.choices.probing and self._pays(compact, live):
+            self._compact(total)  # (not before a probe: it runs over the slots just measured)
+        return total, live
+
+    def _steps_per_call(self) -> int:
+        """Steps for the next call: enough that it takes ``CALL_SECONDS`` at the last measured
+        time per slot and step (a whole chunk before the first measurement)."""
+        if self.per_slot_step is None:
+            return CHUNK
+        return max(1, min(CHUNK, math.ceil(CALL_SECONDS / (self.per_slot_step * self.slots))))
+
+    def _pays(self, compact: bool | str, live: int) -> bool:
         if self.compactor is None or live >= self.slots:
             return False
         if compact is True:
@@ -262,7 +293,7 @@ class _Run:
         gather = self.gather_per_slot
         if gather is None:  # two copies of each sample's bytes: into the scratch and back
             gather = 2 * self.compactor.bytes_per_sample * copy_seconds_per_byte(self.compactor.device)
-        return should_compact(self.slots, live, per_slot_step, gather, self._fixed())
+        return should_compact(self.slots, live, self.per_slot_step, gather, self._fixed())
 
     def _fixed(self) -> float:
         """The gather's fixed cost, measured once (the report counts it as compaction time)."""

@@ -120,8 +120,8 @@ class Dispatch:
 
     @property
     def probing(self) -> bool:
-        """The next chunk measures another policy: it must run over the slots the last one ran over
-        (no compaction between), so the two times compare."""
+        """The next chunk measures another policy: it must start over the slots the last one ended
+        on (no compaction between), so the two times compare."""
         return self._probing is not None
 
     def assignment(self) -> Assignment:
@@ -131,14 +131,18 @@ class Dispatch:
             chosen[self._probing] = _other(self.auto[self._probing].policy)
         return tuple(sorted(chosen.items()))
 
-    def observe(self, assignment: Assignment, seconds: float, steps: int, slots: int, step: int) -> None:
-        """A chunk ran ``steps`` steps over the loop's ``slots`` in ``seconds``, ending at ``step``:
-        keep the time it measured, then decide the next chunk's policies."""
+    def observe(self, assignment: Assignment, seconds: float, steps: int, slots: int, step: int,
+                slot_steps: int | None = None) -> None:
+        """A chunk ran ``steps`` steps in ``seconds``, ending at ``step`` with the loop's logical
+        size ``slots``, over ``slot_steps`` slots and steps in all (``steps * slots`` unless a
+        compaction shrank the loop within the chunk): keep the time it measured per slot and
+        step, then decide the next chunk's policies."""
         self._chunks += 1
         if not self.auto or steps == 0:
             return
         chosen = dict(assignment)
-        now = {name: _Estimate(seconds / (steps * slots), self._chunks, slots, *self._mix(auto.group, slots))
+        per_slot_step = seconds / (slot_steps or steps * slots)
+        now = {name: _Estimate(per_slot_step, self._chunks, slots, *self._mix(auto.group, slots))
                for name, auto in self.auto.items()}
         for name, auto in self.auto.items():
             auto.estimates[chosen[name]] = now[name]
