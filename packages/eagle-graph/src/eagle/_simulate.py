@@ -280,9 +280,9 @@ class _Run:
 
     def _steps_per_call(self) -> int:
         """Steps for the next call: enough that it takes ``CALL_SECONDS`` at the last measured
-        time per slot and step (a whole chunk before the first measurement)."""
+        time per slot and step (one step before the first measurement)."""
         if self.per_slot_step is None:
-            return CHUNK
+            return 1
         return max(1, min(CHUNK, math.ceil(CALL_SECONDS / (self.per_slot_step * self.slots))))
 
     def _pays(self, compact: bool | str, live: int) -> bool:
