@@ -110,11 +110,21 @@ def test_nans_and_infinities_reduce_as_on_the_cpu(gpu, dtype):
         assert device(gpu, x, op).tobytes() == cpu(x, op).tobytes(), op
 
 
-@pytest.mark.parametrize(
-    "dtype, op",
-    [(np.float32, "sum"), (np.int32, "sum"), (np.float64, "min"), (np.bool_, "all")],
-    ids=["float32-sum", "int32-sum", "float64-min", "bool-all"],
-)
+#: At three passes, every op of each float dtype (where the tree's order shows in the bits) and
+#: every op of the other dtypes once among them (integer sums wrap, and wrapping addition, max,
+#: min, all and any do not depend on the order: what the size adds there is the third pass).
+THREE_PASSES = [*((dtype, op) for dtype in (np.float64, np.float32) for op in _gpu_kernels.OPS),
+                *zip(DTYPES[2:], (*_gpu_kernels.OPS, "sum"), strict=True), (np.bool_, "all"),
+                (np.bool_, "any")]
+
+
+def test_three_passes_cover_every_dtype_and_op():
+    assert {np.dtype(d) for d, _ in THREE_PASSES} == {np.dtype(d) for d in DTYPES}
+    assert {op for _, op in THREE_PASSES} == set(_gpu_kernels.OPS)
+
+
+@pytest.mark.parametrize("dtype, op", THREE_PASSES,
+                         ids=lambda v: v if isinstance(v, str) else np.dtype(v).name)
 def test_a_reduction_over_three_passes_gives_the_cpus_bits(gpu, dtype, op):
     x = values(LARGE, dtype, seed=3)
     assert device(gpu, x, op).tobytes() == cpu(x, op).tobytes()
