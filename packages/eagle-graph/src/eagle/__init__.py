@@ -26,6 +26,7 @@ from eagle._nodes import pinned as pinned
 from eagle._nodes import reduce as reduce
 from eagle._nodes import repeat_while as repeat_while
 from eagle._nodes import skippable as skippable
+from eagle._optional import optional_module as _optional_module
 from eagle._pipeline import GraphPipeline as GraphPipeline
 from eagle._plugins import PluginInfo as PluginInfo
 from eagle._plugins import PluginWarning as PluginWarning
@@ -65,12 +66,5 @@ def __getattr__(name: str) -> object:
     if name in _OWN:
         return _importlib.import_module(f"eagle.{name}")
     if name in _OPTIONAL:
-        try:
-            return _importlib.import_module(f"eagle.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"eagle.{name}":
-                raise
-            raise ImportError(
-                f"eagle.{name} is not installed: pip install {_OPTIONAL[name]}"
-            ) from None
+        return _optional_module("eagle", name, _OPTIONAL[name])
     raise AttributeError(f"module 'eagle' has no attribute {name!r}")

@@ -16,7 +16,7 @@ no framework: eagle-graph never imports torch or JAX.
 # subpackages join ``eagle``), in regular and editable installs alike.
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
-import importlib as _importlib
+from eagle._optional import optional_module as _optional_module
 
 #: Each framework's module here, and the distribution that ships it.
 PLUGINS = {"torch": "eagle-torch", "jax": "eagle-jax"}
@@ -24,12 +24,5 @@ PLUGINS = {"torch": "eagle-torch", "jax": "eagle-jax"}
 
 def __getattr__(name: str) -> object:
     if name in PLUGINS:
-        try:
-            return _importlib.import_module(f"eagle.frameworks.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"eagle.frameworks.{name}":
-                raise
-            raise ImportError(
-                f"eagle.frameworks.{name} is not installed: pip install {PLUGINS[name]}"
-            ) from None
+        return _optional_module("eagle.frameworks", name, PLUGINS[name])
     raise AttributeError(f"module 'eagle.frameworks' has no attribute {name!r}")
