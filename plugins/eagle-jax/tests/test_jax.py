@@ -246,3 +246,18 @@ def test_lower_gpu_refuses_host_planes():
     node = ejax.node(jnp.sin, reads={"x": np.ones(4)}, writes={"y": np.ones(4)})
     with pytest.raises(ValueError, match=r"jax node sin has host planes \(x, y\) in a GPU build"):
         node_kind("jax").lower_gpu(node.payload)
+
+
+def test_a_result_that_is_a_plane_written_before_it_keeps_its_value():
+    """``return x + dt * v, x``: x is stored first, so its old value must be kept for x_prev."""
+    x, v, x_prev = np.arange(4.0), np.ones(4), np.zeros(4)
+    with mode(True):
+        node = ejax.node(lambda x, v: (x + 0.5 * v, x), reads={"x": x, "v": v},
+                         writes={"x": x, "x_prev": x_prev})
+        eagle.Graph().add_node(node, name="step").build().launch()
+    assert x_prev.tolist() == [0.0, 1.0, 2.0, 3.0] and x.tolist() == [0.5, 1.5, 2.5, 3.5]
+
+
+def test_writing_a_jax_array_is_refused_when_the_node_is_made():
+    with pytest.raises(ValueError, match=r"^eagle\.frameworks\.jax\.node: .*JAX array"):
+        ejax.node(lambda x: x * 2, reads={"x": np.ones(3)}, writes={"y": jnp.zeros(3)})

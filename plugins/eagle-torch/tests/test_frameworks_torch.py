@@ -182,3 +182,19 @@ def test_bind_repoints_the_node():
     g()
     g.bind(x=y)
     assert np.array_equal(g(), chain(y, model)())
+
+
+def test_a_result_that_is_a_view_of_a_plane_written_before_it_keeps_its_value():
+    """``return x + dt * v, x``: x is stored first, so its old value must be kept for x_prev."""
+    x, v, x_prev = np.arange(4.0), np.ones(4), np.zeros(4)
+    node = etorch.node(lambda x, v: (x + 0.5 * v, x), reads={"x": x, "v": v},
+                       writes={"x": x, "x_prev": x_prev})
+    eagle.Graph().add_node(node, name="step").build().launch()
+    assert x_prev.tolist() == [0.0, 1.0, 2.0, 3.0] and x.tolist() == [0.5, 1.5, 2.5, 3.5]
+
+
+def test_a_plane_eagle_cannot_write_is_refused_when_the_node_is_made():
+    read_only = np.zeros(3)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match=r"^eagle\.frameworks\.torch\.node: .*read-only"):
+        etorch.node(lambda x: x * 2, reads={"x": np.ones(3)}, writes={"y": read_only})

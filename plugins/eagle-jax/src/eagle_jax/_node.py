@@ -56,6 +56,10 @@ class Jax(Framework):
         except (BufferError, RuntimeError, ValueError, TypeError):  # read-only or strided: DLPack refuses
             return jax.numpy.asarray(host)
 
+    def settled(self, result: Any) -> Any:
+        # JAX runs asynchronously: the copy must have read the plane before a store writes it
+        return self.load().block_until_ready(result.copy())
+
     def store(self, value: Any, result: Any, keep: list[Any]) -> None:
         if on_device(value):
             _DEVICE.store(value, result, keep)

@@ -56,6 +56,9 @@ class Torch(Framework):
     def plane(self, value: Any) -> Any:
         return plane_of(value) if _tensor(value) else super().plane(value)
 
+    def writes_itself(self, value: Any) -> bool:
+        return _tensor(value)
+
     def address(self, value: Any) -> int | None:
         return value.data_ptr() if _tensor(value) else None
 
@@ -75,6 +78,9 @@ class Torch(Framework):
             self.view(value).copy_(result)
         if result.is_cuda:  # the copy runs on the current stream later: torch frees result after it
             result.record_stream(torch.cuda.current_stream())
+
+    def settled(self, result: Any) -> Any:
+        return result.detach().clone()
 
     def version(self, array: Any) -> int | None:
         return array._version

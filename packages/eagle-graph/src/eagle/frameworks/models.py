@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle.extend import BoxPicture, GpuItems, Swap, is_plane, on_device
+from eagle.extend import BoxPicture, GpuItems, Swap, as_plane, is_plane, on_device
 
 Spec = tuple[tuple[int, ...], str]  # (shape, dtype name): how planes and results are compared
 #: ``pair(results) -> [(output, cotangent or None), ...]``: what a model returned, paired
@@ -108,6 +108,12 @@ class Framework(ABC):
         """What eagle sees of a declared plane (None: ``value`` is no plane)."""
         return value if is_plane(value) else None
 
+    def writes_itself(self, value: Any) -> bool:
+        """Whether a store into plane ``value`` goes through the framework's own in-place write
+        (torch's ``copy_``, which moves the tensor's version counter); else eagle writes its
+        memory, which must take it (:func:`eagle.extend.as_plane`'s write refusal)."""
+        return False
+
     def address(self, value: Any) -> int | None:
         """Where ``value``'s memory starts, when it could move after the node is made."""
         return None
@@ -131,6 +137,11 @@ class Framework(ABC):
 
     def call(self, fn: Callable[..., Any], args: Sequence[Any]) -> Any:
         return fn(*args)
+
+    def settled(self, result: Any) -> Any:
+        """``result`` computed and in memory of its own: a model's result may be a view of a plane
+        (``return x`` or ``x[..., 0]``), which storing an earlier result would change."""
+        return result.copy()
 
     def params_view(self, params: Any) -> Any:
         return params
@@ -253,6 +264,8 @@ class ModelCall:
         outs = self.outputs(results)
         keep += views
         if outs is not None:
+            if len(outs) > 1:  # every result whole before the first store writes a plane
+                outs = [fw.settled(out) for out in outs]
             for value, out in zip(self.writes.values(), outs, strict=True):
                 fw.store(value, out, keep)
 
@@ -287,6 +300,9 @@ def make(
         raise TypeError(f"{api}: fn must be callable, got {type(fn).__name__}")
     label = getattr(fn, "__name__", type(fn).__name__)
     ins, outs = _declared(reads, "reads", framework, api), _declared(writes, "writes", framework, api)
+    for name, value in outs.items():
+        if not framework.writes_itself(value):
+            as_plane(value, api, f"writes[{name!r}]", writes=True)  # a JAX array, read-only memory
     if not outs:
         raise ValueError(
             f"{api}: {label} writes no plane; declare what it writes (writes={{'y': y}}), "
