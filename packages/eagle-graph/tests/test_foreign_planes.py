@@ -333,3 +333,21 @@ def test_a_jax_array_is_read_and_never_written():
         eagle.copy(y, into=jnp.zeros(4))
     buffer = eagle.interop.import_buffer(x)
     assert not buffer.flags.writeable and np.shares_memory(buffer, np.from_dlpack(x))
+
+
+def test_one_object_is_one_plane_only_while_its_memory_lies_as_it_did():
+    """``t.data = t.data.view(4, 3)`` keeps the pointer: the plane made before has the old shape,
+    so the object's next plane is a new one over its memory as it lies now."""
+    torch = pytest.importorskip("torch")
+    t = torch.arange(12, dtype=torch.float64)
+    before = as_plane(t, "test", "t")
+    assert as_plane(t, "test", "t") is before
+    t.data = t.data.view(4, 3)
+    after = as_plane(t, "test", "t")
+    assert before.shape == (12,) and after.shape == (4, 3)
+    t.t_()
+    assert as_plane(t, "test", "t").strides == (8, 24)
+    mem = InterfaceOnly(np.arange(6.0))
+    first = as_plane(mem, "test", "mem")
+    mem.array = np.arange(6.0).reshape(2, 3)  # what its interface says now
+    assert as_plane(mem, "test", "mem") is not first

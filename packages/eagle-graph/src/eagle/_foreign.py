@@ -125,6 +125,27 @@ def _requires_grad(obj: Any) -> bool:
     return getattr(obj, "requires_grad", False) is True
 
 
+def _layout(obj: Any) -> tuple[Any, ...] | None:
+    """Where and how ``obj``'s memory lies, read now without exporting it: a torch tensor's
+    pointer, shape, strides and dtype, an array interface's, a JAX array's (which never change);
+    None where only an export would say (DLPack alone: such an object is taken to keep its
+    memory, as it did before there was this check)."""
+    data_ptr = getattr(obj, "data_ptr", None)
+    if callable(data_ptr) and callable(getattr(obj, "stride", None)):  # torch
+        return int(data_ptr()), tuple(obj.shape), tuple(obj.stride()), str(obj.dtype)
+    if _is_jax(obj):
+        return ("immutable",)
+    for name in ("__array_interface__", "__cuda_array_interface__"):
+        try:
+            iface = getattr(obj, name, None)
+        except RuntimeError:  # torch's CUDA interface of a tensor that requires grad
+            iface = None
+        if isinstance(iface, dict):
+            return (name, iface.get("data"), tuple(iface.get("shape", ())), iface.get("strides"),
+                    iface.get("typestr"), iface.get("offset"))
+    return None
+
+
 class Producer:
     """What a foreign plane's memory belongs to: ``owner``, the object it came from, kept alive as
     long as the plane is, and ``keep``, what holds the memory (an export of it).  The ``base`` of a
@@ -146,6 +167,8 @@ class Producer:
         self.keep = keep
         if iface is not None:
             self.__array_interface__ = iface
+        #: where and how the owner's memory lay when the plane was made (None: unknown)
+        self.layout = _layout(owner)
         data_ptr = getattr(owner, "data_ptr", None)  # torch: where its storage is now
         #: where the owner's memory was when the plane was made, where the owner says (else None)
         self.address: int | None = int(data_ptr()) if callable(data_ptr) else None
@@ -231,7 +254,9 @@ def _remembered(obj: Any) -> Any:
         return None
     producer = producer_of(plane)
     if producer is None or producer.owner is not obj or producer.moved():
-        return None  # its memory moved since: a new plane over the new memory
+        return None
+    if producer.layout is not None and _layout(obj) != producer.layout:
+        return None  # its memory moved or was laid out anew since: a new plane over it as it is
     return plane
 
 
