@@ -53,6 +53,17 @@ def test_the_wheels_and_a_toolkit_are_found_on_their_paths(tmp_path, monkeypatch
     assert _nvrtc.candidates()[-2:] == [(13, "libnvrtc.so.13"), (12, "libnvrtc.so.12")]
 
 
+
+def test_the_working_directory_is_no_place_to_find_nvrtc_in(tmp_path, monkeypatch):
+    """sys.path's "" is the working directory: a library lying there is not loaded."""
+    (tmp_path / "nvidia/cu13/lib").mkdir(parents=True)
+    (tmp_path / "nvidia/cu13/lib/libnvrtc.so.13").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["", "."])
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    assert not any("nvidia/cu13" in path for _, path in _nvrtc.candidates())
+
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Folders laid out as site-packages with the CUDA 12 wheel, the 13 one, or both."""

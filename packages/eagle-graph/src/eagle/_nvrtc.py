@@ -59,8 +59,9 @@ class Nvrtc:
 def candidates() -> list[tuple[int, str]]:
     """(major, library) to try, in this order for each major: the wheel's library in a folder of
     ``sys.path``, a toolkit's ``lib64``, the soname for the system's loader."""
-    wheels = [(major, Path(folder or ".") / wheel) for major, wheel in WHEELS.items()
-              for folder in dict.fromkeys(sys.path)]
+    # only absolute folders: "" (the working directory) would load whatever library lies there
+    wheels = [(major, Path(folder) / wheel) for major, wheel in WHEELS.items()
+              for folder in dict.fromkeys(sys.path) if os.path.isabs(folder)]
     homes = dict.fromkeys(h for h in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
                                       "/usr/local/cuda") if h)
     toolkits = [(major, Path(home, "lib64", f"libnvrtc.so.{major}")) for major in WHEELS for home in homes]
