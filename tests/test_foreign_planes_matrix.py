@@ -284,3 +284,35 @@ def test_a_jax_arrays_weights_are_bound_anew_after_each_step():
     w = w - 0.1  # an optimizer step makes a new array: the graph reads the old until bound to it
     g.bind(w=eagle.interop.import_buffer(w))
     np.testing.assert_array_equal(g(), _poly(np.asarray(w)))
+
+
+@hawk.kernel
+def _plus_one(v: Mutable[Scalar]):
+    v = v + 1.0
+
+
+def test_eagles_writes_move_torchs_version_so_a_stale_backward_is_refused():
+    """A tensor autograd saved, then written by a graph's launch or a kernel call: torch refuses
+    the backward pass (as after its own in-place op) instead of giving a wrong gradient."""
+    torch = _torch()
+    w = torch.ones(4, dtype=torch.float64, requires_grad=True)
+    for write in ("graph", "call"):
+        y = torch.arange(4.0, dtype=torch.float64)
+        loss = (w * y).sum()  # saves y for w's gradient
+        if write == "graph":
+            eagle.Graph().add_node(eagle.copy(np.zeros(4), into=y), name="reset").build().launch()
+        else:
+            _plus_one(y)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()
+
+
+def test_a_written_tensor_set_to_require_grad_after_the_build_is_refused_at_launch():
+    torch = _torch()
+    y = torch.zeros(4, dtype=torch.float64)
+    g = eagle.Graph().add_node(eagle.copy(np.ones(4), into=y), name="fill").build()
+    y.requires_grad_()
+    with pytest.raises(ValueError, match=r"^eagle\.Graph\.launch: node 'fill' plane 'into' is a torch Tensor "
+                                         "that requires grad"):
+        g.launch()
+    assert not y.detach().any()

@@ -226,9 +226,9 @@ def test_a_tensor_that_requires_grad_is_read_but_never_written(torch):
     _doubling(w, y).launch()
     assert y.tolist() == [0.0, 2.0, 4.0, 6.0] and w.grad is None
     message = (
-        "is a torch Parameter that requires grad, and it is written: autograd would not see the "
-        "write (its version counter does not move), so a backward pass that saved the tensor would "
-        "be silently wrong; pass a tensor that does not require grad (t.detach() is the same memory"
+        "is a torch Parameter that requires grad, and it is written: torch allows no in-place write "
+        "into a tensor autograd differentiates, and one eagle made would leave its gradient wrong; "
+        "pass a tensor that does not require grad (t.detach() is the same memory"
     )
     with pytest.raises(ValueError, match="^" + re.escape("eagle.graph.opaque: plane 'w' " + message)):
         opaque(nop, writes={"w": w})

@@ -388,14 +388,24 @@ def refuse_write(plane: Any, where: str, written: str = "is written") -> None:
 
     :raises ValueError: with the fix.
     """
-    producer = producer_of(plane)
+    refuse_producer_write(producer_of(plane), where, written)
+    # a NumPy array's flag, a DevicePlane's interface (CuPy's flags have no WRITEABLE)
+    if not plane.flags.writeable if isinstance(plane, np.ndarray) else getattr(plane, "readonly", False):
+        raise ValueError(
+            f"{where} {written} but the array is read-only: pass a writable array (e.g. a.copy())"
+        )
+
+
+def refuse_producer_write(producer: Producer | None, where: str, written: str = "is written") -> None:
+    """:func:`refuse_write`'s refusals that come from the owner of a plane's memory (None: the
+    plane has none of another library)."""
     if producer is not None and producer.requires_grad():
         raise ValueError(
-            f"{where} is {producer.what} that requires grad, and it {written}: autograd "
-            "would not see the write (its version counter does not move), so a backward "
-            "pass that saved the tensor would be silently wrong; pass a tensor that does "
-            "not require grad (t.detach() is the same memory, where autograd never needs "
-            "its old values)"
+            f"{where} is {producer.what} that requires grad, and it {written}: torch allows "
+            "no in-place write into a tensor autograd differentiates, and one eagle made would "
+            "leave its gradient wrong; pass a tensor that does not require grad (t.detach() is "
+            "the same memory; eagle's writes move its version counter, so a backward pass that "
+            "saved its old values is refused)"
         )
     if producer is not None and producer.immutable:
         raise ValueError(
@@ -403,9 +413,4 @@ def refuse_write(plane: Any, where: str, written: str = "is written") -> None:
             "share one between computations), so eagle only reads them; write into a NumPy "
             "array or a torch tensor, and make a JAX array of it after the launch "
             "(jnp.asarray(out))"
-        )
-    # a NumPy array's flag, a DevicePlane's interface (CuPy's flags have no WRITEABLE)
-    if not plane.flags.writeable if isinstance(plane, np.ndarray) else getattr(plane, "readonly", False):
-        raise ValueError(
-            f"{where} {written} but the array is read-only: pass a writable array (e.g. a.copy())"
         )

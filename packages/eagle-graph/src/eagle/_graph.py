@@ -679,6 +679,8 @@ class Graph:
                 self._record_replay(self._tape, self._program, int(n))
             elif wait:
                 self._program.run(int(n))
+                if checks is not None:
+                    checks.ran()
             else:
                 self._program.enqueue(int(n))
                 if checks is not None:

@@ -99,6 +99,7 @@ from eagle._kinds import (
     register_node_kind,
 )
 from eagle._kinds import kind_of as node_kind
+from eagle._launch_checks import count_writes
 from eagle._lower_cpu import emit, emit_node
 from eagle._nodes import Conditional, Copy, Opaque, Reduce
 from eagle._pictures import ROLES, BoxPicture, FramePicture, NoPicture, Picture
@@ -301,6 +302,7 @@ __all__ = [
     "as_plane",
     "candidate_pairs",
     "contiguous",
+    "count_writes",
     "cuda_module",
     "declare_temporaries",
     "default_label",

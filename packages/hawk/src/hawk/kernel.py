@@ -243,6 +243,8 @@ class Kernel:
                 return out
         bound = self.plan(*args, eager=True, **kwargs)
         bound.run()
+        if key is None:  # an array of another library among the arguments: count what was written
+            extend.count_writes([array for _, array, role in bound.planes() if role != "read"])
         if key is not None and bound.direct and not bound._checks():
             self._fast = self._direct[key] = _direct_call(bound)
         return bound.result()
