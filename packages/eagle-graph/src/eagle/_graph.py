@@ -366,9 +366,7 @@ class Graph:
     def _listed(self, index: int) -> str:
         """A node's label and its tier tag, as eagle-viz writes them (seed 001)."""
         picture = self._nodes[index].picture()
-        tag = picture.tag if isinstance(picture, BoxPicture) else ""
-        if tag == "stream" and self._backend == "cpu":
-            tag = "stream: cpu runs eagerly"
+        tag = picture.shown_tag(self._backend) if isinstance(picture, BoxPicture) else ""
         return self._labels[index] + (f" [{tag}]" if tag else "")
 
     # -------------------------------------------------------------- build

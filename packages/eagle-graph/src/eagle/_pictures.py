@@ -33,6 +33,15 @@ class BoxPicture:
     role: str = "builtin"
     tag: str = ""
 
+    def shown_tag(self, backend: str | None) -> str:
+        """The tier tag as ``print(g)`` and every picture write it: on the CPU, where every tier is
+        a plain call in order, a stream node is ``stream: cpu runs eagerly`` (seed 001).
+
+        >>> BoxPicture("python", "stream").shown_tag("cpu"), BoxPicture("python", "child").shown_tag("cpu")
+        ('stream: cpu runs eagerly', 'child')
+        """
+        return "stream: cpu runs eagerly" if self.tag == "stream" and backend == "cpu" else self.tag
+
 
 @dataclass(frozen=True)
 class FramePicture:

@@ -274,10 +274,7 @@ def _node_info(index: int, picture: Picture, label: str, owner: int, backend: st
     box = picture.around if isinstance(picture, FramePicture) else picture
     if not isinstance(box, BoxPicture):
         box = BoxPicture()
-    cpu = backend == "cpu"  # seed 001: on the CPU every tier is a plain call, in order
-    tag = {"stream": "stream: cpu runs eagerly" if cpu else "stream",
-           "child": "child: cpu runs eagerly" if cpu else "child"}.get(box.tag, box.tag)
-    return NodeInfo(index, label, box.role, tag, owner)
+    return NodeInfo(index, label, box.role, box.shown_tag(backend), owner)
 
 
 def walk(block: Block) -> Iterator[tuple[str, Box | Frame]]:
