@@ -198,3 +198,13 @@ def test_a_plane_eagle_cannot_write_is_refused_when_the_node_is_made():
     read_only.flags.writeable = False
     with pytest.raises(ValueError, match=r"^eagle\.frameworks\.torch\.node: .*read-only"):
         etorch.node(lambda x: x * 2, reads={"x": np.ones(3)}, writes={"y": read_only})
+
+
+def test_an_integer_plane_read_and_written_before_a_plane_only_read_is_refused():
+    """A helper vjp would get eagle.diff's order (only read, then read and written) for fn's."""
+    n, x, y = np.zeros(3, np.int64), np.ones(3), np.zeros(3)
+    with pytest.raises(ValueError, match=r"^eagle\.frameworks\.torch\.node: .* reads and writes 'n', which "
+                                         r"holds no floats, before 'x', which it only reads; declare the "
+                                         r"reads in the order 'x', 'n'"):
+        etorch.node(lambda n, x: (n + 1, x * 2), reads={"n": n, "x": x}, writes={"n": n, "y": y})
+    etorch.node(lambda x, n: (n + 1, x * 2), reads={"x": x, "n": n}, writes={"n": n, "y": y})

@@ -284,6 +284,24 @@ def _declared(planes: Mapping[str, Any] | None, what: str, framework: Framework,
     return dict(planes)
 
 
+def _refuse_misplaced(ins: dict[str, Any], outs: dict[str, Any], label: str, api: str) -> None:
+    """eagle.diff hands a vjp the planes a node only reads, then those it reads and writes, and a
+    helper vjp (``vjp(model)``) passes them to ``fn`` in that order: a plane read and written that
+    is no float (its cotangent, which would show it, does not exist) must come after the planes
+    only read, or it would reach ``fn`` in another argument's place."""
+    names = list(ins)
+    for k, name in enumerate(names):
+        later = [n for n in names[k + 1 :] if n not in outs]
+        if name in outs and not floating(ins[name]) and later:
+            wanted = [n for n in names if n not in outs] + [n for n in names if n in outs]
+            order = ", ".join(map(repr, wanted))
+            raise ValueError(
+                f"{api}: {label} reads and writes {name!r}, which holds no floats, before "
+                f"{', '.join(map(repr, later))}, which it only reads; declare the reads in the order "
+                f"{order} (and take fn's arguments so), the order eagle.diff gives a vjp its primals"
+            )
+
+
 def make(
     framework: Framework,
     fn: Callable[..., Any],
@@ -303,6 +321,7 @@ def make(
     for name, value in outs.items():
         if not framework.writes_itself(value):
             as_plane(value, api, f"writes[{name!r}]", writes=True)  # a JAX array, read-only memory
+    _refuse_misplaced(ins, outs, label, api)
     if not outs:
         raise ValueError(
             f"{api}: {label} writes no plane; declare what it writes (writes={{'y': y}}), "
