@@ -293,11 +293,12 @@ def central_difference(training: Training, picks: list[tuple[int, int]], h: floa
     weights, found = training.weights(), []
     for k, i in picks:
         w = weights[k].reshape(-1)
-        w[i] += h
+        was = w[i].copy()
+        w[i] = was + h
         up = training.loss()
-        w[i] -= 2 * h
+        w[i] = was - h
         down = training.loss()
-        w[i] += h
+        w[i] = was  # the weight as it was: (w + h - 2h) + h need not round back to w
         found.append((up - down) / (2 * h))
     return np.array(found)
 

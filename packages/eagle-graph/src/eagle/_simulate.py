@@ -213,6 +213,7 @@ class _Run:
         self.gather_per_slot: float | None = None  # measured at each compaction
         self.gather_fixed: float | None = None  # measured at the first decision
         self.per_slot_step: float | None = None  # the last call's seconds per slot and step
+        self.last_steps = 1  # the last call's steps
 
     def runner(self, assignment: Assignment) -> UntilDone:
         """The loop for one dispatch assignment, built once, at the current logical size."""
@@ -246,16 +247,21 @@ class _Run:
         return SimulateResult(total, live, _state(self.base), report)
 
     def _chunk(self, compact: bool | str, total: int, live: int) -> tuple[int, int]:
-        """One chunk of up to ``CHUNK`` steps under one dispatch assignment, from step ``total``
-        with ``live`` samples live: calls of as few steps as keep a call's fixed cost small (so
-        a dear step is followed by a look at the live count and, with ``"auto"``, a compaction
-        where it pays), then the dispatch decision, then a compaction where it pays unless the
-        next chunk is a probe.  Returns the steps run and the live count."""
+        """One chunk of up to ``CHUNK`` steps from step ``total`` with ``live`` samples live: calls
+        of as few steps as keep a call's fixed cost small (so a dear step is followed by a look at
+        the live count and, with ``"auto"``, a compaction where it pays), then the dispatch
+        decision, then a compaction where it pays unless the next call is a probe.  A probe is one
+        call, of as many steps as the call it is compared with, and the decision it informs is
+        taken right after it, as is the first (after the run's first call).  Returns the steps run
+        and the live count."""
         assignment = self.choices.assignment()
-        seconds, ran_steps, slot_steps = 0.0, 0, 0
+        ran_steps = 0
+        seconds, run_steps, slot_steps = 0.0, 0, 0  # of the calls under `assignment` since a decision
         while live and ran_steps < CHUNK and total < self.max_steps:
             runner = self.runner(assignment)
             steps = min(self._steps_per_call(), CHUNK - ran_steps, self.max_steps - total)
+            if self.choices.probing:
+                steps = min(steps, self.last_steps)
             start = time.perf_counter()
             ran = runner.run(max_steps=steps)
             took = time.perf_counter() - start
@@ -263,20 +269,30 @@ class _Run:
                 raise RuntimeError(f"{API}: the loop ran no step with {live} of {self.slots} samples "
                                    "live: the stop test and the live count disagree (an eagle bug)")
             self.report.seconds["steps"] += took
-            seconds, ran_steps = seconds + took, ran_steps + ran.steps
+            ran_steps, self.last_steps = ran_steps + ran.steps, ran.steps
+            seconds, run_steps = seconds + took, run_steps + ran.steps
             slot_steps += ran.steps * self.slots
             total, live = total + ran.steps, ran.live
             self.per_slot_step = took / (ran.steps * self.slots)
+            if self.choices.decides_now:
+                self._observe(assignment, seconds, run_steps, slot_steps, total)
+                assignment = self.choices.assignment()
+                seconds, run_steps, slot_steps = 0.0, 0, 0
             within = live and ran_steps < CHUNK and total < self.max_steps  # the chunk goes on
-            if within and compact == "auto" and self._pays(compact, live):
+            if within and compact == "auto" and not self.choices.probing and self._pays(compact, live):
                 self._compact(total)
         self.report.live.append((total, live))
-        start = time.perf_counter()
-        self.choices.observe(assignment, seconds, ran_steps, self.slots, total, slot_steps=slot_steps)
-        self.report.seconds["decisions"] += time.perf_counter() - start
+        if run_steps:
+            self._observe(assignment, seconds, run_steps, slot_steps, total)
         if live and not self.choices.probing and self._pays(compact, live):
             self._compact(total)  # (not before a probe: it runs over the slots just measured)
         return total, live
+
+    def _observe(self, assignment: Assignment, seconds: float, steps: int, slot_steps: int,
+                 total: int) -> None:
+        start = time.perf_counter()
+        self.choices.observe(assignment, seconds, steps, self.slots, total, slot_steps=slot_steps)
+        self.report.seconds["decisions"] += time.perf_counter() - start
 
     def _steps_per_call(self) -> int:
         """Steps for the next call: enough that it takes ``CALL_SECONDS`` at the last measured

@@ -8,8 +8,12 @@ when the predicted gain falls under 5 %.  A prediction is the measured time per 
 the step run with that policy (per slot of the loop, not per live sample: the fused form computes
 every slot, finished or not, so its time per live sample grows as samples finish, and estimates
 taken at different live counts made the decision flap); one not measured yet, measured under an
-arm mix that has moved on, or measured long ago, is measured by running the next chunk with it (a
-probe).  So is one measured over a loop compaction has since shrunk more than eightfold.  Groups are
+arm mix that has moved on, or measured long ago, is measured by running the next call with it (a
+probe: one step where a step is dear enough to run one per call, a whole chunk where steps are
+cheap), of as many steps as the call before it, over the same slots; the decision follows the probe
+at once.  So is one measured over a loop compaction has since shrunk more than eightfold.  The
+first decision follows the run's first call: it measures the fused form, and a probe of the split
+one comes next, so a step where splitting pays is not run fused for a whole chunk.  Groups are
 probed one at a time.
 """
 
@@ -117,6 +121,12 @@ class Dispatch:
     def _fix(self, name: str, policy: str, why: str) -> None:
         self.fixed[name] = policy
         self.decisions.append(Decision(0, name, policy, why))
+
+    @property
+    def decides_now(self) -> bool:
+        """The call just run is a probe, or the run's first: the next decision is taken now, not at
+        the chunk's end (the first call measures the fused form; a probe of the split one follows)."""
+        return self._probing is not None or (bool(self.auto) and self._chunks == 0)
 
     @property
     def probing(self) -> bool:

@@ -50,11 +50,13 @@ from eagle._core import ABI_VERSION, ffi, include_dir
 #: (no contraction into FMAs, no fast-math), so results do not depend on who
 #: compiled what.  -O3 because gcc's -O2 leaves loops of unknown trip count
 #: unvectorized, and -march=native for the machine's vector width (kernels
-#: are compiled where they run; the cache key holds the resolved target).
+#: are compiled where they run; the cache key holds the resolved target), its
+#: widest: GCC tuned for 256-bit vectors on an AVX-512 machine calls no vector
+#: clone of hawk's math, so every loop calling one would run a sample at a time.
 #: Vectorizing an elementwise loop never changes its bits.  -fno-math-errno
 #: lets sqrt and friends vectorize; it changes no result, only errno.
-CFLAGS: tuple[str, ...] = ("-std=c11", "-O3", "-march=native", "-fPIC", "-shared",
-                           "-ffp-contract=off", "-fno-math-errno", "-Wall")
+CFLAGS: tuple[str, ...] = ("-std=c11", "-O3", "-march=native", "-mprefer-vector-width=512", "-fPIC",
+                           "-shared", "-ffp-contract=off", "-fno-math-errno", "-Wall")
 
 #: Added to :data:`CFLAGS` when ``EAGLE_SANITIZE`` is set: AddressSanitizer and
 #: UBSan, an undefined behaviour stopping the process, at -O1 (as libeagle's

@@ -356,6 +356,7 @@ class Emitter:
         for s in hoisted:
             self.statement(s, lines, "    ")
         varying = [v for v in variables.values() if not v.uniform or id(v) in self.per_sample]
+        lines += self.positions()
         if self.lane_blocks and lanes.has_loop(loop):  # blocks of lanes: the loops vectorise
             lines += lanes.blocks(self, loop, varying, CTYPES, LANES)
         else:
@@ -411,6 +412,17 @@ class Emitter:
                 const = "const " if s.role == "read" else ""
                 lines.append(f"    {const}{t} *s{k} = ({const}{t} *)a[{k}].ptr;")
         return lines
+
+    #: the end of the sample loop's positions (:meth:`positions` may declare it)
+    stop = "end"
+
+    def positions(self) -> list[str]:
+        """Lines that declare the bounds of the sample loop's positions: none, [begin, end)."""
+        return []
+
+    def sample_at(self, position: str) -> str:
+        """The sample at a position of the sample loop: the position itself."""
+        return position
 
     def loop_open(self) -> list[str]:
         return ["    HK_SAMPLES", "    for (int64_t i = rest; i < end; ++i) {"]

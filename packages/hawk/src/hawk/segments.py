@@ -17,7 +17,8 @@ A launch of a kernel whose group runs segmented is, on a libeagle program:
 The count is read at run time, so a graph runs it at any logical size (``set_logical_size``):
 blocks past it run in neither ``count`` nor ``scatter``, and their stale counts carry an old
 epoch, which ``scan`` leaves out.  An arm kernel writes sample ``i``, not ``j``, so it is never
-block-fused, and its sample loop is a plain one (no interleaved or lane-blocked loop).
+block-fused, and its sample loop is never interleaved; where the kernel holds a loop it runs in
+blocks of lanes (:mod:`hawk.lanes`), each lane the sample at its position.
 
 A kernel is split only where that is sure to mean what the switch form means: one phase (no
 reduction), no Scatter, no checked Table read, no cell written, one segmented group, its selector
@@ -82,23 +83,32 @@ def segments(group: Group) -> int:
 
 
 class SegmentEmitter(emit.Emitter):
-    """An arm kernel's function: its sample loop runs over the positions of segment ``arm``; the
+    """An arm kernel's function: its sample loop runs over the positions of segment ``arm`` (in
+    blocks of lanes where the kernel holds a loop, each lane a sample the index plane gives); the
     index plane and the segments' cell are its last two slots."""
-
-    lane_blocks = False  # the lanes of a block are contiguous samples: these are not
 
     def __init__(self, slots: list[Slot], arm: int, count: int) -> None:
         super().__init__(slots)
         self.arm, self.count = arm, count
 
+    def positions(self) -> list[str]:
+        # this thread's positions are [begin, stop): its range, cut at the segment's length
+        cell = len(self.slots) - 1
+        return [f"    const int64_t first = s{cell}[{self.arm}], count = s{cell}[{self.count + self.arm}];",
+                "    const int64_t stop = end < count ? end : count < begin ? begin : count;"]
+
+    stop = "stop"
+
+    def sample_at(self, position: str) -> str:
+        return f"s{len(self.slots) - 2}[first + {position}]"
+
     def interleaved(self, loop: list[Any], varying: list[Any]) -> list[str]:
         return ["    const int64_t rest = begin;"]
 
     def loop_open(self) -> list[str]:
-        index, cell = len(self.slots) - 2, len(self.slots) - 1
-        return [f"    const int64_t first = s{cell}[{self.arm}], count = s{cell}[{self.count + self.arm}];",
-                "    for (int64_t j = rest; j < (end < count ? end : count); ++j) {",
-                f"        const int64_t i = s{index}[first + j];"]
+        # the index plane is a partition: no two positions are one sample
+        return ["    HK_SAMPLES", "    for (int64_t j = rest; j < stop; ++j) {",
+                f"        const int64_t i = {self.sample_at('j')};"]
 
 
 class CudaSegmentEmitter(emit.CudaEmitter):
