@@ -335,7 +335,12 @@ class Graph:
         return Analysis(self._nodes, forks, self._temporaries)
 
     def __repr__(self) -> str:
-        return (f"<eagle.Graph {len(self._nodes)} nodes, {len(self._stages)} stages, "
+        """Its node and stage counts and its backend, on one line.
+
+        >>> eagle.Graph().add_node(eagle.copy(np.zeros(3), into=np.zeros(3)))
+        <eagle.Graph 1 node, 1 stage, not built>
+        """
+        return (f"<eagle.Graph {_count(len(self._nodes), 'node')}, {_count(len(self._stages), 'stage')}, "
                 f"{self._backend or 'not built'}>")
 
     def __str__(self) -> str:
@@ -759,3 +764,7 @@ def _viz(api: str, install: str = "eagle-viz") -> Any:
         raise EagleImportError(f"{api}: pictures come from the eagle-viz package: "
                                f"pip install {install}") from None
     return viz
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

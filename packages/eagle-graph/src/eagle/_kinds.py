@@ -16,8 +16,10 @@ load lazily the first time a kind is not found here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from eagle._errors import EagleKeyError, EagleTypeError, EagleValueError
 from eagle._flows import Flow, LeafFlow
@@ -619,4 +621,26 @@ class Node:
                 node.refuse(api)
 
     def __repr__(self) -> str:
-        return f"Node({self.kind!r}, {self.payload!r})"
+        """Its kind and payload, an array in it by its type, shape and dtype, never its elements.
+
+        >>> eagle.reduce(np.arange(1000.0), np.zeros(1), op="max")  # doctest: +NORMALIZE_WHITESPACE
+        Node('reduce', Reduce(x=ndarray(shape=(1000,), dtype=float64),
+                              out=ndarray(shape=(1,), dtype=float64), op='max'))
+        """
+        return f"Node({self.kind!r}, {brief(self.payload)})"
+
+
+def brief(value: Any) -> str:
+    """``repr(value)`` with every array in it (inside dataclasses, dicts, lists and tuples) shown
+    as ``ndarray(shape=(n,), dtype=float64)``: a node's repr must fit on a screen."""
+    if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.generic):
+        return f"{type(value).__name__}(shape={tuple(value.shape)}, dtype={value.dtype})"
+    if is_dataclass(value) and not isinstance(value, type):
+        shown = (f"{f.name}={brief(getattr(value, f.name))}" for f in fields(value) if f.repr)
+        return f"{type(value).__name__}({', '.join(shown)})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {brief(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        inner = ", ".join(brief(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    return repr(value)

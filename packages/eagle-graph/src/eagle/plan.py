@@ -358,7 +358,8 @@ class BoundPlan:
         interpreter.lowered(HostItems(self.emit, native=True))
 
     def __repr__(self) -> str:
-        return f"<eagle.plan.BoundPlan {self.plan.name} over {self.samples} samples>"
+        plural = "" if self.samples == 1 else "s"
+        return f"<eagle.plan.BoundPlan {self.plan.name} over {self.samples} sample{plural}>"
 
 
 def _refuse_node(bound: BoundPlan, api: str, label: str | None) -> None:

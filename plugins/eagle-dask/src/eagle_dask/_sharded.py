@@ -94,7 +94,8 @@ class Sharded:
         client.register_plugin(_worker.Graphs(module, qualname, cache), name=self.name)
 
     def __repr__(self) -> str:
-        return f"<eagle_dask.Sharded {self.builder!r} over {self.shards} shards>"
+        plural = "" if self.shards == 1 else "s"
+        return f"<eagle_dask.Sharded {self.builder!r} over {self.shards} shard{plural}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         call = self.signature.bind(*args, **kwargs)

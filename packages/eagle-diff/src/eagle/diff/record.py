@@ -150,7 +150,7 @@ class Record:
     >>> x, total = np.arange(4.0), np.zeros(1)
     >>> g = eagle.Graph(record=True).add_node(eagle.reduce(x, total), name="total").build()
     >>> g.record
-    <eagle.diff.Record of 1 nodes, not run yet>
+    <eagle.diff.Record of 1 node, not run yet>
     >>> _ = g()
     >>> g.record.names
     ['x', 'total.x', 'out', 'total.out']
@@ -170,7 +170,8 @@ class Record:
 
     def __repr__(self) -> str:
         state = "ran" if self._ran else "not run yet"
-        return f"<eagle.diff.Record of {len(extend.view(self._graph).nodes)} nodes, {state}>"
+        n = len(extend.view(self._graph).nodes)
+        return f"<eagle.diff.Record of {n} node{'' if n == 1 else 's'}, {state}>"
 
     def _run(self, program: Program, n: int) -> None:
         """Replay the graph's program: a run that fails describes nothing (the core's replay hook)."""
