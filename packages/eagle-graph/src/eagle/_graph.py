@@ -8,7 +8,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -44,6 +44,8 @@ from eagle._target import Target
 from eagle.plan import BoundPlan
 
 BACKENDS = (None, "cpu", "gpu")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 @dataclass
@@ -121,8 +123,12 @@ class Graph:
         return self._extension.get("recording")
 
     @staticmethod
-    def builder(fn: Callable[..., Any]) -> Any:
-        """Write a graph from plain Python (eagle-builder): see ``eagle.builder.builder``."""
+    def builder(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+        """Write a graph from plain Python (eagle-builder): see ``eagle.builder.builder``.
+
+        Typed as ``fn`` is: a builder returns the graph its function returns, built; a block (a
+        function whose first parameter is annotated ``eagle.Graph``) what its function returns.
+        """
         try:
             from eagle.builder import builder
         except ImportError:

@@ -12,7 +12,7 @@ import functools
 import inspect
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from eagle import extend
 from eagle.builder.handles import Branch
@@ -21,8 +21,11 @@ from eagle.builder.rewrite import first_line, rewritten
 from eagle.builder.runtime import runtime
 from eagle.extend import EagleRuntimeError, EagleTypeError, EagleValueError, Graph, SiblingRace, fail_together
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
-def builder(fn: Callable[..., Any]) -> Builder:
+
+def builder(fn: Callable[_P, _R]) -> Builder[_P, _R]:
     """Make ``fn`` a graph builder (or a block); its source is rewritten once, here.
 
     ``@eagle.Graph.builder`` is this function.
@@ -99,7 +102,7 @@ def _is_graph_annotation(annotation: Any) -> bool:
     return isinstance(annotation, str) and annotation.split(".")[-1] == "Graph"
 
 
-class Builder:
+class Builder(Generic[_P, _R]):
     """A builder or block made by ``@eagle.Graph.builder``.
 
     A function whose first parameter is annotated ``eagle.Graph`` is a
@@ -121,7 +124,7 @@ class Builder:
     ('Builder', array([2., 2.]))
     """
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[_P, _R]) -> None:
         if not isinstance(fn, types.FunctionType):  # the rewrite needs a def's source and code
             raise EagleTypeError("eagle.Graph.builder: takes a plain Python function defined in a file (a "
                                  "`def`); "
@@ -138,8 +141,9 @@ class Builder:
     def __repr__(self) -> str:
         return f"<eagle.Graph.builder {'block' if self.block else 'builder'} {self.fn.__qualname__}>"
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._block(args, kwargs) if self.block else self._builder(args, kwargs)
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        # a builder gives the graph its function returned, built; a block what its function returns
+        return cast(_R, self._block(args, kwargs) if self.block else self._builder(args, kwargs))
 
     def _builder(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Graph:
         name = self.fn.__name__
