@@ -333,6 +333,17 @@ def _mypy(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, cwd=ROOT, check=False, timeout=600)
 
 
+def test_every_package_ships_a_py_typed_marker():
+    """Each distribution's own package (eagle-graph's ``eagle``, eagle-builder's ``eagle/builder``,
+    hawk, each plugin's ``eagle_*``) says that it is typed."""
+    owns = [p for tree in (*ROOT.glob("packages/*/src"), *ROOT.glob("plugins/*/src"))
+            for p in [*tree.glob("*/__init__.py"), *tree.glob("eagle/*/__init__.py")]
+            if p.parent.name != "frameworks"]  # eagle-graph's subpackage: eagle's marker covers it
+    assert len(owns) >= 10
+    missing = [str(p.parent.relative_to(ROOT)) for p in owns if not (p.parent / "py.typed").is_file()]
+    assert not missing, f"add a py.typed to {missing}"
+
+
 def test_mypy_strict_accepts_the_examples():
     out = _mypy("--config-file", "examples/mypy.ini", "examples/")
     assert out.returncode == 0, out.stdout + out.stderr
