@@ -59,6 +59,7 @@ def install_all(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Every package's tests and the cross-package tests, all packages installed."""
     install_all(session)
+    session.install("mypy>=1.14")  # tests/test_conventions.py runs mypy --strict on examples/
     session.run("pytest", *session.posargs)
 
 

@@ -30,8 +30,10 @@ from eagle import _cuda
 from eagle._arrays import on_device
 from eagle._compaction import Compactor, copy_seconds_per_byte
 from eagle._edges import same_view
+from eagle._errors import EagleRuntimeError, EagleValueError
 from eagle._foreign import producer_of, refuse_write
 from eagle._kinds import Node
+from eagle._log import simulate_log
 from eagle._simulate_dispatch import Assignment, Dispatch, assigned
 from eagle._simulate_report import Compaction, SimulateReport, SimulateResult
 from eagle._stepping import UntilDone, host_values, loop, terminated_plane
@@ -71,7 +73,7 @@ def simulate(step: Any, *, terminated: Any, max_steps: int, dispatch: str | Mapp
     (4, 0, array([0.625 , 0.5   , 0.75  , 0.5625]))
     """
     if compact not in COMPACT or not isinstance(compact, (bool, str)):
-        raise ValueError(f"{API}: compact is True, False or \"auto\"; got {compact!r}")
+        raise EagleValueError(f"{API}: compact is True, False or \"auto\"; got {compact!r}")
     items = [step] if isinstance(step, (Node, BoundPlan)) or not isinstance(step, Sequence) else list(step)
     terminated = terminated_plane(terminated)
     base = loop(items, terminated=terminated, max_steps=max_steps, marks=_marks(terminated))
@@ -105,7 +107,7 @@ def _compactable(base: UntilDone, compact: bool | str, notes: list[str]) -> list
     if blocker is None:
         return planes
     if compact is True:
-        raise ValueError(f"{API}: compact=True, but {blocker}; or pass compact=False")
+        raise EagleValueError(f"{API}: compact=True, but {blocker}; or pass compact=False")
     notes.append(f"no compaction: {blocker}")
     return None
 
@@ -266,7 +268,7 @@ class _Run:
             ran = runner.run(max_steps=steps)
             took = time.perf_counter() - start
             if not ran.steps:  # the loop's own test saw every sample done, the count did not
-                raise RuntimeError(f"{API}: the loop ran no step with {live} of {self.slots} samples "
+                raise EagleRuntimeError(f"{API}: the loop ran no step with {live} of {self.slots} samples "
                                    "live: the stop test and the live count disagree (an eagle bug)")
             self.report.seconds["steps"] += took
             ran_steps, self.last_steps = ran_steps + ran.steps, ran.steps
@@ -327,6 +329,8 @@ class _Run:
         self.gather_per_slot = max(took - (self.gather_fixed or 0.0), 0.0) / before  # "auto" measured it
         self.report.seconds["compaction"] += took
         self.report.compactions.append(Compaction(step, before, self.slots, took))
+        simulate_log.debug("eagle.simulate: step %d: compacted %d slots to %d in %.3g ms", step, before,
+                           self.slots, 1e3 * took)
 
 
 def _state(base: UntilDone) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from eagle._errors import EagleTypeError, EagleValueError
 from eagle._stepping import host_values
 from eagle.plan import DISPATCH_POLICIES, BoundPlan, DispatchGroup
 
@@ -226,17 +227,18 @@ def _forced(dispatch: str | Mapping[str, str] | None, groups: Mapping[str, Dispa
         _policy(dispatch, "dispatch")
         return {name: dispatch for name, group in groups.items() if group.policy == "auto"}
     if not isinstance(dispatch, Mapping):
-        raise TypeError(f"{API}: dispatch is None, a policy name ({', '.join(FORCED)}) or a "
+        raise EagleTypeError(f"{API}: dispatch is None, a policy name ({', '.join(FORCED)}) or a "
                         f"{{group: policy}} dict; got {type(dispatch).__name__}")
     forced = {}
     for name, policy in dispatch.items():
         if name not in groups:
             have = ", ".join(map(repr, groups)) or "none"
-            raise ValueError(f"{API}: dispatch names group {name!r}, which no plan of the step declares; "
+            raise EagleValueError(f"{API}: dispatch names group {name!r}, which no plan of the step "
+                                  "declares; "
                              f"its groups are {have}")
         _policy(policy, f"dispatch[{name!r}]")
         if groups[name].policy != "auto":
-            raise ValueError(f"{API}: dispatch[{name!r}] = {policy!r}, but the kernel's author chose "
+            raise EagleValueError(f"{API}: dispatch[{name!r}] = {policy!r}, but the kernel's author chose "
                              f"{groups[name].policy!r} for group {name!r}, which dispatch= never overrides: "
                              "leave it out, or declare the group \"auto\"")
         if policy != "auto":
@@ -246,7 +248,7 @@ def _forced(dispatch: str | Mapping[str, str] | None, groups: Mapping[str, Dispa
 
 def _policy(policy: Any, where: str) -> None:
     if policy not in DISPATCH_POLICIES:
-        raise ValueError(f"{API}: {where} is {policy!r}, which is no dispatch policy; the policies are "
+        raise EagleValueError(f"{API}: {where} is {policy!r}, which is no dispatch policy; the policies are "
                          f"{', '.join(map(repr, DISPATCH_POLICIES))}")
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 
+from eagle.extend import EagleAssertionError
 from hawk import lanes, libm, philox, records, tables
 from hawk.ir import (
     Const,
@@ -250,7 +251,7 @@ class Emitter:
             return f"hk_{op}_{t}({', '.join(a)})"
         if op in _MATH:
             return f"{op}{f}({', '.join(a)})"
-        raise AssertionError(f"no float form of {op}")
+        raise EagleAssertionError(f"no float form of {op}")
 
     def int_op(self, op: str, a: list[str], t: str) -> str:
         c = CTYPES[t]
@@ -265,7 +266,7 @@ class Emitter:
             return f"hk_{op}_{t}({', '.join(a)})"
         if op in ("floor", "ceil"):
             return a[0]
-        raise AssertionError(f"no integer form of {op}")
+        raise EagleAssertionError(f"no integer form of {op}")
 
     def cast(self, a: str, source: str, target: str) -> str:
         if target == "bool":

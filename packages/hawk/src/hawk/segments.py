@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from eagle import extend
+from eagle.extend import EagleValueError
 from eagle.native import Library, compile_library
 from hawk import emit, libm, tables
 from hawk.dispatch_groups import Chosen, Group
@@ -70,7 +71,7 @@ def refuse(ir: KernelIR, chosen: Chosen, checked: bool, who: str) -> None:
     elif not ir.own_writes:
         why = "the kernel writes a one-cell value"
     if why is not None:
-        raise ValueError(f"{who}: dispatch group {group.name!r} (line {group.line}) cannot run "
+        raise EagleValueError(f"{who}: dispatch group {group.name!r} (line {group.line}) cannot run "
                          f"\"segmented\": {why}; use policy \"switch\" or \"predicated\" for it")
 
 
@@ -430,14 +431,14 @@ class SplitLaunch:
 def _skip_plane(skip: Any, n: int, who: str) -> Any:
     if extend.on_device(skip):
         if tuple(skip.shape) != (n,) or np.dtype(skip.dtype).kind not in "biu":
-            raise ValueError(f"{who}: skip= is an integer or bool plane of {n} samples (a terminated "
+            raise EagleValueError(f"{who}: skip= is an integer or bool plane of {n} samples (a terminated "
                              f"plane); got a device array of shape {tuple(skip.shape)}")
         return skip
     if not (isinstance(skip, np.ndarray) and skip.shape == (n,) and skip.dtype.kind in "biu"
             and skip.flags.c_contiguous):
         shown = f"{skip.dtype} array of shape {skip.shape}" if isinstance(skip, np.ndarray) else \
             type(skip).__name__
-        raise ValueError(f"{who}: skip= is a contiguous integer or bool plane of {n} samples (a "
+        raise EagleValueError(f"{who}: skip= is a contiguous integer or bool plane of {n} samples (a "
                          f"terminated plane); got a {shown}")
     return skip
 
