@@ -200,6 +200,11 @@ def sanitize(session: nox.Session) -> None:
     cc = os.environ.get("CC", "cc")
     runtime = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True,
                              check=True).stdout.strip()
+    # libstdc++ preloaded beside ASan: its __cxa_throw interceptor finds the real one only in a library
+    # loaded before it, and the C++ face's tests (tests/cpp) throw from a library Python loads later.
+    cxx = os.environ.get("CXX", "c++")
+    runtime += " " + subprocess.run([cxx, "-print-file-name=libstdc++.so.6"], capture_output=True, text=True,
+                                    check=True).stdout.strip()
     session.run("pytest", "-q", "-p", "no:cacheprovider", *SANITIZE_TESTS, *session.posargs,
                 env={"EAGLE_LIBEAGLE": str(lib), "EAGLE_SANITIZE": "1", "LD_PRELOAD": runtime,
                      "EAGLE_FUZZ_EXAMPLES": FUZZ_SMOKE,

@@ -56,6 +56,12 @@ def cxx() -> list[str]:
     return shlex.split(os.environ.get("CXX", "c++"))
 
 
+def compiler_env() -> dict[str, str]:
+    """This environment without LD_PRELOAD: the sanitizer session preloads ASan into this process, and
+    compilers (nvcc's tools above all) are not built to run under it."""
+    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
 @pytest.fixture(scope="session")
 def build_cpp(tmp_path_factory: pytest.TempPathFactory):
     """``build(name, source) -> ctypes.CDLL``: C++ source compiled into a shared library against the
@@ -72,7 +78,7 @@ def build_cpp(tmp_path_factory: pytest.TempPathFactory):
         library = _core._library_path()
         cmd = [*cxx(), *CXXFLAGS, "-shared", "-I", str(include_dir()), "-I", str(HERE), str(src),
                "-o", str(lib), str(library), f"-Wl,-rpath,{library.parent}"]
-        result = subprocess.run(cmd, capture_output=True, text=True)
+        result = subprocess.run(cmd, capture_output=True, text=True, env=compiler_env())
         assert result.returncode == 0, f"{shlex.join(cmd)}\n{result.stderr}"
         return ctypes.CDLL(str(lib))
 
@@ -166,6 +172,17 @@ def test_resolve_is_the_rule_build_applies(host_tests, kernels, threads, n):
                                      opaque(lambda: None, writes={"b": planes[1]})]).build()
     assert resolve(host_tests, True, 2, [n, -1], [True, False], threads) == mixed.schedule[0] == "work_share"
     assert resolve(host_tests, False, 1, [n], [True], threads) == "work_share"
+
+
+def test_resolve_refuses_bad_arguments_by_name(host_tests):
+    """A negative branch count is EAGLE_ERR_ARG, thrown as eagle::Error naming eagle::exec::resolve."""
+    out = ctypes.c_int(-1)
+    fn = host_tests.cpp_resolve
+    assert fn(1, -1, None, None, ctypes.c_int64(0), 2, ctypes.byref(out)) == -1
+    host_tests.cpp_error.restype = ctypes.c_char_p
+    assert host_tests.cpp_error().decode() == (
+        "eagle::Error (status -1): eagle::exec::resolve: eagle_stage_schedule: a negative count, "
+        "or NULL samples or native")
 
 
 def python_fork_join(plans: Plans, start: list[np.ndarray], n: int, length: int, replays: int):
@@ -417,14 +434,14 @@ def test_seed_002_snippets_with_nvcc(tmp_path, cuda_driver):
     source = tmp_path / "seed_002.cu"
     source.write_text(NVCC_PRELUDE + textwrap.indent(body, "    ") + NVCC_END)
     program = tmp_path / "seed_002"
-    library = _core._library_path()
+    library = include_dir().parent / "libeagle.so"  # the installed one: a program of its own
     cmd = [nvcc, "-std=c++17", "-I", str(include_dir()), str(source), "-o", str(program), str(library),
            f"-Xlinker=-rpath,{library.parent}"]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=compiler_env())
     assert result.returncode == 0, f"{shlex.join(cmd)}\n{result.stderr}"
     if cuda_driver is not None:
         return  # compiled; the CUDA runtime it links needs a real driver to run
-    run = subprocess.run([str(program)], capture_output=True, text=True, timeout=120)
+    run = subprocess.run([str(program)], capture_output=True, text=True, timeout=120, env=compiler_env())
     assert (run.returncode, run.stdout) == (0, "seed 002 ok\n"), run.stderr
 
 
