@@ -10,8 +10,8 @@
 
 using eagle::exec::arg;
 
-// x: n floats, copied in and back out.  Records add_one on a stream into a CapturedGraph, replays
-// it `replays` times on the caller's stream, then retunes a samples kernel (add_one_up_to) to
+// x: n floats, copied in and back out.  Records add_one on a stream into a CapturedGraph, adds an
+// add_one kernel node after it, replays both `replays` times on the caller's stream, then retunes a samples kernel (add_one_up_to) to
 // `logical` samples; *stats_out: the Launcher's counters after the replays.
 EXPORT int cpp_cuda_capture_replay(const char *image, const char *add_one, const char *add_one_up_to,
                                    float *x, int n, int replays, std::int64_t logical, std::int64_t *stats_out)
@@ -31,6 +31,9 @@ EXPORT int cpp_cuda_capture_replay(const char *image, const char *add_one, const
         capturer.begin();
         standin::launch(addOne, 1, n, 0, stream.cuda(), dBuf, n);
         graph.addNode(eagle::cuda::CapturedGraph{capturer.end()});
+        // then one of eagle's own kernel nodes, of fixed dimensions: each replay adds 2
+        graph.stage().addKernel(addOne, {1, 1, 1}, {static_cast<std::uint32_t>(n), 1, 1},
+                                {arg(dBuf), arg(n)});
         eagle::cuda::Launcher launcher = graph.launcher();
         CHECK(launcher.stream() == stream.cuda()); // the caller's stream, as asked
         std::string what;
@@ -81,6 +84,15 @@ EXPORT int cpp_cuda_refusals(const char *image, char *message, std::size_t size)
             eagle::cuda::Stream stream;
             eagle::cuda::StreamCapturer open(stream.cuda());
             open.begin(); // never ended: the destructor ends it and discards the graph
+        }
+        {
+            eagle::cuda::Stream stream;
+            eagle::cuda::StreamCapturer capturer(stream.cuda());
+            capturer.begin();
+            eagle::cuda::CapturedGraph dropped{capturer.end()}; // never handed over: destroyed here
+            eagle::cuda::CapturedGraph other{nullptr};
+            other = std::move(dropped);
+            CHECK(dropped.cuda() == nullptr && other.cuda() != nullptr);
         }
         eagle::cuda::Stream moved;
         eagle::cuda::Stream to(std::move(moved));

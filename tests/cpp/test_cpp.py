@@ -310,15 +310,16 @@ def cuda_tests(build_cpp) -> ctypes.CDLL:
 
 @pytest.mark.parametrize("logical", [0, 100, 256, 10_000])
 def test_capture_replay_and_retune(cuda_tests, cuda_kernels, logical):
-    """Stream, StreamCapturer, CapturedGraph, Graph and Launcher: a capture replayed 3 times on the
-    caller's stream (one capture, one instantiation, three replays), then a samples kernel retuned."""
+    """Stream, StreamCapturer, CapturedGraph, Graph and Launcher: a capture and a kernel node replayed 3
+    times on the caller's stream (one capture, one instantiation, three replays), then a samples kernel
+    retuned."""
     n = 256
     x = np.arange(n, dtype=np.float32)
     stats = np.zeros(_core.lib.EAGLE_GPU_NSTATS, np.int64)
     image, add_one, up_to = cuda_kernels
     call(cuda_tests, "cpp_cuda_capture_replay", image, add_one, up_to, ctypes.c_void_p(x.ctypes.data), n, 3,
          ctypes.c_int64(logical), ctypes.c_void_p(stats.ctypes.data))
-    want = np.arange(n, dtype=np.float32) + 3
+    want = np.arange(n, dtype=np.float32) + 2 * 3  # the captured add and the kernel node's, 3 times
     want[:logical] += 1
     np.testing.assert_array_equal(x, want)
     assert list(stats) == [1, 1, 3]  # captures, graph_builds, replays

@@ -76,13 +76,11 @@ class Stream
         : device_(other.device_), stream_(std::exchange(other.stream_, nullptr))
     {
     }
+    /** Swaps: the stream this object held is destroyed with `other`. */
     Stream &operator=(Stream &&other) noexcept
     {
-        if (this != &other) {
-            this->~Stream();
-            device_ = other.device_;
-            stream_ = std::exchange(other.stream_, nullptr);
-        }
+        std::swap(device_, other.device_);
+        std::swap(stream_, other.stream_);
         return *this;
     }
     Stream(const Stream &) = delete;
@@ -115,12 +113,10 @@ class CapturedGraph
             eagle_cuda_graph_destroy(detail::raw(graph_));
     }
     CapturedGraph(CapturedGraph &&other) noexcept : graph_(std::exchange(other.graph_, nullptr)) {}
+    /** Swaps: the graph this object held is destroyed with `other`. */
     CapturedGraph &operator=(CapturedGraph &&other) noexcept
     {
-        if (this != &other) {
-            this->~CapturedGraph();
-            graph_ = std::exchange(other.graph_, nullptr);
-        }
+        std::swap(graph_, other.graph_);
         return *this;
     }
     CapturedGraph(const CapturedGraph &) = delete;
