@@ -470,3 +470,35 @@ def test_docs_host_snippets_compile_and_run(build_cpp, kernels):
     # x: 101 runs of x *= 2 (100, then one more under the guard), summed after each run
     assert results[0] == 3000 * 2.0**101
     assert list(results[1:]) == [2 * 2.0**10, 3.0**10]
+
+
+def header_examples() -> dict[str, str]:
+    """The ``@code`` examples of the installed headers' Doxygen comments (what the API page shows), by
+    header and order: ``"exec.hpp:0"``, ..."""
+    found = {}
+    for header in HEADERS:
+        text = (include_dir() / header).read_text()
+        for k, match in enumerate(re.finditer(r"@code\n(.*?)^\s*\* @endcode", text, re.S | re.M)):
+            lines = [re.sub(r"^\s*\* ?", "", line) for line in match.group(1).splitlines()]
+            found[f"{Path(header).name}:{k}"] = "\n".join(lines) + "\n"
+    return found
+
+
+def test_header_examples_compile_and_run(build_cpp, kernels):
+    """The headers' Doxygen examples, compiled as printed and run: resolve's answer is the one its comment
+    gives, the Program example's sum is 8 samples of 2^100."""
+    found = header_examples()
+    assert set(found) == {"exec.hpp:0", "exec.hpp:1", "Busy.h:0"}
+    body = ("{\n" + found["exec.hpp:0"] + "CHECK(s == Schedule::BranchTasks);\n}\n"
+            "{\n" + found["exec.hpp:1"] + "results[0] = total;\n}\n"
+            "{\n" + found["Busy.h:0"] + "}\n")
+    source = ("#include <vector>\n#include \"eagle/eagle.hpp\"\n#include \"harness.hpp\"\n\n"
+              "EXPORT int cpp_header_examples(eagle_kernel_fn scale, double *results)\n{\n"
+              "    return harness::run([&] {\n"
+              "        std::int64_t n = 8;\n        std::vector<double> xs(8, 1.0);\n"
+              "        double *x = xs.data();\n        double total = 0.0;\n"
+              + textwrap.indent(body, " " * 8) + "    });\n}\n")
+    lib = build_cpp("header_examples", source)
+    results = np.zeros(1)
+    call(lib, "cpp_header_examples", address(kernels, "scale"), doubles(results))
+    assert results[0] == 8 * 2.0**100
