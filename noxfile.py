@@ -15,7 +15,7 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "tests", "threads", "minimal", "torch", "jax", "sanitize", "cuda_codegen",
-                        "viz", "distributed", "docs"]
+                        "viz", "distributed", "cpp", "docs"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
@@ -159,6 +159,17 @@ def viz(session: nox.Session) -> None:
                 *session.posargs, env=env)
 
 
+@nox.session
+def cpp(session: nox.Session) -> None:
+    """The C++ face (libeagle/include/eagle/*.hpp), compiled by the system C++ compiler against the
+    installed headers and libeagle: host programs against eagle.Graph's bits, the CUDA types on the
+    driver emulation, the docs' C++ snippets (with nvcc too where it is installed)."""
+    if shutil.which(os.environ.get("CXX", "c++")) is None:
+        session.error("no C++ compiler (CXX, else c++): install one (apt-get install g++)")
+    session.install(*TEST_TOOLS, "-e", "packages/eagle-graph")
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/cpp", *session.posargs)
+
+
 def c_sources() -> list[str]:
     """libeagle's C files, the ones libeagle/.clang-format governs."""
     return sorted(str(p) for p in (ROOT / "libeagle").rglob("*.[ch]"))
@@ -190,6 +201,11 @@ def sanitize(session: nox.Session) -> None:
     cc = os.environ.get("CC", "cc")
     runtime = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True,
                              check=True).stdout.strip()
+    # libstdc++ preloaded beside ASan: its __cxa_throw interceptor finds the real one only in a library
+    # loaded before it, and the C++ face's tests (tests/cpp) throw from a library Python loads later.
+    cxx = os.environ.get("CXX", "c++")
+    runtime += " " + subprocess.run([cxx, "-print-file-name=libstdc++.so.6"], capture_output=True, text=True,
+                                    check=True).stdout.strip()
     session.run("pytest", "-q", "-p", "no:cacheprovider", *SANITIZE_TESTS, *session.posargs,
                 env={"EAGLE_LIBEAGLE": str(lib), "EAGLE_SANITIZE": "1", "LD_PRELOAD": runtime,
                      "EAGLE_FUZZ_EXAMPLES": FUZZ_SMOKE,
@@ -203,6 +219,8 @@ def sanitize(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """The Sphinx documentation, warnings as errors; its executed pages run on the CPU (the learned
     drag page trains a torch and a JAX model, so both are installed)."""
+    if shutil.which("doxygen") is None:  # the C++ API page reads the headers with it
+        session.error("doxygen is not on PATH: install it (apt-get install doxygen)")
     install_all(session)
     session.install("-r", "docs/requirements.txt", TORCH, *JAX)
     shutil.rmtree(ROOT / "docs" / "pages", ignore_errors=True)  # sphinx-gallery's output: made afresh

@@ -23,10 +23,6 @@ from eagle._errors import EagleImportError, EagleRuntimeError, EagleValueError
 #: The C ABI this Python code speaks; equal to EAGLE_ABI_VERSION in eagle.h.
 ABI_VERSION: Final = 3
 
-#: A fork/join stage runs its branches as tasks only up to this many samples
-#: (seed 001, "CPU schedules").
-BRANCH_TASKS_MAX_SAMPLES: Final = 4096
-
 _LIB_DIR = Path(__file__).resolve().parent / "_lib"
 _REBUILD = "rebuild it with `pip install -e packages/eagle-graph` (or reinstall eagle-graph)"
 
@@ -88,6 +84,10 @@ def _stop_team() -> None:
 atexit.register(_stop_team)
 
 BLOCK: Final = int(lib.EAGLE_BLOCK)
+
+#: A fork/join stage runs its branches as tasks only up to this many samples
+#: (seed 001, "CPU schedules"; the rule itself is libeagle's eagle_stage_schedule).
+BRANCH_TASKS_MAX_SAMPLES: Final = int(lib.EAGLE_BRANCH_TASKS_MAX_SAMPLES)
 
 
 class CoreError(EagleRuntimeError):

@@ -52,9 +52,10 @@ def _capture_trampoline(ctx: Any, stream: int) -> int:
 
 
 #: Threads per block of a per-sample kernel, and the most blocks one launch
-#: gets (a grid-stride loop covers the rest).
-THREADS = 256
-MAX_BLOCKS = 65536
+#: gets (a grid-stride loop covers the rest): libeagle's, whose samples kernels
+#: (eagle_gpu_add_samples_kernel, the C++ face's) are sized by the same rule.
+THREADS = int(lib.EAGLE_GPU_THREADS)
+MAX_BLOCKS = int(lib.EAGLE_GPU_MAX_BLOCKS)
 
 #: A logical size above every plane's: the full size.
 _BIG = 1 << 62
