@@ -72,8 +72,13 @@ def distributed(session: nox.Session) -> None:
     session.run("pytest", "-q", "plugins/eagle-mpi", "plugins/eagle-dask", *session.posargs)
 
 
+#: The team sizes the threads session fixes: 1, and 2 unless the machine has two CPUs, where the tests
+#: session (the team as large as the machine) already runs the suite at 2.
+THREAD_COUNTS = ["1"] if os.cpu_count() == 2 else ["1", "2"]
+
+
 @nox.session
-@nox.parametrize("threads", ["1", "2"])
+@nox.parametrize("threads", THREAD_COUNTS)
 def threads(session: nox.Session, threads: str) -> None:
     """The suite with the host team fixed at 1 and at 2 threads (the fuzzer sets its own: 1, 2 and 3)."""
     install_all(session)

@@ -366,8 +366,8 @@ def dispatch_kernel(number: int) -> str:
     for line in _match_lines(rng, names, policy=False, selector="m"):  # no lane of a block takes it
         lines.append(line.replace("match m:", 'match hawk.dispatch(m, "g"):'))
         if line.startswith("            t = ") and looped and rng.random() < 0.5:
-            lines += [f"            for i in range({rng.randint(1, 3)}):",
-                      f"                t = 0.5 * hm.sin(t * {rng.choice(CONSTANTS)} + a0) + 0.25 * t + 0.125 * i"]
+            turn = f"0.5 * hm.sin(t * {rng.choice(CONSTANTS)} + a0) + 0.25 * t + 0.125 * i"
+            lines += [f"            for i in range({rng.randint(1, 3)}):", f"                t = {turn}"]
         if line.startswith("            t = ") and rng.random() < 0.5:  # the Mutable, in some arms only
             lines.append(f"            acc = acc * 0.5 + {_expr(rng, [*names, 't'], 1, False)}")
     lines.append("    return hm.minimum(hm.maximum(t, -1e6), 1e6)")

@@ -299,7 +299,8 @@ def test_every_dispatch_policy_gives_the_reference_bits(number: int, n: int, log
     policies = ("switch", "predicated", "segmented")
     if "for i in range" in source:  # a loop in an arm, which "predicated" would run for every sample
         policies = ("switch", "segmented")
-        with pytest.raises(hawk.KernelSyntaxError, match="dispatch group 'g': the arm at line .* holds a loop"):
+        refused = r"dispatch group 'g': the arm at line .* holds a loop"
+        with pytest.raises(hawk.KernelSyntaxError, match=refused):
             eagle.Graph().add(split.plan(np.zeros(4), np.zeros(4, np.int32), np.zeros(4), 0.75)
                               .with_dispatch({"g": "predicated"})).build()
     rng = np.random.default_rng(seed)
