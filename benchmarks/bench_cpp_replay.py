@@ -46,7 +46,7 @@ def compile_program(out: Path) -> Path:
     """The C++ program, with eagle's native-kernel optimisation and floating-point flags."""
     cxx = shlex.split(os.environ.get("CXX", "c++"))
     flags = [f for f in CFLAGS if f not in ("-std=c11", "-shared", "-fPIC")]
-    library = _core._library_path()
+    library = _core.library_path()
     cmd = [*cxx, "-std=c++17", *flags, "-I", str(include_dir()), str(HERE / "bench_cpp_replay.cpp"),
            "-o", str(out), str(library), f"-Wl,-rpath,{library.parent}"]
     subprocess.run(cmd, check=True)

@@ -75,7 +75,7 @@ def build_cpp(tmp_path_factory: pytest.TempPathFactory):
         src = out_dir / f"{name}.cpp"
         src.write_text(source)
         lib = out_dir / f"lib{name}.so"
-        library = _core._library_path()
+        library = _core.library_path()
         cmd = [*cxx(), *CXXFLAGS, "-shared", "-I", str(include_dir()), "-I", str(HERE), str(src),
                "-o", str(lib), str(library), f"-Wl,-rpath,{library.parent}"]
         result = subprocess.run(cmd, capture_output=True, text=True, env=compiler_env())
