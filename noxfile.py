@@ -303,10 +303,10 @@ def wheelhouse(session: nox.Session) -> None:
     ``pip install --no-index --find-links`` over those two folders, with pip's configuration
     files and find-links variables set aside, so nothing comes from elsewhere."""
     session.install(*PACKAGING_TOOLS)
-    tmp = Path(session.create_tmp())
+    tmp = Path(session.create_tmp()).resolve()
     ours = tmp / "wheelhouse"
     dists = build_distributions(session, ours)
-    third = Path(session.cache_dir) / "wheelhouse-third-party"
+    third = Path(session.cache_dir).resolve() / "wheelhouse-third-party"
     # Only requirements of other projects are downloaded: the index has distributions named like
     # some of ours (raptor-eagle, raptor-hawk of another channel), which must never stand in for them.
     wanted = third_party_requirements([d for d in dists if d.suffix == ".whl"], INSTALL_LINES)

@@ -170,7 +170,7 @@ def check_dask() -> None:
 def main(target: str) -> None:
     checks = {
         "eagle-graph": lambda: (check_core(), check_absent("eagle.builder", "eagle-builder",
-                                                           lambda: eagle.Graph.builder)),
+                                                           lambda: eagle.Graph.builder(check_core))),
         "eagle-builder": lambda: (check_core(), check_builder()),
         "eagle-diff": lambda: (check_core(), check_diff()),
         "eagle-viz": lambda: (check_core(), check_viz(plot=False)),
