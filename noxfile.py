@@ -16,7 +16,7 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "tests", "threads", "minimal", "torch", "jax", "sanitize", "cuda_codegen",
-                        "viz", "distributed", "docs"]
+                        "viz", "distributed", "docs", "wheelhouse"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
