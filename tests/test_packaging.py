@@ -230,6 +230,14 @@ def test_pip_install_dot_installs_the_library_and_no_tool():
     assert not set(project.get("optional-dependencies", {})), "extras of the root are raptor-eagle's"
 
 
+def test_test_tools_come_from_nox():
+    """No distribution offers the test tools as an extra: nox installs them (noxfile.TEST_TOOLS)."""
+    tools = {"pytest", "pytest-timeout", "hypothesis", "mpmath"}
+    for name, project in projects().items():
+        for extra, requirements in project.get("optional-dependencies", {}).items():
+            assert not set(names(requirements)) & tools, f"{name}[{extra}]"
+
+
 def _name_and_extras(requirement: str) -> tuple[str, set[str]]:
     m = re.match(r"([A-Za-z0-9._-]+)(?:\[([^\]]*)\])?", requirement)
     return m.group(1).lower(), {e.strip() for e in (m.group(2) or "").split(",") if e.strip()}
