@@ -307,6 +307,15 @@ def test_every_install_line_names_a_distribution_that_installs():
     assert not wrong, "\n".join(wrong)
 
 
+def test_the_hints_of_modules_other_distributions_ship_name_them():
+    """``eagle.diff``, ``eagle.frameworks.torch`` and the rest name their distribution when missing
+    (a message made from these tables, which the scan above cannot read)."""
+    import eagle.frameworks
+
+    for dist in [*eagle._OPTIONAL.values(), *eagle.frameworks.PLUGINS.values()]:
+        assert dist in projects(), dist
+
+
 # ------------------------------------------------------------------ plugins found, not imported
 
 LISTING = """
