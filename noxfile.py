@@ -286,7 +286,8 @@ def third_party_requirements(wheels: list[Path], lines: Iterable[str]) -> list[s
 
 @nox.session
 def wheels(session: nox.Session) -> None:
-    """Every distribution's wheel and sdist as an index takes them, in dist/ (build_distributions)."""
+    """Every distribution's wheel and sdist as an index takes them, in dist/ (made afresh; see
+    build_distributions)."""
     session.install(*PACKAGING_TOOLS)
     dists = build_distributions(session, ROOT / "dist")
     session.log("\n".join(["built, tagged and checked:", *(d.name for d in dists)]))
@@ -299,7 +300,8 @@ def wheelhouse(session: nox.Session) -> None:
 
     eagle's own wheels are built afresh each run (build_distributions); the third-party wheels
     they need (NumPy, cffi, matplotlib, mpi4py, MPICH, dask, ...) are downloaded from the index
-    into the session's cache once and kept there.  Every install is then
+    into the session's cache, where they stay (a later run fetches only what is new).  Every
+    install is then
     ``pip install --no-index --find-links`` over those two folders, with pip's configuration
     files and find-links variables set aside, so nothing comes from elsewhere."""
     session.install(*PACKAGING_TOOLS)
