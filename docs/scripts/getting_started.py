@@ -15,9 +15,13 @@ clone of the repository:
 
 .. code-block:: bash
 
-    python3 -m pip install .                  # every package of eagle
-    python3 -m eagle.demo                     # one graph with everything
-    python3 -m pip install "eagle-viz[plot]"  # matplotlib, for g.plot()
+    python3 -m pip install .                     # raptor-eagle and raptor-hawk, from the clone
+    python3 -m eagle.demo                        # one graph with everything
+    python3 -m pip install "raptor-eagle[plot]"  # matplotlib, for g.plot()
+
+From wheels (``python -m nox -s wheels`` builds them into ``dist/``) the same
+install is ``pip install --find-links dist/ raptor-eagle raptor-hawk``;
+``[plot]``, ``[cuda12]`` and ``[cuda13]`` are their extras.
 
 ``python -m eagle.demo`` builds the graph at the end of
 :doc:`builder_forms`, prints its picture, replays it, checks it against

@@ -30,7 +30,7 @@ backend, calls, derivatives = sibling("test_backend"), sibling("test_calls"), si
 tables = sibling("test_tables")
 
 pytestmark = pytest.mark.skipif(not cuda.available(), reason="NVRTC is not installed "
-                                "(pip install \"hawk[cuda12]\" or \"hawk[cuda13]\")")
+                                "(pip install \"raptor-hawk[cuda12]\" or \"raptor-hawk[cuda13]\")")
 
 x, i32, u32 = np.ones(8), np.ones(8, np.int32), np.ones(8, np.uint32)
 CELL = np.zeros(1, np.uint32)

@@ -356,7 +356,7 @@ def test_the_cuda_source_compiles_without_fma_or_cudas_math():
     from hawk import cuda
 
     if not cuda.available():
-        pytest.skip("NVRTC is not installed (pip install \"hawk[cuda12]\" or \"hawk[cuda13]\")")
+        pytest.skip("NVRTC is not installed (pip install \"raptor-hawk[cuda12]\" or \"raptor-hawk[cuda13]\")")
     x = np.ones(8)
     for kernel, args in ((every_function, (x, x)), (every_function32, (x.astype(np.float32),) * 2)):
         ptx = kernel.ptx(*args)

@@ -304,7 +304,8 @@ def test_a_bool_sign_is_refused():
 
 
 @pytest.mark.skipif(not hawk.cuda.available(),
-                    reason="NVRTC is not installed (pip install \"hawk[cuda12]\" or \"hawk[cuda13]\")")
+                    reason="NVRTC is not installed "
+                           "(pip install \"raptor-hawk[cuda12]\" or \"raptor-hawk[cuda13]\")")
 def test_the_functions_compile_to_ptx():
     x = np.ones(8)
     for kernel, args in ((unary, (x,)), (binary, (x, x)), (smooth.vjp, (x, x, 1.0, x)),

@@ -6,4 +6,4 @@ import hawk
 
 
 def test_imports_with_its_version():
-    assert hawk.__version__ == importlib.metadata.version("hawk")
+    assert hawk.__version__ == importlib.metadata.version("raptor-hawk")

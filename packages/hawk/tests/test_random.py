@@ -204,7 +204,8 @@ def test_what_a_draw_refuses():
 
 
 @pytest.mark.skipif(not cuda.available(),
-                    reason="NVRTC is not installed (pip install \"hawk[cuda12]\" or \"hawk[cuda13]\")")
+                    reason="NVRTC is not installed "
+                           "(pip install \"raptor-hawk[cuda12]\" or \"raptor-hawk[cuda13]\")")
 def test_the_draws_compile_to_ptx():
     x = np.zeros(8)
     assert ".entry" in draws.ptx(x, 1) and "fma" not in draws.ptx(x, 1)

@@ -133,3 +133,13 @@ def test_builder_taken_before_an_upload_reloads_its_module(client):
     x, v = steps.batch(3000, 6)
     with eagle_dask.Sharded(client, motion) as runner:
         assert_same(runner(x, v, 0.01), motion(x, v, 0.01)())
+
+
+def test_listing_plugins_leaves_dask_unimported():
+    """eagle finds the plugins without importing dask: eagle-dask has no entry point, and dask loads
+    when eagle_dask is imported."""
+    import subprocess
+
+    script = 'import sys, eagle; eagle.plugins(); print("dask" in sys.modules)'
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
+import sys
 
 import numpy as np
 import pytest
@@ -261,3 +262,13 @@ def test_a_result_that_is_a_plane_written_before_it_keeps_its_value():
 def test_writing_a_jax_array_is_refused_when_the_node_is_made():
     with pytest.raises(ValueError, match=r"^eagle\.frameworks\.jax\.node: .*JAX array"):
         ejax.node(lambda x: x * 2, reads={"x": np.ones(3)}, writes={"y": jnp.zeros(3)})
+
+
+def test_listing_plugins_leaves_jax_unimported():
+    """eagle finds the plugins without importing jax: it loads when its node is used."""
+    import subprocess
+
+    script = ('import sys, eagle; assert "eagle-jax" in [p.name for p in eagle.plugins()]; '
+              'print("jax" in sys.modules)')
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr

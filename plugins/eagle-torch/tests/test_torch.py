@@ -7,6 +7,7 @@ No test imports eagle_torch.  Skipped where torch is not installed (the nox
 from __future__ import annotations
 
 import importlib.metadata
+import sys
 
 import numpy as np
 import pytest
@@ -153,3 +154,13 @@ def test_gpu_tiers_run_in_a_cuda_graph():
     node = eagle.node("torch", torch.neg, reads={"x": x}, writes={"y": y}, stream=stream)
     eagle.Graph().add_node(node).build().launch()
     assert torch.equal(y, -x)
+
+
+def test_listing_plugins_leaves_torch_unimported():
+    """eagle finds the plugins without importing torch: it loads when its node is used."""
+    import subprocess
+
+    script = ('import sys, eagle; assert "eagle-torch" in [p.name for p in eagle.plugins()]; '
+              'print("torch" in sys.modules)')
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr

@@ -10,8 +10,8 @@ eagle-diff provides it), times a replay beside NumPy at a few sizes, and
 writes the graph's picture to a PNG when matplotlib is installed.
 
 It is the demo of the whole install: it needs hawk and eagle-builder beside
-eagle-graph (``pip install .`` at the top of the repository installs all of
-them) and a C compiler (``cc``), and imports them only when its graph is
+eagle-graph (``pip install raptor-eagle raptor-hawk``, or ``pip install .`` at
+the top of the repository) and a C compiler (``cc``), and imports them only when its graph is
 first made (``main``, ``whole``), so the core does not depend on them.
 """
 
@@ -34,7 +34,7 @@ from eagle._errors import EagleAttributeError, EagleImportError
 
 __all__ = ["main", "numpy_whole", "whole"]  # noqa: F822 - whole: made on first use (__getattr__)
 
-_NEEDS = ("python -m eagle.demo needs hawk and eagle-builder: pip install hawk eagle-builder "
+_NEEDS = ("python -m eagle.demo needs hawk and eagle-builder: pip install raptor-eagle raptor-hawk "
           "(or `pip install .` at the top of eagle's repository)")
 
 
@@ -229,7 +229,7 @@ def _picture(g: eagle.Graph, png: str | None) -> None:
     if png is None:
         return
     if importlib.util.find_spec("matplotlib") is None:
-        print('\nPicture: matplotlib is not installed; pip install "eagle-viz[plot]" to write the PNG.')
+        print('\nPicture: matplotlib is not installed; pip install "raptor-eagle[plot]" to write the PNG.')
         return
     try:
         fig = g.plot()

@@ -14,7 +14,22 @@ The collectives run natively inside the replay (no Python, no GIL): a small
 C shim, compiled once per machine, calls the MPI library mpi4py loaded.
 """
 
-from eagle_mpi.comm import MPIComm as MPIComm
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eagle_mpi.comm import MPIComm as MPIComm
 
 __all__ = ["MPIComm"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # eagle imports this package to load its entry point (eagle_mpi.plugin) when it lists plugins:
+    # MPIComm, which imports mpi4py.MPI and so starts MPI, is imported on first use only.
+    if name == "MPIComm":
+        from eagle_mpi.comm import MPIComm
+
+        return MPIComm
+    raise AttributeError(f"module 'eagle_mpi' has no attribute {name!r}")
