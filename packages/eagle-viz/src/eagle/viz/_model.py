@@ -19,12 +19,12 @@ the data edge it waits for is drawn.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import eagle
 from eagle.extend import ROLES as ROLES
-from eagle.extend import Body, BoxPicture, FramePicture, Node, NoPicture, Picture
+from eagle.extend import Body, BoxPicture, FramePicture, Node, NoPicture
 from eagle.graph import Edge
 
 
@@ -40,6 +40,8 @@ class NodeInfo:
     tag: str
     #: The graph node whose edges it has: itself, or the device construct it is inside.
     owner: int
+    #: The name its one output was assigned to (``v = scale_velocity(…)``: ``v``), or ``""``.
+    output: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class StageInfo:
     #: ``"work_share"``, ``"branch_tasks"``, ``"capture"`` once built, else None.
     schedule: str | None
     block: Block
+    #: The last stage of a folded run of alike stages drawn as this one, else None.
+    last: int | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,10 @@ class GraphModel:
     recorded: bool
     #: How many nodes the graph itself has (``Graph.node_labels()``).
     size: int
+    #: A folded run's first node -> the nodes of its period and how often it repeats.
+    folds: dict[int, tuple[tuple[int, ...], int]] = field(default_factory=dict)
+    #: A node folded away -> the node drawn for it (edges are drawn between those).
+    alias: dict[int, int] = field(default_factory=dict)
 
     @property
     def header(self) -> str:
@@ -116,10 +124,12 @@ class GraphModel:
         return " · ".join(parts)
 
 
-def describe(graph: Any, api: str) -> GraphModel:
+def describe(graph: Any, api: str, fold: bool = True) -> GraphModel:
     """The neutral model of ``graph`` as it stands, built or not.
 
     :param api: the name refusals start with.
+    :param fold: draw a run of alike nodes (``scale, shift`` 500 times over) as one box
+        (``scale, shift ×500``), alike branches of a fork as one; False draws every node.
 
     >>> from eagle.graph import opaque
     >>> x, y = np.zeros(4), np.zeros(4)
@@ -138,8 +148,13 @@ def describe(graph: Any, api: str) -> GraphModel:
               for s, stage in enumerate(graph._stages)]
     runs = [[adapter.index[id(node)] for node in run] for run in graph._runs or []]
     stages = _framed_runs(stages, runs)
-    return GraphModel(tuple(adapter.nodes), tuple(stages), tuple(graph.edges()), graph._backend,
-                      sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes))
+    model = GraphModel(tuple(adapter.nodes), tuple(stages), tuple(graph.edges()), graph._backend,
+                       sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes))
+    if fold:
+        from eagle.viz._fold import fold as folded  # _fold builds on this module's blocks
+
+        return folded(model)
+    return model
 
 
 class _Adapter:
@@ -151,7 +166,7 @@ class _Adapter:
     def info(self, node: Node, label: str, owner: int) -> int:
         """Number ``node`` (the next index) and describe it; its index."""
         index = self.index[id(node)] = len(self.nodes)
-        self.nodes.append(_node_info(index, node.picture(), label, owner, self.backend))
+        self.nodes.append(_node_info(index, node, label, owner, self.backend))
         return index
 
     def stage(self, stage: Any, nodes: list[Node]) -> Block:
@@ -270,11 +285,19 @@ def _fork(branches: list[list[Block]]) -> Block:
     return Fork(tuple(b[0] if isinstance(b[0], Seq) and len(b) == 1 else Seq(tuple(b)) for b in branches))
 
 
-def _node_info(index: int, picture: Picture, label: str, owner: int, backend: str | None) -> NodeInfo:
+def _node_info(index: int, node: Node, label: str, owner: int, backend: str | None) -> NodeInfo:
+    """A kernel's box says its kernel, and the name it was given where that differs
+    (``v = scale_velocity(…)`` in a builder: ``scale_velocity → v``); its one output is that name."""
+    picture = node.picture()
     box = picture.around if isinstance(picture, FramePicture) else picture
     if not isinstance(box, BoxPicture):
         box = BoxPicture()
-    return NodeInfo(index, label, box.role, box.shown_tag(backend), owner)
+    output = ""
+    if box.role == "kernel" and label != (kernel := node.default_label()):
+        writes = [name for name, _, role in node.planes() if role != "read"]
+        output = label if len(writes) == 1 else ""
+        label = f"{kernel} → {label}"
+    return NodeInfo(index, label, box.role, box.shown_tag(backend), owner, output)
 
 
 def walk(block: Block) -> Iterator[tuple[str, Box | Frame]]:
@@ -288,3 +311,4 @@ def walk(block: Block) -> Iterator[tuple[str, Box | Frame]]:
     else:
         for part in block.branches if isinstance(block, Fork) else block.items:
             yield from walk(part)
+
