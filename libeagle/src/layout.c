@@ -791,7 +791,7 @@ static void route_links(engine *e)
         n_long += !o->links[k].adjacent;
     if (!n_long)
         return;
-    grid g = {inner_w + 2 * n_long + 2, o->height, NULL};
+    grid g = {inner_w + 2 * n_long + 2, o->height + 2, NULL}; /* two rows below, to go round */
     int32_t *where = malloc((size_t)e->in->n_nodes * sizeof *where);
     int64_t *order = malloc((size_t)n_long * 2 * sizeof *order);
     eagle_layout_point *pts = NULL;
@@ -814,7 +814,7 @@ static void route_links(engine *e)
         order[2 * m++ + 1] = k;
     }
     qsort(order, (size_t)n_long, 2 * sizeof *order, by_span);
-    int32_t used = inner_w;
+    int32_t used = inner_w, rows = o->height;
     for (int32_t m = 0; m < n_long && !e->status; ++m) {
         eagle_layout_link *link = &o->links[order[2 * m + 1]];
         eagle_layout_box s = *box_of(o, where, link->src), d = *box_of(o, where, link->dst);
@@ -848,10 +848,13 @@ static void route_links(engine *e)
         link->first = o->n_points;
         link->n = add_corners(e, pts, found, link->first);
         mark_path(&g, o->points + link->first, link->n);
-        for (int32_t q = 0; q < found; ++q)
+        for (int32_t q = 0; q < found; ++q) {
             used = max32(used, pts[q].x + 1);
+            rows = max32(rows, pts[q].y + 1);
+        }
     }
     o->width = used;
+    o->height = rows;
 done:
     free(where);
     free(order);

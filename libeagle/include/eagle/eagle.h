@@ -635,7 +635,7 @@ typedef struct eagle_layout_link {
 
 /* The result: every array is owned by it, freed by eagle_layout_free. */
 typedef struct eagle_layout {
-    int32_t width, height; /* cells, long links' lanes included */
+    int32_t width, height; /* cells, long links' lanes and rows below included */
     eagle_layout_box *boxes;
     int32_t n_boxes;
     eagle_layout_frame *frames; /* inner frames before the frames around them */

@@ -96,6 +96,7 @@ def _read(lay: object) -> NativeLayout:
                 for s, d, p, a, first, k in _rows(pointer, n, 6).tolist()]
 
     return NativeLayout(lay.width, lay.height, _rows(lay.boxes, lay.n_boxes, 4).tolist(),
-                        _rows(lay.frames, lay.n_frames, 7).tolist(), _rows(lay.exits, lay.n_exits, 4).tolist(),
+                        _rows(lay.frames, lay.n_frames, 7).tolist(),
+                        _rows(lay.exits, lay.n_exits, 4).tolist(),
                         _rows(lay.stages, lay.n_stages, 4).tolist(), paths(lay.wires, lay.n_wires),
                         paths(lay.links, lay.n_links))
