@@ -28,7 +28,8 @@ def test_roles_and_labels(graphs):
     """Plans are kernels, your functions python, ufunc partials opaque, a reduce builtin."""
     m = describe(graphs.step(), "test")
     assert [(n.label, n.role) for n in m.nodes] == [
-        ("scale → load", "kernel"), ("add → forces", "kernel"), ("scale → damp", "kernel"), ("kinetic", "python"),
+        ("scale → load", "kernel"), ("add → forces", "kernel"),
+        ("scale → damp", "kernel"), ("kinetic", "python"),
         ("add → residual", "kernel"), ("relax", "python"), ("add → correct", "kernel"), ("total", "builtin")]
     assert [n.role for n in describe(graphs.seed_001(), "test").nodes] == ["opaque"] * 4
 

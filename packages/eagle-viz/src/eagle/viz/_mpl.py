@@ -31,7 +31,8 @@ BOX_PT: Final = 10.0
 SMALL_PT: Final = 8.5
 
 
-def plot(graph: Any, ax: Axes | None = None, edge_labels: bool = True, show_schedule: bool = True) -> Figure:
+def plot(graph: Any, ax: Axes | None = None, edge_labels: bool = True, show_schedule: bool = True,
+         fold: bool = True) -> Figure:
     """Draw ``graph`` into ``ax`` (or a new Figure made without pyplot) and return the Figure.
 
     ``g.plot(...)`` is this function; it needs matplotlib (``eagle-viz[plot]``).
@@ -53,7 +54,7 @@ def plot(graph: Any, ax: Axes | None = None, edge_labels: bool = True, show_sche
         raise ImportError(f"{API}: needs matplotlib, the plot extra: pip install 'eagle-viz[plot]'") from None
     if ax is not None and not isinstance(ax, Axes):
         raise TypeError(f"{API}: ax must be a matplotlib Axes, got {type(ax).__name__}")
-    model = describe(graph, API)
+    model = describe(graph, API, fold)
     lay = layout(model, stage_labels=bool(show_schedule), columns=columns_for(model, ASPECT, CELL_W / CELL_H))
     right = lay.width + MARGIN + _right_room(lay)
     width, height = right + MARGIN, lay.height + 2 * MARGIN + TITLE_ROWS
@@ -140,11 +141,11 @@ class _Painter:
             xs, ys = zip(*(_xy(x, y) for x, y in link.points), strict=True)
             self.ax.plot(xs, ys, color=LONG_COLOR, linewidth=1.0 * self.scale, linestyle=(0, (3, 2)),
                          zorder=2.5)
-            (px, py), (ex, ey) = (xs[-2], ys[-2]) if len(xs) > 1 else (xs[0] - 1, ys[0]), (xs[-1], ys[-1])
-            tip = ex + (0.5 if ex >= px else -0.5)  # the arrow's tip on the box's side
-            self.ax.add_patch(self.arrow((ex, ey), (tip, ey), arrowstyle="-|>", mutation_scale=9 * self.scale,
-                                         shrinkA=0, shrinkB=0, color=LONG_COLOR, linewidth=1.0 * self.scale,
-                                         zorder=2.5))
+            # a route ends on a horizontal run (layout.c): the arrow's tip on the box's side
+            tip = xs[-1] + (0.5 if xs[-1] > xs[-2] else -0.5)
+            self.ax.add_patch(self.arrow((xs[-1], ys[-1]), (tip, ys[-1]), arrowstyle="-|>",
+                                         mutation_scale=9 * self.scale, shrinkA=0, shrinkB=0,
+                                         color=LONG_COLOR, linewidth=1.0 * self.scale, zorder=2.5))
             if edge_labels:
                 self.text(xs[0] + 0.3, ys[0] + 0.55, link_text(link), SMALL_PT, ha="left", va="center",
                           style="italic", color=LONG_COLOR, zorder=6)
