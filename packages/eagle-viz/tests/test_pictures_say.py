@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import eagle
-import eagle.builder  # noqa: F401 - Graph.builder
+import eagle.builder
 import hawk
 from eagle.viz import describe, draw_text, layout, to_dot, to_svg
 from eagle.viz._layout import BOX_ROWS, Layout
@@ -100,7 +100,7 @@ def test_builder_boxes_say_their_kernel_and_the_name_assigned():
 
 
 def test_a_fork_names_each_branch_by_kernel():
-    """A fork of 8 branches × 2 kernels: 8 × scale_velocity and 8 × shift, not 16 boxes named for a variable."""
+    """A fork of 8 branches × 2 kernels: 8 scale_velocity and 8 shift boxes, not 16 named for a variable."""
     text = draw_text(layout(describe(fork_of(np.arange(4.0), 8), "test", fold=False)))
     assert text.count("scale_velocity → v") == 8
     assert text.count("│ shift │") == 8
@@ -169,7 +169,7 @@ def test_a_long_chain_folds_and_unfolds():
     every = layout(describe(g, "test", fold=False))
     assert len(folded.boxes) < 5 and len(every.boxes) == 1000
     assert to_svg(g, fold=False).count('class="box"') == 1000
-    assert g.to_dot(fold=False).count("fillcolor") == 1000
+    assert len(re.findall(r"^  +n\d+ \[label=", g.to_dot(fold=False), re.M)) == 1000
 
 
 def test_a_wide_fork_folds_its_alike_branches():

@@ -12,33 +12,38 @@ them all.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
 from eagle.viz._layout import fold_text, node_text
-from eagle.viz._model import Block, Box, Fork, Frame, GraphModel, Seq, StageInfo, walk
+from eagle.viz._model import Block, Box, Fork, Frame, NodeInfo, Seq, StageInfo, walk
 
 #: Fewer repeats than this stay drawn one by one (a pair or three of a kind read fine).
 MIN_REPEATS: Final = 4
 #: The longest period looked for.
 MAX_PERIOD: Final = 4
 
+#: A folded box's node -> the nodes of its period and how often it repeats.
+Folds = dict[int, tuple[tuple[int, ...], int]]
 
-def fold(model: GraphModel) -> GraphModel:
-    """``model`` with its runs of alike blocks folded."""
-    folder = _Folder({n.index: node_text(n) for n in model.nodes})
-    stages = folder.stages(list(model.stages))
-    if not folder.alias:
-        return model
-    alias = {node: folder.resolve(node) for node in folder.alias}
-    return replace(model, stages=tuple(stages), folds=folder.folds, alias=alias)
+
+def fold_stages(stages: list[StageInfo], nodes: Sequence[NodeInfo],
+                ) -> tuple[list[StageInfo], Folds, dict[int, int], dict[int, list[int]]]:
+    """``stages`` with their runs of alike blocks folded; the folds (a folded box's node -> its
+    period's nodes and repeats), the alias of every node folded away (-> the node drawn), and
+    each folded box's nodes (those of alike branches are not: each branch is its own)."""
+    folder = _Folder({n.index: node_text(n) for n in nodes})
+    stages = folder.stages(stages)
+    return stages, folder.folds, {node: folder.resolve(node) for node in folder.alias}, folder.members
 
 
 class _Folder:
     def __init__(self, texts: dict[int, str]) -> None:
         self.texts = texts
-        self.folds: dict[int, tuple[tuple[int, ...], int]] = {}
+        self.folds: Folds = {}
         self.alias: dict[int, int] = {}
+        self.members: dict[int, list[int]] = {}
 
     def resolve(self, node: int) -> int:
         while node in self.alias:
@@ -79,6 +84,7 @@ class _Folder:
         self.folds[first] = (tuple(b.node for b in boxes[:period]), repeats)
         for b in boxes[1:]:
             self.alias[b.node] = first
+        self.members[first] = [n for b in boxes for n in self.members.pop(b.node, [b.node])]
         return first
 
     def seq(self, items: list[Block]) -> list[Block]:

@@ -147,14 +147,17 @@ def describe(graph: Any, api: str, fold: bool = True) -> GraphModel:
     stages = [StageInfo(s, schedule[s] if schedule else None, adapter.stage(stage, graph._nodes))
               for s, stage in enumerate(graph._stages)]
     runs = [[adapter.index[id(node)] for node in run] for run in graph._runs or []]
-    stages = _framed_runs(stages, runs)
-    model = GraphModel(tuple(adapter.nodes), tuple(stages), tuple(graph.edges()), graph._backend,
-                       sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes))
-    if fold:
-        from eagle.viz._fold import fold as folded  # _fold builds on this module's blocks
+    folds: dict[int, tuple[tuple[int, ...], int]] = {}
+    alias: dict[int, int] = {}
+    members: dict[int, list[int]] = {}
+    if fold:  # before the fused runs are framed: a run of alike nodes may span several
+        from eagle.viz._fold import fold_stages  # _fold builds on this module's blocks
 
-        return folded(model)
-    return model
+        stages, folds, alias, members = fold_stages(stages, adapter.nodes)
+    stages = _framed_runs(stages, runs, members)
+    return GraphModel(tuple(adapter.nodes), tuple(stages), tuple(graph.edges()), graph._backend,
+                      sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes),
+                      folds, alias)
 
 
 class _Adapter:
@@ -205,25 +208,32 @@ class _Framer:
     fork, a construct's body).  A run a fork's branches cut is framed in parts, each
     ``fused N, part k of m`` (``parts``: how many each run has, from a pass without it)."""
 
-    def __init__(self, runs: dict[int, int], sizes: list[int], parts: list[int] | None = None) -> None:
-        self.runs, self.sizes, self.parts = runs, sizes, parts
+    def __init__(self, runs: dict[int, int], sizes: list[int], members: dict[int, list[int]],
+                 parts: list[int] | None = None) -> None:
+        self.runs, self.sizes, self.members, self.parts = runs, sizes, members, parts
         self.made = [0] * len(sizes)  # frames made per run
 
-    def whole(self, block: Block) -> int | None:
-        """The run every box of ``block`` is in; None when none is (a construct's frame is never
-        in a run: the construct is not a member, only its body's nodes may be)."""
+    def whole(self, block: Block) -> tuple[int, ...] | None:
+        """The runs every box of ``block`` is in, when each box is in one (a folded box's nodes
+        may be in several, consecutive); None when one is in none (a construct's frame is never in
+        a run: the construct is not a member, only its body's nodes may be)."""
         if isinstance(block, Box):
-            return self.runs.get(block.node)
+            runs = {self.runs.get(n) for n in self.members.get(block.node, [block.node])}
+            return None if None in runs else tuple(sorted(runs))  # type: ignore[type-var]
         if isinstance(block, Frame):
             return None
         found = {self.whole(part) for part in (block.branches if isinstance(block, Fork) else block.items)}
         return found.pop() if len(found) == 1 else None
 
-    def frame(self, run: int, blocks: list[Block]) -> Frame:
-        self.made[run] += 1
-        label = f"fused {self.sizes[run]}"
-        if self.parts is not None and self.parts[run] > 1:
-            label += f", part {self.made[run]} of {self.parts[run]}"
+    def frame(self, runs: tuple[int, ...], blocks: list[Block]) -> Frame:
+        if len(runs) > 1:  # a fold across runs the build cut
+            label = f"fused {sum(self.sizes[r] for r in runs)} in {len(runs)} runs"
+        else:
+            run = runs[0]
+            self.made[run] += 1
+            label = f"fused {self.sizes[run]}"
+            if self.parts is not None and self.parts[run] > 1:
+                label += f", part {self.made[run]} of {self.parts[run]}"
         return Frame(label, "fused", blocks[0] if len(blocks) == 1 else Seq(tuple(blocks)))
 
     def seq(self, items: Sequence[Block]) -> list[Block]:
@@ -259,18 +269,22 @@ class _Framer:
                 t += 1
             block = self.inside(stages[s].block) if run is None else \
                 self.frame(run, [stage.block for stage in stages[s:t]])
-            out.append(StageInfo(stages[s].index, stages[s].schedule, block))
+            last = stages[t - 1].last  # a folded run of stages says which it covers
+            out.append(StageInfo(stages[s].index, stages[s].schedule, block,
+                                 stages[t - 1].index if t - 1 > s else last))
             s = t
         return out
 
 
-def _framed_runs(stages: list[StageInfo], runs: list[list[int]]) -> list[StageInfo]:
-    """The stages with every fused run (``runs``: model node indices) framed."""
+def _framed_runs(stages: list[StageInfo], runs: list[list[int]], members: dict[int, list[int]],
+                 ) -> list[StageInfo]:
+    """The stages with every fused run (``runs``: model node indices) framed; ``members``: the
+    nodes of each folded box."""
     of = {node: r for r, run in enumerate(runs) for node in run}
     sizes = [len(run) for run in runs]
-    counting = _Framer(of, sizes)
+    counting = _Framer(of, sizes, members)
     counting.stages(stages)
-    return _Framer(of, sizes, counting.made).stages(stages)
+    return _Framer(of, sizes, members, counting.made).stages(stages)
 
 
 def _seq(items: list[Block]) -> Block:
