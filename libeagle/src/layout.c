@@ -779,7 +779,29 @@ static const eagle_layout_box *box_of(const eagle_layout *o, const int32_t *wher
 static int by_span(const void *a, const void *b)
 {
     const int64_t *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
+    return (x[0] > y[0]) - (x[0] < y[0]) ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static int by_span_scalar(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The most long links whose rows overlap at one row: each may need a lane of its own, two columns
+ * apart.  spans holds 2 * n (top, bottom) pairs and is sorted in place. */
+static int32_t most_overlapping(int64_t *spans, int32_t n)
+{
+    int64_t *events = spans; /* a top as 2*row, a bottom as 2*row+1: a top opens before a bottom */
+    int32_t open = 0, most = 0;
+    for (int32_t k = 0; k < 2 * n; ++k)
+        events[k] = 2 * events[k] + (k & 1);
+    qsort(events, (size_t)2 * n, sizeof *events, by_span_scalar);
+    for (int32_t k = 0; k < 2 * n; ++k) {
+        open += (events[k] & 1) ? -1 : 1;
+        most = max32(most, open);
+    }
+    return most;
 }
 
 /* Route every long link, shortest span first; widens the layout by the lanes used. */
@@ -791,28 +813,40 @@ static void route_links(engine *e)
         n_long += !o->links[k].adjacent;
     if (!n_long)
         return;
-    grid g = {inner_w + 2 * n_long + 2, o->height + 2, NULL}; /* two rows below, to go round */
     int32_t *where = malloc((size_t)e->in->n_nodes * sizeof *where);
     int64_t *order = malloc((size_t)n_long * 2 * sizeof *order);
-    eagle_layout_point *pts = NULL;
-    search r = {&g, 0, 0, inner_w, NULL, NULL};
-    heap h = {0};
-    g.cell = calloc((size_t)g.w * g.h, 1);
-    if (!where || !order || !g.cell) {
+    int64_t *spans = malloc((size_t)n_long * 2 * sizeof *spans);
+    if (!where || !order || !spans) {
+        free(where);
+        free(order);
+        free(spans);
         e->status = EAGLE_ERR_NOMEM;
-        goto done;
+        return;
     }
     for (int32_t k = 0; k < o->n_boxes; ++k)
         where[o->boxes[k].node] = k;
-    fill_grid(e, &g);
     for (int32_t k = 0, m = 0; k < o->n_links; ++k) {
         if (o->links[k].adjacent)
             continue;
         const eagle_layout_box *s = box_of(o, where, o->links[k].src);
         const eagle_layout_box *d = box_of(o, where, o->links[k].dst);
         order[2 * m] = abs32(d->y - s->y);
-        order[2 * m++ + 1] = k;
+        order[2 * m + 1] = k;
+        spans[2 * m] = min32(s->y, d->y);
+        spans[2 * m++ + 1] = max32(s->y, d->y) + BOX_ROWS;
     }
+    int32_t lanes = most_overlapping(spans, n_long);
+    free(spans);
+    grid g = {inner_w + 2 * lanes + 2, o->height + 2, NULL}; /* two rows below, to go round */
+    eagle_layout_point *pts = NULL;
+    search r = {&g, 0, 0, inner_w, NULL, NULL};
+    heap h = {0};
+    g.cell = calloc((size_t)g.w * g.h, 1);
+    if (!g.cell) {
+        e->status = EAGLE_ERR_NOMEM;
+        goto done;
+    }
+    fill_grid(e, &g);
     qsort(order, (size_t)n_long, 2 * sizeof *order, by_span);
     int32_t used = inner_w, rows = o->height;
     for (int32_t m = 0; m < n_long && !e->status; ++m) {

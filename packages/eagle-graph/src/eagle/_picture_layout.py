@@ -89,10 +89,11 @@ def _rows(pointer: object, n: int, width: int) -> np.ndarray:
 
 
 def _read(lay: object) -> NativeLayout:
-    points = _rows(lay.points, lay.n_points, 2).tolist()
+    xy = _rows(lay.points, lay.n_points, 2)
+    points = list(zip(xy[:, 0].tolist(), xy[:, 1].tolist(), strict=True))  # one tuple per corner, once
 
     def paths(pointer: object, n: int) -> list[tuple[int, int, int, int, tuple[tuple[int, int], ...]]]:
-        return [(s, d, p, a, tuple(map(tuple, points[first:first + k])))
+        return [(s, d, p, a, tuple(points[first:first + k]))
                 for s, d, p, a, first, k in _rows(pointer, n, 6).tolist()]
 
     return NativeLayout(lay.width, lay.height, _rows(lay.boxes, lay.n_boxes, 4).tolist(),

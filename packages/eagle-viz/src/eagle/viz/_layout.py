@@ -167,8 +167,7 @@ class Layout:
 
     def outgoing(self, node: int, adjacent_only: bool = False) -> tuple[str, ...]:
         """The planes ``node`` passes on, over its links (or its wires only), in first-seen order."""
-        return tuple(dict.fromkeys(p for link in self.links if link.src == node
-                                   and (link.adjacent or not adjacent_only) for p in link.planes))
+        return _outgoing([k for k in self.links if k.src == node], adjacent_only)
 
 
 def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) -> Layout:
@@ -209,10 +208,19 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
     out.wires = [Wire(s, d, points) for s, d, _, _, points in native.wires]
     out.links = [Link(s, d, planes[pair] if pair >= 0 else (), bool(adjacent), () if adjacent else points)
                  for s, d, pair, adjacent, points in native.links]
+    leaving: dict[int, list[Link]] = {}  # one pass: a 10,000-node graph has as many exits
+    for link in out.links:
+        leaving.setdefault(link.src, []).append(link)
     for node, x, y, room in native.exits:
-        every, wired = (cut(", ".join(out.outgoing(node, only)), room) for only in (False, True))
+        mine = leaving.get(node, [])
+        every, wired = (cut(", ".join(_outgoing(mine, only)), room) for only in (False, True))
         out.planes.append(PlacedPlanes(node, x, y, every, wired))
     return out
+
+
+def _outgoing(links: list[Link], adjacent_only: bool) -> tuple[str, ...]:
+    """The planes ``links`` carry (or their wires only), in first-seen order."""
+    return tuple(dict.fromkeys(p for k in links if k.adjacent or not adjacent_only for p in k.planes))
 
 
 def stage_text(index: int, last: int | None, schedule: str | None) -> str:
