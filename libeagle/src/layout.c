@@ -84,12 +84,12 @@ typedef struct ports {
 typedef struct engine {
     const eagle_layout_input *in;
     eagle_layout *out;
-    int32_t *end;     /* block -> the index after its subtree */
-    int32_t *stage;   /* stage -> its block */
-    int32_t *box_w;   /* node -> the width a frame widened its box to, 0 */
-    size *sizes;      /* block -> its size, once measured */
-    uint8_t *sized;   /* block -> measured */
-    ports exits;      /* every exit a wire leaves from */
+    int32_t *end;   /* block -> the index after its subtree */
+    int32_t *stage; /* stage -> its block */
+    int32_t *box_w; /* node -> the width a frame widened its box to, 0 */
+    size *sizes;    /* block -> its size, once measured */
+    uint8_t *sized; /* block -> measured */
+    ports exits;    /* every exit a wire leaves from */
     int status;
 } engine;
 
@@ -112,19 +112,30 @@ static void push_port(engine *e, ports *p, port value)
 
 /* ------------------------------------------------------------ the tree */
 
-/* end[i] for every block of the subtree at i, or -1 when it runs past n. */
+/* Whether block b is well formed on its own: a known kind with the children it may have. */
+static int block_ok(const eagle_layout_input *in, const eagle_layout_block *b)
+{
+    switch (b->kind) {
+    case EAGLE_LAYOUT_BOX:
+        return b->count == 0 && b->node >= 0 && b->node < in->n_nodes;
+    case EAGLE_LAYOUT_FRAME:
+        return b->count == 1;
+    case EAGLE_LAYOUT_SEQ:
+    case EAGLE_LAYOUT_FORK:
+        return b->count >= 1;
+    default:
+        return 0;
+    }
+}
+
+/* end[i] for every block of the subtree at i; its end, or -1 when it is malformed or runs past
+ * the input.  Recursion is as deep as the tree (frames in forks in sequences: a few levels). */
 static int32_t subtree_end(const eagle_layout_input *in, int32_t *end, int32_t i)
 {
     const eagle_layout_block *b = &in->blocks[i];
     int32_t j = i + 1;
-    if (b->kind == EAGLE_LAYOUT_BOX) {
-        if (b->count != 0 || b->node < 0 || b->node >= in->n_nodes)
-            return -1;
-    } else if (b->kind == EAGLE_LAYOUT_FRAME ? b->count != 1
-               : b->kind == EAGLE_LAYOUT_SEQ || b->kind == EAGLE_LAYOUT_FORK ? b->count < 1
-                                                                              : 1) {
+    if (!block_ok(in, b))
         return -1;
-    }
     for (int32_t c = 0; c < b->count; ++c) {
         if (j >= in->n_blocks || (j = subtree_end(in, end, j)) < 0)
             return -1;
@@ -289,9 +300,9 @@ static int32_t add_corners(engine *e, const eagle_layout_point *pts, int32_t n, 
 }
 
 typedef struct route {
-    int over;              /* 0: down between blocks; 1: over to the next column */
-    int32_t anchor, row;   /* down: the wires' column and the row of plane names */
-    int join, split;       /* down: a joiner row, a splitter row */
+    int over;               /* 0: down between blocks; 1: over to the next column */
+    int32_t anchor, row;    /* down: the wires' column and the row of plane names */
+    int join, split;        /* down: a joiner row, a splitter row */
     int32_t gutter, bottom; /* over */
 } route;
 
@@ -324,7 +335,8 @@ static void connect(engine *e, const ports *exits, const ports *entries, route r
             if (OUT_GROW(e, wires, n_wires, 1))
                 return;
             int32_t first = e->out->n_points, n_pts = add_corners(e, pts, k, first);
-            e->out->wires[e->out->n_wires++] = (eagle_layout_link){x.node, n.node, -1, 1, first, n_pts};
+            e->out->wires[e->out->n_wires++] = (eagle_layout_link){x.node, n.node, -1,
+                                                                   1,      first,  n_pts};
         }
     }
 }
@@ -380,8 +392,8 @@ static void place(engine *e, int32_t i, int32_t x, int32_t y, ports *entries, po
             free(outs.v);
             return;
         }
-        e->out->frames[e->out->n_frames++] =
-            (eagle_layout_frame){i, x, y, s.w, s.h, first, e->out->n_boxes - first};
+        e->out->frames[e->out->n_frames++] = (eagle_layout_frame){
+            i, x, y, s.w, s.h, first, e->out->n_boxes - first};
         /* the names go under the frame, within it and centred on their wire; a lone exit has its width */
         for (int32_t k = 0; k < outs.n; ++k) {
             port p = outs.v[k];
@@ -431,7 +443,8 @@ static void place_stages(engine *e)
 {
     const eagle_layout_input *in = e->in;
     int32_t n = in->n_stages, label_w = 0, x = 0, top, bottom = 0;
-    int32_t *cuts = malloc(((size_t)n + 1) * sizeof *cuts), *tops = malloc((size_t)n * sizeof *tops);
+    int32_t *cuts = malloc(((size_t)n + 1) * sizeof *cuts),
+            *tops = malloc((size_t)n * sizeof *tops);
     ports prev = {0};
     int32_t prev_right = 0, first_h = 0;
     if (!cuts || !tops) {
@@ -533,8 +546,8 @@ static void make_links(engine *e)
     int32_t *first = malloc((size_t)in->n_nodes * sizeof *first);
     int32_t *last = malloc((size_t)in->n_nodes * sizeof *last);
     pair_map data = {0}, seen = {0}, wired = {0};
-    if (!first || !last || map_init(&data, (size_t)in->n_pairs) || map_init(&seen, (size_t)o->n_wires)
-        || map_init(&wired, (size_t)o->n_wires)) {
+    if (!first || !last || map_init(&data, (size_t)in->n_pairs)
+        || map_init(&seen, (size_t)o->n_wires) || map_init(&wired, (size_t)o->n_wires)) {
         e->status = EAGLE_ERR_NOMEM;
         goto done;
     }
@@ -556,7 +569,8 @@ static void make_links(engine *e)
         if (OUT_GROW(e, links, n_links, 5))
             break;
         int32_t pair = map_get(&data, in->owners[s], in->owners[d], -1);
-        o->links[o->n_links++] = (eagle_layout_link){s, d, pair, 1, o->wires[w].first, o->wires[w].n};
+        o->links[o->n_links++] = (eagle_layout_link){
+            s, d, pair, 1, o->wires[w].first, o->wires[w].n};
     }
     for (int32_t p = 0; p < in->n_pairs && !e->status; ++p) {
         int32_t s = in->pairs[p].src, d = in->pairs[p].dst;
@@ -586,7 +600,12 @@ enum {
     LINE = 4, /* a line to cross (costs CROSS) */
 };
 
-enum { RIGHT, LEFT, DOWN, UP };
+enum {
+    RIGHT,
+    LEFT,
+    DOWN,
+    UP
+};
 static const int32_t DX[4] = {1, -1, 0, 0}, DY[4] = {0, 0, 1, -1};
 
 typedef struct grid {
@@ -779,7 +798,8 @@ static const eagle_layout_box *box_of(const eagle_layout *o, const int32_t *wher
 static int by_span(const void *a, const void *b)
 {
     const int64_t *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]) ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+    return (x[0] > y[0]) - (x[0] < y[0]) ? (x[0] > y[0]) - (x[0] < y[0])
+                                         : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
 static int by_span_scalar(const void *a, const void *b)
@@ -970,6 +990,7 @@ EAGLE_API int eagle_layout_run(const eagle_layout_input *in, eagle_layout **out)
     free(e.sizes);
     free(e.sized);
     free(e.exits.v);
-    return e.status == EAGLE_ERR_NOMEM ? eagle_fail(EAGLE_ERR_NOMEM, "eagle_layout_run: out of memory")
-                                       : e.status;
+    return e.status == EAGLE_ERR_NOMEM
+        ? eagle_fail(EAGLE_ERR_NOMEM, "eagle_layout_run: out of memory")
+        : e.status;
 }

@@ -625,8 +625,9 @@ typedef struct eagle_layout_stage {
  * A wire (adjacent: a block and the one after it) from src's bottom to dst's
  * top, or a long link from the cell beside src to the cell beside dst (where
  * its arrow points into dst).  points[first .. first + n) are the corners;
- * n == 0 for a long link no route was found for.  pair: the input pair it
- * draws, -1 for a wire that carries no data.
+ * n == 0 for a long link no route was found for.  pair: in `links`, the
+ * input pair it draws, -1 for a wire between owners no pair names (it only
+ * orders); always -1 in `wires`.
  */
 typedef struct eagle_layout_link {
     int32_t src, dst, pair, adjacent;
