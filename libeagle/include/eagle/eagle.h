@@ -567,8 +567,8 @@ EAGLE_API void eagle_gpu_graph_stats(const eagle_gpu_graph *g, int64_t *stats);
  * order); a FRAME draws a titled border (width: its title's columns) around
  * its one child.  `owners[node]` is the graph node whose edges a box has (a
  * node inside a device construct has its construct's); `pairs` are the
- * owner pairs (src, dst) that carry data: those not drawn as a wire become
- * long links, routed orthogonally.
+ * owner pairs (src, dst) to draw an arrow between (data flows, or a wait):
+ * those not drawn as a wire become long links, routed orthogonally.
  */
 #define EAGLE_LAYOUT_BOX 0
 #define EAGLE_LAYOUT_SEQ 1
@@ -594,7 +594,7 @@ typedef struct eagle_layout_input {
     int32_t columns;        /* > 1: the stages flow into this many columns side by side */
     const int32_t *owners;  /* n_nodes entries */
     int32_t n_nodes;
-    const eagle_layout_pair *pairs; /* owner pairs that carry data, each once */
+    const eagle_layout_pair *pairs; /* owner pairs to draw an arrow between, each once */
     int32_t n_pairs;
 } eagle_layout_input;
 

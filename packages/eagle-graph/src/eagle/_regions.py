@@ -303,5 +303,5 @@ register_node_kind("wait", reads=lambda w: [], writes=lambda w: [],
                    lower_cpu=lambda w: HostItems(lambda program: _emit_wait(w, program), native=True),
                    reference=lambda w, interpreter: None,
                    lower_gpu=lambda w: GpuItems(lambda gpu: _emit_wait(w, gpu)),
-                   rebuild=lambda w, swap: w, picture=lambda w: NoPicture(), flow=lambda w: NoFlow(),
+                   rebuild=lambda w, swap: w, picture=lambda w: NoPicture(w.writer), flow=lambda w: NoFlow(),
                    samples=lambda w: 0)

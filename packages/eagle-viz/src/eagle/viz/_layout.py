@@ -270,8 +270,9 @@ def _preorder(block: Block) -> list[Block]:
 
 
 def _data_pairs(model: GraphModel) -> tuple[list[tuple[int, int]], list[tuple[str, ...]]]:
-    """The owner pairs data flows along (RAW, WAW edges; folded nodes as their run's first), each
-    once, and the planes of each, named as :func:`plane_name` says."""
+    """The owner pairs data flows along (RAW, WAW edges; folded nodes as their run's first), then
+    the waits, each pair once, and the planes of each (none for a wait), named as
+    :func:`plane_name` says."""
     planes: dict[tuple[int, int], list[str]] = {}  # in first-seen order: the engine's pair order
     for edge in model.edges:
         s, d = model.alias.get(edge.src, edge.src), model.alias.get(edge.dst, edge.dst)
@@ -281,6 +282,8 @@ def _data_pairs(model: GraphModel) -> tuple[list[tuple[int, int]], list[tuple[st
         name = plane_name(model.nodes[edge.src], edge.plane)
         if name not in names:
             names.append(name)
+    for s, d in model.waits:  # an arrow that only orders, where no data flows already
+        planes.setdefault((model.alias.get(s, s), model.alias.get(d, d)), [])
     return list(planes), [tuple(p) for p in planes.values()]
 
 

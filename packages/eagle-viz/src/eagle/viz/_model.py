@@ -12,8 +12,8 @@ knows no kind: a box is a Box; a frame around bodies side by side (the arms of
 a device ``if``/``match``) is a Frame around a Fork of them, around one body (a
 loop) a Frame around a Seq, around the node's own box (a guarded step) a Frame
 around its Box; the nodes inside bodies are boxes of their own, which share the
-edges of the construct they are in.  What draws nothing (a wait) has no box:
-the data edge it waits for is drawn.
+edges of the construct they are in.  A wait has no box: it is an arrow from
+the node it waits for to the next node of its branch.
 """
 
 from __future__ import annotations
@@ -112,6 +112,8 @@ class GraphModel:
     folds: dict[int, tuple[tuple[int, ...], int]] = field(default_factory=dict)
     #: A node folded away -> the node drawn for it (edges are drawn between those).
     alias: dict[int, int] = field(default_factory=dict)
+    #: (the node a branch waits for, the graph node that waits: the next of its branch), in order.
+    waits: tuple[tuple[int, int], ...] = ()
 
     @property
     def header(self) -> str:
@@ -157,7 +159,7 @@ def describe(graph: Any, api: str, fold: bool = True) -> GraphModel:
     stages = _framed_runs(stages, runs, members)
     return GraphModel(tuple(adapter.nodes), tuple(stages), tuple(graph.edges()), graph._backend,
                       sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes),
-                      folds, alias)
+                      folds, alias, tuple(adapter.waits))
 
 
 class _Adapter:
@@ -165,6 +167,7 @@ class _Adapter:
         self.backend = backend
         self.nodes: list[NodeInfo] = []
         self.index: dict[int, int] = {}  # id of a node -> its index
+        self.waits: list[tuple[int, int]] = []  # (the node waited for, the node that waits)
 
     def info(self, node: Node, label: str, owner: int) -> int:
         """Number ``node`` (the next index) and describe it; its index."""
@@ -173,8 +176,22 @@ class _Adapter:
         return index
 
     def stage(self, stage: Any, nodes: list[Node]) -> Block:
-        branches = [[block for i in branch if (block := self.block(i, nodes[i])) is not None]
-                    for branch in stage.branches]
+        branches = []
+        for branch in stage.branches:
+            blocks: list[Block] = []
+            waiting: list[Node] = []  # waits before the next box of the branch
+            for i in branch:
+                picture = nodes[i].picture()
+                if isinstance(picture, NoPicture):
+                    waiting += [picture.after] if picture.after is not None else []
+                    continue
+                block = self.block(i, nodes[i])
+                assert block is not None  # only a NoPicture draws nothing
+                first = next(b.node for event, b in walk(block) if event == "box")
+                self.waits += [(self.index[id(after)], self.nodes[first].owner) for after in waiting]
+                waiting = []
+                blocks.append(block)
+            branches.append(blocks)
         return _fork(branches)
 
     def block(self, index: int, node: Node) -> Block | None:
