@@ -190,3 +190,30 @@ def test_svg_face_and_rich_display():
     assert svg.count('class="box"') == len(lay.boxes)
     assert svg.count('class="wire"') == len(lay.wires)
     assert "scale_velocity → v" in svg
+
+
+@eagle.Graph.builder
+def waiting(x):
+    g = eagle.Graph()
+    v = scale_velocity(x)
+    with g.parallel() as p:
+        with p.branch():
+            w = shift(v)
+        with p.branch() as b:
+            b.wait(w)  # no data flows from w to this branch: only the wait orders it
+            u = scale_velocity(v)
+    g.result = total(w, u)
+    return g
+
+
+def test_a_wait_with_no_data_is_an_arrow_in_every_face():
+    """``b.wait(w)`` where the branch reads nothing of w: an arrow that only orders, in every face."""
+    g = waiting(np.arange(4.0))
+    lay = layout(describe(g, "test"))
+    (link,) = [k for k in lay.links if not k.adjacent]
+    assert (lay.texts[link.src], lay.texts[link.dst], link.planes) == ("shift → w", "scale_velocity → u", ())
+    assert_routed_around_boxes(lay)
+    assert re.search(r"shift → w +│┄+▸│ scale_velocity → u", str(g))
+    assert f"n{link.src} -> n{link.dst} [style=dashed];" in to_dot(g)
+    assert f"n{link.src} -.-> n{link.dst}" in g.to_mermaid()
+    assert to_svg(g).count('class="long"') == 1

@@ -73,7 +73,8 @@ def draw_text(lay: Layout) -> str:
     lines = canvas.lines()
     for link in lay.links:
         if link.points:
-            _long_link(lines, link.points)
+            src = lay.box(link.src)
+            _long_link(lines, link.points, _LEFT if link.points[0][0] >= src.x + src.w else _RIGHT)
     return "\n".join([lay.model.header, *(line.rstrip() for line in lines)])
 
 
@@ -136,9 +137,10 @@ class _Canvas:
         return ["".join(row) for row in self.cells]
 
 
-def _long_link(lines: list[str], points: tuple[tuple[int, int], ...]) -> None:
-    """Draw a long link into the blank cells of ``lines``, its last cell an arrow into its box."""
-    cells: dict[tuple[int, int], int] = {}
+def _long_link(lines: list[str], points: tuple[tuple[int, int], ...], source: int) -> None:
+    """Draw a long link into the blank cells of ``lines``: out of its source's side (``source``,
+    the direction of that box from the first cell), its last cell an arrow into its box."""
+    cells: dict[tuple[int, int], int] = {points[0]: source}
     for (x0, y0), (x1, y1) in itertools.pairwise(points):
         dx, dy = (x1 > x0) - (x1 < x0), (y1 > y0) - (y1 < y0)
         ahead = _RIGHT if dx > 0 else _LEFT if dx < 0 else _DOWN if dy > 0 else _UP
