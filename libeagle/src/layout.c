@@ -334,9 +334,9 @@ static void connect(engine *e, const ports *exits, const ports *entries, route r
             pts[k++] = (eagle_layout_point){n.x, n.y};
             if (OUT_GROW(e, wires, n_wires, 1))
                 return;
-            int32_t first = e->out->n_points, n_pts = add_corners(e, pts, k, first);
-            e->out->wires[e->out->n_wires++] = (eagle_layout_link){x.node, n.node, -1,
-                                                                   1,      first,  n_pts};
+            int32_t first = e->out->n_points;
+            eagle_layout_link wire = {x.node, n.node, -1, 1, first, add_corners(e, pts, k, first)};
+            e->out->wires[e->out->n_wires++] = wire;
         }
     }
 }
