@@ -15,7 +15,7 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "tests", "threads", "minimal", "torch", "jax", "sanitize", "cuda_codegen",
-                        "viz", "distributed", "docs"]
+                        "viz", "distributed", "cpp", "docs"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["packages/eagle-graph", "packages/eagle-builder", "packages/eagle-diff",
@@ -59,6 +59,7 @@ def install_all(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Every package's tests and the cross-package tests, all packages installed."""
     install_all(session)
+    session.install("mypy>=1.14")  # tests/test_conventions.py runs mypy --strict on examples/
     session.run("pytest", *session.posargs)
 
 
@@ -71,8 +72,13 @@ def distributed(session: nox.Session) -> None:
     session.run("pytest", "-q", "plugins/eagle-mpi", "plugins/eagle-dask", *session.posargs)
 
 
+#: The team sizes the threads session fixes: 1, and 2 unless the machine has two CPUs, where the tests
+#: session (the team as large as the machine) already runs the suite at 2.
+THREAD_COUNTS = ["1"] if os.cpu_count() == 2 else ["1", "2"]
+
+
 @nox.session
-@nox.parametrize("threads", ["1", "2"])
+@nox.parametrize("threads", THREAD_COUNTS)
 def threads(session: nox.Session, threads: str) -> None:
     """The suite with the host team fixed at 1 and at 2 threads (the fuzzer sets its own: 1, 2 and 3)."""
     install_all(session)
@@ -158,6 +164,17 @@ def viz(session: nox.Session) -> None:
                 *session.posargs, env=env)
 
 
+@nox.session
+def cpp(session: nox.Session) -> None:
+    """The C++ face (libeagle/include/eagle/*.hpp), compiled by the system C++ compiler against the
+    installed headers and libeagle: host programs against eagle.Graph's bits, the CUDA types on the
+    driver emulation, the docs' C++ snippets (with nvcc too where it is installed)."""
+    if shutil.which(os.environ.get("CXX", "c++")) is None:
+        session.error("no C++ compiler (CXX, else c++): install one (apt-get install g++)")
+    session.install(*TEST_TOOLS, "-e", "packages/eagle-graph")
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/cpp", *session.posargs)
+
+
 def c_sources() -> list[str]:
     """libeagle's C files, the ones libeagle/.clang-format governs."""
     return sorted(str(p) for p in (ROOT / "libeagle").rglob("*.[ch]"))
@@ -189,6 +206,11 @@ def sanitize(session: nox.Session) -> None:
     cc = os.environ.get("CC", "cc")
     runtime = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True,
                              check=True).stdout.strip()
+    # libstdc++ preloaded beside ASan: its __cxa_throw interceptor finds the real one only in a library
+    # loaded before it, and the C++ face's tests (tests/cpp) throw from a library Python loads later.
+    cxx = os.environ.get("CXX", "c++")
+    runtime += " " + subprocess.run([cxx, "-print-file-name=libstdc++.so.6"], capture_output=True, text=True,
+                                    check=True).stdout.strip()
     session.run("pytest", "-q", "-p", "no:cacheprovider", *SANITIZE_TESTS, *session.posargs,
                 env={"EAGLE_LIBEAGLE": str(lib), "EAGLE_SANITIZE": "1", "LD_PRELOAD": runtime,
                      "EAGLE_FUZZ_EXAMPLES": FUZZ_SMOKE,
@@ -202,6 +224,8 @@ def sanitize(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """The Sphinx documentation, warnings as errors; its executed pages run on the CPU (the learned
     drag page trains a torch and a JAX model, so both are installed)."""
+    if shutil.which("doxygen") is None:  # the C++ API page reads the headers with it
+        session.error("doxygen is not on PATH: install it (apt-get install doxygen)")
     install_all(session)
     session.install("-r", "docs/requirements.txt", TORCH, *JAX)
     shutil.rmtree(ROOT / "docs" / "pages", ignore_errors=True)  # sphinx-gallery's output: made afresh

@@ -27,6 +27,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "sphinx_gallery.gen_gallery",
+    "eagle_doxygen",  # the C++ API page: Doxygen XML of the headers, through Breathe
 ]
 exclude_patterns = ["_build", "pages/index.rst", "pages/sg_execution_times.rst"]
 

@@ -14,10 +14,10 @@ import statistics
 import time
 
 import numpy as np
+from numpy.typing import NDArray
 
 import eagle
 import hawk
-from eagle import _core
 from hawk import Mutable, Param, Scalar, UInt32
 
 N = 4096
@@ -41,7 +41,7 @@ def energy(x: Scalar, v: Scalar, k: Param) -> Scalar:
 
 
 @eagle.Graph.builder
-def settle(x, v, flag):
+def settle(x: NDArray[np.float64], v: NDArray[np.float64], flag: NDArray[np.uint32]) -> eagle.Graph:
     g = eagle.Graph()
     for _ in range(2000):  # a capped device loop: at most 2,000 steps ...
         if not flag:  # ... leaving when no oscillator moves
@@ -52,13 +52,13 @@ def settle(x, v, flag):
     return g
 
 
-def numpy_settle(x, v):
+def numpy_settle(x: NDArray[np.float64], v: NDArray[np.float64]) -> float:
     for _ in range(2000):
         v = v + DT * (-K * x - C * v)
         x = x + DT * v
         if not np.sum((np.abs(v) > REST) | (np.abs(x) > REST)):
             break
-    return hawk.sum(0.5 * v * v + 0.5 * K * x * x)  # eagle's fixed order, in NumPy
+    return float(hawk.sum(0.5 * v * v + 0.5 * K * x * x))  # eagle's fixed order, in NumPy
 
 
 def main() -> None:
@@ -84,7 +84,7 @@ def main() -> None:
     t_graph = statistics.median(replay() for _ in range(7))
     t_numpy = statistics.median(numpy() for _ in range(7))
     print(f"eagle: {N} damped oscillators until all rest, a builder graph on the CPU "
-          f"({_core.num_threads()} threads)")
+          f"({eagle.get_num_threads()} threads)")
     print(f"  recorded and built in {built * 1e3:.1f} ms: {g!r}, schedule {g.schedule}")
     print(f"  replay (one native call): {t_graph * 1e3:8.2f} ms")
     print(f"  NumPy, Python loop:       {t_numpy * 1e3:8.2f} ms   eagle/NumPy = {t_graph / t_numpy:.3f}")

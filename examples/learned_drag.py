@@ -36,6 +36,9 @@ from hawk import Mutable, Param, Scalar, UInt32
 N, TURNS, DT, G, K = 48, 80, 0.04, 9.81, 0.1  # projectiles, the loop's cap, time step, gravity, drag
 SPEED = 10.0  # the scale of the velocities, for the model's inputs and outputs
 
+#: A launch: the projectiles' positions and velocities (x, y, vx, vy).
+State = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
 
 @hawk.kernel
 def euler(
@@ -68,7 +71,8 @@ def flight(model: Any) -> Any:
     -> node).  ``rx``, ``ry`` hold the reference positions, one row per turn."""
 
     @eagle.Graph.builder
-    def fly(x, y, vx, vy, rx, ry, flag, record=False):
+    def fly(x: np.ndarray, y: np.ndarray, vx: np.ndarray, vy: np.ndarray, rx: np.ndarray, ry: np.ndarray,
+            flag: np.ndarray, record: bool = False) -> eagle.Graph:
         g = eagle.Graph(record=record)
         ax, ay, err = np.zeros_like(vx), np.zeros_like(vy), nothing(x)
         for t in range(TURNS):  # a capped device loop: at most TURNS turns ...
@@ -84,7 +88,7 @@ def flight(model: Any) -> Any:
     return fly
 
 
-def launch_state(n: int = N, seed: int = 0) -> tuple[np.ndarray, ...]:
+def launch_state(n: int = N, seed: int = 0) -> State:
     """Start positions and velocities: speeds of 6 to 16 m/s at 30 to 60 degrees."""
     rng = np.random.default_rng(seed)
     speed, angle = rng.uniform(6.0, 16.0, n), np.radians(rng.uniform(30.0, 60.0, n))
@@ -130,9 +134,11 @@ class Training:
     """The flight graph over one launch state and its reference, with a model of the subclass's
     framework, and one step of training: run, reverse, step the optimizer."""
 
+    vjp: Any  #: the model's vjp for eagle.diff.reverse, made by ``setup``
+
     def __init__(
         self,
-        state: tuple[np.ndarray, ...],
+        state: State,
         refs: tuple[np.ndarray, np.ndarray],
         seed: int = 0,
         lr: float = 0.02,
@@ -293,11 +299,12 @@ def central_difference(training: Training, picks: list[tuple[int, int]], h: floa
     weights, found = training.weights(), []
     for k, i in picks:
         w = weights[k].reshape(-1)
-        w[i] += h
+        was = w[i].copy()
+        w[i] = was + h
         up = training.loss()
-        w[i] -= 2 * h
+        w[i] = was - h
         down = training.loss()
-        w[i] += h
+        w[i] = was  # the weight as it was: (w + h - 2h) + h need not round back to w
         found.append((up - down) / (2 * h))
     return np.array(found)
 

@@ -19,14 +19,19 @@ Run: python examples/noise_graph.py [--size 128] [--frames 60]
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import side_by_side
 
 import eagle
 import hawk
-from eagle import extend
 from hawk import Int32, Mutable, Param, Scalar, Table
 from hawk import math as hm
+
+#: A plane: a NumPy array, or a device array (CuPy) where the example runs on the GPU.
+Array = Any
 
 SIZE, OCTAVES, SEED, SHIFT, LATTICE = 128, 16, 42, 2e-2, 256
 TWO_PI = 6.283185307179586
@@ -91,7 +96,7 @@ def slide(x: Mutable[Scalar], shift: Param) -> None:
 
 
 @eagle.Graph.builder
-def lattice(gx, gy):
+def lattice(gx: Array, gy: Array) -> eagle.Graph:
     """The lattice's gradients, drawn once (a graph, so that they are drawn where the arrays live)."""
     g = eagle.Graph()
     gradients(gx, gy, SEED)
@@ -99,7 +104,7 @@ def lattice(gx, gy):
 
 
 @eagle.Graph.builder
-def frame(x, y, z, gx, gy):
+def frame(x: Array, y: Array, z: Array, gx: Array, gy: Array) -> eagle.Graph:
     """One frame: slide ``x``, then 16 octaves of noise into ``z`` (cleared first)."""
     g = eagle.Graph()
     gx2, gy2 = gx.reshape(LATTICE, LATTICE), gy.reshape(LATTICE, LATTICE)  # the same memory, 2-D
@@ -110,7 +115,7 @@ def frame(x, y, z, gx, gy):
     return g
 
 
-def numpy_noise(gx, gy, px, py):
+def numpy_noise(gx: Array, gy: Array, px: Array, py: Array) -> Array:
     """One octave of the noise at the points (px, py), in NumPy: the kernel's arithmetic, its
     gathers written as NumPy's indexing."""
     lattice = gx.shape[0]
@@ -126,7 +131,7 @@ def numpy_noise(gx, gy, px, py):
     return blend(n00, n10, n01, n11, fx, fy)  # a helper is plain Python on NumPy arrays too
 
 
-def numpy_frame(x, y, z, gx, gy):
+def numpy_frame(x: Array, y: Array, z: Array, gx: Array, gy: Array) -> None:
     """The frame in NumPy, in place on ``x`` and ``z`` (2-D, ``y`` down the rows)."""
     z[...] = 0.0
     x += SHIFT
@@ -135,7 +140,8 @@ def numpy_frame(x, y, z, gx, gy):
         z += 0.5**k * numpy_noise(gx, gy, 2.0**k * px, 2.0**k * py)
 
 
-def numpy_gradients(seed=SEED, lattice=LATTICE, dtype=np.float32):
+def numpy_gradients(seed: int = SEED, lattice: int = LATTICE,
+                    dtype: type[np.floating[Any]] = np.float32) -> tuple[Array, Array]:
     """The lattice's gradients in NumPy: ``hawk.random`` outside a kernel, given the sample index."""
     u = hawk.random.uniform32(seed, 0, sample=np.arange(lattice * lattice))
     angle = TWO_PI * u.astype(dtype)
@@ -147,8 +153,9 @@ class Pixels:
     ``z`` (flat, ``y`` down the rows), the lattice's gradients, and the frame's graph over them
     (``build=False``: the arrays only, for the NumPy twin's ``numpy_step``)."""
 
-    def __init__(self, size=SIZE, dtype=np.float32, device=None, build=True):
-        put = np.asarray if device is None else device
+    def __init__(self, size: int = SIZE, dtype: type[np.floating[Any]] = np.float32,
+                 device: Callable[[Array], Array] | None = None, build: bool = True) -> None:
+        put: Callable[[Array], Array] = np.asarray if device is None else device
         grid = np.linspace(0.0, 2.0, size).astype(dtype)
         self.x, self.y = put(grid.copy()), put(grid.copy())
         self.z = put(np.zeros(size * size, dtype))
@@ -157,20 +164,21 @@ class Pixels:
         lattice(self.gx, self.gy).launch()
         self.graph = frame(self.x, self.y, self.z, self.gx, self.gy) if build else None
 
-    def step(self):
+    def step(self) -> None:
+        assert self.graph is not None, "made with build=False: run numpy_step"
         self.graph.launch()
 
-    def numpy_step(self):
+    def numpy_step(self) -> None:
         numpy_frame(self.x, self.y, self.z.reshape(self.y.size, self.x.size),
                     self.gx.reshape(LATTICE, LATTICE), self.gy.reshape(LATTICE, LATTICE))
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> None:
     run = side_by_side.run(__doc__, Pixels, SIZE, argv)
     pix, twin = run.ours, run.twin
     same = np.array_equal(pix.z, twin.z) and np.array_equal(pix.x, twin.x)
     print(f"eagle: {OCTAVES} octaves of gradient noise over {run.size}x{run.size} pixels, {run.frames} "
-          f"frames, one replay a frame ({extend.num_threads()} threads)")
+          f"frames, one replay a frame ({eagle.get_num_threads()} threads)")
     print(f"  recorded and built in {run.built * 1e3:.1f} ms; fused runs {pix.graph.fused}")
     print(f"  a frame: eagle {run.eagle * 1e3:.3f} ms, NumPy {run.numpy * 1e3:.3f} ms "
           f"(eagle/NumPy = {run.eagle / run.numpy:.3f})")

@@ -23,13 +23,14 @@ Run: python examples/wave_equation.py [--size 128] [--frames 60]
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import side_by_side
 
 import eagle
 import hawk
-from eagle import extend
 from hawk import Float32, Float64, Int32, Mutable, Param, Scalar, Table
 from hawk import math as hm
 
@@ -39,6 +40,9 @@ K_SPEED, K_DAMP = 1.0, 0.0
 GRID_SIZE = 0.1
 INV_CELL = 1.0 / GRID_SIZE
 RADIUS, MAG, PUSH_PHASE = 10.0, 0.5, -math.pi * 0.5
+
+#: A plane: a NumPy array, or a device array (CuPy) where the example runs on the GPU.
+Array = Any
 
 
 @hawk.kernel
@@ -84,7 +88,7 @@ def solve(prev: Mutable[Scalar], cur: Table.clamp, width: Param[Int32], dt: Para
 @hawk.kernel
 def lift(vertices: Mutable[Scalar], h: Scalar) -> None:
     """The mesh's vertices (x, h, z): the height becomes the y component."""
-    vertices[1] = h
+    vertices[1] = h  # type: ignore[index]  # a plane of 3 components a sample, which mypy reads as a float
 
 
 @hawk.kernel
@@ -93,7 +97,8 @@ def energy(h: Scalar) -> Param:
 
 
 @eagle.Graph.builder
-def substeps(g: eagle.Graph, prev, cur, t, cx, cy, turns, radius, dt):
+def substeps(g: eagle.Graph, prev: Array, cur: Array, t: Array, cx: Array, cy: Array, turns: Array | int,
+             radius: float, dt: float) -> None:
     """A block: ``turns`` turns of two substeps each, so the grids ``prev`` and ``cur`` (2-D) are
     back in their roles after every turn; ``t`` is the clock, ``cx`` and ``cy`` one-cell float32
     planes for the sphere's centre.  ``turns`` a one-cell uint32 is a counted device loop (the
@@ -111,7 +116,8 @@ def substeps(g: eagle.Graph, prev, cur, t, cx, cy, turns, radius, dt):
 
 
 @eagle.Graph.builder
-def frame(prev, cur, t, cx, cy, vertices, turns, radius=RADIUS, dt=DT):
+def frame(prev: Array, cur: Array, t: Array, cx: Array, cy: Array, vertices: Array, turns: Array | int,
+          radius: float = RADIUS, dt: float = DT) -> eagle.Graph:
     """One frame of the example: the substeps, then the mesh's vertices follow the heights."""
     g = eagle.Graph()
     substeps(g, prev, cur, t, cx, cy, turns, radius, dt)
@@ -120,7 +126,8 @@ def frame(prev, cur, t, cx, cy, vertices, turns, radius=RADIUS, dt=DT):
 
 
 @eagle.Graph.builder
-def energy_after(prev, cur, t, cx, cy, turns, radius=RADIUS, dt=DT, record=False):
+def energy_after(prev: Array, cur: Array, t: Array, cx: Array, cy: Array, turns: Array | int,
+                 radius: float = RADIUS, dt: float = DT, record: bool = False) -> eagle.Graph:
     """The substeps, then the energy sum(h * h) of the final heights (for gradients)."""
     g = eagle.Graph(record=record)
     substeps(g, prev, cur, t, cx, cy, turns, radius, dt)
@@ -128,7 +135,8 @@ def energy_after(prev, cur, t, cx, cy, turns, radius=RADIUS, dt=DT, record=False
     return g
 
 
-def numpy_frames(prev, cur, t, frames=1, substeps=SUBSTEPS, radius=RADIUS, dt=DT):
+def numpy_frames(prev: Array, cur: Array, t: Array, frames: int = 1, substeps: int = SUBSTEPS,
+                 radius: float = RADIUS, dt: float = DT) -> tuple[Array, Array, Array]:
     """The same arithmetic in NumPy on the 2-D grids, substep by substep: returns the new
     ``(prev, cur, t)`` after ``frames`` frames (the arguments are left alone)."""
     height, width = cur.shape
@@ -156,11 +164,12 @@ class Pond:
     that makes a device array of a NumPy one, for a graph on the GPU; ``build=False``: the arrays
     only, for the NumPy twin's ``numpy_step``)."""
 
-    def __init__(self, size=SIZE, dtype=np.float32, substeps=SUBSTEPS, device=None, build=True):
+    def __init__(self, size: int = SIZE, dtype: type[np.floating[Any]] = np.float32, substeps: int = SUBSTEPS,
+                 device: Callable[[Array], Array] | None = None, build: bool = True) -> None:
         n = size * size
         rows, cols = np.divmod(np.arange(n), size)
         verts = np.array([cols * GRID_SIZE, np.zeros(n), rows * GRID_SIZE], dtype)
-        put = np.asarray if device is None else device
+        put: Callable[[Array], Array] = np.asarray if device is None else device
         self.prev, self.cur = put(np.zeros((size, size), dtype)), put(np.zeros((size, size), dtype))
         self.t, self.vertices = put(np.zeros(1)), put(verts)
         self.cx, self.cy = put(np.zeros(1, np.float32)), put(np.zeros(1, np.float32))
@@ -168,20 +177,21 @@ class Pond:
         self.graph = frame(self.prev, self.cur, self.t, self.cx, self.cy, self.vertices,
                            self.turns) if build else None
 
-    def step(self):
+    def step(self) -> None:
+        assert self.graph is not None, "made with build=False: run numpy_step"
         self.graph.launch()
 
-    def numpy_step(self):
+    def numpy_step(self) -> None:
         self.prev, self.cur, self.t = numpy_frames(self.prev, self.cur, self.t)
         self.vertices[1] = self.cur.reshape(-1)
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> None:
     run = side_by_side.run(__doc__, Pond, SIZE, argv)
     pond, twin = run.ours, run.twin
     same = all(np.array_equal(getattr(pond, k), getattr(twin, k)) for k in ("prev", "cur", "t", "vertices"))
     print(f"eagle: a {run.size}x{run.size} wave, {SUBSTEPS} substeps a frame, {run.frames} frames, "
-          f"one replay a frame ({extend.num_threads()} threads)")
+          f"one replay a frame ({eagle.get_num_threads()} threads)")
     print(f"  recorded and built in {run.built * 1e3:.1f} ms; schedule {pond.graph.schedule}")
     print(f"  a frame: eagle {run.eagle * 1e3:.3f} ms, NumPy {run.numpy * 1e3:.3f} ms "
           f"(eagle/NumPy = {run.eagle / run.numpy:.3f})")

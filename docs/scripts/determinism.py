@@ -10,7 +10,7 @@ bytes.  This page says how, and runs the checks.
 Three rules make it so:
 
 * **Work is cut on fixed boundaries.**  A node's samples are cut into blocks
-  of ``eagle._core.BLOCK`` samples, whatever the number of threads; which
+  of ``eagle.BLOCK`` samples, whatever the number of threads; which
   thread takes a block changes nothing, because a per-sample kernel's sample
   ``i`` depends only on sample ``i``.  No per-thread accumulator outlives a
   node.
@@ -38,7 +38,6 @@ import numpy as np
 
 import eagle
 import hawk
-from eagle import _core
 from hawk import Mutable, Scalar
 
 
@@ -48,7 +47,7 @@ def mix(v: Mutable[Scalar]):
 
 
 def run(threads):
-    _core.set_num_threads(threads)
+    eagle.set_num_threads(threads)
     rng = np.random.default_rng(7)
     planes = [rng.standard_normal(10_000) for _ in range(3)]
     totals = [np.zeros(1) for _ in planes]
@@ -59,11 +58,11 @@ def run(threads):
     return b"".join(a.tobytes() for a in (*planes, *totals)), totals
 
 
-before = _core.num_threads()
+before = eagle.get_num_threads()
 one, totals = run(1)
 two, _ = run(2)
-_core.set_num_threads(before)
-print("block:", _core.BLOCK, "samples; same bytes on 1 and 2 threads:", one == two)
+eagle.set_num_threads(before)
+print("block:", eagle.BLOCK, "samples; same bytes on 1 and 2 threads:", one == two)
 
 # %%
 # The fixed order

@@ -267,7 +267,7 @@ attempt("adding to a built graph", lambda: built.add(scale.plan(w, 2.0)))
 
 from eagle import _core
 
-print("threads:", _core.num_threads(), "- branch_tasks up to", _core.BRANCH_TASKS_MAX_SAMPLES, "samples")
+print("threads:", eagle.get_num_threads(), "- branch_tasks up to", _core.BRANCH_TASKS_MAX_SAMPLES, "samples")
 for n in (1024, 1 << 16):
     p, q = np.ones(n), np.ones(n)
     g = eagle.Graph().add_group([scale.plan(p, 2.0), scale.plan(q, 2.0)]).build()

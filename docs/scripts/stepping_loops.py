@@ -305,13 +305,17 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 # arm with a loop).  Every policy gives the same bits.
 #
 # ``dispatch=None`` keeps an author's explicit policy and decides the
-# ``"auto"`` groups: start fused, measure the split form in a probe chunk,
+# ``"auto"`` groups: start fused, measure the split form in a probe, and
 # every 16 steps split when that is predicted at least 15 % faster, fuse
 # again when the gain falls under 5 %.  The estimates are times per slot and
 # step (the fused form computes every slot of the loop, finished or not); a
 # stale one (8 chunks old, measured over a loop compaction has since shrunk
 # more than eightfold, or under an arm mix that moved on beyond the counts'
-# noise) is measured again, one group at a time.  A policy name or ``{group:
+# noise) is measured again, one group at a time.  A probe is one call of the
+# other form, as many steps as the call before it and over the same slots,
+# and the decision follows it at once: where a step is dear enough to run
+# one per call, the first step runs fused, the second split, and the third
+# already runs the faster form; where steps are cheap, a call is a chunk.  A policy name or ``{group:
 # policy}`` forces the ``"auto"`` groups instead.
 
 

@@ -170,11 +170,17 @@ static int retain_device(int device, const char *api, cuda_device *d)
     return cu_check(drv.cuDevicePrimaryCtxRetain(&d->ctx, dev), api, "cuDevicePrimaryCtxRetain");
 }
 
-int cuda_enter(int device, const char *api, cuda_device **out)
+int cuda_load(const char *api)
 {
     pthread_once(&load_once, load_driver);
-    if (load_status)
-        return eagle_fail(load_status, "%s: %s", api, load_message);
+    return load_status ? eagle_fail(load_status, "%s: %s", api, load_message) : EAGLE_OK;
+}
+
+int cuda_enter(int device, const char *api, cuda_device **out)
+{
+    int loaded = cuda_load(api);
+    if (loaded)
+        return loaded;
     if (device < 0 || device >= MAX_DEVICES)
         return eagle_fail(EAGLE_ERR_ARG, "%s: device %d is out of range", api, device);
     cuda_device *d = &devices[device];

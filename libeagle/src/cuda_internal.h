@@ -24,6 +24,10 @@ typedef struct cuda_device {
     eg_CUfunction set_condition;
 } cuda_device;
 
+/* Open the driver (once per process), no device: EAGLE_OK, or the status of
+ * the failure with eagle_last_error starting with api. */
+int cuda_load(const char *api);
+
 /* Open the driver and `device` (see eagle_cuda_open) and make its primary
  * context current on this thread.  On failure eagle_last_error starts with api. */
 int cuda_enter(int device, const char *api, cuda_device **out);

@@ -384,9 +384,9 @@ static int add_item(const build *b, eg_CUgraph cg, const deps *d, gitem *it, eg_
     case GI_CAPTURE:
         return add_captured(b, cg, d, &it->u.capture, out);
     case GI_CHILD:
-        return cu_check(
-            drv.cuGraphAddChildGraphNode(out, cg, d->v, d->n, (eg_CUgraph)(uintptr_t)it->u.child),
-            b->api, "cuGraphAddChildGraphNode");
+        return cu_check(drv.cuGraphAddChildGraphNode(out, cg, d->v, d->n,
+                                                     (eg_CUgraph)(uintptr_t)it->u.child.graph),
+                        b->api, "cuGraphAddChildGraphNode");
     }
     return eagle_fail(EAGLE_ERR_ARG, "%s: unknown item kind %d", b->api, (int)it->kind);
 }
@@ -477,12 +477,38 @@ static void release_cuda(eagle_gpu_graph *g)
             drv.cuGraphExecDestroy(g->exec);
         if (g->graph)
             drv.cuGraphDestroy(g->graph);
-        if (g->stream)
+        if (g->stream && !g->stream_given)
             drv.cuStreamDestroy(g->stream);
     }
     g->exec = NULL;
     g->graph = NULL;
-    g->stream = NULL;
+    if (!g->stream_given)
+        g->stream = NULL;
+}
+
+static void release_children(const eagle_gpu_graph *g);
+
+/* stages_each's visit: destroy an adopted child graph, in sub-graphs too. */
+static int release_child(void *p, void *ctx)
+{
+    (void)ctx;
+    const gitem *it = p;
+    if (it->kind == GI_CHILD && it->u.child.owned)
+        drv.cuGraphDestroy((eg_CUgraph)(uintptr_t)it->u.child.graph);
+    if (it->kind == GI_IF || it->kind == GI_SWITCH || it->kind == GI_LOOP) {
+        for (int32_t i = 0; i < it->u.cond.narms; ++i)
+            if (it->u.cond.arms[i])
+                release_children(it->u.cond.arms[i]);
+        if (it->u.cond.dflt)
+            release_children(it->u.cond.dflt);
+    }
+    return 0;
+}
+
+/* An adopted child exists only once the driver made it, so drv is loaded. */
+static void release_children(const eagle_gpu_graph *g)
+{
+    stages_each(&g->st, sizeof(gitem), release_child, NULL);
 }
 
 /* Here rather than in gpu_graph.c, which never talks to the driver: only a
@@ -493,8 +519,10 @@ EAGLE_API void eagle_gpu_graph_free(eagle_gpu_graph *g)
         eagle_fail(EAGLE_ERR_STATE, "eagle_gpu_graph_free: a sub-graph is freed with its graph");
         return;
     }
-    if (g)
+    if (g) {
         release_cuda(g);
+        release_children(g);
+    }
     gpu_graph_free(g);
 }
 
@@ -520,7 +548,9 @@ static int instantiate(const build *b, eagle_gpu_graph *g)
     deps cur = {0};
     /* A blocking stream: it waits for the legacy default stream, where CuPy and torch put their
      * work unless told otherwise, so a replay sees the arrays they just wrote (and they see its). */
-    int rc = cu_check(drv.cuStreamCreate(&g->stream, 0), b->api, "cuStreamCreate");
+    int rc = g->stream_given
+        ? EAGLE_OK
+        : cu_check(drv.cuStreamCreate(&g->stream, 0), b->api, "cuStreamCreate");
     if (!rc)
         rc = cu_check(drv.cuGraphCreate(&g->graph, 0), b->api, "cuGraphCreate");
     if (!rc)
@@ -732,4 +762,58 @@ EAGLE_API int eagle_gpu_set_copy(eagle_gpu_graph *g, int32_t node, uint64_t dst,
         it->u.copy.src = src;
     }
     return rc;
+}
+
+/* stages_each's context for eagle_gpu_set_logical_size. */
+typedef struct resize {
+    const eagle_gpu_graph *top; /* patched when instantiated */
+    int64_t n;
+    const char *api;
+} resize;
+
+static int resize_graph(const eagle_gpu_graph *g, const resize *r);
+
+/* stages_each's visit: a samples kernel's new end and grid, patched into the
+ * instantiated graph first, so that a refused patch leaves the item as it was. */
+static int resize_item(void *p, void *ctx)
+{
+    gitem *it = p;
+    const resize *r = ctx;
+    if (it->kind == GI_IF || it->kind == GI_SWITCH || it->kind == GI_LOOP) {
+        int rc = EAGLE_OK;
+        for (int32_t i = 0; !rc && i < it->u.cond.narms; ++i)
+            rc = it->u.cond.arms[i] ? resize_graph(it->u.cond.arms[i], r) : EAGLE_OK;
+        return rc || !it->u.cond.dflt ? rc : resize_graph(it->u.cond.dflt, r);
+    }
+    if (it->kind != GI_KERNEL || !it->u.kernel.sized)
+        return EAGLE_OK;
+    kernel_desc *k = &it->u.kernel;
+    int64_t end = k->samples < r->n ? k->samples : r->n;
+    eagle_arg last = k->args[k->nargs - 1];
+    uint32_t grid[3];
+    memcpy(grid, k->grid, sizeof grid);
+    k->args[k->nargs - 1].i64 = end;
+    gpu_samples_grid(end, k->grid);
+    int rc = r->top->exec ? patch(r->top, it, k, r->api) : EAGLE_OK;
+    if (rc) {
+        k->args[k->nargs - 1] = last;
+        memcpy(k->grid, grid, sizeof grid);
+    }
+    return rc;
+}
+
+static int resize_graph(const eagle_gpu_graph *g, const resize *r)
+{
+    return stages_each(&g->st, sizeof(gitem), resize_item, (void *)r);
+}
+
+EAGLE_API int eagle_gpu_set_logical_size(eagle_gpu_graph *g, int64_t n)
+{
+    const char *api = "eagle_gpu_set_logical_size";
+    if (!g || n < 0)
+        return eagle_fail(EAGLE_ERR_ARG, "%s: graph is NULL or n < 0", api);
+    resize r = {gpu_top(g), n, api};
+    cuda_device *d;
+    int rc = r.top->exec ? cuda_enter(r.top->device, api, &d) : EAGLE_OK;
+    return rc ? rc : resize_graph(g, &r);
 }

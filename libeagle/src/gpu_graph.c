@@ -221,8 +221,63 @@ EAGLE_API int eagle_gpu_add_child(eagle_gpu_graph *g, uint64_t graph)
     gitem *it = append(g, GI_CHILD, api, &id);
     if (!it)
         return EAGLE_ERR_NOMEM;
-    it->u.child = graph;
+    it->u.child.graph = graph;
     return id;
+}
+
+EAGLE_API int eagle_gpu_adopt_child(eagle_gpu_graph *g, uint64_t graph)
+{
+    int id = eagle_gpu_add_child(g, graph);
+    if (id >= 0)
+        gpu_item(g, id)->u.child.owned = 1;
+    return id;
+}
+
+void gpu_samples_grid(int64_t end, uint32_t *grid)
+{
+    int64_t blocks = (end + EAGLE_GPU_THREADS - 1) / EAGLE_GPU_THREADS;
+    grid[0] = (uint32_t)(blocks < 1                          ? 1
+                             : blocks > EAGLE_GPU_MAX_BLOCKS ? EAGLE_GPU_MAX_BLOCKS
+                                                             : blocks);
+    grid[1] = grid[2] = 1;
+}
+
+EAGLE_API int eagle_gpu_add_samples_kernel(eagle_gpu_graph *g, void *function,
+                                           const eagle_arg *args, int32_t nargs, int64_t n)
+{
+    const char *api = "eagle_gpu_add_samples_kernel";
+    if (n < 0 || nargs < 0 || (nargs && !args))
+        return eagle_fail(EAGLE_ERR_ARG, "%s: n < 0, or args that do not match nargs", api);
+    eagle_arg *all = malloc((size_t)(nargs + 1) * sizeof *all);
+    if (!all)
+        return eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
+    if (nargs)
+        memcpy(all, args, (size_t)nargs * sizeof *all);
+    all[nargs].i64 = n;
+    uint32_t grid[3], block[3] = {EAGLE_GPU_THREADS, 1, 1};
+    gpu_samples_grid(n, grid);
+    int id = eagle_gpu_add_kernel(g, function, grid, block, 0, all, nargs + 1);
+    free(all);
+    if (id >= 0) {
+        kernel_desc *k = &gpu_item(g, id)->u.kernel;
+        k->sized = 1;
+        k->samples = n;
+    }
+    return id;
+}
+
+EAGLE_API int eagle_gpu_set_stream(eagle_gpu_graph *g, uint64_t stream)
+{
+    const char *api = "eagle_gpu_set_stream";
+    int rc = check_open(g, api);
+    if (rc)
+        return rc;
+    if (g->owner)
+        return eagle_fail(EAGLE_ERR_STATE, "%s: a sub-graph replays on its top graph's stream",
+                          api);
+    g->stream = (eg_CUstream)(uintptr_t)stream;
+    g->stream_given = stream != 0;
+    return EAGLE_OK;
 }
 
 EAGLE_API int eagle_gpu_add_host(eagle_gpu_graph *g, eagle_callback_fn fn, void *ctx)

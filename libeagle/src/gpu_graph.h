@@ -26,6 +26,9 @@ typedef struct kernel_desc {
     uint32_t grid[3], block[3], shared;
     eagle_arg *args;
     int32_t nargs;
+    /* eagle_gpu_add_samples_kernel's: over `samples`, its last argument the logical end. */
+    int32_t sized;
+    int64_t samples;
 } kernel_desc;
 
 /* A host node's user data: its own allocation, so its address outlives
@@ -64,7 +67,10 @@ typedef struct gitem {
         cond_desc cond;
         int32_t wait; /* GI_WAIT: the id of the item the branch waits for */
         capture_desc capture;
-        uint64_t child; /* GI_CHILD: a CUgraph, cloned when the node is added */
+        struct {
+            uint64_t graph; /* a CUgraph, cloned when the node is added */
+            int32_t owned;  /* eagle_gpu_adopt_child's: destroyed with the graph */
+        } child;            /* GI_CHILD */
     } u;
 } gitem;
 
@@ -83,6 +89,7 @@ struct eagle_gpu_graph {
     eg_CUgraph graph;
     eg_CUgraphExec exec;
     eg_CUstream stream;
+    int32_t stream_given; /* eagle_gpu_set_stream's: the caller's, never destroyed */
     int64_t stats[EAGLE_GPU_NSTATS];
     atomic_int callback_status; /* the first non-zero host callback return */
 };
@@ -95,6 +102,9 @@ gitem *gpu_item(const eagle_gpu_graph *g, int32_t node);
 
 /* EAGLE_OK when dims (grid or block, named `what`) has 3 dimensions >= 1. */
 int gpu_check_dims(const uint32_t *dims, const char *what, const char *api);
+
+/* The grid of a samples kernel whose logical end is `end`. */
+void gpu_samples_grid(int64_t end, uint32_t *grid);
 
 /* Free g's description and its sub-graphs'; g holds no CUDA objects
  * (gpu_build.c releases a top graph's before). */

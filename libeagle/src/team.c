@@ -26,6 +26,7 @@
  * signalling those threads) and starts its own.
  */
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -61,14 +62,33 @@ static team *the_team;
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int in_region;
 
+static int is_blank(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+/* EAGLE_NUM_THREADS as a thread count: a whole number from 1 to INT_MAX, blanks
+ * around it allowed; anything else is 0, the CPU count.  eagle._threads.parse
+ * reads it by the same rule and warns about the rest, naming what is used. */
+static int env_size(const char *env)
+{
+    long long n = 0;
+    int digits = 0;
+    while (is_blank(*env))
+        env++;
+    for (; *env >= '0' && *env <= '9'; env++, digits++) {
+        n = n * 10 + (*env - '0');
+        if (n > INT_MAX)
+            return 0;
+    }
+    while (is_blank(*env))
+        env++;
+    return digits && *env == '\0' && n >= 1 ? (int)n : 0;
+}
+
 static int configured_size(void)
 {
     const char *env = getenv("EAGLE_NUM_THREADS");
-    if (env && *env) {
-        int n = atoi(env);
-        if (n >= 1)
-            return n;
-    }
+    int asked = env ? env_size(env) : 0;
+    if (asked >= 1)
+        return asked;
 #ifdef CPU_COUNT
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)

@@ -31,11 +31,10 @@ class LibeagleBuildHook(BuildHookInterface):
 
         lib_dir = root / "src" / "eagle" / "_lib"
         builder.compile_libeagle(lib_dir / builder.library_name(), source_dir=source)
-        # The header travels with the library: eagle._core reads its cdef, and
-        # hawk's generated kernels include it.
-        include = lib_dir / "include" / "eagle"
-        include.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source / "include" / "eagle" / "eagle.h", include / "eagle.h")
+        # The headers travel with the library: eagle._core reads eagle.h's cdef,
+        # hawk's generated kernels include it, and C++ programs include the C++
+        # face (eagle/*.hpp, eagle/util/Busy.h) over it.
+        shutil.copytree(source / "include" / "eagle", lib_dir / "include" / "eagle", dirs_exist_ok=True)
 
         if version == "editable":
             return  # the editable .pth exposes src/, where the library now lies

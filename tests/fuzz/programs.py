@@ -354,15 +354,20 @@ def _kernel_source(rng: random.Random, spec: KernelSpec, matches: random.Random 
 
 def dispatch_kernel(number: int) -> str:
     """A module of one kernel ``split`` whose dispatch group "g" matches the Int32 plane ``m``,
-    as ``segmented`` can partition by, besides a Scalar and a Mutable written in some arms, for
-    the test that holds every policy (switch, predicated, segmented) to the reference."""
+    as ``segmented`` can partition by, besides a Scalar and a Mutable written in some arms, and
+    half the time loops in some arms (which "predicated" refuses), for the test that holds every
+    policy (switch, predicated, segmented) to the reference."""
     rng = random.Random(f"dispatch:{number}")
     names = ["a0", "p"]
     lines = ["import hawk", "from hawk import Int32, Mutable, Param, Scalar", "from hawk import math as hm",
              "", "@hawk.kernel", "def split(a0: Scalar, m: Int32, acc: Mutable[Scalar], p: Param) -> Scalar:",
              f"    t = {_expr(rng, names, 2, False)}"]
-    for line in _match_lines(rng, names, policy=False, selector="m"):
+    looped = rng.random() < 0.5  # loops in arms: the C runs in blocks of lanes, each arm skipped where
+    for line in _match_lines(rng, names, policy=False, selector="m"):  # no lane of a block takes it
         lines.append(line.replace("match m:", 'match hawk.dispatch(m, "g"):'))
+        if line.startswith("            t = ") and looped and rng.random() < 0.5:
+            turn = f"0.5 * hm.sin(t * {rng.choice(CONSTANTS)} + a0) + 0.25 * t + 0.125 * i"
+            lines += [f"            for i in range({rng.randint(1, 3)}):", f"                t = {turn}"]
         if line.startswith("            t = ") and rng.random() < 0.5:  # the Mutable, in some arms only
             lines.append(f"            acc = acc * 0.5 + {_expr(rng, [*names, 't'], 1, False)}")
     lines.append("    return hm.minimum(hm.maximum(t, -1e6), 1e6)")

@@ -353,6 +353,22 @@ typedef struct eagle_collective {
  */
 EAGLE_API int eagle_program_set_collective(eagle_program *p, const eagle_collective *c);
 
+/*
+ * Added in ABI 3 (additive): the schedule a host stage runs with, the fixed
+ * rule of seed 001 ("CPU schedules"), evaluated once when a program is
+ * lowered.  EAGLE_BRANCH_TASKS when the stage is a fork/join (`group`) of at
+ * least two branches, `threads` (the team size of that moment) is at least
+ * two, and every one of its nnodes nodes is native (native[i] != 0: a kernel
+ * the branch runner can call, no Python, no conditional) over a known number
+ * of samples (samples[i] >= 0; < 0: unknown) of at most
+ * EAGLE_BRANCH_TASKS_MAX_SAMPLES; else EAGLE_WORK_SHARE.  Negative (with
+ * eagle_last_error set) for bad arguments.  eagle.Graph.build and
+ * eagle::exec::resolve both call it, so the two cannot disagree.
+ */
+#define EAGLE_BRANCH_TASKS_MAX_SAMPLES 4096
+EAGLE_API int eagle_stage_schedule(int32_t group, int32_t nbranches, int32_t threads,
+                                   const int64_t *samples, const uint8_t *native, int64_t nnodes);
+
 /* Counters of the last run of p: [0] team regions opened, [1] barriers passed. */
 EAGLE_API void eagle_program_stats(const eagle_program *p, int64_t *stats);
 
@@ -440,6 +456,28 @@ EAGLE_API int eagle_cuda_launch(int device, void *function, const uint32_t *grid
                                 const eagle_arg *args, int32_t nargs);
 
 /*
+ * Added in ABI 3 (additive): streams and stream capture for callers with no
+ * CUDA runtime of their own (the C++ face, eagle/cuda.hpp).  A stream from
+ * eagle_cuda_stream_create is a CUstream of `device`'s primary context
+ * (flags 0: it waits for the legacy default stream, as cudaStreamCreate's).
+ * Between eagle_cuda_capture_begin and eagle_cuda_capture_end the work
+ * launched on the stream (by any library: kernel launches, copies) is
+ * recorded into a CUgraph instead of running; relaxed mode, as libeagle's
+ * own captures.  End hands the CUgraph to the caller, who frees it with
+ * eagle_cuda_graph_destroy or gives it to eagle_gpu_adopt_child.  A failed
+ * capture (an unsupported call on the stream) still ends it: the stream is
+ * usable again, and *graph is 0.
+ */
+EAGLE_API int eagle_cuda_stream_create(int device, uint64_t *stream);
+EAGLE_API int eagle_cuda_stream_destroy(int device, uint64_t stream);
+/* Wait, on the host, for the work enqueued on `stream` so far. */
+EAGLE_API int eagle_cuda_stream_synchronize(int device, uint64_t stream);
+EAGLE_API int eagle_cuda_capture_begin(int device, uint64_t stream);
+EAGLE_API int eagle_cuda_capture_end(int device, uint64_t stream, uint64_t *graph);
+/* A CUgraph belongs to no device: only the driver is needed. */
+EAGLE_API int eagle_cuda_graph_destroy(uint64_t graph);
+
+/*
  * A GPU graph has the shape of a program: stages of branches of items, and
  * conditional items holding sub-graphs, which they own from the moment they
  * are added.  Each item of a branch depends on the one before it; the first
@@ -505,6 +543,31 @@ EAGLE_API int eagle_gpu_add_captured(eagle_gpu_graph *g, eagle_capture_fn fn, vo
 /* A child graph node running a clone of `graph` (a CUgraph, e.g. torch's
  * CUDAGraph.raw_cuda_graph() or a warp.Graph's), cloned at instantiation. */
 EAGLE_API int eagle_gpu_add_child(eagle_gpu_graph *g, uint64_t graph);
+
+/* Added in ABI 3 (additive): eagle_gpu_add_child of a CUgraph that g now
+ * owns: freed with g (with the graph holding g, for a sub-graph), whether or
+ * not g was instantiated.  On failure the caller keeps it. */
+EAGLE_API int eagle_gpu_adopt_child(eagle_gpu_graph *g, uint64_t graph);
+/*
+ * Added in ABI 3 (additive): a kernel over n samples that
+ * eagle_gpu_set_logical_size retunes.  `function` is a grid-stride kernel
+ * whose parameters are args[0..nargs) followed by one int64 (its logical end:
+ * it processes samples [0, end)); libeagle appends that end, min(n, logical
+ * size), and launches EAGLE_GPU_THREADS threads per block over just enough
+ * blocks for it (at least one, at most EAGLE_GPU_MAX_BLOCKS).
+ */
+#define EAGLE_GPU_THREADS 256
+#define EAGLE_GPU_MAX_BLOCKS 65536
+EAGLE_API int eagle_gpu_add_samples_kernel(eagle_gpu_graph *g, void *function,
+                                           const eagle_arg *args, int32_t nargs, int64_t n);
+/* Every samples kernel of g and its sub-graphs processes min(its n, n)
+ * samples from the next replay on: patched into the instantiated graph (no
+ * re-capture), or into the description before instantiation.  n >= 0. */
+EAGLE_API int eagle_gpu_set_logical_size(eagle_gpu_graph *g, int64_t n);
+/* Added in ABI 3 (additive): replay g on `stream` (a CUstream of the
+ * device's primary context, the caller's: it must outlive g) instead of a
+ * stream of its own.  Before eagle_gpu_instantiate. */
+EAGLE_API int eagle_gpu_set_stream(eagle_gpu_graph *g, uint64_t stream);
 
 /*
  * Conditionals read a one-cell uint32 array at device address `cell` (device

@@ -283,6 +283,8 @@ def test_uncapped_while_warns_at_the_users_line():
         warnings.simplefilter("always")
         g = spin(np.ones(2), cell(1))
     assert str(caught[0].message).startswith("uncapped device loop at spin:4:")
+    assert caught[0].category is eagle.builder.UncappedLoopWarning
+    assert issubclass(caught[0].category, eagle.EagleWarning)
     assert caught[0].filename == __file__
     np.testing.assert_array_equal(g(), [16.0, 16.0])
 

@@ -61,9 +61,9 @@ def test_g_record_is_false_true_then_a_record():
     g.add_node(eagle.reduce(np.ones(4), np.zeros(1)), name="sum")
     g.build()
     assert isinstance(g.record, eagle.diff.Record)
-    assert repr(g.record) == "<eagle.diff.Record of 1 nodes, not run yet>"
+    assert repr(g.record) == "<eagle.diff.Record of 1 node, not run yet>"
     g()
-    assert repr(g.record) == "<eagle.diff.Record of 1 nodes, ran>"
+    assert repr(g.record) == "<eagle.diff.Record of 1 node, ran>"
     assert "recorded" in str(g).splitlines()[0]
 
 

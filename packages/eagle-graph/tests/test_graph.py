@@ -613,7 +613,7 @@ def test_busy_second_caller_and_looking_during_a_run():
         assert isinstance(info.value, RuntimeError)
         # looking takes no guard
         assert g.edges() == [] and g.node_labels() == ["block"]
-        assert repr(g) == "<eagle.Graph 1 nodes, 1 stages, cpu>"
+        assert repr(g) == "<eagle.Graph 1 node, 1 stage, cpu>"
         assert "block" in str(g)
         assert g.schedule == ["work_share"] and g.backend == "cpu"
     finally:

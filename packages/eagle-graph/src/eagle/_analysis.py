@@ -26,6 +26,7 @@ from typing import Any
 
 from eagle._cuda import device_of, on_device
 from eagle._edges import Edge, derive_edges, group_key, is_plane
+from eagle._errors import EagleValueError
 from eagle._kinds import Node, PlaneTuple
 from eagle._liveness import Forks, Liveness
 from eagle._views import candidate_pairs, overlap, view_of
@@ -155,7 +156,8 @@ class Analysis:
         """
         devices = {device_of(array) for _, _, array in self.device_planes}
         if len(devices) > 1:
-            raise ValueError(f"eagle.Graph.build: the graph's device planes live on GPUs {sorted(devices)}; "
+            raise EagleValueError("eagle.Graph.build: the graph's device planes live on GPUs "
+                                  f"{sorted(devices)}; "
                              "one graph runs on one GPU: copy them to one device")
         return devices.pop()
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from eagle._arrays import is_guard_cell
 from eagle._cuda import DeviceArray, empty_like_device
+from eagle._errors import EagleTypeError, EagleValueError
 from eagle._flows import KernelFlow
 from eagle._foreign import gpu_ordinal
 from eagle._kinds import Node, PlaneTuple, Swap, kind_of
@@ -51,10 +52,11 @@ def planning(plan: bool | None, api: str) -> bool:
     if plan is None:
         value = os.environ.get(ENV, "1").strip().lower()
         if value not in ("0", "1", "off", "on", "false", "true", ""):
-            raise ValueError(f"{api}: {ENV}={value!r}; set it to 0 (each temporary its own storage) or 1")
+            raise EagleValueError(f"{api}: {ENV}={value!r}; set it to 0 (each temporary its own storage) or "
+                                  "1")
         return value not in ("0", "off", "false")
     if not isinstance(plan, bool):
-        raise TypeError(f"{api}: plan= takes True, False or None (then {ENV}), got {plan!r}")
+        raise EagleTypeError(f"{api}: plan= takes True, False or None (then {ENV}), got {plan!r}")
     return plan
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from eagle import _cuda
+from eagle._errors import EagleIndexError, EagleValueError
 from eagle._flows import CopyFlow, RowFlow
 from eagle._kinds import GpuItems, HostItems, NativeCall, register_node_kind
 from eagle.native import Library, compile_library
@@ -141,7 +142,7 @@ class RowMove:
 
     def __post_init__(self) -> None:
         if tuple(self.table.shape[1:]) != tuple(self.row.shape) or self.table.dtype != self.row.dtype:
-            raise ValueError(f"eagle.RowMove: a row of a {self.table.dtype} table of shape "
+            raise EagleValueError(f"eagle.RowMove: a row of a {self.table.dtype} table of shape "
                              f"{tuple(self.table.shape)} is {tuple(self.table.shape[1:])}; got a "
                              f"{self.row.dtype} plane of shape {tuple(self.row.shape)}")
 
@@ -240,7 +241,8 @@ class TurnCheck:
                  if t.shape[0] < turns]
         if short:
             shown = ", ".join(f"{name} has {n} rows" for name, n in short)
-            raise IndexError(f"eagle.Graph.builder: {self.where}: range({self.count_text}) asks for {turns} "
+            raise EagleIndexError(f"eagle.Graph.builder: {self.where}: range({self.count_text}) asks for "
+                                  f"{turns} "
                              f"turns, {shown}: set {self.count_text} to at most {min(n for _, n in short)}, "
                              f"or pass arrays of {turns} rows")
 
@@ -269,7 +271,8 @@ def _check_cpu(p: TurnCheck) -> HostItems:
 def _check_gpu(p: TurnCheck) -> GpuItems:
     def emit(gpu: Any) -> None:
         if gpu.in_body:  # CUDA has no host function in a conditional body: refuse, never truncate
-            raise ValueError(f"eagle.Graph.build: {p.where}: for ... in range({p.count_text}) over the rows "
+            raise EagleValueError(f"eagle.Graph.build: {p.where}: for ... in range({p.count_text}) over the "
+                                  "rows "
                              f"of {', '.join(p.names)} is inside a device if or loop body, where a GPU graph "
                              f"cannot check {p.count_text} against the rows: make {p.count_text} a Python "
                              "number, or move the loop to the top level of the builder")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, NoReturn, Protocol, runtime_checkable
 
 from eagle._core import BLOCK
+from eagle._errors import EagleTypeError, EagleValueError
 
 
 def shard(n: int, rank: int, size: int) -> slice:
@@ -28,13 +29,14 @@ def shard(n: int, rank: int, size: int) -> slice:
     """
     for name, value in (("n", n), ("rank", rank), ("size", size)):
         if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"eagle.shard: {name} must be an int, got {type(value).__name__}")
+            raise EagleTypeError(f"eagle.shard: {name} must be an int, got {type(value).__name__}")
     if n < 0 or size < 1 or not 0 <= rank < size:
-        raise ValueError(f"eagle.shard: needs n >= 0, size >= 1 and 0 <= rank < size; got n={n}, "
+        raise EagleValueError(f"eagle.shard: needs n >= 0, size >= 1 and 0 <= rank < size; got n={n}, "
                          f"rank={rank}, size={size}")
     blocks = -(-n // BLOCK)
     if 0 < blocks < size:
-        raise ValueError(f"eagle.shard: {n} samples make {blocks} block(s) of {BLOCK}, fewer than the {size} "
+        raise EagleValueError(f"eagle.shard: {n} samples make {blocks} block(s) of {BLOCK}, fewer than the "
+                              f"{size} "
                          f"ranks; every rank needs a block: run on at most {blocks} rank(s)")
     first, last = rank * blocks // size, (rank + 1) * blocks // size
     return slice(min(first * BLOCK, n), min(last * BLOCK, n))
@@ -68,7 +70,7 @@ def communicator_of(comm: Any, api: str) -> Communicator:
 
     adapted = adapt_communicator(comm)
     if adapted is None:
-        raise TypeError(f"{api}: comm={type(comm).__module__}.{type(comm).__qualname__} is not a "
+        raise EagleTypeError(f"{api}: comm={type(comm).__module__}.{type(comm).__qualname__} is not a "
                         "communicator any installed plugin knows: for an mpi4py communicator, "
                         "pip install eagle-mpi")
     return adapted

@@ -18,12 +18,10 @@ from typing import Any, Final
 
 import cffi
 
+from eagle._errors import EagleImportError, EagleRuntimeError, EagleValueError
+
 #: The C ABI this Python code speaks; equal to EAGLE_ABI_VERSION in eagle.h.
 ABI_VERSION: Final = 3
-
-#: A fork/join stage runs its branches as tasks only up to this many samples
-#: (seed 001, "CPU schedules").
-BRANCH_TASKS_MAX_SAMPLES: Final = 4096
 
 _LIB_DIR = Path(__file__).resolve().parent / "_lib"
 _REBUILD = "rebuild it with `pip install -e packages/eagle-graph` (or reinstall eagle-graph)"
@@ -39,7 +37,8 @@ def include_dir() -> Path:
     return _LIB_DIR / "include"
 
 
-def _library_path() -> Path:
+def library_path() -> Path:
+    """The libeagle this process loads (``EAGLE_LIBEAGLE``, else the bundled one)."""
     override = os.environ.get("EAGLE_LIBEAGLE")
     if override:
         return Path(override)
@@ -50,15 +49,15 @@ def _library_path() -> Path:
 def _cdef(header: str) -> str:
     match = re.search(r"/\* EAGLE_CDEF_BEGIN \*/(.*)/\* EAGLE_CDEF_END \*/", header, re.S)
     if match is None:
-        raise ImportError(f"eagle._core: eagle.h has no EAGLE_CDEF region; {_REBUILD}")
+        raise EagleImportError(f"eagle._core: eagle.h has no EAGLE_CDEF region; {_REBUILD}")
     return match.group(1).replace("EAGLE_API ", "")
 
 
 def _load() -> tuple[cffi.FFI, Any]:
     header_path = include_dir() / "eagle" / "eagle.h"
-    path = _library_path()
+    path = library_path()
     if not path.is_file() or not header_path.is_file():
-        raise ImportError(f"eagle._core: libeagle is missing ({path}); {_REBUILD}")
+        raise EagleImportError(f"eagle._core: libeagle is missing ({path}); {_REBUILD}")
     ffi = cffi.FFI()
     ffi.cdef(_cdef(header_path.read_text()))
     # RTLD_NODELETE: the team's threads run libeagle code until the process
@@ -67,7 +66,7 @@ def _load() -> tuple[cffi.FFI, Any]:
     lib = ffi.dlopen(str(path), ffi.RTLD_NOW | ffi.RTLD_GLOBAL | getattr(ffi, "RTLD_NODELETE", 0))
     found = lib.eagle_abi_version()
     if found != ABI_VERSION or lib.EAGLE_ABI_VERSION != ABI_VERSION:
-        raise ImportError(
+        raise EagleImportError(
             f"eagle._core: {path} has ABI version {found}, this eagle needs {ABI_VERSION}; {_REBUILD}"
         )
     return ffi, lib
@@ -86,8 +85,12 @@ atexit.register(_stop_team)
 
 BLOCK: Final = int(lib.EAGLE_BLOCK)
 
+#: A fork/join stage runs its branches as tasks only up to this many samples
+#: (seed 001, "CPU schedules"; the rule itself is libeagle's eagle_stage_schedule).
+BRANCH_TASKS_MAX_SAMPLES: Final = int(lib.EAGLE_BRANCH_TASKS_MAX_SAMPLES)
 
-class CoreError(RuntimeError):
+
+class CoreError(EagleRuntimeError):
     """A libeagle call failed; the message carries libeagle's own words."""
 
 
@@ -107,5 +110,5 @@ def num_threads() -> int:
 def set_num_threads(n: int) -> None:
     """Resize the host thread team; 0 re-reads ``EAGLE_NUM_THREADS`` and the CPU count."""
     if n < 0:
-        raise ValueError(f"eagle._core.set_num_threads: n must be >= 0, got {n}")
+        raise EagleValueError(f"eagle._core.set_num_threads: n must be >= 0, got {n}")
     check(lib.eagle_set_num_threads(n), "eagle._core.set_num_threads")

@@ -22,6 +22,7 @@ from eagle._arrays import on_device as on_device  # re-exported: where the devic
 from eagle._core import check, ffi, lib
 from eagle._driver_thread import pending as _pending  # noqa: F401 -- where the GPU tests watch deferred frees
 from eagle._driver_thread import release
+from eagle._errors import EagleTypeError, EagleValueError
 from eagle._foreign import gpu_ordinal
 from eagle._slots import address as address  # eagle._cuda.address: where callers look
 from eagle._slots import slots
@@ -171,7 +172,7 @@ class DeviceArray:
         if shape.count(-1) == 1 and known and self.size % known == 0:
             shape = tuple(self.size // known if s == -1 else s for s in shape)
         if shape.count(-1) or int(np.prod(shape, dtype=np.int64)) != self.size:
-            raise ValueError(f"eagle.DeviceArray.reshape: {self.size} elements cannot take the shape "
+            raise EagleValueError(f"eagle.DeviceArray.reshape: {self.size} elements cannot take the shape "
                              f"{shape}; give extents whose product is {self.size} (one may be -1)")
         out = self.view()
         out.shape = tuple(int(s) for s in shape)
@@ -300,10 +301,11 @@ def stream_handle(stream: Any) -> int:
         if handle is None and found is not None:
             handle = int(getattr(found, "value", found) or 0)
     if handle is None:
-        raise TypeError(f"eagle.graph.opaque: stream= takes a CuPy, torch or Warp stream or a CUstream "
+        raise EagleTypeError(f"eagle.graph.opaque: stream= takes a CuPy, torch or Warp stream or a CUstream "
                         f"handle (int), got {type(stream).__name__}")
     if handle in (0, 1, 2):  # NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
-        raise ValueError("eagle.graph.opaque: stream= is a default stream, which cannot be captured; pass "
+        raise EagleValueError("eagle.graph.opaque: stream= is a default stream, which cannot be captured; "
+                              "pass "
                          "a stream of your own (cupy.cuda.Stream(), torch.cuda.Stream()), or drop stream= "
                          "and launch on the current stream")
     return handle
@@ -320,7 +322,8 @@ def graph_handle(owner: Any) -> int:
     handle = getattr(owner, "graph", None)  # warp
     if handle is not None:
         return int(getattr(handle, "value", handle))
-    raise TypeError(f"eagle.graph.child: owner is a torch.cuda.CUDAGraph (keep_graph=True), a warp.Graph "
+    raise EagleTypeError("eagle.graph.child: owner is a torch.cuda.CUDAGraph (keep_graph=True), a "
+                         "warp.Graph "
                     f"or a CUgraph handle (int), got {type(owner).__name__}")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from eagle._errors import EagleValueError
 from eagle._kinds import Node, kind_of
 
 API = "eagle.Graph.build"
@@ -26,11 +27,12 @@ POLICIES = ("switch", "predicated", "segmented", "auto")
 
 def _refuse_policy(shown: str, policy: object) -> None:
     if policy in ("segmented", "auto"):
-        raise ValueError(f"{API}: dispatch={shown} splits kernels as a run goes; a built graph is one "
+        raise EagleValueError(f"{API}: dispatch={shown} splits kernels as a run goes; a built graph is one "
                          "structure: use 'switch' or 'predicated', or eagle.simulate(..., "
                          f"dispatch={policy!r})")
     if policy not in BUILT:
-        raise ValueError(f"{API}: dispatch={shown} is not a policy; a built graph takes None, 'switch' or "
+        raise EagleValueError(f"{API}: dispatch={shown} is not a policy; a built graph takes None, 'switch' "
+                              "or "
                          "'predicated', or a {group: policy} dict of them")
 
 
@@ -59,7 +61,7 @@ def apply(nodes: Iterable[Node], dispatch: str | dict[str, str] | None
         if unknown:
             have = f"its groups are {', '.join(map(repr, sorted(names)))}" if names else \
                 "it declares no dispatch group"
-            raise ValueError(f"{API}: dispatch names group {', '.join(map(repr, unknown))}, which no "
+            raise EagleValueError(f"{API}: dispatch names group {', '.join(map(repr, unknown))}, which no "
                              f"kernel of the graph declares; {have}")
     chosen: dict[str, tuple[str, Node]] = {}
     swaps = []
@@ -74,7 +76,7 @@ def apply(nodes: Iterable[Node], dispatch: str | dict[str, str] | None
                 (group.policy if group.policy != "auto" else "switch")
             first = chosen.setdefault(name, (policy, node))
             if first[0] != policy:
-                raise ValueError(f"{API}: dispatch group {name!r} runs {first[0]!r} in node "
+                raise EagleValueError(f"{API}: dispatch group {name!r} runs {first[0]!r} in node "
                                  f"{first[1].default_label()!r} but {policy!r} in node "
                                  f"{node.default_label()!r} (its author's policy); give the groups "
                                  "different names")

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from eagle._errors import EagleImportError
+
 #: ``instrument(graph, lowerings) -> (lowerings, record)``: at the build of a record=True graph,
 #: with its nodes' host lowerings (``instrument``) or their GPU lowerings (``instrument_device``).
 Instrument = Callable[[Any, list[Any]], tuple[list[Any], Any]]
@@ -64,8 +66,9 @@ def record_hooks(api: str) -> RecordHooks:
     except ModuleNotFoundError as err:
         if err.name != "eagle.diff":
             raise
-        raise ImportError(f"{api}: a record=True graph needs eagle-diff: pip install eagle-diff") from None
+        raise EagleImportError(f"{api}: a record=True graph needs eagle-diff: "
+                               "pip install eagle-diff") from None
     if not _HOOKS:
-        raise ImportError(f"{api}: the installed eagle.diff registers no record hooks "
+        raise EagleImportError(f"{api}: the installed eagle.diff registers no record hooks "
                           "(eagle.extend.register_record): install eagle-diff from this release")
     return _HOOKS[0]

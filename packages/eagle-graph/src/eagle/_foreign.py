@@ -26,6 +26,7 @@ import cffi
 import numpy as np
 
 from eagle._arrays import is_value, on_device
+from eagle._errors import EagleTypeError, EagleValueError
 
 __all__ = ["DevicePlane", "Producer", "as_plane", "gpu_ordinal", "held", "producer_of", "refuse_write"]
 
@@ -318,7 +319,7 @@ def _export(obj: Any, api: str, name: str) -> Any:
         if device_type in _DL_CUDA:
             return _device_export(obj, src, device_id)
         where = _DL_NAMES.get(device_type, f"DLPack device type {device_type}")
-        raise ValueError(
+        raise EagleValueError(
             f"{_where(api, name)} lives on {where}, and eagle runs planes in host memory "
             "and on CUDA GPUs: move it to one of them (x.cpu(), x.cuda())"
         )
@@ -330,7 +331,7 @@ def _export(obj: Any, api: str, name: str) -> Any:
     try:
         exported = np.asarray(memoryview(src))  # bytearray, memoryview, a ctypes array
     except TypeError:
-        raise TypeError(
+        raise EagleTypeError(
             f"{_where(api, name)} is a {type(obj).__name__}, not an array: pass a NumPy array "
             "(or any object with __array_interface__, DLPack or the buffer protocol)"
         ) from None
@@ -357,7 +358,7 @@ def as_plane(obj: Any, api: str, name: str, *, writes: bool = False) -> Any:
     if held(obj):
         plane = obj
     elif is_value(obj):
-        raise TypeError(
+        raise EagleTypeError(
             f"{_where(api, name)} is the number {obj!r}, a value copied where it is passed "
             "(a NumPy scalar too, e.g. a[5, 5]): pass an array, e.g. a one-cell a[5:6, 5]"
         )
@@ -391,7 +392,7 @@ def refuse_write(plane: Any, where: str, written: str = "is written") -> None:
     refuse_producer_write(producer_of(plane), where, written)
     # a NumPy array's flag, a DevicePlane's interface (CuPy's flags have no WRITEABLE)
     if not plane.flags.writeable if isinstance(plane, np.ndarray) else getattr(plane, "readonly", False):
-        raise ValueError(
+        raise EagleValueError(
             f"{where} {written} but the array is read-only: pass a writable array (e.g. a.copy())"
         )
 
@@ -400,7 +401,7 @@ def refuse_producer_write(producer: Producer | None, where: str, written: str = 
     """:func:`refuse_write`'s refusals that come from the owner of a plane's memory (None: the
     plane has none of another library)."""
     if producer is not None and producer.requires_grad():
-        raise ValueError(
+        raise EagleValueError(
             f"{where} is {producer.what} that requires grad, and it {written}: torch allows "
             "no in-place write into a tensor autograd differentiates, and one eagle made would "
             "leave its gradient wrong; pass a tensor that does not require grad (t.detach() is "
@@ -408,7 +409,7 @@ def refuse_producer_write(producer: Producer | None, where: str, written: str = 
             "saved its old values is refused)"
         )
     if producer is not None and producer.immutable:
-        raise ValueError(
+        raise EagleValueError(
             f"{where} is a JAX array, and it {written}: JAX arrays are immutable (JAX may "
             "share one between computations), so eagle only reads them; write into a NumPy "
             "array or a torch tensor, and make a JAX array of it after the launch "

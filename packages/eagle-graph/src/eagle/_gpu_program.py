@@ -20,7 +20,7 @@ import numpy as np
 from eagle import _cuda, _gpu_kernels
 from eagle._core import BLOCK, CoreError, check, ffi, lib
 from eagle._driver_thread import no_cuda_calls, release, release_pending
-from eagle._errors import forked_reductions
+from eagle._errors import EagleMemoryError, EagleRuntimeError, EagleValueError, forked_reductions
 from eagle._fusion import emitter, groups
 from eagle._kinds import HostItems, Node
 from eagle._lower_cpu import emit
@@ -52,9 +52,10 @@ def _capture_trampoline(ctx: Any, stream: int) -> int:
 
 
 #: Threads per block of a per-sample kernel, and the most blocks one launch
-#: gets (a grid-stride loop covers the rest).
-THREADS = 256
-MAX_BLOCKS = 65536
+#: gets (a grid-stride loop covers the rest): libeagle's, whose samples kernels
+#: (eagle_gpu_add_samples_kernel, the C++ face's) are sized by the same rule.
+THREADS = int(lib.EAGLE_GPU_THREADS)
+MAX_BLOCKS = int(lib.EAGLE_GPU_MAX_BLOCKS)
 
 #: A logical size above every plane's: the full size.
 _BIG = 1 << 62
@@ -95,7 +96,7 @@ class GpuProgram(CallbackErrors):
         self.device = device
         self._ptr = ffi.gc(lib.eagle_gpu_graph_new(), _free_graph)
         if self._ptr == ffi.NULL:
-            raise MemoryError("eagle.GpuProgram: out of memory")
+            raise EagleMemoryError("eagle.GpuProgram: out of memory")
         self._keep: list[Any] = []
         self._box = ErrorBox()
         self._subs: list[GpuProgram] = []  # adopted bodies: their memory is ours (no back-reference)
@@ -154,7 +155,8 @@ class GpuProgram(CallbackErrors):
         items = gpu_lowered(node, label)
         if items.emit is None:
             tier = "eager=True" if items.stream is None else "stream=S"
-            raise ValueError(f"eagle.Graph.build: node {label!r} runs eagerly (opaque(..., {tier}): on the "
+            raise EagleValueError(f"eagle.Graph.build: node {label!r} runs eagerly (opaque(..., {tier}): on "
+                                  "the "
                              "host at every launch) inside a device if or loop body; the graph is cut "
                              "around such a node, which a body cannot be: move it out of the body")
         self.label = label
@@ -201,7 +203,8 @@ class GpuProgram(CallbackErrors):
             return self
         for name, array in (("src", src), ("into", dst)):
             if not _cuda.contiguous(array):
-                raise ValueError(f"eagle.copy: {name} is strided; a GPU copy moves contiguous arrays: copy a "
+                raise EagleValueError(f"eagle.copy: {name} is strided; a GPU copy moves contiguous arrays: "
+                                      "copy a "
                                  "contiguous array (np.ascontiguousarray / cupy.ascontiguousarray)")
         pageable = [name for name, a in (("src", src), ("into", dst)) if self._memory(a) == "pageable"]
         nbytes = int(np.prod(np.shape(src), dtype=np.int64)) * plane_dtype(src).itemsize
@@ -210,7 +213,8 @@ class GpuProgram(CallbackErrors):
         if not pageable:
             return self._copy_node(src, dst, nbytes)
         if self.in_body:
-            raise ValueError(f"eagle.copy: {pageable[0]} is a pageable host array, and this copy is in a "
+            raise EagleValueError(f"eagle.copy: {pageable[0]} is a pageable host array, and this copy is in "
+                                  "a "
                              "loop or branch body, where only pinned memory can be copied: allocate it with "
                              "eagle.pinned(shape, dtype)")
         if len(pageable) == 2:  # host to host
@@ -235,7 +239,8 @@ class GpuProgram(CallbackErrors):
         writes (bind cannot re-point a host function)."""
         self._hold(*touches)
         if self.in_body:
-            raise ValueError(f"eagle.Graph.build: node {self.label!r} is a host node (code over host planes, "
+            raise EagleValueError(f"eagle.Graph.build: node {self.label!r} is a host node (code over host "
+                                  "planes, "
                              "or with no planes) inside a device if or loop body: CUDA does not allow host "
                              "functions in a conditional body; move it out of the body")
         handle = ffi.new_handle((self._box, [fn]))
@@ -266,7 +271,7 @@ class GpuProgram(CallbackErrors):
         """A host node running a node's CPU lowering (as a host program) at every replay: the node
         ``label``, whose planes live on the host."""
         if self.in_body:
-            raise ValueError(f"eagle.Graph.build: node {label!r} is a host node (its planes live on the "
+            raise EagleValueError(f"eagle.Graph.build: node {label!r} is a host node (its planes live on the "
                              "host) inside a device if or loop body: CUDA does not allow host functions "
                              "in a conditional body; move it out of the body (a copy there is fine, from "
                              "pinned memory)")
@@ -274,7 +279,8 @@ class GpuProgram(CallbackErrors):
         emit(lowering, program)
         program.finalize()
         if self.cut is not None and program.reductions:
-            raise ValueError(f"eagle.Graph.build: node {label!r} reduces across samples over host planes, "
+            raise EagleValueError(f"eagle.Graph.build: node {label!r} reduces across samples over host "
+                                  "planes, "
                              "in a GPU graph over a communicator: the ranks would combine it inside the "
                              "driver's host function; give the node device planes (or build the graph "
                              "over NumPy arrays)")
@@ -318,7 +324,7 @@ class GpuProgram(CallbackErrors):
             except Exception:  # noqa: BLE001 -- an owner after reset() may refuse to name a graph
                 now = None
             if now != graph:
-                raise RuntimeError(f"{api}: node {label!r} is a child graph whose owner was reset or "
+                raise EagleRuntimeError(f"{api}: node {label!r} is a child graph whose owner was reset or "
                                    "captured again since eagle.Graph.build (the CUDA graph eagle cloned is "
                                    "not the one it holds now); rebuild the eagle graph then: a new "
                                    "eagle.Graph over the owner")
@@ -360,7 +366,8 @@ class GpuProgram(CallbackErrors):
         if self.forked:
             raise forked_reductions([self.label])
         if self.in_body:
-            raise ValueError(f"eagle.Graph.build: node {self.label!r} reduces across samples inside a device "
+            raise EagleValueError(f"eagle.Graph.build: node {self.label!r} reduces across samples inside a "
+                                  "device "
                              "if or loop body, in a GPU graph over a communicator: the ranks combine a "
                              "reduction on the host, between two CUDA graphs, and a body cannot be cut; "
                              "move the reduction out of the body (a loop's guard: run the loop from Python, "
@@ -477,7 +484,8 @@ class GpuProgram(CallbackErrors):
         """The address of a guard cell, which the device reads: device or pinned memory."""
         address = _cuda.address(cell)
         if _cuda.memory_type(address, self.device) == "pageable":
-            raise ValueError("eagle.Graph.build: the guard cell of a device if, match or loop is a pageable "
+            raise EagleValueError("eagle.Graph.build: the guard cell of a device if, match or loop is a "
+                                  "pageable "
                              "host array, which the GPU cannot read; make it a device array (or "
                              "eagle.pinned(1, np.uint32))")
         return address

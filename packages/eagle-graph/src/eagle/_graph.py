@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
+import logging
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -17,13 +18,21 @@ from eagle._buffers import plan_storage, planning
 from eagle._comm import Communicator, communicator_of
 from eagle._core import CoreError
 from eagle._edges import Edge, is_plane, is_value
-from eagle._errors import Busy, RebuildWarning
+from eagle._errors import (
+    Busy,
+    EagleImportError,
+    EagleRuntimeError,
+    EagleTypeError,
+    EagleValueError,
+    RebuildWarning,
+)
 from eagle._extension import record_hooks
 from eagle._fused_runs import FusedRun, in_graph_order
 from eagle._fused_runs import describe as describe_runs
 from eagle._fusion import FusionContext, enabled, fusing
 from eagle._kinds import Node, kind_of
 from eagle._launch_checks import LaunchChecks, refuse_written
+from eagle._log import build_log
 from eagle._lower_cpu import lowered
 from eagle._lower_gpu import gpu_lowered
 from eagle._lower_stages import lower_device, lower_host
@@ -35,6 +44,8 @@ from eagle._target import Target
 from eagle.plan import BoundPlan
 
 BACKENDS = (None, "cpu", "gpu")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 @dataclass
@@ -112,24 +123,30 @@ class Graph:
         return self._extension.get("recording")
 
     @staticmethod
-    def builder(fn: Callable[..., Any]) -> Any:
-        """Write a graph from plain Python (eagle-builder): see ``eagle.builder.builder``."""
+    def builder(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+        """Write a graph from plain Python (eagle-builder): see ``eagle.builder.builder``.
+
+        Typed as ``fn`` is: a builder returns the graph its function returns, built; a block (a
+        function whose first parameter is annotated ``eagle.Graph``) what its function returns.
+        """
         try:
             from eagle.builder import builder
         except ImportError:
-            raise ImportError("eagle.Graph.builder needs eagle-builder: pip install eagle-builder") from None
+            raise EagleImportError("eagle.Graph.builder needs eagle-builder: "
+                                   "pip install eagle-builder") from None
         return builder(fn)
 
     def parallel(self) -> Any:
         """A fork, while a builder records this graph: ``with g.parallel() as p:``."""
         if self._recorder is None:
-            raise RuntimeError("eagle.Graph.parallel: a fork is recorded by a builder: write it inside an "
+            raise EagleRuntimeError("eagle.Graph.parallel: a fork is recorded by a builder: write it inside "
+                                    "an "
                                "@eagle.Graph.builder function (or add_group on a hand-made graph)")
         return self._recorder.parallel()
 
     def wait(self, plane: Any) -> Graph:
         """Refused: a wait belongs to a branch of a fork (``b.wait(x)``)."""
-        raise RuntimeError("eagle.Graph.wait: only inside a parallel region, on a branch handle")
+        raise EagleRuntimeError("eagle.Graph.wait: only inside a parallel region, on a branch handle")
 
     def bind(self, **arrays: Any) -> Graph:
         """Swap the arrays of a builder graph by the builder's parameter names; no rebuild.
@@ -139,7 +156,7 @@ class Graph:
         """
         binder = self._extension.get("bind")
         if binder is None:
-            raise RuntimeError("eagle.Graph.bind: only a graph made by an @eagle.Graph.builder binds "
+            raise EagleRuntimeError("eagle.Graph.bind: only a graph made by an @eagle.Graph.builder binds "
                                "arrays by parameter name")
         with self._guard("eagle.Graph.bind"):
             binder(**arrays)
@@ -165,7 +182,7 @@ class Graph:
         self._check_open(api)
         if self._recorder is not None:  # a builder is recording: the node goes in its order
             if not isinstance(node, Node):
-                raise TypeError(f"{api}: expected a node, got {type(node).__name__}")
+                raise EagleTypeError(f"{api}: expected a node, got {type(node).__name__}")
             self._recorder.add_node(node, name)
             return self
         index = self._append(node, name, api)
@@ -175,7 +192,7 @@ class Graph:
     def add(self, bound: BoundPlan, name: str | None = None) -> Graph:
         """Append a plan launch (``plan.bind(...)``) as its own stage."""
         if not isinstance(bound, BoundPlan):
-            raise TypeError(f"eagle.Graph.add: takes a BoundPlan from plan.bind(...), got "
+            raise EagleTypeError(f"eagle.Graph.add: takes a BoundPlan from plan.bind(...), got "
                             f"{type(bound).__name__}; add other nodes with add_node")
         with self._guard("eagle.Graph.add"):
             return self._add_stage(Node("plan", bound), name, "eagle.Graph.add")
@@ -192,26 +209,26 @@ class Graph:
     def _add_group(self, branches: Sequence[Any], names: Sequence[Any] | None) -> None:
         self._check_open("eagle.Graph.add_group")
         if self._recorder is not None:
-            raise RuntimeError("eagle.Graph.add_group: a builder records a fork with `with g.parallel() "
+            raise EagleRuntimeError("eagle.Graph.add_group: a builder records a fork with `with g.parallel() "
                                "as p:` and `with p.branch() as b:`")
         if not branches:
-            raise ValueError("eagle.Graph.add_group: give at least one branch")
+            raise EagleValueError("eagle.Graph.add_group: give at least one branch")
         if names is not None and len(names) != len(branches):
-            raise ValueError(f"eagle.Graph.add_group: {len(branches)} branches but {len(names)} names")
+            raise EagleValueError(f"eagle.Graph.add_group: {len(branches)} branches but {len(names)} names")
         before = (len(self._nodes), len(self._labels))
         try:
             stage = _Stage([], group=True)
             for b, branch in enumerate(branches):
                 parts = list(branch) if isinstance(branch, (list, tuple)) else [branch]
                 if not parts:
-                    raise ValueError(f"eagle.Graph.add_group: branch {b} is empty; a branch is a plan, "
+                    raise EagleValueError(f"eagle.Graph.add_group: branch {b} is empty; a branch is a plan, "
                                      "a node, or a non-empty list of them")
                 name = None if names is None else names[b]
                 labels = name if isinstance(name, (list, tuple)) else (
                     [name] if len(parts) == 1 else [None if name is None else f"{name}.{i}"
                                                     for i in range(len(parts))])
                 if len(labels) != len(parts):
-                    raise ValueError(f"eagle.Graph.add_group: branch {b} has {len(parts)} parts but "
+                    raise EagleValueError(f"eagle.Graph.add_group: branch {b} has {len(parts)} parts but "
                                      f"{len(labels)} names; give one name per part, or one for the branch")
                 stage.branches.append([
                     self._append(Node("plan", p) if isinstance(p, BoundPlan) else p, label,
@@ -225,18 +242,18 @@ class Graph:
 
     def _check_open(self, api: str) -> None:
         if self._program is not None:
-            raise RuntimeError(f"{api}: the graph is built; adding to a built graph is refused: "
+            raise EagleRuntimeError(f"{api}: the graph is built; adding to a built graph is refused: "
                                "make a new Graph")
 
     def _append(self, node: Any, name: str | None, api: str) -> int:
         if not isinstance(node, Node):
-            raise TypeError(f"{api}: expected a node (eagle.graph.opaque(...), eagle.reduce(...), ...) "
+            raise EagleTypeError(f"{api}: expected a node (eagle.graph.opaque(...), eagle.reduce(...), ...) "
                             f"or a BoundPlan, got {type(node).__name__}")
         label = name or node.default_label()
         single = kind_of(node.kind).one_graph
         if node._graph is not None and single is not None:
             noun, maker = single
-            raise ValueError(f"{api}: the {noun} {label!r} is already another graph's; "
+            raise EagleValueError(f"{api}: the {noun} {label!r} is already another graph's; "
                              f"make a new {maker} for this graph")
         _refuse_non_planes(node, label, api)
         node.refuse(api, label)  # its kind's checks, on the nodes it holds too
@@ -324,7 +341,12 @@ class Graph:
         return Analysis(self._nodes, forks, self._temporaries)
 
     def __repr__(self) -> str:
-        return (f"<eagle.Graph {len(self._nodes)} nodes, {len(self._stages)} stages, "
+        """Its node and stage counts and its backend, on one line.
+
+        >>> eagle.Graph().add_node(eagle.copy(np.zeros(3), into=np.zeros(3)))
+        <eagle.Graph 1 node, 1 stage, not built>
+        """
+        return (f"<eagle.Graph {_count(len(self._nodes), 'node')}, {_count(len(self._stages), 'stage')}, "
                 f"{self._backend or 'not built'}>")
 
     def __str__(self) -> str:
@@ -407,12 +429,13 @@ class Graph:
         """
         with self._guard("eagle.Graph.build"):
             if self._program is not None:
-                raise RuntimeError("eagle.Graph.build: the graph is already built; a second build is "
+                raise EagleRuntimeError("eagle.Graph.build: the graph is already built; a second build is "
                                    "refused: make a new Graph")
             if not self._nodes:
-                raise ValueError("eagle.Graph.build: the graph is empty: add nodes first")
+                raise EagleValueError("eagle.Graph.build: the graph is empty: add nodes first")
             if backend not in BACKENDS:
-                raise ValueError(f"eagle.Graph.build: backend must be None, 'cpu' or 'gpu', got {backend!r}")
+                raise EagleValueError("eagle.Graph.build: backend must be None, 'cpu' or 'gpu', got "
+                                      f"{backend!r}")
             _dispatch.check(dispatch)
             policies, undo = _dispatch.apply(self._nodes, dispatch)
             try:
@@ -432,7 +455,19 @@ class Graph:
             if tape is not None:
                 self._record_replay = record_hooks("eagle.Graph.build").replay
             self._prepare_launch()
+        self._log_build()
         return self
+
+    def _log_build(self) -> None:
+        """The build's lowering decisions, at DEBUG on the ``eagle.build`` logger."""
+        if not build_log.isEnabledFor(logging.DEBUG):
+            return
+        for s, (stage, how) in enumerate(zip(self._stages, self._schedule, strict=True)):
+            labels = ", ".join(repr(self._labels[i]) for branch in stage.branches for i in branch)
+            build_log.debug("eagle.Graph.build: stage %d (%s) on the %s: %s", s, labels, self._backend, how)
+        for run in self.fused_runs:
+            members = ", ".join(map(repr, run.nodes))
+            build_log.debug("eagle.Graph.build: %s fused into one function (%s)", members, run.where)
 
     def _prepare_launch(self) -> None:
         """The launch of the target built now: one native call where a host program replays
@@ -505,7 +540,7 @@ class Graph:
         if self._recording:
             instrument = record_hooks("eagle.Graph.build").instrument_device
             if instrument is None:
-                raise ValueError("eagle.Graph.build: the installed eagle-diff records graphs on the CPU "
+                raise EagleValueError("eagle.Graph.build: the installed eagle-diff records graphs on the CPU "
                                  "only: install eagle-diff from this release, or pass NumPy arrays")
             lowerings, tape = instrument(self, lowerings)
         program, tiers, reducing = lower_device([stage.branches for stage in self._stages], lowerings,
@@ -598,12 +633,13 @@ class Graph:
         device = [(self._labels[i], name) for i, name, _ in analysis.device_planes]
         if not device:
             if backend == "gpu":
-                raise ValueError("eagle.Graph.build: backend='gpu' but every plane is a host (NumPy) "
+                raise EagleValueError("eagle.Graph.build: backend='gpu' but every plane is a host (NumPy) "
                                  "array: pass CuPy arrays (for a CPU tensor, tensor.cuda()), or build "
                                  "with backend='cpu'")
             return "cpu"
         if backend == "cpu":
-            raise ValueError(f"eagle.Graph.build: backend='cpu' but the planes {_names(device)} are device "
+            raise EagleValueError(f"eagle.Graph.build: backend='cpu' but the planes {_names(device)} are "
+                                  "device "
                              "(CuPy) arrays: pass NumPy arrays (for a CUDA tensor, tensor.cpu()), or build "
                              "with backend='gpu'")
         return "gpu"
@@ -631,7 +667,8 @@ class Graph:
         if self._prepared(n, "eagle.Graph.enqueue"):  # a host program's: no Record
             return self
         if self.record:
-            raise RuntimeError("eagle.Graph.enqueue: a record=True graph runs with launch(), which waits "
+            raise EagleRuntimeError("eagle.Graph.enqueue: a record=True graph runs with launch(), which "
+                                    "waits "
                                "for the run its Record describes")
         with self._guard("eagle.Graph.enqueue"):
             self._run(n, "eagle.Graph.enqueue", wait=False)
@@ -667,9 +704,9 @@ class Graph:
     def set_logical_size(self, n: int) -> Graph:
         """The next replays process only the first ``n`` samples; no rebuild."""
         if not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"eagle.Graph.set_logical_size: n must be an int >= 0, got {n!r}")
+            raise EagleValueError(f"eagle.Graph.set_logical_size: n must be an int >= 0, got {n!r}")
         if self._comm is not None:
-            raise ValueError("eagle.Graph.set_logical_size: a graph over a communicator has no logical "
+            raise EagleValueError("eagle.Graph.set_logical_size: a graph over a communicator has no logical "
                              "size: each rank's sample count is that of its shard (eagle.shard)")
         with self._guard("eagle.Graph.set_logical_size"):
             self._logical = int(n)
@@ -679,9 +716,9 @@ class Graph:
 
     def _run(self, n: int, api: str, wait: bool = True) -> None:
         if self._program is None:
-            raise RuntimeError(f"{api}: the graph is not built: call build() first")
+            raise EagleRuntimeError(f"{api}: the graph is not built: call build() first")
         if not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"{api}: n must be an int >= 0, got {n!r}")
+            raise EagleValueError(f"{api}: n must be an int >= 0, got {n!r}")
         checks = self._checks
         if checks is not None:
             checks.before(api)
@@ -728,7 +765,7 @@ def _refuse_non_planes(node: Node, label: str, api: str) -> None:
     """What a kind declares is memory the conflict check sees, or a value (a number, no edges)."""
     for name, array, _ in node.planes():
         if not (is_plane(array) or is_value(array)):
-            raise TypeError(f"{api}: node {label!r} ({node.kind}) declares plane {name!r} as a "
+            raise EagleTypeError(f"{api}: node {label!r} ({node.kind}) declares plane {name!r} as a "
                             f"{type(array).__name__}, which the conflict check cannot see into: declare an "
                             "array (or an object with the buffer protocol)")
 
@@ -744,5 +781,10 @@ def _viz(api: str, install: str = "eagle-viz") -> Any:
     except ModuleNotFoundError as err:
         if err.name != "eagle.viz":
             raise
-        raise ImportError(f"{api}: pictures come from the eagle-viz package: pip install {install}") from None
+        raise EagleImportError(f"{api}: pictures come from the eagle-viz package: "
+                               f"pip install {install}") from None
     return viz
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -16,9 +16,12 @@ load lazily the first time a kind is not found here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from eagle._errors import EagleKeyError, EagleTypeError, EagleValueError
 from eagle._flows import Flow, LeafFlow
 from eagle._pictures import BoxPicture, Picture
 from eagle._recording import recorded
@@ -299,9 +302,9 @@ def _check_native_call(call: object, kind: NodeKind, label: str) -> None:
 
     where = f"eagle.Graph.build: node {label!r}: the native lowering of {kind.describe()}"
     if not isinstance(call, NativeCall):
-        raise TypeError(f"{where} gave {type(call).__name__}; it returns eagle.graph.NativeCall items")
+        raise EagleTypeError(f"{where} gave {type(call).__name__}; it returns eagle.graph.NativeCall items")
     if not (isinstance(call.kernel, ffi.CData) and ffi.typeof(call.kernel) is ffi.typeof("eagle_kernel_fn")):
-        raise TypeError(f"{where} gave kernel {call.kernel!r}; a kernel is an eagle_kernel_fn, e.g. "
+        raise EagleTypeError(f"{where} gave kernel {call.kernel!r}; a kernel is an eagle_kernel_fn, e.g. "
                         "eagle.native.Library(path).kernel(symbol)")
 
 
@@ -356,7 +359,8 @@ class Swap:
 
 
 def _cannot_rebuild(node: Node, swapped: list[str]) -> None:
-    raise ValueError(f"eagle.graph.Swap: node {node.default_label()!r} of {kind_of(node.kind).describe()} "
+    raise EagleValueError(f"eagle.graph.Swap: node {node.default_label()!r} of "
+                          f"{kind_of(node.kind).describe()} "
                      f"holds {', '.join(swapped)}, which are swapped, and the kind has no rebuild=; "
                      "register it with rebuild=")
 
@@ -383,14 +387,15 @@ HOOKS = frozenset({"one_graph", "bodies", "refuse", "label", "picture", "rebuild
 def add_kind(kind: NodeKind, table: dict[str, NodeKind], api: str) -> NodeKind:
     """Put ``kind`` in ``table``: the same kind again is fine, a different one under its name is refused."""
     if kind.lower_cpu is not None and kind.native is not None:
-        raise ValueError(f"{api}: {kind.describe()} gives both lower_cpu and native; give one: native "
+        raise EagleValueError(f"{api}: {kind.describe()} gives both lower_cpu and native; give one: native "
                          "for kernels of a shared library, lower_cpu for anything else")
     if kind.lower is not None and (kind.lower_cpu, kind.lower_gpu, kind.native) != (None, None, None):
-        raise ValueError(f"{api}: {kind.describe()} gives lower and also lower_cpu, lower_gpu or native; "
+        raise EagleValueError(f"{api}: {kind.describe()} gives lower and also lower_cpu, lower_gpu or "
+                              "native; "
                          "give lower alone (work written once against the target) or the others")
     taken = table.get(kind.name)
     if taken is not None and not taken.same_as(kind):
-        raise ValueError(f"{api}: a different kind is already registered as {kind.name!r} "
+        raise EagleValueError(f"{api}: a different kind is already registered as {kind.name!r} "
                          f"({taken.describe()}); pick another name for {kind.describe()}")
     table.setdefault(kind.name, kind)
     return table[kind.name]
@@ -522,7 +527,7 @@ def kind_of(name: str) -> NodeKind:
         note = FINDER.find()
         kind = _REGISTRY.get(name)
         if kind is None:
-            raise KeyError(f"eagle.graph.Node: no node kind {name!r} is registered; "
+            raise EagleKeyError(f"eagle.graph.Node: no node kind {name!r} is registered; "
                            f"known kinds: {', '.join(sorted(_REGISTRY))}{note}") from None
     return kind
 
@@ -546,7 +551,7 @@ def node(kind: str, *args: Any, **kwargs: Any) -> Node:
     """
     found = kind_of(kind)
     if found.make is None:
-        raise TypeError(f"eagle.node: {found.describe()} has no make=; build its payload yourself: "
+        raise EagleTypeError(f"eagle.node: {found.describe()} has no make=; build its payload yourself: "
                         f"eagle.graph.Node({kind!r}, payload)")
     return recorded(Node(kind, found.make(*args, **kwargs)))
 
@@ -616,4 +621,26 @@ class Node:
                 node.refuse(api)
 
     def __repr__(self) -> str:
-        return f"Node({self.kind!r}, {self.payload!r})"
+        """Its kind and payload, an array in it by its type, shape and dtype, never its elements.
+
+        >>> eagle.reduce(np.arange(1000.0), np.zeros(1), op="max")  # doctest: +NORMALIZE_WHITESPACE
+        Node('reduce', Reduce(x=ndarray(shape=(1000,), dtype=float64),
+                              out=ndarray(shape=(1,), dtype=float64), op='max'))
+        """
+        return f"Node({self.kind!r}, {brief(self.payload)})"
+
+
+def brief(value: Any) -> str:
+    """``repr(value)`` with every array in it (inside dataclasses, dicts, lists and tuples) shown
+    as ``ndarray(shape=(n,), dtype=float64)``: a node's repr must fit on a screen."""
+    if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.generic):
+        return f"{type(value).__name__}(shape={tuple(value.shape)}, dtype={value.dtype})"
+    if is_dataclass(value) and not isinstance(value, type):
+        shown = (f"{f.name}={brief(getattr(value, f.name))}" for f in fields(value) if f.repr)
+        return f"{type(value).__name__}({', '.join(shown)})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {brief(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        inner = ", ".join(brief(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    return repr(value)

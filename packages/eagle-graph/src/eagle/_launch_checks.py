@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from eagle._arrays import is_value
+from eagle._errors import EagleRuntimeError
 from eagle._foreign import Producer, producer_of, refuse_producer_write, refuse_write
 from eagle._kinds import PlaneTuple
 
@@ -78,7 +79,7 @@ class LaunchChecks:
         moved = [(label, name, p) for label, name, p in self.planes if p.moved()]
         if moved:
             label, name, producer = moved[0]
-            raise RuntimeError(
+            raise EagleRuntimeError(
                 f"{api}: plane {name!r} of node {label!r} is no longer the memory of {producer.what} it "
                 f"was made from{_more(moved)}: its storage was replaced (param.data = ...), and the "
                 "graph still holds the old; bind the tensor the optimizer updates: change it in place "
@@ -112,7 +113,7 @@ class LaunchChecks:
         ]
         if changed:
             label, name, producer = changed[0]
-            raise RuntimeError(
+            raise EagleRuntimeError(
                 f"{api}: plane {name!r} of node {label!r} ({producer.what}) was changed in place between "
                 f"enqueue() and the call that waits for it{_more(changed)}, while a replay may have been "
                 "reading it: update weights after launch() returns, or after synchronize()"

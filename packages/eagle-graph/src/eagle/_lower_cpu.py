@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from eagle._errors import EagleTypeError, EagleValueError
 from eagle._kinds import HostItems, Node, kind_of
 
 if TYPE_CHECKING:
@@ -18,10 +19,10 @@ def lowered(node: Node, label: str) -> HostItems | Callable[[], object]:
     if result is None:
         fix = kind.cpu_refusal or ("register the kind with lower_cpu=... or native=..., or build it for "
                                    "the GPU")
-        raise ValueError(f"eagle.Graph.build: node {label!r} of kind {node.kind!r} has no CPU lowering; "
+        raise EagleValueError(f"eagle.Graph.build: node {label!r} of kind {node.kind!r} has no CPU lowering; "
                          f"{fix}")
     if not (isinstance(result, HostItems) or callable(result)):
-        raise TypeError(f"eagle.Graph.build: lower_cpu of kind {node.kind!r} returned "
+        raise EagleTypeError(f"eagle.Graph.build: lower_cpu of kind {node.kind!r} returned "
                         f"{type(result).__name__}; return a zero-argument callable or eagle.graph.HostItems")
     return result
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from eagle._arrays import on_device
 from eagle._edges import is_plane
+from eagle._errors import EagleTypeError, EagleValueError
 from eagle._kinds import GpuItems, Node, PlaneTuple, kind_of
 from eagle._lower_cpu import lowered
 
@@ -30,18 +31,18 @@ def gpu_lowered(node: Node, label: str, planes: Sequence[PlaneTuple] | None = No
     planes = node.planes() if planes is None else planes
     host, device = _sides(planes)
     if host and device and not kind.both_sides:
-        raise ValueError(f"eagle.Graph.build: node {label!r} has planes on both sides: host "
+        raise EagleValueError(f"eagle.Graph.build: node {label!r} has planes on both sides: host "
                          f"{', '.join(host)}, device {', '.join(device)}; add eagle.copy({host[0]}, "
                          "into=<a device array>) before it, so the node's planes live on one side")
     if device or (not host and kind.lowers_on_device):  # a node without planes goes by its kind
         if not kind.lowers_on_device:
-            raise ValueError(f"eagle.Graph.build: node {label!r} of {kind.describe()} has device planes "
+            raise EagleValueError(f"eagle.Graph.build: node {label!r} of {kind.describe()} has device planes "
                              f"({', '.join(device)}) but no GPU lowering; register the kind with "
                              "lower_gpu=..., or pass NumPy arrays for a CPU build")
         items = kind.device_lowering(node.payload)
         if (not isinstance(items, GpuItems) or (items.emit is None) == (items.eager is None)
                 or (items.stream is not None and items.eager is None)):
-            raise TypeError(f"eagle.Graph.build: lower_gpu of {kind.describe()} returned "
+            raise EagleTypeError(f"eagle.Graph.build: lower_gpu of {kind.describe()} returned "
                             f"{items!r}; return eagle.graph.GpuItems with emit= or eager= (and stream= "
                             "only with eager=)")
         return items

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from eagle._errors import EagleValueError
 from eagle._fusion import emitter, groups
 from eagle._gpu_program import GpuProgram
 from eagle._gpu_segments import GpuSegments, HostCall
@@ -125,7 +126,8 @@ def lower_device(stages: list[list[list[int]]], lowerings: list[GpuItems], label
             items = lowerings[calls[0]]
             tier = "stream=S" if items.stream is not None else "eager=True"
             if sum(len(b) for b in branches) > 1:
-                raise ValueError(f"eagle.Graph.build: node {labels[calls[0]]!r} runs eagerly (opaque(..., "
+                raise EagleValueError(f"eagle.Graph.build: node {labels[calls[0]]!r} runs eagerly "
+                                      "(opaque(..., "
                                  f"{tier}): on the host at every launch) inside a fork; the graph is cut "
                                  "around it, so it runs alone: move it out of the parallel region")
             flush()

@@ -17,6 +17,7 @@ import numpy as np
 from eagle import _cuda, _gpu_kernels
 from eagle._arrays import is_guard_cell
 from eagle._edges import is_plane, is_value
+from eagle._errors import EagleTypeError, EagleValueError
 from eagle._fixed_order import fixed_order
 from eagle._flows import ChoiceFlow, CopyFlow, LoopFlow, ReduceFlow
 from eagle._foreign import as_plane
@@ -52,12 +53,13 @@ def _named(planes: Mapping[str, Any] | Any, api: str, writes: bool) -> dict[str,
     elif isinstance(planes, (list, tuple)):
         named = {f"plane{i}": a for i, a in enumerate(planes)}
     else:
-        raise TypeError(f"{api}: declare planes as a dict of name -> array, e.g. reads={{'x': x}}")
+        raise EagleTypeError(f"{api}: declare planes as a dict of name -> array, e.g. reads={{'x': x}}")
     for name, plane in named.items():
         if is_value(plane):  # a value (a number) is copied: no edges
             continue
         if not is_plane(plane):
-            raise TypeError(f"{api}: plane {name!r} is a {type(plane).__name__}, which the conflict check "
+            raise EagleTypeError(f"{api}: plane {name!r} is a {type(plane).__name__}, which the conflict "
+                                 "check "
                             "cannot see into: declare a NumPy array (or a bytearray, memoryview, ctypes "
                             "array: anything with the buffer protocol) and have the function use it")
         named[name] = as_plane(plane, api, f"plane {name!r}", writes=writes)
@@ -89,7 +91,8 @@ def opaque(fn: Callable[[], object], reads: Mapping[str, Any] | None = None,
     array([6.])
     """
     if not callable(fn):
-        raise TypeError(f"eagle.graph.opaque: fn must be a zero-argument callable, got {type(fn).__name__}")
+        raise EagleTypeError("eagle.graph.opaque: fn must be a zero-argument callable, got "
+                             f"{type(fn).__name__}")
     tier = "eager" if eager else "stream" if stream is not None else "capture"
     return recorded(Node("opaque", Opaque(fn, _named(reads or {}, "eagle.graph.opaque", False),
                                           _named(writes or {}, "eagle.graph.opaque", True), tier, stream)))
@@ -212,18 +215,18 @@ def reduce(x: Any, out: Any, op: str = "sum") -> Node:
     (array([10.]), array([4.]))
     """
     if op not in REDUCE_OPS:
-        raise ValueError(f"eagle.reduce: op must be one of {REDUCE_OPS}, got {op!r}")
+        raise EagleValueError(f"eagle.reduce: op must be one of {REDUCE_OPS}, got {op!r}")
     x, out = as_plane(x, "eagle.reduce", "x"), as_plane(out, "eagle.reduce", "out", writes=True)
     if np.ndim(x) != 1 or np.size(out) != 1:
-        raise ValueError(f"eagle.reduce: x must be a 1-D plane and out one element; got shapes "
+        raise EagleValueError(f"eagle.reduce: x must be a 1-D plane and out one element; got shapes "
                          f"{np.shape(x)} and {np.shape(out)}")
     dtype, out_dtype = plane_dtype(x), plane_dtype(out)
     if not _gpu_kernels.reducible(dtype):
-        raise TypeError(f"eagle.reduce: x is {dtype}; eagle reduces float64, float32, int64, "
+        raise EagleTypeError(f"eagle.reduce: x is {dtype}; eagle reduces float64, float32, int64, "
                         "int32, uint64, uint32, uint8 and bool planes: pass x.astype(np.float32), say")
     contiguous = _cuda.contiguous(x)
     if not contiguous or dtype != out_dtype:
-        raise ValueError(f"eagle.reduce: x must be contiguous and out of its dtype; got a "
+        raise EagleValueError(f"eagle.reduce: x must be contiguous and out of its dtype; got a "
                          f"{'contiguous' if contiguous else 'strided'} {dtype} plane and a "
                          f"{out_dtype} out: pass np.ascontiguousarray(x) and an out of dtype {dtype}")
     return recorded(Node("reduce", Reduce(x, out, op)))
@@ -266,7 +269,7 @@ def copy(src: Any, *, into: Any) -> Node:
     if same:
         into = src  # still the one plane: a node that does nothing
     if np.shape(src) != np.shape(into) or plane_dtype(src) != plane_dtype(into):
-        raise ValueError(f"eagle.copy: src and into must have one shape and dtype; got "
+        raise EagleValueError(f"eagle.copy: src and into must have one shape and dtype; got "
                          f"{np.shape(src)} {plane_dtype(src)} and {np.shape(into)} {plane_dtype(into)}")
     return recorded(Node("copy", Copy(src, into)))
 
@@ -329,7 +332,7 @@ def _cell(flag: Any, api: str) -> Any:
     if is_plane(flag):  # a one-cell tensor too: the array over its memory
         flag = as_plane(flag, api, "the guard")
     if not is_guard_cell(flag):
-        raise TypeError(f"{api}: a guard is a one-cell uint32 array, e.g. np.zeros(1, np.uint32); "
+        raise EagleTypeError(f"{api}: a guard is a one-cell uint32 array, e.g. np.zeros(1, np.uint32); "
                         f"got {getattr(flag, 'dtype', type(flag).__name__)} of shape {np.shape(flag)}")
     return flag
 
@@ -346,11 +349,11 @@ class Conditional:
 
 def _step_node(step: Any, api: str) -> Node:
     if isinstance(step, tuple):
-        raise TypeError(f"{api}: a conditional holds one step, not a tuple of parts; "
+        raise EagleTypeError(f"{api}: a conditional holds one step, not a tuple of parts; "
                         "make one opaque node (or one plan) that runs them in order")
     if isinstance(step, Node):
         if step.kind in ("skippable", "repeat_while"):
-            raise TypeError(f"{api}: a conditional nested in a conditional is refused for now; "
+            raise EagleTypeError(f"{api}: a conditional nested in a conditional is refused for now; "
                             "put the inner guard's check inside the step")
         return withdrawn(step)  # made while recording, it runs as this conditional's step only
     bound = getattr(step, "__self__", None)
@@ -358,7 +361,7 @@ def _step_node(step: Any, api: str) -> Node:
         return Node("plan", bound)  # bound_plan.launch: its planes come from the plan
     if callable(step):
         return withdrawn(opaque(step))  # no declared planes: only the guard orders it
-    raise TypeError(f"{api}: step must be a node, bound_plan.launch or a zero-argument callable, "
+    raise EagleTypeError(f"{api}: step must be a node, bound_plan.launch or a zero-argument callable, "
                     f"got {type(step).__name__}")
 
 
@@ -375,7 +378,8 @@ def skippable(step: Any, guard: SkipGuard) -> Node:
     array([1.])
     """
     if not isinstance(guard, SkipGuard):
-        raise TypeError("eagle.skippable: guard must be an eagle.SkipGuard, e.g. SkipGuard.nonzero(flag)")
+        raise EagleTypeError("eagle.skippable: guard must be an eagle.SkipGuard, e.g. "
+                             "SkipGuard.nonzero(flag)")
     return recorded(Node("skippable", Conditional(_step_node(step, "eagle.skippable"), guard.cell,
                                                   "skip if guard")))
 
@@ -391,7 +395,7 @@ def repeat_while(step: Any, guard: SkipGuard | np.ndarray, max_iters: int) -> No
     """
     cell = guard.cell if isinstance(guard, SkipGuard) else _cell(guard, "eagle.repeat_while")
     if not isinstance(max_iters, int) or max_iters < 1:
-        raise ValueError(f"eagle.repeat_while: max_iters must be a positive int, got {max_iters!r}")
+        raise EagleValueError(f"eagle.repeat_while: max_iters must be a positive int, got {max_iters!r}")
     return recorded(Node("repeat_while", Conditional(_step_node(step, "eagle.repeat_while"), cell,
                                                      f"repeat ≤ {max_iters}", max_iters)))
 

@@ -21,11 +21,14 @@ import ctypes
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from eagle._core import ffi, lib
+from eagle._errors import EagleRuntimeError
+from eagle._log import compile_log
 from eagle.native import cached
 
 #: The virtual architecture PTX is written for unless one is asked for:
@@ -39,7 +42,7 @@ WHEELS = {13: Path("nvidia", "cu13", "lib", "libnvrtc.so.13"),
           12: Path("nvidia", "cuda_nvrtc", "lib", "libnvrtc.so.12")}
 
 
-class NvrtcError(RuntimeError):
+class NvrtcError(EagleRuntimeError):
     """NVRTC is missing, or it rejected a kernel's CUDA (the message holds its log)."""
 
 
@@ -174,6 +177,7 @@ def _compile(source: str, name: str, arch: str, kind: str, suffix: str) -> bytes
     get_size, get = getattr(nvrtc.dll, f"nvrtcGet{kind}Size"), getattr(nvrtc.dll, f"nvrtcGet{kind}")
 
     def build(out: Path) -> None:
+        start = time.perf_counter()
         program = ctypes.c_void_p()
         created = nvrtc.dll.nvrtcCreateProgram(ctypes.byref(program), source.encode(), f"{name}.cu".encode(),
                                                0, None, None)
@@ -189,6 +193,8 @@ def _compile(source: str, name: str, arch: str, kind: str, suffix: str) -> bytes
         finally:
             nvrtc.dll.nvrtcDestroyProgram(ctypes.byref(program))
         out.write_bytes(buffer.raw.rstrip(b"\x00") if kind == "PTX" else buffer.raw)
+        compile_log.info("eagle: NVRTC %d.%d compiled %s to %s for %s in %.0f ms", *version(), name, kind,
+                         arch, 1e3 * (time.perf_counter() - start))
 
     path = cached(f"{name}{suffix}", [source, " ".join(options), "nvrtc {}.{}".format(*version())], build)
     return path.read_bytes()

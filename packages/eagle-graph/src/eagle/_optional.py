@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 
+from eagle._errors import EagleImportError
+
 
 def optional_module(package: str, name: str, distribution: str) -> object:
     """``package.name`` imported; where it is not installed, an ImportError naming what to install
@@ -13,4 +15,4 @@ def optional_module(package: str, name: str, distribution: str) -> object:
     except ModuleNotFoundError as err:
         if err.name != f"{package}.{name}":
             raise
-        raise ImportError(f"{package}.{name} is not installed: pip install {distribution}") from None
+        raise EagleImportError(f"{package}.{name} is not installed: pip install {distribution}") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from eagle._errors import EagleTypeError
 from eagle._program import Program
 
 
@@ -26,7 +27,7 @@ class GraphPipeline:
     def record(self, fn: Callable[[], object]) -> GraphPipeline:
         """Append a step; the pipeline is lowered again on the next launch."""
         if not callable(fn):
-            raise TypeError(f"eagle.GraphPipeline.record: expected a callable, got {type(fn).__name__}")
+            raise EagleTypeError(f"eagle.GraphPipeline.record: expected a callable, got {type(fn).__name__}")
         self._steps.append(fn)
         self._program = None
         return self

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from eagle._errors import EagleWarning
 from eagle._kinds import _REGISTRY, FINDER, NodeKind
 from eagle._registry import KindRegistry
 
@@ -35,13 +36,13 @@ GROUP = "eagle"
 DISABLE_ENV = "EAGLE_NO_PLUGINS"
 
 
-class PluginWarning(UserWarning):
+class PluginWarning(EagleWarning):
     """A plugin was not loaded; the message names it and says why.
 
-    A ``UserWarning``: ``warnings.simplefilter("error", eagle.PluginWarning)``
+    An :class:`eagle.EagleWarning`: ``warnings.simplefilter("error", eagle.PluginWarning)``
     turns a broken plugin into an error.
 
-    >>> issubclass(eagle.PluginWarning, UserWarning)
+    >>> issubclass(eagle.PluginWarning, eagle.EagleWarning)
     True
     """
 

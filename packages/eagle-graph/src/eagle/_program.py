@@ -20,6 +20,7 @@ import numpy as np
 from eagle._arrays import is_guard_cell
 from eagle._core import BLOCK, check, ffi, lib
 from eagle._driver_thread import no_cuda_calls
+from eagle._errors import EagleMemoryError, EagleRuntimeError, EagleTypeError, EagleValueError
 from eagle._fusion import emitter, groups
 from eagle._kinds import Node
 from eagle._lower_cpu import emit, emit_node, lowered
@@ -83,7 +84,7 @@ def _trampoline(ctx: Any) -> int:
 
 def _cell(array: np.ndarray, api: str) -> Any:
     if not (isinstance(array, np.ndarray) and is_guard_cell(array)):  # the host reads it
-        raise TypeError(f"{api}: a guard is a one-cell uint32 NumPy array")
+        raise EagleTypeError(f"{api}: a guard is a one-cell uint32 NumPy array")
     return ffi.cast("const uint32_t *", array.ctypes.data)
 
 
@@ -187,7 +188,7 @@ class Program(CallbackErrors):
     def __init__(self, views: dict[int, tuple[Any, Any]] | None = None) -> None:
         self._ptr = ffi.gc(lib.eagle_program_new(), lib.eagle_program_free)
         if self._ptr == ffi.NULL:
-            raise MemoryError("eagle.Program: out of memory")
+            raise EagleMemoryError("eagle.Program: out of memory")
         self._keep: list[Any] = []  # what libeagle points into
         # Consecutive callbacks share one item, so a run of them takes the GIL once.
         self._batch: list[Callable[[], object]] | None = None
@@ -282,7 +283,7 @@ class Program(CallbackErrors):
         """Append ``out[0] = op(x)`` in the fixed order (x contiguous 1-D)."""
         self._batch = None
         if x.ndim != 1 or not x.flags.c_contiguous or x.dtype != out.dtype or out.size != 1:
-            raise ValueError("Program.reduce: x must be contiguous 1-D and out one cell of its dtype")
+            raise EagleValueError("Program.reduce: x must be contiguous 1-D and out one cell of its dtype")
         check(lib.eagle_add_reduce(self._ptr, ffi.cast("void *", x.ctypes.data),
                                    ffi.cast("void *", out.ctypes.data), x.size, DTYPES[x.dtype],
                                    REDUCE_OPS[op]), "Program.reduce")
@@ -295,7 +296,7 @@ class Program(CallbackErrors):
         wrote into ``partials`` (one per block, by ``eagle_reduce_block``)."""
         self._batch = None
         if partials.dtype != out.dtype or out.size != 1 or partials.size < -(-n // BLOCK):
-            raise ValueError("Program.reduce_partials: one partial per block of n, and one out cell, "
+            raise EagleValueError("Program.reduce_partials: one partial per block of n, and one out cell, "
                              "all of one dtype")
         check(lib.eagle_add_reduce_partials(self._ptr, ffi.cast("void *", partials.ctypes.data),
                                             ffi.cast("void *", out.ctypes.data), n, DTYPES[partials.dtype],
@@ -390,7 +391,7 @@ class Program(CallbackErrors):
     def finalize(self) -> Program:
         self._batch = None
         if self._unresolved():
-            raise RuntimeError("eagle.Program.finalize: the program calls kernels not compiled yet; "
+            raise EagleRuntimeError("eagle.Program.finalize: the program calls kernels not compiled yet; "
                                "resolve the build's CompileBatch before finalizing")
         check(lib.eagle_program_finalize(self._ptr), "Program.finalize")
         return self

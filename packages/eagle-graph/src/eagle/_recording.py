@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+from eagle._errors import EagleRuntimeError, EagleTypeError
+
 # A leaf module (the graph and the node functions import it): graphs and nodes are typed Any here.
 Graph = Node = Any
 
@@ -37,7 +39,7 @@ class Recording:
     def call(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A kernel called while recording (hawk): return what the call stands for."""
         name = getattr(kernel, "__name__", kernel)
-        raise TypeError(f"{name}: the active recording ({type(self).__name__}) takes no kernel calls: "
+        raise EagleTypeError(f"{name}: the active recording ({type(self).__name__}) takes no kernel calls: "
                         "call the kernel outside it, or give the recording a call method")
 
     def adopt(self, graph: Graph) -> None:
@@ -51,7 +53,8 @@ class Recording:
 
     def parallel(self) -> Any:
         """A fork opened on the recorded graph (``g.parallel()``)."""
-        raise RuntimeError(f"eagle.Graph.parallel: {type(self).__name__}, recording this graph, records no "
+        raise EagleRuntimeError(f"eagle.Graph.parallel: {type(self).__name__}, recording this graph, records "
+                                "no "
                            "forks: use add_group, or record with @eagle.Graph.builder")
 
 
@@ -77,7 +80,7 @@ def recording(recorder: R) -> Iterator[R]:
     True
     """
     if not isinstance(recorder, Recording):
-        raise TypeError("eagle.extend.recording: takes an eagle.extend.Recording (subclass it), got "
+        raise EagleTypeError("eagle.extend.recording: takes an eagle.extend.Recording (subclass it), got "
                         f"{type(recorder).__name__}")
     token = _active.set(recorder)
     try:

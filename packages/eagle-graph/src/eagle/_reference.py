@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from eagle._errors import EagleAssertionError, EagleValueError
 from eagle._kinds import HostItems, Node, kind_of
 from eagle._program import Program
 
@@ -41,7 +42,8 @@ class Interpreter:
             return
         lowering = kind.host_lowering(node.payload, label)
         if lowering is None:
-            raise ValueError(f"eagle.testing.interpret: node {label!r} of {kind.describe()} has neither a "
+            raise EagleValueError(f"eagle.testing.interpret: node {label!r} of {kind.describe()} has neither "
+                                  "a "
                              "reference entry nor a CPU lowering to run")
         self.lowered(lowering)
 
@@ -79,7 +81,7 @@ def interpret(graph: Graph, n: int = 1) -> Any:
     (array([ 0.,  4.,  8., 12.]), array([24.]))
     """
     if graph._comm is not None:
-        raise ValueError("eagle.testing.interpret: a graph over a communicator reduces across ranks; "
+        raise EagleValueError("eagle.testing.interpret: a graph over a communicator reduces across ranks; "
                          "interpret the one-process graph of the whole batch instead")
     interpreter = Interpreter(graph._logical)
     for _ in range(n):
@@ -140,7 +142,7 @@ def check(graph: Graph, n: int = 1) -> None:
             differ.append(f"{_where(graph, array)}: element {first} is {got.reshape(-1)[first].item()!r} "
                           f"after the replay, {want.reshape(-1)[first].item()!r} by the reference")
     if differ:
-        raise AssertionError("eagle.testing.check: the replay differs from the reference interpreter: "
+        raise EagleAssertionError("eagle.testing.check: the replay differs from the reference interpreter: "
                              + "; ".join(differ))
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from eagle._errors import EagleTypeError, EagleValueError
 from eagle._kinds import (
     HOOKS,
     GpuItems,
@@ -56,7 +57,7 @@ class KindRegistry:
         its ``bodies``, ``refuse``, ``label``, ``picture``, ``rebuild``, ``flow``, ``samples``)."""
         unknown = sorted(set(hooks) - HOOKS)
         if unknown:
-            raise TypeError(f"eagle.plugins: plugin {self.plugin}: register_node_kind({name!r}) got "
+            raise EagleTypeError(f"eagle.plugins: plugin {self.plugin}: register_node_kind({name!r}) got "
                             f"{', '.join(unknown)}; the hooks are {', '.join(sorted(HOOKS))}")
         kind = NodeKind(name, reads, writes, lower_cpu, lower_gpu, native, vjp, make, plugin=self.plugin,
                         both_sides=both_sides, reference=reference, lower=lower, **hooks)
@@ -75,11 +76,11 @@ class KindRegistry:
         lib = Library(path)
         found = lib.abi_version()
         if found is None:
-            raise ValueError(f"eagle.plugins: plugin {self.plugin}: {Path(path).name} does not export "
+            raise EagleValueError(f"eagle.plugins: plugin {self.plugin}: {Path(path).name} does not export "
                              f"{PLUGIN_ABI_SYMBOL}(); define `int {PLUGIN_ABI_SYMBOL}(void) {{ return "
                              "EAGLE_ABI_VERSION; }` in it so eagle can check the ABI it was built for")
         if found != self.abi_version:
-            raise ValueError(f"eagle.plugins: plugin {self.plugin}: {Path(path).name} was built for "
+            raise EagleValueError(f"eagle.plugins: plugin {self.plugin}: {Path(path).name} was built for "
                              f"EAGLE_ABI_VERSION {found}, this eagle speaks {self.abi_version}; rebuild "
                              f"{self.plugin} against this eagle's eagle.h, or install a matching eagle-graph")
         self._libraries.append(lib)

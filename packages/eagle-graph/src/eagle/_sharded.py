@@ -15,7 +15,7 @@ from typing import Any, NoReturn, TypeVar
 
 from eagle._comm import Communicator
 from eagle._edges import is_plane
-from eagle._errors import forked_reductions
+from eagle._errors import EagleRuntimeError, EagleValueError, forked_reductions
 
 T = TypeVar("T")
 
@@ -50,12 +50,13 @@ def agree(comm: Communicator, graph: Any, local: Callable[[], T]) -> T:
     failed = [(r, message) for r, (message, _) in enumerate(told) if message]
     if failed:
         rank, message = failed[0]
-        raise RuntimeError(f"eagle.Graph.build: rank {rank} of {comm.size} failed to build the graph, so "
+        raise EagleRuntimeError(f"eagle.Graph.build: rank {rank} of {comm.size} failed to build the graph, "
+                                "so "
                            f"every rank stops: {message}")
     differ = [r for r, (_, digest) in enumerate(told) if digest != told[0][1]]
     if differ:
         everyone = comm.allgather(rows)  # every rank saw the same digests: all make this call
-        raise ValueError("eagle.Graph.build: the ranks recorded different graphs: "
+        raise EagleValueError("eagle.Graph.build: the ranks recorded different graphs: "
                          f"{_difference(everyone, differ[0])}; every rank must record the same nodes on "
                          "planes that differ only in the sample (last) axis")
     return result

@@ -30,8 +30,10 @@ from eagle import _cuda
 from eagle._arrays import on_device
 from eagle._compaction import Compactor, copy_seconds_per_byte
 from eagle._edges import same_view
+from eagle._errors import EagleRuntimeError, EagleValueError
 from eagle._foreign import producer_of, refuse_write
 from eagle._kinds import Node
+from eagle._log import simulate_log
 from eagle._simulate_dispatch import Assignment, Dispatch, assigned
 from eagle._simulate_report import Compaction, SimulateReport, SimulateResult
 from eagle._stepping import UntilDone, host_values, loop, terminated_plane
@@ -71,7 +73,7 @@ def simulate(step: Any, *, terminated: Any, max_steps: int, dispatch: str | Mapp
     (4, 0, array([0.625 , 0.5   , 0.75  , 0.5625]))
     """
     if compact not in COMPACT or not isinstance(compact, (bool, str)):
-        raise ValueError(f"{API}: compact is True, False or \"auto\"; got {compact!r}")
+        raise EagleValueError(f"{API}: compact is True, False or \"auto\"; got {compact!r}")
     items = [step] if isinstance(step, (Node, BoundPlan)) or not isinstance(step, Sequence) else list(step)
     terminated = terminated_plane(terminated)
     base = loop(items, terminated=terminated, max_steps=max_steps, marks=_marks(terminated))
@@ -105,7 +107,7 @@ def _compactable(base: UntilDone, compact: bool | str, notes: list[str]) -> list
     if blocker is None:
         return planes
     if compact is True:
-        raise ValueError(f"{API}: compact=True, but {blocker}; or pass compact=False")
+        raise EagleValueError(f"{API}: compact=True, but {blocker}; or pass compact=False")
     notes.append(f"no compaction: {blocker}")
     return None
 
@@ -213,6 +215,7 @@ class _Run:
         self.gather_per_slot: float | None = None  # measured at each compaction
         self.gather_fixed: float | None = None  # measured at the first decision
         self.per_slot_step: float | None = None  # the last call's seconds per slot and step
+        self.last_steps = 1  # the last call's steps
 
     def runner(self, assignment: Assignment) -> UntilDone:
         """The loop for one dispatch assignment, built once, at the current logical size."""
@@ -246,37 +249,52 @@ class _Run:
         return SimulateResult(total, live, _state(self.base), report)
 
     def _chunk(self, compact: bool | str, total: int, live: int) -> tuple[int, int]:
-        """One chunk of up to ``CHUNK`` steps under one dispatch assignment, from step ``total``
-        with ``live`` samples live: calls of as few steps as keep a call's fixed cost small (so
-        a dear step is followed by a look at the live count and, with ``"auto"``, a compaction
-        where it pays), then the dispatch decision, then a compaction where it pays unless the
-        next chunk is a probe.  Returns the steps run and the live count."""
+        """One chunk of up to ``CHUNK`` steps from step ``total`` with ``live`` samples live: calls
+        of as few steps as keep a call's fixed cost small (so a dear step is followed by a look at
+        the live count and, with ``"auto"``, a compaction where it pays), then the dispatch
+        decision, then a compaction where it pays unless the next call is a probe.  A probe is one
+        call, of as many steps as the call it is compared with, and the decision it informs is
+        taken right after it, as is the first (after the run's first call).  Returns the steps run
+        and the live count."""
         assignment = self.choices.assignment()
-        seconds, ran_steps, slot_steps = 0.0, 0, 0
+        ran_steps = 0
+        seconds, run_steps, slot_steps = 0.0, 0, 0  # of the calls under `assignment` since a decision
         while live and ran_steps < CHUNK and total < self.max_steps:
             runner = self.runner(assignment)
             steps = min(self._steps_per_call(), CHUNK - ran_steps, self.max_steps - total)
+            if self.choices.probing:
+                steps = min(steps, self.last_steps)
             start = time.perf_counter()
             ran = runner.run(max_steps=steps)
             took = time.perf_counter() - start
             if not ran.steps:  # the loop's own test saw every sample done, the count did not
-                raise RuntimeError(f"{API}: the loop ran no step with {live} of {self.slots} samples "
+                raise EagleRuntimeError(f"{API}: the loop ran no step with {live} of {self.slots} samples "
                                    "live: the stop test and the live count disagree (an eagle bug)")
             self.report.seconds["steps"] += took
-            seconds, ran_steps = seconds + took, ran_steps + ran.steps
+            ran_steps, self.last_steps = ran_steps + ran.steps, ran.steps
+            seconds, run_steps = seconds + took, run_steps + ran.steps
             slot_steps += ran.steps * self.slots
             total, live = total + ran.steps, ran.live
             self.per_slot_step = took / (ran.steps * self.slots)
+            if self.choices.decides_now:
+                self._observe(assignment, seconds, run_steps, slot_steps, total)
+                assignment = self.choices.assignment()
+                seconds, run_steps, slot_steps = 0.0, 0, 0
             within = live and ran_steps < CHUNK and total < self.max_steps  # the chunk goes on
-            if within and compact == "auto" and self._pays(compact, live):
+            if within and compact == "auto" and not self.choices.probing and self._pays(compact, live):
                 self._compact(total)
         self.report.live.append((total, live))
-        start = time.perf_counter()
-        self.choices.observe(assignment, seconds, ran_steps, self.slots, total, slot_steps=slot_steps)
-        self.report.seconds["decisions"] += time.perf_counter() - start
+        if run_steps:
+            self._observe(assignment, seconds, run_steps, slot_steps, total)
         if live and not self.choices.probing and self._pays(compact, live):
             self._compact(total)  # (not before a probe: it runs over the slots just measured)
         return total, live
+
+    def _observe(self, assignment: Assignment, seconds: float, steps: int, slot_steps: int,
+                 total: int) -> None:
+        start = time.perf_counter()
+        self.choices.observe(assignment, seconds, steps, self.slots, total, slot_steps=slot_steps)
+        self.report.seconds["decisions"] += time.perf_counter() - start
 
     def _steps_per_call(self) -> int:
         """Steps for the next call: enough that it takes ``CALL_SECONDS`` at the last measured
@@ -311,6 +329,8 @@ class _Run:
         self.gather_per_slot = max(took - (self.gather_fixed or 0.0), 0.0) / before  # "auto" measured it
         self.report.seconds["compaction"] += took
         self.report.compactions.append(Compaction(step, before, self.slots, took))
+        simulate_log.debug("eagle.simulate: step %d: compacted %d slots to %d in %.3g ms", step, before,
+                           self.slots, 1e3 * took)
 
 
 def _state(base: UntilDone) -> dict[str, Any]:

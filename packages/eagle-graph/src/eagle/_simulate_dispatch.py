@@ -8,8 +8,12 @@ when the predicted gain falls under 5 %.  A prediction is the measured time per 
 the step run with that policy (per slot of the loop, not per live sample: the fused form computes
 every slot, finished or not, so its time per live sample grows as samples finish, and estimates
 taken at different live counts made the decision flap); one not measured yet, measured under an
-arm mix that has moved on, or measured long ago, is measured by running the next chunk with it (a
-probe).  So is one measured over a loop compaction has since shrunk more than eightfold.  Groups are
+arm mix that has moved on, or measured long ago, is measured by running the next call with it (a
+probe: one step where a step is dear enough to run one per call, a whole chunk where steps are
+cheap), of as many steps as the call before it, over the same slots; the decision follows the probe
+at once.  So is one measured over a loop compaction has since shrunk more than eightfold.  The
+first decision follows the run's first call: it measures the fused form, and a probe of the split
+one comes next, so a step where splitting pays is not run fused for a whole chunk.  Groups are
 probed one at a time.
 """
 
@@ -21,6 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from eagle._errors import EagleTypeError, EagleValueError
 from eagle._stepping import host_values
 from eagle.plan import DISPATCH_POLICIES, BoundPlan, DispatchGroup
 
@@ -117,6 +122,12 @@ class Dispatch:
     def _fix(self, name: str, policy: str, why: str) -> None:
         self.fixed[name] = policy
         self.decisions.append(Decision(0, name, policy, why))
+
+    @property
+    def decides_now(self) -> bool:
+        """The call just run is a probe, or the run's first: the next decision is taken now, not at
+        the chunk's end (the first call measures the fused form; a probe of the split one follows)."""
+        return self._probing is not None or (bool(self.auto) and self._chunks == 0)
 
     @property
     def probing(self) -> bool:
@@ -216,17 +227,18 @@ def _forced(dispatch: str | Mapping[str, str] | None, groups: Mapping[str, Dispa
         _policy(dispatch, "dispatch")
         return {name: dispatch for name, group in groups.items() if group.policy == "auto"}
     if not isinstance(dispatch, Mapping):
-        raise TypeError(f"{API}: dispatch is None, a policy name ({', '.join(FORCED)}) or a "
+        raise EagleTypeError(f"{API}: dispatch is None, a policy name ({', '.join(FORCED)}) or a "
                         f"{{group: policy}} dict; got {type(dispatch).__name__}")
     forced = {}
     for name, policy in dispatch.items():
         if name not in groups:
             have = ", ".join(map(repr, groups)) or "none"
-            raise ValueError(f"{API}: dispatch names group {name!r}, which no plan of the step declares; "
+            raise EagleValueError(f"{API}: dispatch names group {name!r}, which no plan of the step "
+                                  "declares; "
                              f"its groups are {have}")
         _policy(policy, f"dispatch[{name!r}]")
         if groups[name].policy != "auto":
-            raise ValueError(f"{API}: dispatch[{name!r}] = {policy!r}, but the kernel's author chose "
+            raise EagleValueError(f"{API}: dispatch[{name!r}] = {policy!r}, but the kernel's author chose "
                              f"{groups[name].policy!r} for group {name!r}, which dispatch= never overrides: "
                              "leave it out, or declare the group \"auto\"")
         if policy != "auto":
@@ -236,7 +248,7 @@ def _forced(dispatch: str | Mapping[str, str] | None, groups: Mapping[str, Dispa
 
 def _policy(policy: Any, where: str) -> None:
     if policy not in DISPATCH_POLICIES:
-        raise ValueError(f"{API}: {where} is {policy!r}, which is no dispatch policy; the policies are "
+        raise EagleValueError(f"{API}: {where} is {policy!r}, which is no dispatch policy; the policies are "
                          f"{', '.join(map(repr, DISPATCH_POLICIES))}")
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from eagle._arrays import is_array
 from eagle._core import ffi
+from eagle._errors import EagleTypeError
 
 
 def address(array: Any) -> int:
@@ -59,7 +60,8 @@ def slots(args: Sequence[Any], *, device: bool, api: str = "eagle.Graph.build") 
         elif isinstance(arg, (float, np.floating)) or (not device and hasattr(arg, "__float__")):
             filled[i].f64 = float(arg)
         else:
-            raise TypeError(f"{api}: a kernel argument is an array or a number, got {type(arg).__name__}")
+            raise EagleTypeError(f"{api}: a kernel argument is an array or a number, got "
+                                 f"{type(arg).__name__}")
     return filled
 
 

@@ -33,6 +33,7 @@ from eagle import _cuda
 from eagle._arrays import on_device
 from eagle._core import check, lib
 from eagle._edges import is_plane
+from eagle._errors import EagleTypeError, EagleValueError
 from eagle._foreign import as_plane
 from eagle._graph import Graph
 from eagle._kinds import GpuItems, HostItems, Node, PlaneTuple, Swap, register_node_kind
@@ -309,10 +310,10 @@ def loop(items: Sequence[Any], *, terminated: Any, max_steps: int, marks: Any = 
     of plans' mark is written to (see :class:`Until`)."""
     terminated = terminated_plane(terminated)
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
-        raise ValueError(f"{API}: max_steps must be a positive int (the most steps one run takes), "
+        raise EagleValueError(f"{API}: max_steps must be a positive int (the most steps one run takes), "
                          f"got {max_steps!r}")
     if isinstance(items, (Node, BoundPlan)) or not isinstance(items, Sequence) or not items:
-        raise TypeError(f"{API}: items is a non-empty list of the step's plans and nodes, run in list "
+        raise EagleTypeError(f"{API}: items is a non-empty list of the step's plans and nodes, run in list "
                         f"order, e.g. until_done([plan, node], ...); got {type(items).__name__}")
     nodes = [_item(item, k, terminated) for k, item in enumerate(items)]
     payload = Until(Body(nodes), terminated, int(max_steps), marks)
@@ -326,11 +327,12 @@ def terminated_plane(plane: Any) -> Any:
     if is_plane(plane):
         plane = as_plane(plane, API, "terminated")
     if not is_plane(plane) or len(np.shape(plane)) != 1 or np.shape(plane)[0] < 1:
-        raise ValueError(f"{API}: terminated is a 1-D plane of one value per sample (np.zeros(n, np.uint8)); "
+        raise EagleValueError(f"{API}: terminated is a 1-D plane of one value per sample (np.zeros(n, "
+                              "np.uint8)); "
                          f"got {type(plane).__name__} of shape {np.shape(plane) if is_plane(plane) else '?'}")
     dtype = plane_dtype(plane)
     if dtype not in TERMINATED_DTYPES or not _cuda.contiguous(plane):
-        raise TypeError(f"{API}: terminated must be a contiguous bool, uint8, int32 or uint32 plane (a "
+        raise EagleTypeError(f"{API}: terminated must be a contiguous bool, uint8, int32 or uint32 plane (a "
                         f"sample is finished where it is not 0); got a {dtype} plane: pass "
                         "terminated.astype(np.uint8)")
     return plane
@@ -340,7 +342,8 @@ def _item(item: Any, k: int, terminated: Any) -> Node:
     """Item ``k`` as the node the loop runs, refused where the loop cannot keep its promise."""
     node = Node("plan", item) if isinstance(item, BoundPlan) else item
     if not isinstance(node, Node):
-        raise TypeError(f"{API}: item {k} is a {type(item).__name__}; an item is a plan (plan.bind(...), "
+        raise EagleTypeError(f"{API}: item {k} is a {type(item).__name__}; an item is a plan "
+                             "(plan.bind(...), "
                         "kernel.plan(...)), an eagle.opaque node or an eagle.graph.child node")
     label = f"item {k} ({node.default_label()!r})"
     n = int(np.shape(terminated)[0])
@@ -348,17 +351,17 @@ def _item(item: Any, k: int, terminated: Any) -> Node:
         _refuse_plan(node.payload, label, n)
         return node
     if node.kind not in ("opaque", "child"):
-        raise TypeError(f"{API}: {label} is a {node.kind!r} node; the loop runs plans, captured opaque "
+        raise EagleTypeError(f"{API}: {label} is a {node.kind!r} node; the loop runs plans, captured opaque "
                         "nodes and child graphs: put that work in an eagle.opaque(fn, reads=..., writes=...) "
                         "that leaves finished samples alone")
     if isinstance(node.payload, Opaque) and node.payload.tier != "capture":
         spelling = "stream=S" if node.payload.tier == "stream" else "eager=True"
-        raise ValueError(f"{API}: {label} is opaque(fn, {spelling}), which runs on the host at every "
+        raise EagleValueError(f"{API}: {label} is opaque(fn, {spelling}), which runs on the host at every "
                          "launch and cannot run inside the loop's one device graph: call runner.run("
                          "max_steps=k), then your code, in your own loop")
     planes = node.planes()
     if any(role != "read" for *_, role in planes) and not any(a is terminated for _, a, _ in planes):
-        raise ValueError(f"{API}: {label} writes planes but does not declare terminated: a node must "
+        raise EagleValueError(f"{API}: {label} writes planes but does not declare terminated: a node must "
                          "never write a finished sample, so it reads terminated to know which; add "
                          "reads={'terminated': terminated} and leave those samples alone")
     return node
@@ -367,18 +370,20 @@ def _item(item: Any, k: int, terminated: Any) -> Node:
 def _refuse_plan(bound: BoundPlan, label: str, n: int) -> None:
     name = bound.plan.name
     if not bound.plan.own_writes:
-        raise ValueError(f"{API}: {label}: plan {name!r} is not per-sample (it reduces across samples or "
+        raise EagleValueError(f"{API}: {label}: plan {name!r} is not per-sample (it reduces across samples "
+                              "or "
                          "writes other samples' cells: a Scatter, a one-cell output), so eagle cannot keep a "
                          "finished sample out of it: compute the reduction after runner.run, or mask it in "
                          "the kernel by reading terminated")
     for pname, array, role in bound.planes():
         if role != "read" and (not np.ndim(array) or np.shape(array)[-1] != n):
-            raise ValueError(f"{API}: {label}: plan {name!r} writes plane {pname!r} of shape "
+            raise EagleValueError(f"{API}: {label}: plan {name!r} writes plane {pname!r} of shape "
                              f"{tuple(np.shape(array))}, not one value per sample of terminated's {n}: a "
                              "plan in the loop is masked per sample (a finished sample is never written); "
                              "write per-sample planes in the loop and reduce them after runner.run")
     if bound.samples != n:
-        raise ValueError(f"{API}: {label}: plan {name!r} runs over {bound.samples} samples and terminated "
+        raise EagleValueError(f"{API}: {label}: plan {name!r} runs over {bound.samples} samples and "
+                              "terminated "
                          f"holds {n}: bind the plan over planes of {n} samples")
 
 
@@ -397,7 +402,7 @@ def _refuse_whole_reads(payload: Until) -> None:
         for plane in whole:
             for k, writer, a in written:
                 if overlap(a, plane):
-                    raise ValueError(f"{API}: item {j} ({item.default_label()!r}): plan "
+                    raise EagleValueError(f"{API}: item {j} ({item.default_label()!r}): plan "
                                      f"{item.payload.plan.name!r} reads plane {names.get(id(plane), '?')!r} "
                                      f"whole (a Table), which item {k} ({writer.default_label()!r}) writes: "
                                      "it would read the values of finished samples that the mask puts back "
@@ -408,7 +413,7 @@ def _refuse_unwritten(payload: Until) -> None:
     for item in payload.items:
         if any(a is payload.terminated and role != "read" for _, a, role in item.planes()):
             return
-    raise ValueError(f"{API}: no item writes terminated, so only max_steps could end the loop: write it "
+    raise EagleValueError(f"{API}: no item writes terminated, so only max_steps could end the loop: write it "
                      "in a step (a plan's Mutable, an opaque node's writes=...), or run a fixed number "
                      "of steps with Graph.launch(n)")
 
@@ -444,7 +449,7 @@ class UntilDone(Node):
         until: Until = self.payload
         cap = until.max_steps if max_steps is None else max_steps
         if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
-            raise ValueError(f"{API}: runner.run: max_steps must be a positive int, got {max_steps!r}")
+            raise EagleValueError(f"{API}: runner.run: max_steps must be a positive int, got {max_steps!r}")
         graph = self._own_graph()
         cells = until.cells(_device(until.terminated))
         cells.cap[0] = cap

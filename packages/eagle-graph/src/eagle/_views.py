@@ -15,6 +15,8 @@ from typing import Any, Final
 
 import numpy as np
 
+from eagle._errors import EagleTypeError, EagleValueError
+
 from ._core import check, ffi, lib
 from ._foreign import Producer, as_plane, gpu_ordinal
 
@@ -54,7 +56,7 @@ def _fill(view: Any, data: int, shape: tuple[int, ...], strides: tuple[int, ...]
     """Fill ``view``; ``shape`` and ``strides`` hold Python ints, strides None = C order."""
     ndim = len(shape)
     if ndim > _MAX_DIMS:
-        raise ValueError(
+        raise EagleValueError(
             f"eagle.view_of: the array has {ndim} dimensions; eagle views allow at most "
             f"{_MAX_DIMS}"
         )
@@ -129,7 +131,7 @@ def _fill_view(view: Any, obj: Any) -> Any:
         plane = as_plane(obj, "eagle.view_of", "the object")
     except TypeError:
         if not hasattr(obj, "__array__"):
-            raise TypeError(f"eagle.view_of: {type(obj).__name__} has no __cuda_array_interface__, "
+            raise EagleTypeError(f"eagle.view_of: {type(obj).__name__} has no __cuda_array_interface__, "
                             "__array_interface__, __dlpack__ or __array__; pass an array") from None
         # __array__ may return a copy: the view then describes the copy, and keeps it alive so
         # that no later allocation reuses its address.
@@ -151,7 +153,7 @@ def plane_dtype(obj: Any) -> np.dtype:
         iface = getattr(obj, attr, None)
         if iface is not None:
             return np.dtype(iface["typestr"])
-    raise TypeError(f"eagle: the dtype of a {type(obj).__name__} plane cannot be read (no NumPy dtype, "
+    raise EagleTypeError(f"eagle: the dtype of a {type(obj).__name__} plane cannot be read (no NumPy dtype, "
                     "no array interface): pass a NumPy or CuPy array (for torch, t.numpy() or t.cuda())")
 
 
@@ -184,7 +186,7 @@ def _work(max_work: Any, api: str) -> int:
     """``max_work`` checked against the C parameter's range (int64)."""
     if not isinstance(max_work, (int, np.integer)) or isinstance(max_work, bool) \
             or not _INT64[0] <= max_work <= _INT64[1]:
-        raise ValueError(f"{api}: max_work must be an int from -2**63 to 2**63 - 1 (< 0: no cap, "
+        raise EagleValueError(f"{api}: max_work must be an int from -2**63 to 2**63 - 1 (< 0: no cap, "
                          f"0: compare extents only, default {MAX_WORK}); got {max_work!r}")
     return int(max_work)
 
@@ -208,7 +210,7 @@ def overlap(a: Any, b: Any, max_work: int = MAX_WORK) -> bool:
     status = overlap_status(a, b, max_work)
     if status == lib.EAGLE_OVERLAP_BAD_VIEW:
         detail = ffi.string(lib.eagle_last_error()).decode()
-        raise ValueError(
+        raise EagleValueError(
             f"eagle.overlap: a malformed view ({detail}); views made by eagle.view_of "
             "are always well formed"
         )
@@ -247,7 +249,7 @@ def candidate_pairs(arrays_or_views: Iterable[Any], writes: Iterable[bool] | np.
     n = len(items)
     flags = np.ascontiguousarray(np.asarray(writes, dtype=bool), dtype=np.uint8)
     if flags.shape != (n,):
-        raise ValueError(
+        raise EagleValueError(
             f"eagle.candidate_pairs: writes has shape {flags.shape}, expected ({n},): one "
             "flag per access"
         )

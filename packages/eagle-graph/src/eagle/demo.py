@@ -30,6 +30,7 @@ import numpy as np
 
 import eagle
 from eagle import _core
+from eagle._errors import EagleAttributeError, EagleImportError
 
 __all__ = ["main", "numpy_whole", "whole"]  # noqa: F822 - whole: made on first use (__getattr__)
 
@@ -46,7 +47,7 @@ def _whole() -> Any:
         import hawk
         from hawk import Mutable, Scalar, UInt32
     except ImportError:  # the message says what to install
-        raise ImportError(_NEEDS) from None
+        raise EagleImportError(_NEEDS) from None
 
     # The kernels: toy bodies, hawk's roles.
     @hawk.kernel
@@ -128,7 +129,7 @@ def _whole() -> Any:
 def __getattr__(name: str) -> Any:
     if name == "whole":  # the seed's graph: ``whole(x, flag, y)`` records and builds it
         return _whole()
-    raise AttributeError(f"module 'eagle.demo' has no attribute {name!r}")
+    raise EagleAttributeError(f"module 'eagle.demo' has no attribute {name!r}")
 
 
 def numpy_whole(x: np.ndarray, flag: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -31,6 +31,9 @@ What it holds, by use:
   conversion of an array of another library (a torch tensor, a JAX array, DLPack, an array
   interface) into what a node holds, and :func:`refuse_write`, the refusal of a write into one
   that cannot take it.
+- **Errors and warnings**: :class:`EagleError` and its builtin-mixed subclasses
+  (:class:`EagleValueError`, :class:`EagleTypeError`, ...), which every raise of an extension
+  names instead of the builtin, and :class:`EagleWarning`, the base of every warning.
 - **Native**: the cffi ``ffi`` and ``lib`` of libeagle, ``BLOCK``, the team
   size, NVRTC (:data:`nvrtc`), and :func:`flatten` / :func:`unflatten` of
   result trees.
@@ -71,7 +74,22 @@ from eagle._cuda import (
 )
 from eagle._cuda import module as cuda_module
 from eagle._edges import Edge, is_plane, is_value
-from eagle._errors import SiblingRace
+from eagle._errors import (
+    EagleAssertionError,
+    EagleAttributeError,
+    EagleError,
+    EagleImportError,
+    EagleIndexError,
+    EagleKeyError,
+    EagleMemoryError,
+    EagleNameError,
+    EagleRuntimeError,
+    EagleSyntaxError,
+    EagleTypeError,
+    EagleValueError,
+    EagleWarning,
+    SiblingRace,
+)
 from eagle._extension import register_record, state
 from eagle._flows import (
     ChoiceFlow,
@@ -144,7 +162,7 @@ class GraphView:
 
     def __init__(self, graph: Graph) -> None:
         if not isinstance(graph, Graph):
-            raise TypeError(f"eagle.extend.view: takes an eagle.Graph, got {type(graph).__name__}")
+            raise EagleTypeError(f"eagle.extend.view: takes an eagle.Graph, got {type(graph).__name__}")
         self._graph = graph
 
     @property
@@ -266,6 +284,19 @@ __all__ = [
     "DeviceIf",
     "DeviceLoop",
     "DeviceSwitch",
+    "EagleAssertionError",
+    "EagleAttributeError",
+    "EagleError",
+    "EagleImportError",
+    "EagleIndexError",
+    "EagleKeyError",
+    "EagleMemoryError",
+    "EagleNameError",
+    "EagleRuntimeError",
+    "EagleSyntaxError",
+    "EagleTypeError",
+    "EagleValueError",
+    "EagleWarning",
     "Edge",
     "Flow",
     "Fork",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from eagle._cuda import contiguous
+from eagle._errors import EagleValueError
 from eagle._foreign import as_plane
 
 __all__ = ["import_buffer"]
@@ -55,7 +56,7 @@ def import_buffer(param: Any) -> Any:
     """
     buffer = as_plane(param, API, "param")
     if not contiguous(buffer):
-        raise ValueError(
+        raise EagleValueError(
             f"{API}: param (shape {tuple(buffer.shape)}) is not contiguous; a Table plane is "
             "one block of memory, and a contiguous copy (param.contiguous()) would not be what "
             "the optimizer updates: import the parameter itself"

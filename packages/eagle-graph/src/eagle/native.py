@@ -7,7 +7,8 @@ of the type ``eagle_kernel_fn`` declared in ``eagle.h``.
 Environment:
 
 ``EAGLE_CACHE_DIR``
-    Where compiled libraries are kept (default ``~/.cache/eagle``).  A folder
+    Where compiled libraries are kept (default ``$XDG_CACHE_HOME/eagle``, and
+    ``~/.cache/eagle`` where ``XDG_CACHE_HOME`` is unset or empty).  A folder
     that cannot be written (or a path that is a file) gives one
     :class:`CacheWarning` and a private temporary cache for this process.
 ``CC``
@@ -39,22 +40,27 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from eagle._core import ABI_VERSION, ffi, include_dir
+from eagle._errors import EagleAttributeError, EagleRuntimeError, EagleWarning
+from eagle._log import compile_log
 
 #: Flags for every native kernel: the same floating-point rules as libeagle
 #: (no contraction into FMAs, no fast-math), so results do not depend on who
 #: compiled what.  -O3 because gcc's -O2 leaves loops of unknown trip count
 #: unvectorized, and -march=native for the machine's vector width (kernels
-#: are compiled where they run; the cache key holds the resolved target).
+#: are compiled where they run; the cache key holds the resolved target), its
+#: widest: GCC tuned for 256-bit vectors on an AVX-512 machine calls no vector
+#: clone of hawk's math, so every loop calling one would run a sample at a time.
 #: Vectorizing an elementwise loop never changes its bits.  -fno-math-errno
 #: lets sqrt and friends vectorize; it changes no result, only errno.
-CFLAGS: tuple[str, ...] = ("-std=c11", "-O3", "-march=native", "-fPIC", "-shared",
-                           "-ffp-contract=off", "-fno-math-errno", "-Wall")
+CFLAGS: tuple[str, ...] = ("-std=c11", "-O3", "-march=native", "-mprefer-vector-width=512", "-fPIC",
+                           "-shared", "-ffp-contract=off", "-fno-math-errno", "-Wall")
 
 #: Added to :data:`CFLAGS` when ``EAGLE_SANITIZE`` is set: AddressSanitizer and
 #: UBSan, an undefined behaviour stopping the process, at -O1 (as libeagle's
@@ -71,7 +77,7 @@ INSTALL_HINT = ("install one (Debian/Ubuntu: apt-get install gcc; Fedora: dnf in
 PLUGIN_ABI_SYMBOL: str = "eagle_plugin_abi_version"
 
 
-class CompileError(RuntimeError):
+class CompileError(EagleRuntimeError):
     """The C compiler rejected a source; the message holds its output.
 
     >>> from eagle.native import CompileError, compile_library
@@ -83,31 +89,39 @@ class CompileError(RuntimeError):
     """
 
 
-class CacheWarning(UserWarning):
+class CacheWarning(EagleWarning):
     """The cache folder (``EAGLE_CACHE_DIR``) cannot be written: this process keeps its
     compiled libraries in a private temporary folder instead, compiling them again.
 
     >>> import warnings
     >>> from eagle.native import CacheWarning
-    >>> issubclass(CacheWarning, UserWarning)
+    >>> issubclass(CacheWarning, eagle.EagleWarning)
     True
     """
 
 
 def cache_dir() -> Path:
-    """The folder compiled libraries are cached in (``EAGLE_CACHE_DIR``).
+    """The folder compiled libraries are cached in: ``EAGLE_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/eagle`` (the XDG base directory specification; a relative
+    ``XDG_CACHE_HOME`` is invalid there and ignored), else ``~/.cache/eagle``.  Read at each use.
 
     >>> import os
     >>> from pathlib import Path
     >>> from eagle.native import cache_dir
     >>> cache_dir() == (Path(os.environ["EAGLE_CACHE_DIR"]) if os.environ.get("EAGLE_CACHE_DIR")
+    ...                 else Path(os.environ["XDG_CACHE_HOME"]) / "eagle" if os.environ.get("XDG_CACHE_HOME")
     ...                 else Path.home() / ".cache" / "eagle")
     True
     """
-    return Path(os.environ.get("EAGLE_CACHE_DIR") or Path.home() / ".cache" / "eagle")
+    own = os.environ.get("EAGLE_CACHE_DIR")
+    if own:
+        return Path(own)
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "eagle"
 
 
-def _compiler() -> list[str]:
+def compiler() -> list[str]:
+    """The C compiler's command (``CC``, default ``cc``), split as a shell would."""
     return shlex.split(os.environ.get("CC") or "cc")
 
 
@@ -165,7 +179,7 @@ def compile_library(source: str, name: str = "kernels", extra_flags: tuple[str, 
             raise
         return warm
 
-    build = functools.partial(_compile, source, name, cc, flags)
+    build = functools.partial(_compile, source, name, cc, flags, 1)
     return cached(f"{name}.so", [*recipe(source), " ".join(cc), identity], build, index=recipe(source))
 
 
@@ -175,7 +189,7 @@ def _toolchain(extra_flags: tuple[str, ...]) -> tuple[list[str], tuple[str, ...]
     at the same ABI version)."""
     flags = (*CFLAGS, *(SANITIZE_FLAGS if _sanitizing() else ()), *extra_flags)
     header = hashlib.sha256((include_dir() / "eagle" / "eagle.h").read_bytes()).hexdigest()
-    return _compiler(), flags, lambda source: [source, " ".join(flags), str(ABI_VERSION), header,
+    return compiler(), flags, lambda source: [source, " ".join(flags), str(ABI_VERSION), header,
                                                _machine_identity()]
 
 
@@ -200,7 +214,7 @@ def compile_libraries(sources: Sequence[str], name: str,
     joined = join([sources[i] for i in missing]) if len(missing) > 1 else None
     if joined is None:
         return [path or compile_library(source, name) for path, source in zip(paths, sources, strict=True)]
-    build = functools.partial(_compile, joined, name, cc, flags)
+    build = functools.partial(_compile, joined, name, cc, flags, len(missing))
     try:
         target = cached(f"{name}.so", [*recipe(joined), " ".join(cc), identity], build, index=recipe(joined),
                         members={"members": [_digest(keys[i]) for i in missing],
@@ -227,10 +241,11 @@ def _member(name: str, key: list[str], field: str) -> Path | None:
     return lookup(f"{name}.so", key) or lookup(f"{name}.so", key, "member_indexes", ".member-index")
 
 
-def _compile(source: str, name: str, cc: list[str], flags: tuple[str, ...], out: Path) -> None:
+def _compile(source: str, name: str, cc: list[str], flags: tuple[str, ...], count: int, out: Path) -> None:
     src = out.with_suffix(".c")
     src.write_text(source)
     command = [*cc, *flags, "-I", str(include_dir()), "-o", str(out), str(src), "-lm"]
+    start = time.perf_counter()
     try:
         proc = subprocess.run(command, capture_output=True, text=True)
     except OSError as err:  # the compiler went missing since it told its version
@@ -241,6 +256,8 @@ def _compile(source: str, name: str, cc: list[str], flags: tuple[str, ...], out:
         raise CompileError(f"eagle.native.compile_library: {name} {problem} with CC={' '.join(cc)!r}; "
                            f"if CC is not a working C compiler, {INSTALL_HINT}.\n"
                            f"command: {shlex.join(command)}\n{proc.stderr}")
+    compile_log.info("eagle.native: compiled %s (%d source%s) with %s in %.0f ms", name, count,
+                     "" if count == 1 else "s", " ".join(cc), 1e3 * (time.perf_counter() - start))
 
 
 def _digest(key: list[str]) -> str:
@@ -320,6 +337,8 @@ def cached(filename: str, key: list[str], build: Callable[[Path], None],
     """
     digest = _digest(key)
     found = [t for t in (_entry(f, filename, key) for f in _folders()) if _verified(t, "key", digest)]
+    if found:
+        compile_log.debug("eagle.native: cache hit %s", found[0])
     target = found[0] if found else _build(filename, key, build, index, members or {})
     if index is not None:
         _point_index(target, filename, index)
@@ -418,7 +437,8 @@ class Library:
         try:
             fn = getattr(self._dll, symbol)
         except AttributeError:
-            raise AttributeError(f"eagle.native.Library: {self.path.name} has no symbol {symbol!r}") from None
+            raise EagleAttributeError(f"eagle.native.Library: {self.path.name} has no symbol "
+                                      f"{symbol!r}") from None
         return ctypes.cast(fn, ctypes.c_void_p).value
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from eagle._edges import same_view
+from eagle._errors import EagleTypeError, EagleValueError
 from eagle._flows import KernelFlow
 from eagle._foreign import as_plane, refuse_write
 from eagle._kinds import Fusible, GpuItems, HostItems, PlaneTuple, register_node_kind
@@ -78,7 +79,7 @@ class DispatchGroup:
 def _param(spec: Param | tuple[str, ...]) -> Param:
     param = spec if isinstance(spec, Param) else Param(*spec)
     if param.role not in ROLES or param.type not in VALUE_TYPES:
-        raise ValueError(f"eagle.plan.Plan: parameter {param.name!r} has role {param.role!r} and type "
+        raise EagleValueError(f"eagle.plan.Plan: parameter {param.name!r} has role {param.role!r} and type "
                          f"{param.type!r}; roles are {ROLES}, value types {VALUE_TYPES}")
     return param
 
@@ -135,19 +136,19 @@ class Plan:
         """Fix the arguments, by position or by parameter name."""
         names = [p.name for p in self.params]
         if len(args) > len(names):
-            raise TypeError(f"eagle.plan.Plan.bind: {self.name} takes {len(names)} arguments "
+            raise EagleTypeError(f"eagle.plan.Plan.bind: {self.name} takes {len(names)} arguments "
                             f"({', '.join(names)}), got {len(args)}")
         values = dict(zip(names, args, strict=False))  # fewer args than names: the rest by keyword
         for key, value in kwargs.items():
             if key not in names:
-                raise TypeError(f"eagle.plan.Plan.bind: {self.name} has no parameter {key!r}; "
+                raise EagleTypeError(f"eagle.plan.Plan.bind: {self.name} has no parameter {key!r}; "
                                 f"its parameters are {', '.join(names)}")
             if key in values:
-                raise TypeError(f"eagle.plan.Plan.bind: {self.name} got {key!r} twice")
+                raise EagleTypeError(f"eagle.plan.Plan.bind: {self.name} got {key!r} twice")
             values[key] = value
         missing = [n for n in names if n not in values]
         if missing:
-            raise TypeError(f"eagle.plan.Plan.bind: {self.name} is missing {', '.join(missing)}")
+            raise EagleTypeError(f"eagle.plan.Plan.bind: {self.name} is missing {', '.join(missing)}")
         return BoundPlan(self, [values[n] for n in names])
 
     def __repr__(self) -> str:
@@ -185,7 +186,8 @@ class BoundPlan:
         self._planes: _Split | None = None
         for param, arg in zip(plan.params, args, strict=True):
             if param.role == "value" and not isinstance(arg, (int, float, np.number)):
-                raise TypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a value; "
+                raise EagleTypeError(f"eagle.plan.Plan.bind: {plan.name} parameter {param.name!r} is a "
+                                     "value; "
                                 f"got {type(arg).__name__}")
         # A plane is passed by pointer: as an ndarray over its memory (a kernel slot takes those)
         # or a device array; an ndarray already is one (the common case, not worth the message's
@@ -263,7 +265,8 @@ class BoundPlan:
 
     def gpu_items(self) -> GpuItems:
         """This launch in a CUDA graph: a plan of a native (C) kernel has none."""
-        raise ValueError(f"eagle.Graph.build: plan {self.plan.name!r} has device planes, but its kernel is "
+        raise EagleValueError(f"eagle.Graph.build: plan {self.plan.name!r} has device planes, but its kernel "
+                              "is "
                          "native C, which runs on the CPU only; use a @hawk.kernel (compiled for both) "
                          "or pass NumPy arrays")
 
@@ -284,12 +287,13 @@ class BoundPlan:
         for name, array, _ in planes:
             shape = np.shape(array)
             if len(shape) >= 2 and shape[0] == n and shape[-1] != n:
-                raise ValueError(f"{who} plane {name!r} is sample-major {shape}: a plane holds one value per "
+                raise EagleValueError(f"{who} plane {name!r} is sample-major {shape}: a plane holds one "
+                                      "value per "
                                  f"sample along its last axis; pass a ({shape[-1]}, {n}) array "
                                  "(e.g. np.ascontiguousarray(a.T))")
             flags = getattr(array, "flags", None)
             if flags is not None and not flags["C_CONTIGUOUS"]:
-                raise ValueError(f"{who} plane {name!r} is not contiguous and would need a copy before "
+                raise EagleValueError(f"{who} plane {name!r} is not contiguous and would need a copy before "
                                  "every launch; pass a contiguous array (np.ascontiguousarray)")
 
     def refuse_overlap(self, who: str) -> None:
@@ -312,7 +316,7 @@ class BoundPlan:
                 does = "reads" if other_role == "read" else "also writes"
                 how = (f"partly overlaps plane {other!r} it {does}" if not same_view(a, b) else
                        f"is plane {other!r} it {does}, and the kernel is not per-sample")
-                raise ValueError(f"{who} writes plane {writer!r}, which {how}: its samples would read "
+                raise EagleValueError(f"{who} writes plane {writer!r}, which {how}: its samples would read "
                                  "values other samples already wrote, which depends on the thread count; "
                                  "pass a copy of the one it reads (e.g. x[1:].copy())")
 
@@ -336,7 +340,8 @@ class BoundPlan:
         unknown = sorted(set(policies) - set(groups))
         if unknown:
             have = ", ".join(map(repr, groups)) or "none"
-            raise ValueError(f"eagle.plan.BoundPlan.with_dispatch: plan {self.plan.name!r} has no dispatch "
+            raise EagleValueError(f"eagle.plan.BoundPlan.with_dispatch: plan {self.plan.name!r} has no "
+                                  "dispatch "
                              f"group {', '.join(map(repr, unknown))}; its groups are {have}")
         return self
 
@@ -353,13 +358,14 @@ class BoundPlan:
         interpreter.lowered(HostItems(self.emit, native=True))
 
     def __repr__(self) -> str:
-        return f"<eagle.plan.BoundPlan {self.plan.name} over {self.samples} samples>"
+        plural = "" if self.samples == 1 else "s"
+        return f"<eagle.plan.BoundPlan {self.plan.name} over {self.samples} sample{plural}>"
 
 
 def _refuse_node(bound: BoundPlan, api: str, label: str | None) -> None:
     label = label or bound.plan.name
     if bound.plan.derivative:
-        raise TypeError(f"{api}: {label!r} is a {bound.plan.derivative} (derivative) kernel; derivative "
+        raise EagleTypeError(f"{api}: {label!r} is a {bound.plan.derivative} (derivative) kernel; derivative "
                         "kernels enter a graph only through eagle.diff: record the forward graph with "
                         "record=True and call eagle.diff.reverse")
     bound.refuse(f"{api}: plan {label!r}")

@@ -26,6 +26,7 @@ from typing import Any, NoReturn, TypeVar
 import numpy as np
 
 from eagle._core import ffi
+from eagle._errors import EagleRuntimeError
 from eagle._fixed_order import fixed_order as fixed_order
 from eagle._program import DTYPES
 from eagle._reference import Interpreter as Interpreter
@@ -38,7 +39,7 @@ _NUMPY = {code: dtype for dtype, code in DTYPES.items() if dtype != np.dtype(np.
 _REDUCE = {0: np.add, 1: np.maximum, 2: np.minimum}  # EAGLE_SUM, EAGLE_MAX, EAGLE_MIN
 
 
-class _Stopped(RuntimeError):
+class _Stopped(EagleRuntimeError):
     """A rank's exchange was cut short because another rank failed."""
 
 
@@ -96,7 +97,7 @@ class ThreadComm:
 
     def abort(self, message: str) -> NoReturn:
         self.hub.stop()  # every rank waiting in a collective wakes with an error
-        raise RuntimeError(message)
+        raise EagleRuntimeError(message)
 
 
 def _unless_stopped(kind: type[BaseException], error: BaseException, tb: Any) -> None:

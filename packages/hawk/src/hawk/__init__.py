@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hawk import dispatch_groups, linalg, math, random, structs
+from hawk.annotation_types import Float32, Float64, Int32, Mutable, Param, Scalar, Scatter, Table, UInt32
 from hawk.dispatch_groups import dispatch
 from hawk.flow import capped, capped_range
 from hawk.frontend import KernelSyntaxError, default_signature, lower, parse
@@ -28,7 +29,6 @@ from hawk.recording import recording
 from hawk.reductions import all, any, max, min, sum
 from hawk.structs import struct
 from hawk.tables import sample, sample2
-from hawk.types import Float32, Float64, Int32, Mutable, Param, Scalar, Scatter, Table, UInt32
 from hawk.values import (
     mat22,
     mat22d,

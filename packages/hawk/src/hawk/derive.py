@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from eagle.extend import EagleValueError
 from hawk import partials, records, tables
 from hawk.ir import (
     REDUCTIONS,
@@ -477,7 +478,8 @@ def vjp(primal: KernelIR, ct_slots: list[Slot], seeds: list[Cotangent] | None = 
     tables_wanted = {k for k in wanted if primal.slots[k].table is not None}
 
     def refuse(why: str) -> Exception:
-        return ValueError(f"hawk.kernel {primal.name}.vjp: the gradient of a Table read in a loop: {why}; "
+        return EagleValueError(f"hawk.kernel {primal.name}.vjp: the gradient of a Table read in a loop: "
+                               f"{why}; "
                           "or ask for the gradients of the other inputs only (kernel.vjp_of(wrt=...))")
 
     # the adjoint of a Table read is a ScatterAdd, which records a row per turn of its loop

@@ -22,6 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from eagle.extend import EagleValueError
 from hawk.flow import Unbound, targets
 from hawk.ir import Const, Gather, Loop, Op, Operand, ScatterAdd, Stmt, walk
 from hawk.types import promote, strong
@@ -100,7 +101,7 @@ def choose(groups: tuple[Group, ...], policies: dict[str, str], now: Chosen, who
     ``now``; a group the author gave a policy keeps it."""
     for name, policy in policies.items():
         if policy not in POLICIES:
-            raise ValueError(f"{who}: dispatch group {name!r}: policy {policy!r} is not one of "
+            raise EagleValueError(f"{who}: dispatch group {name!r}: policy {policy!r} is not one of "
                              f"{', '.join(map(repr, POLICIES))}")
     picked = {g.name: policies.get(g.name, now.policy(g)) for g in groups if g.policy == "auto"}
     return Chosen(tuple(sorted((name, p) for name, p in picked.items() if p not in ("switch", "auto"))))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 
+from eagle.extend import EagleAssertionError
 from hawk import lanes, libm, philox, records, tables
 from hawk.ir import (
     Const,
@@ -250,7 +251,7 @@ class Emitter:
             return f"hk_{op}_{t}({', '.join(a)})"
         if op in _MATH:
             return f"{op}{f}({', '.join(a)})"
-        raise AssertionError(f"no float form of {op}")
+        raise EagleAssertionError(f"no float form of {op}")
 
     def int_op(self, op: str, a: list[str], t: str) -> str:
         c = CTYPES[t]
@@ -265,7 +266,7 @@ class Emitter:
             return f"hk_{op}_{t}({', '.join(a)})"
         if op in ("floor", "ceil"):
             return a[0]
-        raise AssertionError(f"no integer form of {op}")
+        raise EagleAssertionError(f"no integer form of {op}")
 
     def cast(self, a: str, source: str, target: str) -> str:
         if target == "bool":
@@ -356,6 +357,7 @@ class Emitter:
         for s in hoisted:
             self.statement(s, lines, "    ")
         varying = [v for v in variables.values() if not v.uniform or id(v) in self.per_sample]
+        lines += self.positions()
         if self.lane_blocks and lanes.has_loop(loop):  # blocks of lanes: the loops vectorise
             lines += lanes.blocks(self, loop, varying, CTYPES, LANES)
         else:
@@ -411,6 +413,17 @@ class Emitter:
                 const = "const " if s.role == "read" else ""
                 lines.append(f"    {const}{t} *s{k} = ({const}{t} *)a[{k}].ptr;")
         return lines
+
+    #: the end of the sample loop's positions (:meth:`positions` may declare it)
+    stop = "end"
+
+    def positions(self) -> list[str]:
+        """Lines that declare the bounds of the sample loop's positions: none, [begin, end)."""
+        return []
+
+    def sample_at(self, position: str) -> str:
+        """The sample at a position of the sample loop: the position itself."""
+        return position
 
     def loop_open(self) -> list[str]:
         return ["    HK_SAMPLES", "    for (int64_t i = rest; i < end; ++i) {"]

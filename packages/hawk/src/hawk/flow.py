@@ -24,6 +24,7 @@ import builtins
 from dataclasses import dataclass, field
 from typing import Any
 
+from eagle.extend import EagleTypeError
 from hawk import frontend_values
 from hawk.ir import Const, If, Loop, Op, Operand, Var, walk
 from hawk.types import WEAK, Kind, promote, strong
@@ -87,7 +88,7 @@ def capped_range(*bounds: int) -> range:
     array([2.5, 1.5, 1.5, 0.5])
     """
     if len(bounds) not in (2, 3):
-        raise TypeError("hawk.capped_range: give (n, cap) or (start, stop, cap)")
+        raise EagleTypeError("hawk.capped_range: give (n, cap) or (start, stop, cap)")
     *span, cap = bounds
     start, stop = [0, *span][-2:]
     return range(start, min(stop, start + max(cap, 0)))

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from eagle.extend import EagleSyntaxError
 from hawk import composites, dispatch_groups, draws, frontend_values, intrinsics, tables, unroll
 from hawk.flow import Flow
 from hawk.flow import Unbound as _Unbound
@@ -45,7 +46,7 @@ from hawk.types import NUMPY, WEAK, Kind, of_numpy, promote, result_dtype, stron
 from hawk.values import StructValue, Value, ValueKind, describe, flatten, same_shape
 
 
-class KernelSyntaxError(SyntaxError):
+class KernelSyntaxError(EagleSyntaxError):
     """A kernel uses something hawk does not have; the message says what to write instead.
 
     >>> from hawk import Scalar

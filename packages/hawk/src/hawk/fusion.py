@@ -55,6 +55,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
+from eagle.extend import EagleValueError
 from hawk import tables
 from hawk.ir import (
     Gather,
@@ -112,13 +113,15 @@ def fuse(members: Sequence[Member], live: Callable[[Hashable], bool], name: str)
     scattered: set[Hashable] = set()  # the planes a launch scatters into: no other touches them
     for m, (ir, member_keys) in enumerate(members):
         if not fusible(ir):
-            raise ValueError(f"hawk.fusion.fuse: kernel {ir.name!r} stores inside an if; it cannot be fused")
+            raise EagleValueError(f"hawk.fusion.fuse: kernel {ir.name!r} stores inside an if; it cannot be "
+                                  "fused")
         where: list[int] = []
         outputs = [k for k, slot in enumerate(ir.slots) if slot.table is not None and slot.role != "read"]
         for k, (slot, plane_key) in enumerate(zip(ir.slots, member_keys, strict=True)):
             if plane_key is not None and (plane_key in scattered or (k in outputs
                                           and any(plane_key == key[0] for key in by_key))):
-                raise ValueError(f"hawk.fusion.fuse: kernel {ir.name!r}: plane {slot.name!r} is a Scatter's "
+                raise EagleValueError(f"hawk.fusion.fuse: kernel {ir.name!r}: plane {slot.name!r} is a "
+                                      "Scatter's "
                                  "output in this run and is used by another launch of it; give the "
                                  "launches different planes, or run them apart")
             # a plane read as a Table and the same plane read per sample are two read-only slots
@@ -152,7 +155,7 @@ def _named(slot: Slot, taken: set[str], member: int) -> Slot:
 def _joined(a: Slot, b: Slot) -> Slot:
     """One slot for two launches' uses of one plane: read by one, written by another -> readwrite."""
     if (a.dtype, a.components, a.cell, a.table) != (b.dtype, b.components, b.cell, b.table):
-        raise ValueError(f"hawk.fusion.fuse: planes {a.name!r} and {b.name!r} have one key but differ "
+        raise EagleValueError(f"hawk.fusion.fuse: planes {a.name!r} and {b.name!r} have one key but differ "
                          "in dtype, components or cell; give them different keys")
     role = a.role if a.role == b.role else "readwrite"
     return replace(a, role=role, reduction=None)

@@ -15,7 +15,7 @@ import ast
 import functools
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Generic, ParamSpec, TypeVar
 
 from hawk.ir import Const
 from hawk.types import WEAK, Kind
@@ -26,7 +26,11 @@ if TYPE_CHECKING:
     from hawk.ir import Operand
 
 
-class Func:
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class Func(Generic[_P, _R]):
     """A ``@hawk.func`` helper: called from a kernel it is inlined; called from Python it is the
     plain function.
 
@@ -38,19 +42,19 @@ class Func:
     (<hawk.func double>, 3.0)
     """
 
-    def __init__(self, fn: Callable[..., Any], source: Source) -> None:
+    def __init__(self, fn: Callable[_P, _R], source: Source) -> None:
         self.fn = fn
         self.source = source
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args: Any) -> Any:
-        return self.fn(*args)
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<hawk.func {self.fn.__name__}>"
 
 
-def func(fn: Callable[..., Any]) -> Func:
+def func(fn: Callable[_P, _R]) -> Func[_P, _R]:
     """Make ``fn`` a helper that kernels (and other helpers) call; it is inlined where called.
 
     >>> from hawk import Param, Scalar

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from eagle import extend
-from eagle.extend import GpuItems, ffi
+from eagle.extend import EagleTypeError, EagleValueError, GpuItems, ffi
 from eagle.extend import flatten as leaves  # the leaves of a result tree, in order
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, DispatchGroup, Plan
@@ -201,7 +201,8 @@ class Kernel:
                 primal = self.ir_of(signature[:count])
                 for k, t in zip(derive.inputs(primal), t_slots, strict=True):
                     if t.table != primal.slots[k].table and t.table != ():
-                        raise ValueError(f"hawk.kernel {self.__name__}_jvp: tangent {t.name!r} has shape "
+                        raise EagleValueError(f"hawk.kernel {self.__name__}_jvp: tangent {t.name!r} has "
+                                              "shape "
                                          f"{t.table}; it is the tangent of Table {primal.slots[k].name!r}, "
                                          f"of shape {primal.slots[k].table}: pass one of that shape")
                 return derive.jvp(primal, t_slots)
@@ -284,7 +285,7 @@ class Kernel:
                    eager: bool = False) -> tuple[tuple[ArgSpec, ...], int, list[Any]]:
         if len(args) != len(self.params):
             names = ", ".join(n for n, _ in self.params)
-            raise TypeError(f"{api}: takes {len(self.params)} arguments ({names}), got {len(args)}")
+            raise EagleTypeError(f"{api}: takes {len(self.params)} arguments ({names}), got {len(args)}")
         values = [_argument(name, kind, arg, api, eager) for (name, kind), arg in zip(self.params, args,
                                                                                        strict=True)]
         lengths = {name: a.shape[-1] for (name, kind), a in zip(self.params, values, strict=True)
@@ -302,7 +303,7 @@ class Kernel:
             cell = value.ndim == 1 and value.shape[0] == 1 and n != 1
             if not cell and value.shape[-1] != n:
                 shown = ", ".join(f"{k}: {v}" for k, v in lengths.items())
-                raise ValueError(f"{api}: per-sample planes must have one length; got {shown} "
+                raise EagleValueError(f"{api}: per-sample planes must have one length; got {shown} "
                                  f"({name!r} differs). A plane of one value is read as the same for "
                                  "every sample")
             components = int(np.prod(value.shape[:-1]))  # (k, n) or a matrix's (r, c, n)
@@ -353,7 +354,8 @@ def from_ir(ir: KernelIR, derivative: str | None = None) -> Kernel:
 
     def lower(signature: tuple[ArgSpec, ...]) -> KernelIR:
         if signature != wanted:
-            raise TypeError(f"hawk.kernel {ir.name}: made for arguments {wanted}, called with {signature}")
+            raise EagleTypeError(f"hawk.kernel {ir.name}: made for arguments {wanted}, called with "
+                                 f"{signature}")
         return ir
 
     return Kernel(ir.name, params, lower, derivative=derivative)
@@ -373,11 +375,13 @@ def _apart_from_tables(ir: KernelIR, arrays: Sequence[Any], api: str) -> None:
                     (other.role == "read" and slot.role == "read") or not np.may_share_memory(a, b):
                 continue
             if slot.role == "read":
-                raise ValueError(f"{api}: writes plane {other.name!r}, which it also reads whole as Table "
+                raise EagleValueError(f"{api}: writes plane {other.name!r}, which it also reads whole as "
+                                      "Table "
                                  f"{slot.name!r}: a sample's write would change what the other samples read; "
                                  "write a new array (a returned value, or another Mutable) and read "
                                  f"{slot.name!r} from the one before")
-            raise ValueError(f"{api}: Scatter {slot.name!r} shares memory with plane {other.name!r}: its "
+            raise EagleValueError(f"{api}: Scatter {slot.name!r} shares memory with plane {other.name!r}: "
+                                  "its "
                              "cells are written after every sample ran; pass a Scatter array of its own")
 
 
@@ -401,37 +405,38 @@ def _argument(name: str, kind: Kind, arg: Any, api: str, eager: bool) -> Any:
         if isinstance(arg, np.ndarray) and arg.size == 1:
             arg = arg.reshape(-1)[0]
         if not isinstance(arg, (int, float, bool, np.number, np.bool_)):
-            raise TypeError(f"{api}: parameter {name!r} is a Param (one number for all samples); "
+            raise EagleTypeError(f"{api}: parameter {name!r} is a Param (one number for all samples); "
                             f"got {type(arg).__name__}")
         return arg
     if not extend.is_plane(arg):
         what = "a Table" if kind.role in ("table", "scatter") else "a per-sample plane"
-        raise TypeError(f"{api}: parameter {name!r} is {what}; pass a NumPy array, got {type(arg).__name__}")
+        raise EagleTypeError(f"{api}: parameter {name!r} is {what}; pass a NumPy array, got "
+                             f"{type(arg).__name__}")
     arg = extend.as_plane(arg, api, f"parameter {name!r}")
     device = extend.on_device(arg)
     if kind.role in ("table", "scatter"):
         return _table(name, kind, arg, api, eager, device)
     if device and eager:
-        raise TypeError(f"{api}: parameter {name!r} is a device array; a call runs on NumPy "
+        raise EagleTypeError(f"{api}: parameter {name!r} is a device array; a call runs on NumPy "
                         "arrays (device arrays run inside a GPU graph)")
     if isinstance(kind, ValueKind):
         check_plane(name, kind, arg, api)
     elif arg.ndim not in (1, 2):
-        raise ValueError(f"{api}: parameter {name!r} has shape {arg.shape}; a plane is (n,) or, with "
+        raise EagleValueError(f"{api}: parameter {name!r} has shape {arg.shape}; a plane is (n,) or, with "
                          "k values per sample, (k, n) (a matrix, (r, c, n), is annotated hawk.mat33 ...)")
     wanted = kind.dtype
     if wanted is None and arg.dtype not in (np.float64, np.float32):
-        raise TypeError(f"{api}: parameter {name!r} is a Scalar (a float32 or float64 plane); got "
+        raise EagleTypeError(f"{api}: parameter {name!r} is a Scalar (a float32 or float64 plane); got "
                         f"{arg.dtype}: pass x.astype(np.float64), or annotate it Int32/UInt32")
     if wanted is not None and arg.dtype != NUMPY[wanted]:
-        raise TypeError(f"{api}: parameter {name!r} is {kind!r} ({np.dtype(NUMPY[wanted])}); got "
+        raise EagleTypeError(f"{api}: parameter {name!r} is {kind!r} ({np.dtype(NUMPY[wanted])}); got "
                         f"{arg.dtype}: pass an array of that dtype")
     if not extend.contiguous(arg):
         if kind.role == "mutable":
-            raise ValueError(f"{api}: parameter {name!r} is written in place but is not contiguous; "
+            raise EagleValueError(f"{api}: parameter {name!r} is written in place but is not contiguous; "
                              "pass a contiguous array (np.ascontiguousarray) and read it back")
         if device:
-            raise ValueError(f"{api}: parameter {name!r} is a strided device array; a GPU kernel reads "
+            raise EagleValueError(f"{api}: parameter {name!r} is a strided device array; a GPU kernel reads "
                              "contiguous planes: pass a contiguous one (cupy.ascontiguousarray)")
         if eager:
             arg = np.ascontiguousarray(arg)
@@ -444,20 +449,21 @@ def _table(name: str, kind: Kind, arg: Any, api: str, eager: bool, device: bool)
     """Check a Table (or Scatter) argument: an array of any shape with a cell on every axis, of
     the dtype the annotation says (a float one for ``Table``), contiguous."""
     if device and eager:
-        raise TypeError(f"{api}: Table {name!r} is a device array; a call runs on NumPy arrays (device "
+        raise EagleTypeError(f"{api}: Table {name!r} is a device array; a call runs on NumPy arrays (device "
                         "arrays run inside a GPU graph)")
     if arg.ndim == 0 or 0 in arg.shape:
-        raise ValueError(f"{api}: Table {name!r} has shape {arg.shape}; a Table has at least one cell on "
+        raise EagleValueError(f"{api}: Table {name!r} has shape {arg.shape}; a Table has at least one cell "
+                              "on "
                          "each of at least one axis")
     if kind.dtype is None and arg.dtype not in (np.float64, np.float32):
-        raise TypeError(f"{api}: Table {name!r} is a float Table (float32 or float64); got {arg.dtype}: "
+        raise EagleTypeError(f"{api}: Table {name!r} is a float Table (float32 or float64); got {arg.dtype}: "
                         "pass x.astype(np.float64), or annotate it Table[Int32]")
     if kind.dtype is not None and arg.dtype != NUMPY[kind.dtype]:
-        raise TypeError(f"{api}: Table {name!r} is {kind!r} ({np.dtype(NUMPY[kind.dtype])}); got "
+        raise EagleTypeError(f"{api}: Table {name!r} is {kind!r} ({np.dtype(NUMPY[kind.dtype])}); got "
                         f"{arg.dtype}: pass an array of that dtype")
     if not extend.contiguous(arg):
         if not eager or device or kind.role == "scatter":
-            raise ValueError(f"{api}: {kind!r} {name!r} is not contiguous; pass a contiguous array "
+            raise EagleValueError(f"{api}: {kind!r} {name!r} is not contiguous; pass a contiguous array "
                              "(np.ascontiguousarray)")
         arg = np.ascontiguousarray(arg)
     if kind.role == "scatter":
@@ -468,7 +474,7 @@ def _table(name: str, kind: Kind, arg: Any, api: str, eager: bool, device: bool)
 def _value_dtype(name: str, kind: Kind, value: Any, api: str) -> str:
     if kind.dtype is not None:
         if isinstance(value, (float, np.floating)) and kind.dtype not in ("f32", "f64"):
-            raise TypeError(f"{api}: parameter {name!r} is {kind!r}; got the float {value!r}")
+            raise EagleTypeError(f"{api}: parameter {name!r} is {kind!r}; got the float {value!r}")
         return kind.dtype
     if isinstance(value, (bool, np.bool_)):
         return "bool"
@@ -533,7 +539,7 @@ class KernelBound(BoundPlan):
     [('inc', 'right')]
     >>> g.launch()
     Traceback (most recent call last):
-    IndexError: hawk.kernel right: sample 2 read Table 't' (shape (3,)) at index 3 on axis 0, ...
+    eagle.errors.IndexError: hawk.kernel right: sample 2 read Table 't' (shape (3,)) at index 3 on axis 0, ...
     """
 
     #: what a group run "segmented" adds to the launch (:mod:`hawk.segments`); None: not split
@@ -808,7 +814,7 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str, device: Any = None) ->
     specs = [s for s in ir.slots if s.role == "write"]  # the outputs come last
     given = leaves(buffer) if buffer is not None else [None] * len(specs)
     if len(given) != len(specs):
-        raise ValueError(f"{api}: buffer= gives {len(given)} arrays for {len(specs)} outputs")
+        raise EagleValueError(f"{api}: buffer= gives {len(given)} arrays for {len(specs)} outputs")
     out = []
     for spec, array in zip(specs, given, strict=True):
         if array is not None:
@@ -823,7 +829,7 @@ def _outputs(ir: KernelIR, n: int, buffer: Any, api: str, device: Any = None) ->
         elif (extend.on_device(array) != (device is not None) or tuple(array.shape) != shape
               or array.dtype != dtype or not extend.contiguous(array)):
             where = "" if device is None else "device "
-            raise ValueError(f"{api}: buffer= for output {spec.name!r} must be a contiguous "
+            raise EagleValueError(f"{api}: buffer= for output {spec.name!r} must be a contiguous "
                              f"{np.dtype(dtype)} {where}array of shape {shape}")
         out.append(array)
     return out

@@ -31,13 +31,13 @@ def blocks(em: Emitter, loop: list[Stmt], varying: list[Var], ctypes: dict[str, 
     indices = {id(s.index) for s in walk(loop) if isinstance(s, Loop)}
     saved = set(em.per_sample)
     em.per_sample -= indices  # a turn counter is the block's, one for all its lanes
-    lines = [f"    const int64_t part = (end - begin) / {lanes} * {lanes};",
+    lines = [f"    const int64_t part = ({em.stop} - begin) / {lanes} * {lanes};",
              f"    for (int64_t i = begin; i < begin + part; i += {lanes}) {{"]
     em.stream = ""
     for v in varying:
         size = "" if id(v) in indices else f"[{lanes}]"
         lines.append(f"        {ctypes[strong(v.dtype)]} {em.var(v)}{size};")
-    em.stream, em.sample = "[l]", "i + l"
+    em.stream, em.sample = "[l]", em.sample_at("i + l")
     _Lanes(em, lanes).print(loop, None, "        ", lines)
     em.stream, em.sample = "", "i"
     em.per_sample = saved
@@ -114,9 +114,20 @@ class _Lanes:
             return
         k, self.masks = self.masks, self.masks + 1
         cond, before = self.em.var(s.cond), f"{mask} && " if mask else ""
-        out += [f"{pad}uint8_t mt{k}[{self.lanes}], mf{k}[{self.lanes}];",
+        out += [f"{pad}uint8_t mt{k}[{self.lanes}], mf{k}[{self.lanes}], at{k} = 0, af{k} = 0;",
                 f"{pad}for (int64_t l = 0; l < {self.lanes}; ++l) {{",
                 f"{pad}    mt{k}[l] = (uint8_t)({before}{cond});",
-                f"{pad}    mf{k}[l] = (uint8_t)({before}!{cond});", f"{pad}}}"]
-        self.print(s.then, f"mt{k}[l]", pad, out)
-        self.print(s.orelse, f"mf{k}[l]", pad, out)
+                f"{pad}    mf{k}[l] = (uint8_t)({before}!{cond});",
+                f"{pad}    at{k} |= mt{k}[l];", f"{pad}    af{k} |= mf{k}[l];", f"{pad}}}"]
+        self.arm(s.then, f"mt{k}", f"at{k}", pad, out)
+        self.arm(s.orelse, f"mf{k}", f"af{k}", pad, out)
+
+    def arm(self, body: list[Stmt], mask: str, any_lane: str, pad: str, out: list[str]) -> None:
+        """An arm under its mask, skipped by the whole block where no lane takes it (a block of
+        finished samples, an arm of a dispatch no lane chose): a sample runs an arm's statements
+        only when it takes the arm, as in the plain loop, so skipping changes no bit."""
+        if not body:
+            return
+        out.append(f"{pad}if ({any_lane}) {{")
+        self.print(body, f"{mask}[l]", pad + "    ", out)
+        out.append(f"{pad}}}")

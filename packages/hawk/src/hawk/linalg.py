@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from eagle.extend import EagleTypeError
 from hawk import values
 from hawk.semantics import OPS
 from hawk.values import Value
@@ -46,7 +47,7 @@ class Algebra(Protocol):
     def refuse(self, message: str) -> Exception: ...
 
 
-class LinalgError(TypeError):
+class LinalgError(EagleTypeError):
     """A value operation outside a kernel given what it does not take."""
 
 
@@ -397,7 +398,7 @@ def _public(name: str) -> Callable[..., Any]:
 
     def fn(*args: Any) -> Any:
         if len(args) != arity:
-            raise TypeError(f"hawk.{name}: takes {arity} argument{'s' * (arity != 1)}, got {len(args)}")
+            raise EagleTypeError(f"hawk.{name}: takes {arity} argument{'s' * (arity != 1)}, got {len(args)}")
         algebra = NumpyAlgebra()
         return to_array(impl(algebra, *(_from_array(a, quaternion) for a in args)))
 

@@ -11,7 +11,7 @@ bits in a kernel on any CPU or GPU and here, within 1 ulp of the exact value.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, overload
 
 import numpy as np
 
@@ -20,11 +20,41 @@ from hawk.semantics import OPS, cast_array
 from hawk.types import of_numpy
 
 
+# How a type checker reads these functions: over a kernel's float (or int) they give what the
+# kernel's body computes with; over arrays, outside a kernel, what NumPy gives.
+class _Unary(Protocol):
+    @overload
+    def __call__(self, x: float, /) -> float: ...
+    @overload
+    def __call__(self, x: Any, /) -> Any: ...
+
+
+class _Binary(Protocol):
+    @overload
+    def __call__(self, a: float, b: float, /) -> float: ...
+    @overload
+    def __call__(self, a: Any, b: Any, /) -> Any: ...
+
+
+class _ToFloat(Protocol):
+    @overload
+    def __call__(self, x: float, /) -> float: ...
+    @overload
+    def __call__(self, x: Any, /) -> Any: ...
+
+
+class _ToInt(Protocol):
+    @overload
+    def __call__(self, x: float, /) -> int: ...
+    @overload
+    def __call__(self, x: Any, /) -> Any: ...
+
+
 def _as(op: str) -> str:
     return "eagle's own (the same bits as in a kernel)" if op in libm.FUNCTIONS else "as NumPy's"
 
 
-def _unary(op: str) -> Any:
+def _unary(op: str) -> _Unary:
     def fn(x: Any) -> Any:
         with np.errstate(all="ignore"):
             return OPS[op](np.asarray(x))
@@ -34,7 +64,7 @@ def _unary(op: str) -> Any:
     return fn
 
 
-def _binary(op: str) -> Any:
+def _binary(op: str) -> _Binary:
     def fn(a: Any, b: Any) -> Any:
         with np.errstate(all="ignore"):
             return OPS[op](np.asarray(a), np.asarray(b))
@@ -62,10 +92,18 @@ tanh, sinh, cosh, erf = (_unary(op) for op in ("tanh", "sinh", "cosh", "erf"))
 asin, acos, atan = (_unary(op) for op in ("asin", "acos", "atan"))
 log1p, expm1, log2, log10, exp2 = (_unary(op) for op in ("log1p", "expm1", "log2", "log10", "exp2"))
 atan2, hypot, fmod = (_binary(op) for op in ("atan2", "hypot", "fmod"))
+float32: _ToFloat
+float64: _ToFloat
+int32: _ToInt
+uint32: _ToInt
 float32, float64, int32, uint32 = (_cast(n, d) for n, d in (("float32", "f32"), ("float64", "f64"),
                                                             ("int32", "i32"), ("uint32", "u32")))
 
 
+@overload
+def sign(x: float) -> float: ...
+@overload
+def sign(x: Any) -> Any: ...
 def sign(x: Any) -> Any:
     """-1, 0 or 1 per sample, in ``x``'s type, as NumPy's: ``sign(±0) = 0``, ``sign(NaN) = NaN``;
     its derivative is 0.
@@ -76,6 +114,10 @@ def sign(x: Any) -> Any:
     return np.sign(x)
 
 
+@overload
+def clip(x: float, low: float, high: float) -> float: ...
+@overload
+def clip(x: Any, low: Any, high: Any) -> Any: ...
 def clip(x: Any, low: Any, high: Any) -> Any:
     """``minimum(maximum(x, low), high)`` per sample, as NumPy's (NaN propagates); its derivative
     is 1 inside, 0 outside, and half at a bound (``minimum``/``maximum`` at a tie).
@@ -87,6 +129,10 @@ def clip(x: Any, low: Any, high: Any) -> Any:
         return np.minimum(np.maximum(x, low), high)
 
 
+@overload
+def isnan(x: float) -> bool: ...
+@overload
+def isnan(x: Any) -> Any: ...
 def isnan(x: Any) -> Any:
     """Whether ``x`` is NaN (False for integers); a bool, which carries no derivative.
 
@@ -96,6 +142,10 @@ def isnan(x: Any) -> Any:
     return np.isnan(x)
 
 
+@overload
+def isfinite(x: float) -> bool: ...
+@overload
+def isfinite(x: Any) -> Any: ...
 def isfinite(x: Any) -> Any:
     """Whether ``x`` is neither ±inf nor NaN (True for integers); a bool.
 
@@ -150,6 +200,10 @@ _EXAMPLES = {
 }
 
 
+@overload
+def where(cond: bool, a: float, b: float) -> float: ...
+@overload
+def where(cond: Any, a: Any, b: Any) -> Any: ...
 def where(cond: Any, a: Any, b: Any) -> Any:
     """``a`` where ``cond`` holds, else ``b``; both are computed (write an ``if`` to compute one).
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from eagle.extend import EagleValueError
 from hawk.ir import Const, If, Loop, ScatterAdd, Stmt, Var, walk
 
 
@@ -65,7 +66,7 @@ def _lay(body: list[Stmt], target: int, base: int, turns: tuple[tuple[Var, int],
                 continue
             turns_cap = cap(s)
             if turns_cap is None:  # refused where the loop is made (capped_loops); never emitted
-                raise ValueError("hawk.records: a ScatterAdd in a loop whose count is not a number")
+                raise EagleValueError("hawk.records: a ScatterAdd in a loop whose count is not a number")
             _lay(s.body, target, base + used, (*turns, (s.index, per_turn)), rows)
             used += turns_cap * per_turn
     return used

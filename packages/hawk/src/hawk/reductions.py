@@ -7,14 +7,21 @@ count).  Outside a kernel they reduce a NumPy array the same way.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
 from hawk import intrinsics
 from hawk.reference import reduce_samples
 
+# Each is typed twice: over a kernel's float (a bool is one) it gives a float (any/all a bool),
+# as a kernel's body computes with it; over an array, outside a kernel, what NumPy gives.
 
+
+@overload
+def sum(x: float) -> float: ...
+@overload
+def sum(x: Any) -> Any: ...
 def sum(x: Any) -> Any:
     """The sum over samples, added in eagle's fixed order.
 
@@ -30,6 +37,10 @@ def sum(x: Any) -> Any:
     return reduce_samples("sum", np.asarray(x).astype(np.sum(np.zeros(1, np.asarray(x).dtype)).dtype))
 
 
+@overload
+def max(x: float) -> float: ...
+@overload
+def max(x: Any) -> Any: ...
 def max(x: Any) -> Any:
     """The largest value over samples (NaN if any is NaN; over none, the lowest value of the
     dtype, -inf for floats).
@@ -40,6 +51,10 @@ def max(x: Any) -> Any:
     return reduce_samples("max", x)
 
 
+@overload
+def min(x: float) -> float: ...
+@overload
+def min(x: Any) -> Any: ...
 def min(x: Any) -> Any:
     """The smallest value over samples (NaN if any is NaN; over none, the highest value of the
     dtype, +inf for floats).
@@ -50,6 +65,10 @@ def min(x: Any) -> Any:
     return reduce_samples("min", x)
 
 
+@overload
+def any(x: float) -> bool: ...
+@overload
+def any(x: Any) -> Any: ...
 def any(x: Any) -> Any:
     """Whether any sample's value is true.
 
@@ -59,6 +78,10 @@ def any(x: Any) -> Any:
     return reduce_samples("any", x)
 
 
+@overload
+def all(x: float) -> bool: ...
+@overload
+def all(x: Any) -> Any: ...
 def all(x: Any) -> Any:
     """Whether every sample's value is true.
 

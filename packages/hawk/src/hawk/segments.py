@@ -17,7 +17,8 @@ A launch of a kernel whose group runs segmented is, on a libeagle program:
 The count is read at run time, so a graph runs it at any logical size (``set_logical_size``):
 blocks past it run in neither ``count`` nor ``scatter``, and their stale counts carry an old
 epoch, which ``scan`` leaves out.  An arm kernel writes sample ``i``, not ``j``, so it is never
-block-fused, and its sample loop is a plain one (no interleaved or lane-blocked loop).
+block-fused, and its sample loop is never interleaved; where the kernel holds a loop it runs in
+blocks of lanes (:mod:`hawk.lanes`), each lane the sample at its position.
 
 A kernel is split only where that is sure to mean what the switch form means: one phase (no
 reduction), no Scatter, no checked Table read, no cell written, one segmented group, its selector
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from eagle import extend
+from eagle.extend import EagleValueError
 from eagle.native import Library, compile_library
 from hawk import emit, libm, tables
 from hawk.dispatch_groups import Chosen, Group
@@ -69,7 +71,7 @@ def refuse(ir: KernelIR, chosen: Chosen, checked: bool, who: str) -> None:
     elif not ir.own_writes:
         why = "the kernel writes a one-cell value"
     if why is not None:
-        raise ValueError(f"{who}: dispatch group {group.name!r} (line {group.line}) cannot run "
+        raise EagleValueError(f"{who}: dispatch group {group.name!r} (line {group.line}) cannot run "
                          f"\"segmented\": {why}; use policy \"switch\" or \"predicated\" for it")
 
 
@@ -82,23 +84,32 @@ def segments(group: Group) -> int:
 
 
 class SegmentEmitter(emit.Emitter):
-    """An arm kernel's function: its sample loop runs over the positions of segment ``arm``; the
+    """An arm kernel's function: its sample loop runs over the positions of segment ``arm`` (in
+    blocks of lanes where the kernel holds a loop, each lane a sample the index plane gives); the
     index plane and the segments' cell are its last two slots."""
-
-    lane_blocks = False  # the lanes of a block are contiguous samples: these are not
 
     def __init__(self, slots: list[Slot], arm: int, count: int) -> None:
         super().__init__(slots)
         self.arm, self.count = arm, count
 
+    def positions(self) -> list[str]:
+        # this thread's positions are [begin, stop): its range, cut at the segment's length
+        cell = len(self.slots) - 1
+        return [f"    const int64_t first = s{cell}[{self.arm}], count = s{cell}[{self.count + self.arm}];",
+                "    const int64_t stop = end < count ? end : count < begin ? begin : count;"]
+
+    stop = "stop"
+
+    def sample_at(self, position: str) -> str:
+        return f"s{len(self.slots) - 2}[first + {position}]"
+
     def interleaved(self, loop: list[Any], varying: list[Any]) -> list[str]:
         return ["    const int64_t rest = begin;"]
 
     def loop_open(self) -> list[str]:
-        index, cell = len(self.slots) - 2, len(self.slots) - 1
-        return [f"    const int64_t first = s{cell}[{self.arm}], count = s{cell}[{self.count + self.arm}];",
-                "    for (int64_t j = rest; j < (end < count ? end : count); ++j) {",
-                f"        const int64_t i = s{index}[first + j];"]
+        # the index plane is a partition: no two positions are one sample
+        return ["    HK_SAMPLES", "    for (int64_t j = rest; j < stop; ++j) {",
+                f"        const int64_t i = {self.sample_at('j')};"]
 
 
 class CudaSegmentEmitter(emit.CudaEmitter):
@@ -420,14 +431,14 @@ class SplitLaunch:
 def _skip_plane(skip: Any, n: int, who: str) -> Any:
     if extend.on_device(skip):
         if tuple(skip.shape) != (n,) or np.dtype(skip.dtype).kind not in "biu":
-            raise ValueError(f"{who}: skip= is an integer or bool plane of {n} samples (a terminated "
+            raise EagleValueError(f"{who}: skip= is an integer or bool plane of {n} samples (a terminated "
                              f"plane); got a device array of shape {tuple(skip.shape)}")
         return skip
     if not (isinstance(skip, np.ndarray) and skip.shape == (n,) and skip.dtype.kind in "biu"
             and skip.flags.c_contiguous):
         shown = f"{skip.dtype} array of shape {skip.shape}" if isinstance(skip, np.ndarray) else \
             type(skip).__name__
-        raise ValueError(f"{who}: skip= is a contiguous integer or bool plane of {n} samples (a "
+        raise EagleValueError(f"{who}: skip= is a contiguous integer or bool plane of {n} samples (a "
                          f"terminated plane); got a {shown}")
     return skip
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from eagle.extend import EagleTypeError
 from hawk.frontend import Source
 from hawk.kernel import Kernel
 from hawk.types import Kind
@@ -42,7 +43,7 @@ def struct(cls: type) -> type:
     for f in dataclasses.fields(cls):
         kind = hints[f.name]
         if not isinstance(kind, Kind) or kind.role != "in" or isinstance(kind, StructKind):
-            raise TypeError(f"hawk.struct: {cls.__name__}.{f.name} is annotated {kind!r}; a field is a "
+            raise EagleTypeError(f"hawk.struct: {cls.__name__}.{f.name} is annotated {kind!r}; a field is a "
                             "per-sample type: Scalar, Float32 ..., hawk.vec3, hawk.mat33, hawk.quat ...")
         fields.append((f.name, kind))
     cls.__hawk_kind__ = StructKind("in", None, cls=cls, fields=tuple(fields))
@@ -88,7 +89,8 @@ def components(name: str, kind: ValueKind, arg: Any, api: str) -> list[Any]:
         array = np.empty(0, object)
     if array.dtype.kind not in "iuf" or array.shape not in (kind.shape, (kind.size,)):
         shown = " x ".join(map(str, kind.shape))
-        raise TypeError(f"{api}: parameter {name!r} is {kind!r}: pass {kind.size} real numbers (a tuple, "
+        raise EagleTypeError(f"{api}: parameter {name!r} is {kind!r}: pass {kind.size} real numbers (a "
+                             "tuple, "
                         f"list or array of shape {shown}), one value for all samples; got {arg!r}")
     number = np.float32 if kind.dtype == "f32" else float
     return [number(c) for c in array.reshape(-1).tolist()]
@@ -119,7 +121,8 @@ class StructKernel(Kernel):
                 out.append(arg)
                 continue
             if not isinstance(arg, kind.cls):
-                raise TypeError(f"{api}: parameter {name!r} is a {kind.cls.__name__}; pass an instance of it "
+                raise EagleTypeError(f"{api}: parameter {name!r} is a {kind.cls.__name__}; pass an instance "
+                                     "of it "
                                 f"(its fields the planes), got {type(arg).__name__}")
             out += [getattr(arg, field) for field, _ in kind.fields]
         return tuple(out)

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from eagle.extend import EagleIndexError, EagleTypeError, EagleValueError
 from hawk import grid_index, intrinsics, records
 from hawk.ir import Const, Gather, If, KernelIR, Loop, Op, Operand, ScatterAdd, Slot, Var, walk
 from hawk.types import NUMPY
@@ -76,7 +77,7 @@ def sample() -> int:
     >>> backwards, counts
     (array([4., 2., 1.]), array([1., 2.]))
     """
-    raise TypeError("hawk.sample: only inside a hawk kernel (the index of the sample it computes)")
+    raise EagleTypeError("hawk.sample: only inside a hawk kernel (the index of the sample it computes)")
 
 
 def sample2(width: int) -> tuple[int, int]:
@@ -91,7 +92,7 @@ def sample2(width: int) -> tuple[int, int]:
     >>> row(np.zeros(6, np.int32), np.array([10, 20], np.int32))
     array([10, 10, 10, 20, 20, 20], dtype=int32)
     """
-    raise TypeError("hawk.sample2: only inside a hawk kernel, as `i, j = hawk.sample2(width)`")
+    raise EagleTypeError("hawk.sample2: only inside a hawk kernel, as `i, j = hawk.sample2(width)`")
 
 
 intrinsics.register(sample, "sample", 0)
@@ -352,7 +353,8 @@ def bounds_error(ir: KernelIR, key: int, index: int, axis: int, api: str) -> Ind
     slot = ir.slots[access.slot]
     what = f"read Table {slot.name!r}" if isinstance(access, Gather) else f"wrote Scatter {slot.name!r}"
     kind = "Table" if isinstance(access, Gather) else "Scatter"
-    return IndexError(f"{api}: sample {sample_number} {what} (shape {slot.table}) at index {index} on axis "
+    return EagleIndexError(f"{api}: sample {sample_number} {what} (shape {slot.table}) at index {index} on "
+                           "axis "
                       f"{axis}, out of range, at line {access.line}; compute an index inside 0 … size - 1 "
                       f"on each axis, or annotate it {kind}.clamp (the nearest edge) or {kind}.wrap (around)")
 
@@ -372,7 +374,8 @@ def places_error(ir: KernelIR, cells: np.ndarray, api: str) -> ValueError:
     at = np.unravel_index(cell, slot.table)
     by = "no sample" if count == 0 else f"{count} samples ({first}, {second}, ...)" if count > 2 else \
         f"2 samples ({first} and {second})" if count == 2 else f"1 sample ({first})"
-    return ValueError(f"{api}: Scatter {slot.name!r} cell {tuple(int(i) for i in at)} was written by {by}; "
+    return EagleValueError(f"{api}: Scatter {slot.name!r} cell {tuple(int(i) for i in at)} was written by "
+                           f"{by}; "
                       f"{slot.name}[k] = v writes every cell exactly once (the indices a permutation of "
                       f"the cells): compute such indices, or sum with {slot.name}[k] += v")
 

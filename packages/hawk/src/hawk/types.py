@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from eagle.extend import EagleTypeError, EagleValueError
+
 #: The dtypes a hawk value can have.  "wf"/"wi" are weak (Python) floats and
 #: ints: they take the type of the other operand, as in NumPy.
 DTYPES = ("f64", "f32", "i64", "i32", "u64", "u32", "bool")
@@ -46,7 +48,7 @@ def of_numpy(dtype: np.dtype) -> str:
     for name in DTYPES:
         if np.dtype(NUMPY[name]) == dtype:
             return name
-    raise ValueError(f"hawk has no type for {dtype}; use float64, float32, int32 or uint32 planes")
+    raise EagleValueError(f"hawk has no type for {dtype}; use float64, float32, int32 or uint32 planes")
 
 
 def strong(dtype: str) -> str:
@@ -120,9 +122,9 @@ class Kind:
         if self is Param and hasattr(inner, "family") and inner.role == "in":  # Param[hawk.vec3]
             return dataclasses.replace(inner, role="param")
         if self is Param and type(inner) is not Kind and isinstance(inner, Kind):
-            raise TypeError(f"hawk: Param[{inner!r}]: a Param is a number or a vector, matrix or "
+            raise EagleTypeError(f"hawk: Param[{inner!r}]: a Param is a number or a vector, matrix or "
                             "quaternion (Param[hawk.vec3]); pass a struct's fields as Params of their own")
-        raise TypeError(f"hawk: {self!r}[{inner!r}] is not a hawk type; write Mutable[Scalar], "
+        raise EagleTypeError(f"hawk: {self!r}[{inner!r}] is not a hawk type; write Mutable[Scalar], "
                         "Mutable[UInt32], Param[Int32], Table[Int32] and the like")
 
     @property
@@ -137,7 +139,7 @@ class Kind:
 
     def _bounded(self, bounds: str) -> Kind:
         if self.role not in ("table", "scatter") or self.bounds != "check":
-            raise TypeError(f"hawk: {self!r}.{bounds} is not a hawk type; write Table.{bounds}, "
+            raise EagleTypeError(f"hawk: {self!r}.{bounds} is not a hawk type; write Table.{bounds}, "
                             f"Table.{bounds}[Int32] or Scatter.{bounds}")
         return Kind(self.role, self.dtype, bounds)
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from eagle.extend import EagleTypeError, EagleValueError
 from hawk.types import Float32, Float64, Kind
 
 _FAMILIES = {"vec": "vector", "mat": "matrix", "quat": "quaternion"}
@@ -51,7 +52,7 @@ class ValueKind(Kind):
     def __getitem__(self, inner: Kind) -> ValueKind:  # type: ignore[override]
         if self.role == "in" and self.dtype is None and inner in (Float32, Float64):
             return ValueKind("in", inner.dtype, family=self.family, shape=self.shape)
-        raise TypeError(f"hawk: {self!r}[{inner!r}] is not a hawk type; fix a value type's width with "
+        raise EagleTypeError(f"hawk: {self!r}[{inner!r}] is not a hawk type; fix a value type's width with "
                         f"hawk.{self.type_name}[Float32] or hawk.{self.type_name}[Float64]")
 
     def __repr__(self) -> str:
@@ -104,12 +105,12 @@ def check_plane(name: str, kind: ValueKind, arg: Any, api: str) -> None:
     """A plane passed for a value parameter: ``(*shape, n)`` of floats (of the fixed width)."""
     if tuple(arg.shape[:-1]) != kind.shape or arg.ndim != len(kind.shape) + 1:
         shown = ", ".join(map(str, kind.shape))
-        raise ValueError(f"{api}: parameter {name!r} is {kind!r}: a plane of shape ({shown}, n); got "
+        raise EagleValueError(f"{api}: parameter {name!r} is {kind!r}: a plane of shape ({shown}, n); got "
                          f"{tuple(arg.shape)}")
     if arg.dtype.kind != "f" or arg.dtype.itemsize not in (4, 8) or (
             kind.dtype is not None and arg.dtype.itemsize != (4 if kind.dtype == "f32" else 8)):
         width = {"f32": "float32", "f64": "float64"}.get(kind.dtype or "", "float32 or float64")
-        raise TypeError(f"{api}: parameter {name!r} is {kind!r} ({width}); got {arg.dtype}: pass "
+        raise EagleTypeError(f"{api}: parameter {name!r} is {kind!r} ({width}); got {arg.dtype}: pass "
                         f"x.astype(np.{width.split()[0]})")
 
 

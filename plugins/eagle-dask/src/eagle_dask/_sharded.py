@@ -11,6 +11,7 @@ import numpy as np
 from distributed import Client
 
 import eagle
+from eagle.extend import EagleTypeError, EagleValueError
 from eagle_dask import _worker
 
 
@@ -57,12 +58,13 @@ class Sharded:
         by_name = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
         odd = [p.name for p in self.signature.parameters.values() if p.kind not in by_name]
         if odd or getattr(builder, "block", False):
-            raise TypeError(f"eagle_dask.Sharded: {builder!r} must be a builder whose parameters all bind by "
+            raise EagleTypeError(f"eagle_dask.Sharded: {builder!r} must be a builder whose parameters all "
+                                 "bind by "
                             f"name (g.bind); not a block, no *args, **kwargs or positional-only "
                             f"({', '.join(odd) or 'a block'})")
         unknown = set(broadcast) - set(self.signature.parameters)
         if unknown:
-            raise TypeError(f"eagle_dask.Sharded: broadcast names {sorted(unknown)}, not parameters of "
+            raise EagleTypeError(f"eagle_dask.Sharded: broadcast names {sorted(unknown)}, not parameters of "
                             f"{builder!r}")
         module, qualname = getattr(builder, "__module__", None), getattr(builder, "__qualname__", "")
         try:
@@ -73,15 +75,15 @@ class Sharded:
         # this process when the scheduler runs here (a LocalCluster).
         name = (getattr(found, "__module__", None), getattr(found, "__qualname__", None))
         if found is not builder and name != (module, qualname):
-            raise TypeError(f"eagle_dask.Sharded: {builder!r} is not reachable by its name "
+            raise EagleTypeError(f"eagle_dask.Sharded: {builder!r} is not reachable by its name "
                             f"{module}.{qualname}: the workers import the builder by name, so define it at "
                             "the top level of a module they can import (client.upload_file sends a file)")
         workers = sorted(client.scheduler_info()["workers"])
         if not workers:
-            raise ValueError("eagle_dask.Sharded: the cluster has no workers")
+            raise EagleValueError("eagle_dask.Sharded: the cluster has no workers")
         self.shards = len(workers) if shards is None else shards
         if not isinstance(self.shards, int) or self.shards < 1:
-            raise ValueError(f"eagle_dask.Sharded: shards must be an int >= 1, got {shards!r}")
+            raise EagleValueError(f"eagle_dask.Sharded: shards must be an int >= 1, got {shards!r}")
         self.client = client
         self.builder = builder
         self.broadcast = frozenset(broadcast)
@@ -92,7 +94,8 @@ class Sharded:
         client.register_plugin(_worker.Graphs(module, qualname, cache), name=self.name)
 
     def __repr__(self) -> str:
-        return f"<eagle_dask.Sharded {self.builder!r} over {self.shards} shards>"
+        plural = "" if self.shards == 1 else "s"
+        return f"<eagle_dask.Sharded {self.builder!r} over {self.shards} shard{plural}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         call = self.signature.bind(*args, **kwargs)
@@ -107,7 +110,8 @@ class Sharded:
                 constants[name] = value
         sizes = {name: a.shape[-1] for name, a in planes.items()}
         if len(set(sizes.values())) != 1:
-            raise ValueError(f"eagle_dask.Sharded: the per-sample arrays must share their sample count (the "
+            raise EagleValueError("eagle_dask.Sharded: the per-sample arrays must share their sample count "
+                                  "(the "
                              f"last axis); got {sizes or 'none'}: name arrays that are not per-sample in "
                              "broadcast=")
         n = next(iter(sizes.values()))
@@ -120,7 +124,7 @@ class Sharded:
                 _worker.run_shard, self.name, rank, cut.stop - cut.start, arrays, constants,
                 workers=[self.workers[rank]], allow_other_workers=True, pure=False))
         if not futures:
-            raise ValueError("eagle_dask.Sharded: the batch has no samples")
+            raise EagleValueError("eagle_dask.Sharded: the batch has no samples")
         return _concatenate(self.client.gather(futures))
 
     def builds(self) -> dict[str, int]:

@@ -20,6 +20,7 @@ from distributed import Worker, get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
 import eagle
+from eagle.extend import EagleValueError
 
 MPI_HINT = ("a shard sees only its own samples, so it would not give one process's result: run it over "
             "MPI with eagle-mpi instead, each rank building eagle.Graph(comm=MPI.COMM_WORLD) over its "
@@ -67,7 +68,7 @@ class Graphs(WorkerPlugin):
     def _build(self, arrays: dict[str, np.ndarray], constants: dict[str, Any]) -> eagle.Graph:
         graph = self.builder(**arrays, **constants)
         if graph.reductions:
-            raise ValueError(f"eagle_dask: {self.builder.__name__} reduces across samples in "
+            raise EagleValueError(f"eagle_dask: {self.builder.__name__} reduces across samples in "
                              f"{', '.join(graph.reductions)}; {MPI_HINT}")
         self.builds += 1
         return graph
@@ -89,7 +90,8 @@ def _copy(tree: Any, samples: int) -> Any:
     if isinstance(tree, (tuple, list)):
         return type(tree)(_copy(v, samples) for v in tree)
     if not (isinstance(tree, np.ndarray) and tree.ndim and tree.shape[-1] == samples):
-        raise ValueError(f"eagle_dask: a result of shape {getattr(tree, 'shape', type(tree).__name__)} is "
+        raise EagleValueError(f"eagle_dask: a result of shape {getattr(tree, 'shape', type(tree).__name__)} "
+                              "is "
                          f"not a per-sample plane of this shard ({samples} samples on the last axis); "
                          "only per-sample results are gathered")
     return tree.copy()

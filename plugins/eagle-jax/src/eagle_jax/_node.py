@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle.extend import GpuItems, is_plane, on_device
+from eagle.extend import EagleImportError, EagleTypeError, EagleValueError, GpuItems, is_plane, on_device
 from eagle.frameworks.models import Framework, ModelCall, Pair, spec
 from eagle.frameworks.models import make as make_model
 
@@ -43,7 +43,7 @@ class Jax(Framework):
             import jax
             import jax.dlpack
         except ImportError:
-            raise ImportError("eagle.frameworks.jax needs JAX: pip install 'eagle-jax[jax]'") from None
+            raise EagleImportError("eagle.frameworks.jax needs JAX: pip install 'eagle-jax[jax]'") from None
         return jax
 
     def view(self, value: Any) -> Any:
@@ -89,7 +89,7 @@ class Jax(Framework):
         xs = tuple(jnp.asarray(a) for a in args)
         for a, x in zip(args, xs, strict=True):
             if x.dtype != a.dtype:  # 32-bit mode turned on between the run and its reverse
-                raise ValueError(
+                raise EagleValueError(
                     f"eagle.frameworks.jax.vjp: JAX reads a {a.dtype} primal as {x.dtype}"
                     f"{self.hint(spec(x))}; differentiate in the mode the node ran in"
                 )
@@ -106,7 +106,7 @@ class Jax(Framework):
     def gpu(self, c: ModelCall) -> GpuItems:
         host = [name for name, plane in c.planes.items() if not on_device(plane)]
         if host:
-            raise ValueError(
+            raise EagleValueError(
                 f"eagle.Graph.build: jax node {c.label} has host planes ({', '.join(host)}) in "
                 "a GPU build; give it device arrays, or eagle.copy nodes between"
             )
@@ -169,7 +169,7 @@ class _Device:
             array = getattr(module, "ndarray" if name == "cupy" else "Tensor", None)
             if array is not None and all(isinstance(p, array) for p in planes):
                 return module
-        raise TypeError(
+        raise EagleTypeError(
             f"eagle.Graph.build: jax node {label} exchanges its planes with JAX by DLPack with "
             "streams, which CuPy arrays and torch CUDA tensors offer; give it planes of one of "
             "the two"

@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 
 from mpi4py import MPI
 
-from eagle.extend import ffi, num_threads, set_num_threads
+from eagle.extend import EagleMemoryError, ffi, num_threads, set_num_threads
 from eagle.native import Library, compile_library
 
 # By eagle's dtype codes (EAGLE_F64, EAGLE_F32, EAGLE_I64, EAGLE_I32, EAGLE_U32, EAGLE_U8, EAGLE_U64),
@@ -78,7 +78,7 @@ class MPIComm:
         ctx = new(_mpi_function("MPI_Allreduce"), _mpi_function("MPI_Allgatherv"), handles, self.rank,
                   self.size)
         if not ctx:
-            raise MemoryError("eagle_mpi.MPIComm: out of memory")
+            raise EagleMemoryError("eagle_mpi.MPIComm: out of memory")
         free = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(shim.address("eagle_mpi_free"))
         self._ctx = ffi.gc(ffi.cast("void *", ctx), lambda p: free(int(ffi.cast("uintptr_t", p))))
         self._table = ffi.new("eagle_collective *", {

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from eagle.extend import EagleTypeError, EagleValueError
 from eagle.graph import NativeCall
 
 #: The scans a node may compute.
@@ -57,19 +58,19 @@ class Scan:
 def make(x: Any, *, out: Any, op: str = "sum") -> Scan:
     """The payload of ``eagle.node("scan", x, out=y, op="sum")``; ``out=x`` scans in place."""
     if op not in OPS:
-        raise ValueError(f"{API}: op must be one of {OPS}, got {op!r}")
+        raise EagleValueError(f"{API}: op must be one of {OPS}, got {op!r}")
     for name, a in (("x", x), ("out", out)):
         if not isinstance(a, np.ndarray):
-            raise TypeError(f"{API}: {name} must be a NumPy array, got {type(a).__name__}")
+            raise EagleTypeError(f"{API}: {name} must be a NumPy array, got {type(a).__name__}")
         if a.ndim != 1 or not a.flags.c_contiguous:
-            raise ValueError(f"{API}: {name} must be a contiguous 1-D plane; got shape {a.shape}"
+            raise EagleValueError(f"{API}: {name} must be a contiguous 1-D plane; got shape {a.shape}"
                              f"{'' if a.flags.c_contiguous else ', strided'}: pass np.ascontiguousarray")
     if x.dtype not in DTYPES or out.dtype != x.dtype or out.shape != x.shape:
-        raise ValueError(f"{API}: x and out must have one shape and one of the dtypes "
+        raise EagleValueError(f"{API}: x and out must have one shape and one of the dtypes "
                          f"{', '.join(str(d) for d in DTYPES)}; got {x.dtype}{x.shape} and "
                          f"{out.dtype}{out.shape}")
     if out is not x and np.shares_memory(x, out):
-        raise ValueError(f"{API}: out overlaps x without being x; scan in place with out=x, or give "
+        raise EagleValueError(f"{API}: out overlaps x without being x; scan in place with out=x, or give "
                          "out its own array")
     nblocks = max(-(-x.shape[0] // BLOCK), 1)
     return Scan(x, out, op, np.zeros(nblocks, x.dtype))
@@ -115,7 +116,7 @@ class Kernels:
         from eagle.extend import Program  # a one-item native run
 
         if s.x.dtype.kind != "f":
-            raise TypeError(f"eagle_scan vjp: a scan of {s.x.dtype} has no gradient; scan floats")
+            raise EagleTypeError(f"eagle_scan vjp: a scan of {s.x.dtype} has no gradient; scan floats")
         key = "x" if s.in_place else "out"
         gy = np.ascontiguousarray(cotangents[key], dtype=s.x.dtype)
         gx = np.empty_like(gy)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle.extend import BoxPicture, GpuItems, on_device
+from eagle.extend import BoxPicture, EagleImportError, EagleRuntimeError, EagleValueError, GpuItems, on_device
 from eagle.frameworks.models import Framework, ModelCall, Pair
 from eagle.frameworks.models import make as make_model
 from eagle_torch._planes import plane_of
@@ -48,7 +48,7 @@ class Torch(Framework):
         try:
             import torch
         except ImportError:
-            raise ImportError(
+            raise EagleImportError(
                 "eagle.frameworks.torch needs torch: pip install 'eagle-torch[torch]'"
             ) from None
         return torch
@@ -126,12 +126,12 @@ class Torch(Framework):
         torch = self.load()
         host = [name for name, plane in c.planes.items() if not on_device(plane)]
         if host:
-            raise ValueError(
+            raise EagleValueError(
                 f"eagle.Graph.build: torch node {c.label} has CPU {self.noun} ({', '.join(host)}) "
                 "in a GPU build; move them with .cuda() or eagle.copy nodes"
             )
         if not torch.cuda.is_available():
-            raise RuntimeError(
+            raise EagleRuntimeError(
                 f"eagle.Graph.build: torch node {c.label} has device planes, and this torch "
                 "has no CUDA (torch.cuda.is_available() is False): install a CUDA build of torch"
             )

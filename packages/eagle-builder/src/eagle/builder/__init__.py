@@ -11,7 +11,8 @@ the graph replays.
 
 from eagle.builder.builder import Builder, builder
 from eagle.builder.handles import Branch, Parallel
+from eagle.builder.uncapped import UncappedLoopWarning
 
 __version__ = "0.1.0"
 
-__all__ = ["Branch", "Builder", "Parallel", "builder"]
+__all__ = ["Branch", "Builder", "Parallel", "UncappedLoopWarning", "builder"]

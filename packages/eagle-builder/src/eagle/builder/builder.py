@@ -12,17 +12,20 @@ import functools
 import inspect
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from eagle import extend
 from eagle.builder.handles import Branch
 from eagle.builder.recorder import RACE, Recorder, active, plane_of
 from eagle.builder.rewrite import first_line, rewritten
 from eagle.builder.runtime import runtime
-from eagle.extend import Graph, SiblingRace, fail_together
+from eagle.extend import EagleRuntimeError, EagleTypeError, EagleValueError, Graph, SiblingRace, fail_together
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
-def builder(fn: Callable[..., Any]) -> Builder:
+def builder(fn: Callable[_P, _R]) -> Builder[_P, _R]:
     """Make ``fn`` a graph builder (or a block); its source is rewritten once, here.
 
     ``@eagle.Graph.builder`` is this function.
@@ -88,7 +91,7 @@ def builder(fn: Callable[..., Any]) -> Builder:
     >>> g()
     Traceback (most recent call last):
     ...
-    IndexError: eagle.Graph.builder: scan_n:4: range(n) asks for 5 turns, xs has 3 rows: set n to at most 3...
+    eagle.errors.IndexError: eagle.Graph.builder: scan_n:4: range(n) asks for 5 turns, ...
     """
     return Builder(fn)
 
@@ -99,7 +102,7 @@ def _is_graph_annotation(annotation: Any) -> bool:
     return isinstance(annotation, str) and annotation.split(".")[-1] == "Graph"
 
 
-class Builder:
+class Builder(Generic[_P, _R]):
     """A builder or block made by ``@eagle.Graph.builder``.
 
     A function whose first parameter is annotated ``eagle.Graph`` is a
@@ -121,9 +124,10 @@ class Builder:
     ('Builder', array([2., 2.]))
     """
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[_P, _R]) -> None:
         if not isinstance(fn, types.FunctionType):  # the rewrite needs a def's source and code
-            raise TypeError("eagle.Graph.builder: takes a plain Python function defined in a file (a `def`); "
+            raise EagleTypeError("eagle.Graph.builder: takes a plain Python function defined in a file (a "
+                                 "`def`); "
                             f"got {type(fn).__name__} {getattr(fn, '__name__', fn)!r}: wrap the call in a "
                             "def (def f(x): ...) and decorate that")
         self.fn = fn
@@ -137,8 +141,9 @@ class Builder:
     def __repr__(self) -> str:
         return f"<eagle.Graph.builder {'block' if self.block else 'builder'} {self.fn.__qualname__}>"
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._block(args, kwargs) if self.block else self._builder(args, kwargs)
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        # a builder gives the graph its function returned, built; a block what its function returns
+        return cast(_R, self._block(args, kwargs) if self.block else self._builder(args, kwargs))
 
     def _builder(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Graph:
         name = self.fn.__name__
@@ -153,7 +158,8 @@ class Builder:
                 returned = self.rewritten(*call.args, **call.kwargs)
             graph = recorder.graph
             if graph is None or returned is not graph:
-                raise TypeError(f"{name}: a builder returns its graph: `return g`; declare the arrays with "
+                raise EagleTypeError(f"{name}: a builder returns its graph: `return g`; declare the arrays "
+                                     "with "
                                 "`g.result = ...`")
             recorder.finish()
             extend.declare_temporaries(graph, recorder.temporaries())
@@ -165,7 +171,7 @@ class Builder:
         try:
             graph.build()
         except SiblingRace as race:
-            raise ValueError(f"{RACE} [{race}]") from None
+            raise EagleValueError(f"{RACE} [{race}]") from None
         recorder.rebuild = lambda arguments: self._builder((), arguments)  # a bind no patch reaches
         extend.state(graph).update(bind=recorder.bind, names=recorder)  # for g.bind and eagle.diff
         return graph
@@ -178,15 +184,15 @@ class Builder:
         if isinstance(target, Branch) or recording is not None:
             recorder = target.recorder if isinstance(target, Branch) else recording
             if recorder is not active():
-                raise RuntimeError(f"{name}: a block records into the graph being built now; this "
+                raise EagleRuntimeError(f"{name}: a block records into the graph being built now; this "
                                    "graph or branch belongs to another builder")
             with recorder.running(name, self.first_line, passed):
                 return self.rewritten(*call.args, **call.kwargs)
         if not isinstance(target, Graph):
-            raise TypeError(f"{name}: a block takes the graph to append to first (an eagle.Graph or a "
+            raise EagleTypeError(f"{name}: a block takes the graph to append to first (an eagle.Graph or a "
                             f"branch handle), got {type(target).__name__}")
         if extend.view(target).built:
-            raise RuntimeError(f"{name}: the graph is built; adding to a built graph is refused: make a "
+            raise EagleRuntimeError(f"{name}: the graph is built; adding to a built graph is refused: make a "
                                "new Graph")
         recorder = Recorder(target)
         extend.record_into(target, recorder)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any
 
-from eagle.extend import Body, Fork
+from eagle.extend import Body, EagleRuntimeError, Fork
 
 
 class Parallel:
@@ -50,7 +50,7 @@ class Parallel:
     def branch(self) -> Branch:
         """A branch of this fork: ``with p.branch() as b:``; what it records runs in order."""
         if self.parent is None:
-            raise RuntimeError("eagle.Graph.parallel: open branches inside `with g.parallel() as p:`")
+            raise EagleRuntimeError("eagle.Graph.parallel: open branches inside `with g.parallel() as p:`")
         return Branch(self)
 
 

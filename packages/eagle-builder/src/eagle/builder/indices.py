@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle.extend import CellAffine, Node
+from eagle.extend import CellAffine, EagleNameError, EagleTypeError, Node
 
 
 class LoopIndex:
@@ -36,7 +36,8 @@ class LoopIndex:
     def affine(self, m: int, k: int, op: str) -> LoopIndex:
         """``m * self + k`` as a cell a node of the loop body writes every turn."""
         if not self.recorder.inside(self.loop):
-            raise TypeError(f"eagle.Graph.builder: `{op}` on the index of the device loop at {self.where} "
+            raise EagleTypeError(f"eagle.Graph.builder: `{op}` on the index of the device loop at "
+                                 f"{self.where} "
                             "outside that loop: it counts that loop's turns only; compute with it inside "
                             "the loop body")
         cell = self.recorder.new_index_cell()
@@ -45,7 +46,8 @@ class LoopIndex:
 
     def _number(self, other: Any, op: str) -> int:
         if isinstance(other, bool) or not isinstance(other, (int, np.integer)):
-            raise TypeError(f"eagle.Graph.builder: `i {op} {type(other).__name__}` with the index of the "
+            raise EagleTypeError(f"eagle.Graph.builder: `i {op} {type(other).__name__}` with the index of "
+                                 "the "
                             f"device loop at {self.where}: the builder computes with it and Python ints "
                             "only (i + 1, 2 * i, n - i); for anything else pass i to a kernel (i: Int32)")
         return int(other)
@@ -70,7 +72,8 @@ class LoopIndex:
         return self.affine(-1, 0, "-i")
 
     def refuse(self, *args: Any, **kwargs: Any) -> Any:
-        raise NameError(f"eagle.Graph.builder: the loop variable of the device loop at {self.where} has no "
+        raise EagleNameError(f"eagle.Graph.builder: the loop variable of the device loop at {self.where} has "
+                             "no "
                         "value while recording (the turns are counted on the device): pass it to a kernel "
                         "as a one-cell plane (i: Int32), read a row of a stacked array with xs[i], or "
                         "compute i + k, i * k, k - i with Python ints")
@@ -96,17 +99,20 @@ def kernel_arguments(kernel: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
             name, kind = params[k] if k < len(params) else (f"#{k}", None)
             role = getattr(kind, "role", "in")
             if role == "in" and getattr(kind, "dtype", "i32") != "i32":
-                raise TypeError(f"{kernel.__name__}: parameter {name!r} is {kind!r}, and is passed the index "
+                raise EagleTypeError(f"{kernel.__name__}: parameter {name!r} is {kind!r}, and is passed the "
+                                     "index "
                                 f"of the device loop at {arg.where}, a one-cell int32 plane: annotate it "
                                 "Int32 (and convert inside the kernel: hm.float64(i))")
             if role != "in":
                 what = "a Param, read once while recording" if role == "param" else "written in place"
-                raise NameError(f"{kernel.__name__}: parameter {name!r} is {what}, and the loop variable of "
+                raise EagleNameError(f"{kernel.__name__}: parameter {name!r} is {what}, and the loop "
+                                     "variable of "
                                 f"the device loop at {arg.where} has no value while recording (the turns are "
                                 "counted on the device): annotate the parameter Int32, a one-cell plane the "
                                 "kernel reads at every turn")
             if not arg.recorder.inside(arg.loop):
-                raise TypeError(f"{kernel.__name__}: parameter {name!r} is passed the index of the device "
+                raise EagleTypeError(f"{kernel.__name__}: parameter {name!r} is passed the index of the "
+                                     "device "
                                 f"loop at {arg.where} outside that loop: it counts that loop's turns only; "
                                 "call the kernel inside the loop body")
             arg = arg.cell

@@ -27,6 +27,7 @@ from eagle import extend
 from eagle.builder import substitute
 from eagle.builder.handles import Branch, Parallel
 from eagle.builder.indices import LoopIndex, kernel_arguments
+from eagle.builder.uncapped import UncappedLoopWarning
 from eagle.extend import (
     Body,
     CellAffine,
@@ -34,6 +35,12 @@ from eagle.extend import (
     DeviceIf,
     DeviceLoop,
     DeviceSwitch,
+    EagleIndexError,
+    EagleNameError,
+    EagleRuntimeError,
+    EagleSyntaxError,
+    EagleTypeError,
+    EagleValueError,
     Fork,
     Graph,
     Node,
@@ -86,7 +93,7 @@ class OneArm:
                             "arm, or before the construct")
 
     def refuse(self, *args: Any, **kwargs: Any) -> Any:
-        raise NameError(self.message)
+        raise EagleNameError(self.message)
 
     # any use of the value while recording: a test, a comparison, arithmetic, an index, an array
     __bool__ = __array__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = refuse
@@ -166,7 +173,7 @@ def active() -> Recorder | None:
 def current() -> Recorder:
     recorder = active()
     if recorder is None:
-        raise RuntimeError("eagle.Graph.builder: a rewritten construct ran with no builder recording")
+        raise EagleRuntimeError("eagle.Graph.builder: a rewritten construct ran with no builder recording")
     return recorder
 
 
@@ -269,7 +276,7 @@ class Recorder(extend.Recording):
         while is_array(array):
             made = self.homes.get(id(array))
             if made is not None and not any(b is made[1].body for b in self.stack):
-                raise TypeError(f"eagle.Graph.builder: {label!r} uses an array computed inside "
+                raise EagleTypeError(f"eagle.Graph.builder: {label!r} uses an array computed inside "
                                 f"{made[1].what}, outside that arm or loop body, reached by a route the "
                                 "builder does not carry (a helper's dict or object, a nested function's "
                                 "nonlocal); eagle carries plain names and `name[key] = ...` items assigned "
@@ -284,7 +291,7 @@ class Recorder(extend.Recording):
         value (or a loop body's first turn) whatever the replay runs."""
         inner = self.innermost_device_body()
         if inner is not None and inner.frame == len(self.frames):
-            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: `{text}` changes a list, dict or "
+            raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: `{text}` changes a list, dict or "
                             f"object inside {inner.what}; eagle carries plain names and `name[key] = ...` "
                             "items through a device construct, not other changes (every arm is recorded, a "
                             "loop body once): assign to a plain name (v = dbl(v)) or an item the container "
@@ -294,11 +301,11 @@ class Recorder(extend.Recording):
         """A hawk kernel call: a plan node, its outputs allocated; returns them."""
         buffer = kwargs.pop("buffer", None)
         if kwargs:
-            raise TypeError(f"{kernel.__name__}: a recorded call takes its arguments and buffer= only, "
+            raise EagleTypeError(f"{kernel.__name__}: a recorded call takes its arguments and buffer= only, "
                             f"got {', '.join(kwargs)}")
         for arg in args:
             if isinstance(arg, OneArm):
-                raise NameError(f"{kernel.__name__}: {arg.message}")
+                raise EagleNameError(f"{kernel.__name__}: {arg.message}")
         args = kernel_arguments(kernel, args)
         bound = kernel.plan(*args, buffer=None if buffer is True else buffer)
         node = self.append(Node("plan", bound), kernel.__name__)
@@ -350,7 +357,7 @@ class Recorder(extend.Recording):
         """``b.wait(x)``: the rest of branch ``b`` starts after the node that wrote ``x``."""
         writer = self.producer.get(id(value)) if is_array(value) else None
         if writer is None:
-            raise ValueError("eagle.Graph.wait: the array was not written by a node of this graph; wait "
+            raise EagleValueError("eagle.Graph.wait: the array was not written by a node of this graph; wait "
                              "for an array a node of another branch computes")
         for body in branch.owner.fork.branches:
             for i, step in enumerate(body.steps):
@@ -367,7 +374,7 @@ class Recorder(extend.Recording):
     def truth(self, value: Any, line: int) -> bool:
         """A Python condition's truth; an array that is not a one-cell uint32 is refused."""
         if is_array(value):
-            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: the condition is an array of "
+            raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: the condition is an array of "
                             f"{value.size} {value.dtype}; a device condition is a one-cell uint32 "
                             "array (shape (1,)): reduce it to one cell in a kernel (flag = "
                             "hm.uint32(hawk.sum(...)) into a Mutable[UInt32] of one cell) or index one cell "
@@ -413,10 +420,12 @@ class Recorder(extend.Recording):
             return self.python_loop(_repeat_while(lambda: self.truth(test(), line), cond, line, self),
                                     body, line)
         if self.graph is not None and self.graph.record:
-            raise ValueError(f"{self.where(line)}: an uncapped device loop cannot be recorded (record=True): "
+            raise EagleValueError(f"{self.where(line)}: an uncapped device loop cannot be recorded "
+                                  "(record=True): "
                              "cap it: for _ in range(N): if not cell: break")
         warnings.warn(f"uncapped device loop at {self.where(line)}: a body that never clears its guard never "
-                      "returns; cap it with for _ in range(N): if not cell: break", stacklevel=2)
+                      "returns; cap it with for _ in range(N): if not cell: break", UncappedLoopWarning,
+                      stacklevel=2)
         cell, want = (cond.cell, 0) if isinstance(cond, NotCell) else (cond, 1)
         state = self.carried(get, put, names, containers, scope, line, "loop")
         return self.device_loop(cell, want, "while", -1, body, *state, line)
@@ -429,7 +438,8 @@ class Recorder(extend.Recording):
         if not _device(first):
             return self.python_loop(_until(stop, first, range(n), self, line), body, line)
         if _device(n):
-            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: the cap of a capped device loop is a "
+            raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: the cap of a capped device loop "
+                                 "is a "
                             "Python int: for _ in range(N): if not cell: break")
         # the loop goes on while the break condition is false
         cell, want = (first.cell, 1) if isinstance(first, NotCell) else (first, 0)
@@ -445,7 +455,7 @@ class Recorder(extend.Recording):
         ``count``: the argument of ``range`` as written, for the message of a count past the rows."""
         if any(_device(a) or is_array(a) for a in args):
             if len(args) != 1 or not is_cell(args[0]):
-                raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a counted device loop is "
+                raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: a counted device loop is "
                                 "for i in range(cell), with one one-cell uint32 argument")
             state = self.carried(get, put, names, containers, scope, line, "loop")
             return self.device_loop(args[0], 1, "count", -1, body, *state, line, targets, indexed,
@@ -457,7 +467,8 @@ class Recorder(extend.Recording):
         short = {name: n for name, n in rows.items() if n < turns}
         if short:
             shown = ", ".join(f"{name} has {n}" for name, n in short.items())
-            raise IndexError(f"eagle.Graph.builder: {self.where(line)}: for {targets[0]} in range({turns}) "
+            raise EagleIndexError(f"eagle.Graph.builder: {self.where(line)}: for {targets[0]} in "
+                                  f"range({turns}) "
                              f"reads or writes rows {targets[0]} of stacked arrays, and {shown}: loop over "
                              f"range({min(short.values())}), or pass arrays of {turns} rows")
         state = self.carried(get, put, names, containers, scope, line, "loop")
@@ -468,7 +479,7 @@ class Recorder(extend.Recording):
     def for_(self, iterable: Any, body: Callable[[Any], Any], get: Callable[[], tuple],
              put: Callable[[tuple], None], names: tuple[str, ...], line: int) -> Any:
         if _device(iterable):
-            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a for over a device cell: write "
+            raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: a for over a device cell: write "
                             "for i in range(cell) for a counted device loop")
         return self.python_loop(iterable, body, line)
 
@@ -488,7 +499,8 @@ class Recorder(extend.Recording):
             if any(container is c for _, c, _ in held):
                 continue
             if not isinstance(container, (dict, list)):
-                raise TypeError(f"eagle.Graph.builder: {self.where(line)}: `{name}[...] = ...` inside the "
+                raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: `{name}[...] = ...` inside "
+                                     "the "
                                 f"device {what}, where {name} is a {type(container).__name__}; eagle carries "
                                 "plain names and the items of dicts and lists through a device construct: "
                                 f"assign to a plain name inside it and put that into {name} after it")
@@ -500,7 +512,8 @@ class Recorder(extend.Recording):
         def get_items() -> tuple:
             for name, container, keys in held:
                 if _keys(container) != keys:
-                    raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name} gains or loses items "
+                    raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: {name} gains or loses "
+                                         "items "
                                     f"inside the device {what}; eagle carries the items a dict or list "
                                     "already has through a device construct: give it every key before it")
             return (*get(), *(container[key] for container, key in slots))
@@ -533,7 +546,7 @@ class Recorder(extend.Recording):
     def python_signal(self, signal: Any, line: int) -> Any:
         """A signal from an arm Python decided: passed up, unless a device loop is in the way."""
         if signal in (BREAK, CONTINUE) and self.loops and self.loops[-1].device:
-            raise SyntaxError(f"eagle.Graph.builder: {self.where(line)}: a break or continue decided in "
+            raise EagleSyntaxError(f"eagle.Graph.builder: {self.where(line)}: a break or continue decided in "
                               "Python inside a device loop would leave the loop at record time; guard it "
                               "with a device cell, or move the Python decision out of the loop")
         return signal
@@ -564,11 +577,12 @@ class Recorder(extend.Recording):
             return
         for _, signal in fired:
             if signal not in (BREAK, CONTINUE):
-                raise SyntaxError(f"eagle.Graph.builder: {self.where(line)}: return inside a device "
+                raise EagleSyntaxError(f"eagle.Graph.builder: {self.where(line)}: return inside a device "
                                   "construct; assign the value and return after it")
         loop = self.loops[-1] if self.loops else None
         if loop is None or not loop.device:
-            raise SyntaxError(f"eagle.Graph.builder: {self.where(line)}: a break or continue under a device "
+            raise EagleSyntaxError(f"eagle.Graph.builder: {self.where(line)}: a break or continue under a "
+                                   "device "
                               "condition needs a device loop around it"
                               + (f"; the loop at line {loop.line} is decided in Python" if loop else ""))
         for body, signal in fired:
@@ -651,11 +665,12 @@ class Recorder(extend.Recording):
             return
         self.check_rows(table, index, line, "writes")
         if isinstance(value, OneArm):
-            raise NameError(f"eagle.Graph.builder: {self.where(line)}: {value.message}")
+            raise EagleNameError(f"eagle.Graph.builder: {self.where(line)}: {value.message}")
         if not is_array(value) or tuple(value.shape) != tuple(table.shape[1:]) or value.dtype != table.dtype:
             got = f"{value.dtype} array of shape {tuple(value.shape)}" if is_array(value) else \
                 type(value).__name__
-            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a row of the {table.dtype} array of "
+            raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: a row of the {table.dtype} array "
+                                 "of "
                             f"shape {tuple(table.shape)} is a {table.dtype} plane of shape "
                             f"{tuple(table.shape[1:])}; got a {got}: compute the row with a kernel")
         self.append(Node("row_move", RowMove(table, index.cell, value, put=True)), "row")
@@ -665,24 +680,25 @@ class Recorder(extend.Recording):
         """A row move takes the index of a device loop being recorded, itself, on a contiguous
         stacked array; the loop then runs no more turns than the array has rows."""
         if not index.is_turn:
-            raise IndexError(f"eagle.Graph.builder: {self.where(line)}: a device loop {what} rows of a "
+            raise EagleIndexError(f"eagle.Graph.builder: {self.where(line)}: a device loop {what} rows of a "
                              "stacked array at its own index only (xs[i]), not at one computed from it: "
                              "shift the array instead (xs[1:] for xs[i + 1]), or pass the index to a kernel")
         if not self.inside(index.loop):
-            raise IndexError(f"eagle.Graph.builder: {self.where(line)}: the index of the device loop at "
+            raise EagleIndexError(f"eagle.Graph.builder: {self.where(line)}: the index of the device loop at "
                              f"{index.where} is used outside that loop")
         if not is_array(table) or table.ndim < 2:
             shape = f"an array of shape {tuple(table.shape)}" if is_array(table) else type(table).__name__
-            raise TypeError(f"eagle.Graph.builder: {self.where(line)}: a device loop {what} rows of a "
+            raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: a device loop {what} rows of a "
                             f"stacked array (shape (T, n) or (T, k, n)) at its index; got {shape}: stack the "
                             "rows with np.stack, or pass the index to a kernel")
         if not contiguous(table):
-            raise ValueError(f"eagle.Graph.builder: {self.where(line)}: the stacked array a device loop "
+            raise EagleValueError(f"eagle.Graph.builder: {self.where(line)}: the stacked array a device loop "
                              f"{what} rows of is not contiguous: pass np.ascontiguousarray of it")
         rows = int(table.shape[0])
         if index.loop.turns is not None and rows < index.loop.turns:
             turns = index.loop.turns
-            raise IndexError(f"eagle.Graph.builder: {self.where(line)}: the device loop at {index.where} "
+            raise EagleIndexError(f"eagle.Graph.builder: {self.where(line)}: the device loop at "
+                                  f"{index.where} "
                              f"runs up to {turns} turns and {what} rows of an array of {rows} rows: "
                              f"loop over range({rows}), or pass an array of {turns} rows")
         index.loop.rows = rows if index.loop.rows is None else min(index.loop.rows, rows)
@@ -803,7 +819,8 @@ class Recorder(extend.Recording):
                 merged[i] = OneArm(name, self.where(line), what, old)  # an error if used
                 continue
             if not all(is_array(v) for v in changed):
-                raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} is set to a Python value "
+                raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} is set to a Python "
+                                     "value "
                                 f"inside a device {what}; every arm of a device construct is recorded, so "
                                 "only arrays can change there")
             if not is_array(old) and len(changed) < len(values):  # None before: an arm left it None
@@ -814,7 +831,7 @@ class Recorder(extend.Recording):
                 self.make_here(target)
             for v in changed:
                 if tuple(v.shape) != tuple(target.shape) or v.dtype != target.dtype:
-                    raise TypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} changes from "
+                    raise EagleTypeError(f"eagle.Graph.builder: {self.where(line)}: {name!r} changes from "
                                     f"{target.shape} {target.dtype} to {v.shape} {v.dtype} inside a device "
                                     f"{what}; a name keeps one array across a device construct")
             if is_array(old):
@@ -921,10 +938,10 @@ class Recorder(extend.Recording):
             if any(is_array(a) for a in results) else set()
         for array in results:
             if isinstance(array, OneArm):
-                raise NameError(f"g.result: {array.message}")
+                raise EagleNameError(f"g.result: {array.message}")
             self.refuse_escaped(array, "g.result")
             if is_array(array) and not _written(array, written):
-                raise TypeError(f"eagle.Graph.builder: g.result holds a {array.dtype} array of shape "
+                raise EagleTypeError(f"eagle.Graph.builder: g.result holds a {array.dtype} array of shape "
                                 f"{tuple(array.shape)} that no node of the graph writes and no argument is: "
                                 "an array computed while recording (NumPy on what a kernel returns sees it "
                                 "before any replay) stays as it was then; compute it with a kernel call")
@@ -966,7 +983,7 @@ class Recorder(extend.Recording):
             refuse_sibling_races(nodes, [self.labels[id(n)] for n in nodes],
                                  [[list(range(offsets[k], offsets[k + 1])) for k in range(len(branches))]])
         except SiblingRace as race:
-            raise ValueError(f"{RACE} [{race}]") from None
+            raise EagleValueError(f"{RACE} [{race}]") from None
 
     def bind(self, **arrays: Any) -> None:
         """``g.bind(name=array)``: the same graph over new arrays; same shape, dtype and device, and
@@ -974,17 +991,18 @@ class Recorder(extend.Recording):
         mapping = {}
         for name, new in arrays.items():
             if name not in self.arguments:
-                raise TypeError(f"eagle.Graph.bind: no parameter {name!r}; the builder's parameters are "
+                raise EagleTypeError(f"eagle.Graph.bind: no parameter {name!r}; the builder's parameters are "
                                 f"{', '.join(self.arguments)}")
             old = self.arguments[name]
             new = arrays[name] = plane_of(new, "eagle.Graph.bind", repr(name))
             if not is_array(new):
-                raise TypeError(f"eagle.Graph.bind: {name!r} takes an array (NumPy or device), got "
+                raise EagleTypeError(f"eagle.Graph.bind: {name!r} takes an array (NumPy or device), got "
                                 f"{type(new).__name__}: pass np.asarray(...) of it")
             if not (is_array(old) and _side(new) == _side(old)
                     and (tuple(new.shape), new.dtype) == (tuple(old.shape), old.dtype)):
                 # the seed's words; a new device counts as a new dtype
-                raise ValueError(f"eagle.Graph.bind: {name!r} changed shape/dtype: call the builder again")
+                raise EagleValueError(f"eagle.Graph.bind: {name!r} changed shape/dtype: call the builder "
+                                      "again")
             mapping[id(old)] = new
         graph = self.graph
         seen = extend.view(graph)

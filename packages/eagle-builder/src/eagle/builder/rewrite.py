@@ -28,6 +28,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from eagle.extend import EagleSyntaxError
+
 RUNTIME = "__eagle_builder__"
 _PREFIX = "__eagle_"
 _SCOPE = f"{_PREFIX}scope"
@@ -40,7 +42,7 @@ for _name in __future__.all_feature_names:
 _cache: dict[int, tuple[types.CodeType, types.CodeType]] = {}
 
 
-class RewriteError(SyntaxError):
+class RewriteError(EagleSyntaxError):
     """The builder cannot rewrite this function; the message says why and what to do."""
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from eagle.builder import recorder
 from eagle.builder.recorder import BREAK, CONTINUE, RETURN, UNBOUND, NotCell, is_array, is_cell
+from eagle.extend import EagleTypeError
 
 
 class Runtime:
@@ -42,7 +43,8 @@ class Runtime:
         there would be read once, while recording, so it is refused, and so is any array."""
         if is_cell(value) or isinstance(value, NotCell):
             current = recorder.current()
-            raise TypeError(f"eagle.Graph.builder: {current.where(line)}: a device condition in `{form}` "
+            raise EagleTypeError(f"eagle.Graph.builder: {current.where(line)}: a device condition in "
+                                 f"`{form}` "
                             "would be decided once, while recording: test the cell in an if, while, "
                             "for ... range or match statement, which records every arm")
         if is_array(value):
@@ -55,7 +57,8 @@ class Runtime:
         sets, Python would compute once, now, before any replay, and no replay would run it."""
         current = recorder.active()
         if current is not None and current.replayed(value):
-            raise TypeError(f"eagle.Graph.builder: {current.where(line)}: `{form}` on a {value.dtype} array "
+            raise EagleTypeError(f"eagle.Graph.builder: {current.where(line)}: `{form}` on a {value.dtype} "
+                                 "array "
                             f"of shape {tuple(value.shape)} that the graph computes (or an argument of it) "
                             "would run once, now, while recording, on what the array holds before any "
                             f"replay, and no replay would run it: compute `{form}` in a @hawk.kernel "
@@ -83,7 +86,8 @@ class Runtime:
                 if current.replayed(result):  # a view of it: bytes a replay sets
                     return result
             shown = getattr(fn, "__qualname__", name or repr(fn))
-            raise TypeError(f"eagle.Graph.builder: {current.where(line)}: {shown}(...) on an array that the "
+            raise EagleTypeError(f"eagle.Graph.builder: {current.where(line)}: {shown}(...) on an array that "
+                                 "the "
                             "graph computes (or an argument of it) would run once, now, while recording, on "
                             "what the array holds before any replay, and no replay would run it: compute it "
                             "in a hawk kernel or an opaque node")
@@ -118,7 +122,7 @@ def _combine(operands: tuple[Callable[[], Any], ...], op: str, stops: Callable[[
     for operand in operands:
         value = operand()
         if is_cell(value) or isinstance(value, NotCell):
-            raise TypeError(f"eagle.Graph.builder: {recorder.current().where(line)}: `{op}` of a device "
+            raise EagleTypeError(f"eagle.Graph.builder: {recorder.current().where(line)}: `{op}` of a device "
                             "condition: combine cells in a kernel that writes one cell (e.g. flag = "
                             "hm.uint32(a != 0 and b != 0)) and test that")
         if stops(recorder.current().truth(value, line)):

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from eagle.extend import Body, ChoiceFlow, InnerFlow, LoopFlow, Node, Swap, is_plane
+from eagle.extend import Body, ChoiceFlow, EagleValueError, InnerFlow, LoopFlow, Node, Swap, is_plane
 
 Mapping = dict[int, np.ndarray]  # id(old array) -> new array
 
@@ -57,7 +57,8 @@ def _same_view(view: np.ndarray, old: np.ndarray, new: Any) -> np.ndarray:
     alike = (isinstance(new, np.ndarray) and old.flags.c_contiguous and new.flags.c_contiguous
              and new.strides == old.strides)
     if not alike:
-        raise ValueError(f"eagle.Graph.bind: the graph reads a view (a row or slice, shape {view.shape}) of "
+        raise EagleValueError("eagle.Graph.bind: the graph reads a view (a row or slice, shape "
+                              f"{view.shape}) of "
                          f"an argument of shape {old.shape}; a view is re-pointed only between contiguous "
                          "arrays of one layout: pass contiguous arrays (np.ascontiguousarray), or call the "
                          "builder again")
@@ -78,7 +79,7 @@ def in_node(node: Node, mapping: Mapping, label: str) -> None:
     _swapper(mapping, label).node(node)
 
 
-class Unpatchable(ValueError):
+class Unpatchable(EagleValueError):
     """A node whose kind cannot be re-pointed holds an array to replace: ``bind`` calls the
     builder again instead (seed 000); a merge while recording refuses."""
 

@@ -21,7 +21,16 @@ from eagle import extend
 from eagle.diff import _native
 from eagle.diff.forward import Run, RunChoice, RunLoop, Snap
 from eagle.diff.steps import host_view
-from eagle.extend import GpuItems, GpuProgram, Node, Swap, memcpy, on_device
+from eagle.extend import (
+    EagleMemoryError,
+    EagleValueError,
+    GpuItems,
+    GpuProgram,
+    Node,
+    Swap,
+    memcpy,
+    on_device,
+)
 
 #: A loop's tape on the device: ``turns`` slots of ``slot`` bytes; ``count`` is the turns saved.
 SOURCE = r"""
@@ -111,7 +120,8 @@ class Twins:
             if start <= lo and hi <= end:
                 twin = np.ndarray(shape, dtype, buffer=buffer, offset=data - start, strides=strides)
             elif lo < end and start < hi:
-                raise ValueError(f"eagle.diff.reverse: {name or 'an array'} shares device memory with the "
+                raise EagleValueError(f"eagle.diff.reverse: {name or 'an array'} shares device memory with "
+                                      "the "
                                  "graph's planes but reaches past the memory they lie in, which the run "
                                  "copied home; name the planes' own arrays (or views inside them)")
         if twin is None:
@@ -154,7 +164,7 @@ class DeviceTape:
     def __init__(self, tape: _native.Tape, cap: int, label: str, reference: Any) -> None:
         self.tape, self.slot = tape, int(tape.header[_native.SLOT])
         if cap < 0:
-            raise ValueError(f"eagle.Graph.build: the device loop {label!r} has no cap; on the GPU a "
+            raise EagleValueError(f"eagle.Graph.build: the device loop {label!r} has no cap; on the GPU a "
                              "record=True graph keeps every turn's state in device memory allotted at "
                              "build, so each loop needs a most turns: give it one (in a builder, "
                              "for _ in range(N): if not cell: break; by hand, eagle.DeviceLoop(cell, kind, "
@@ -162,7 +172,7 @@ class DeviceTape:
         try:
             self.memory = extend.empty_like_device(reference, (max(cap * self.slot, 1),), np.uint8)
         except (MemoryError, extend.CoreError) as err:
-            raise MemoryError(f"eagle.Graph.build: the device loop {label!r} keeps up to {cap} turns of "
+            raise EagleMemoryError(f"eagle.Graph.build: the device loop {label!r} keeps up to {cap} turns of "
                               f"{self.slot} bytes for the reverse pass, which the device cannot allot "
                               f"({err}); lower its cap, or build the graph over NumPy arrays") from None
         self.count = extend.zeros_like_device(reference, (1,), np.uint32)
@@ -273,7 +283,8 @@ class DeviceRun:
         """The device memory a snapshot ``kept`` of ``src`` is taken into on the device."""
         if id(kept) not in self._kept:
             if not kept.flags.c_contiguous or not src.flags.c_contiguous:
-                raise ValueError("eagle.Graph.build: a record=True graph on the GPU keeps a copy of a plane "
+                raise EagleValueError("eagle.Graph.build: a record=True graph on the GPU keeps a copy of a "
+                                      "plane "
                                  f"({src.dtype} {src.shape} at strides {src.strides}) that is a strided "
                                  "view; a device copy moves contiguous memory: pass contiguous arrays")
             copy = extend.empty_like_device(self.twins.device_of(src), kept.shape, kept.dtype)

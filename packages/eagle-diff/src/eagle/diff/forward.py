@@ -27,7 +27,7 @@ import numpy as np
 
 from eagle.diff import _native, loops
 from eagle.diff.steps import Choice, Leaf, Loop, Place, Plane, Step, read_planes, rebind
-from eagle.extend import HostItems, Program, emit, emit_node
+from eagle.extend import EagleAssertionError, EagleValueError, HostItems, Program, emit, emit_node
 
 # ------------------------------------------------------------------ items
 
@@ -132,7 +132,7 @@ class Unbound:
     leaf: Leaf
 
     def emit(self, program: Program) -> None:
-        raise AssertionError("eagle.diff: an Unbound leaf is refused before emission")
+        raise EagleAssertionError("eagle.diff: an Unbound leaf is refused before emission")
 
 
 def unbound(items: list[Any]) -> Iterator[Leaf]:
@@ -217,7 +217,8 @@ class Emitter:
                 state = loops.carried(s, self.aliases)
                 loose = [p.name for p in state if not self.value(p).flags.c_contiguous]
                 if loose:
-                    raise ValueError(f"eagle.diff: the device loop {s.label!r} carries {', '.join(loose)} "
+                    raise EagleValueError(f"eagle.diff: the device loop {s.label!r} carries "
+                                          f"{', '.join(loose)} "
                                      "from turn to turn in arrays that are not contiguous; a turn's state is "
                                      "kept by its bytes: use contiguous arrays")
                 tape = _native.Tape(s.cap, [self.value(p).nbytes for p in state])

@@ -20,6 +20,7 @@ import numpy as np
 
 from eagle.diff.steps import Loop, Place, read_planes, write_planes
 from eagle.diff.views import extent
+from eagle.extend import EagleValueError
 
 Aliases = Mapping[Place, Iterable[Place]]
 
@@ -86,7 +87,8 @@ def refuse_uncovered(loop: Loop, aliases: Aliases, name: Callable[[Place], str])
     found = uncovered(loop, aliases)
     if found is not None:
         r, w = found
-        raise ValueError(f"eagle.diff.reverse: the device loop {loop.label!r} writes {name(w)} and touches "
+        raise EagleValueError(f"eagle.diff.reverse: the device loop {loop.label!r} writes {name(w)} and "
+                              "touches "
                          "another view of its memory: a loop is reversed by running its turns again from "
                          f"the bytes its written planes held at a turn's start, and {name(r)} is not all "
                          "inside one contiguous plane the loop writes; inside a loop, read and write that "

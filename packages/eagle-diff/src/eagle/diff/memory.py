@@ -21,7 +21,7 @@ import numpy as np
 
 from eagle.diff.steps import Place, Step, is_float, leaves
 from eagle.diff.views import extent
-from eagle.extend import candidate_pairs
+from eagle.extend import EagleValueError, candidate_pairs
 
 
 def pairs(arrays: Mapping[Place, np.ndarray]) -> list[tuple[Place, Place]]:
@@ -125,13 +125,14 @@ class Groups:
         :func:`eagle.diff.loop_views.refuse_uncovered`)."""
         for group in set(self.of.values()):
             if group.unmapped and group.members.keys() & active:
-                raise ValueError(group.unmapped)
+                raise EagleValueError(group.unmapped)
         for leaf in leaves(steps):
             for r in leaf.reads:
                 for w in leaf.writes:
                     if r != w and r in self.of and self.of[r] is self.of.get(w) and r in active:
-                        raise ValueError(READ_ONE_WRITE_ANOTHER.format(node=labels(leaf), r=self.named[r][0],
-                                                                       w=self.named[w][0]))
+                        raise EagleValueError(READ_ONE_WRITE_ANOTHER.format(node=labels(leaf),
+                                                                            r=self.named[r][0],
+                                                                            w=self.named[w][0]))
 
 
 UNMAPPED = ("eagle.diff.reverse: the planes {a} and {b} share memory but not whole elements ({da} and {db}, "

@@ -18,7 +18,7 @@ import numpy as np
 
 from eagle.diff import _native
 from eagle.diff.steps import Leaf, Place, place
-from eagle.extend import Program
+from eagle.extend import EagleKeyError, EagleTypeError, Program
 
 #: ``fn(primals, cotangents) -> {read name: gradient}``: a node's derivative given by hand.
 Vjp = Callable[[dict[str, Any], dict[str, Any]], Mapping[str, Any]]
@@ -202,12 +202,13 @@ class CallBack:
                       for p in leaf.planes if p.writes and p.place in leaf.float_writes}
         grads = self.fn(primals, cotangents)
         if not isinstance(grads, Mapping):
-            raise TypeError(f"eagle.diff.reverse: the vjp of {self.label!r} returned {type(grads).__name__}; "
+            raise EagleTypeError(f"eagle.diff.reverse: the vjp of {self.label!r} returned "
+                                 f"{type(grads).__name__}; "
                             "return a dict {read name: gradient}")
         reads = {p.name: p.place for p in leaf.planes if p.reads} | {s.name: s.place for s in leaf.params}
         extra = sorted(set(grads) - set(reads))
         if extra:
-            raise KeyError(f"eagle.diff.reverse: the vjp of {self.label!r} returned gradients for "
+            raise EagleKeyError(f"eagle.diff.reverse: the vjp of {self.label!r} returned gradients for "
                            f"{', '.join(map(repr, extra))}, which the node does not read; it reads "
                            f"{', '.join(map(repr, reads))}")
         for p in leaf.planes:

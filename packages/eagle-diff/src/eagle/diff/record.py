@@ -42,7 +42,16 @@ from eagle.diff.steps import (
     writes_of,
 )
 from eagle.diff.views import Link, links
-from eagle.extend import HostItems, Program, default_label, flatten
+from eagle.extend import (
+    EagleKeyError,
+    EagleMemoryError,
+    EagleRuntimeError,
+    EagleTypeError,
+    HostItems,
+    Program,
+    default_label,
+    flatten,
+)
 from eagle.extend import unflatten as unflatten  # eagle.diff.reverse takes both from here
 
 if TYPE_CHECKING:
@@ -141,7 +150,7 @@ class Record:
     >>> x, total = np.arange(4.0), np.zeros(1)
     >>> g = eagle.Graph(record=True).add_node(eagle.reduce(x, total), name="total").build()
     >>> g.record
-    <eagle.diff.Record of 1 nodes, not run yet>
+    <eagle.diff.Record of 1 node, not run yet>
     >>> _ = g()
     >>> g.record.names
     ['x', 'total.x', 'out', 'total.out']
@@ -161,7 +170,8 @@ class Record:
 
     def __repr__(self) -> str:
         state = "ran" if self._ran else "not run yet"
-        return f"<eagle.diff.Record of {len(extend.view(self._graph).nodes)} nodes, {state}>"
+        n = len(extend.view(self._graph).nodes)
+        return f"<eagle.diff.Record of {n} node{'' if n == 1 else 's'}, {state}>"
 
     def _run(self, program: Program, n: int) -> None:
         """Replay the graph's program: a run that fails describes nothing (the core's replay hook)."""
@@ -176,14 +186,17 @@ class Record:
     def _check(self) -> None:
         """Refuse a Record that describes no run of the graph as it is now."""
         if self._graph.record is not self:
-            raise RuntimeError("eagle.diff.reverse: this Record is of an earlier build of the graph (arrays "
+            raise EagleRuntimeError("eagle.diff.reverse: this Record is of an earlier build of the graph "
+                                    "(arrays "
                                "were bound since): take g.record again after running the graph")
         if not self._ran:
-            raise RuntimeError("eagle.diff.reverse: the graph has not run since it was built or bound (or "
+            raise EagleRuntimeError("eagle.diff.reverse: the graph has not run since it was built or bound "
+                                    "(or "
                                "its last run failed): run it with g() or g.launch() first")
         for tape in self._forward.tapes:
             if tape.failed:
-                raise MemoryError("eagle.diff.reverse: the last run could not keep a device loop's turns "
+                raise EagleMemoryError("eagle.diff.reverse: the last run could not keep a device loop's "
+                                       "turns "
                                   "(out of memory)")
 
     # --------------------------------------------------------------- looking
@@ -273,7 +286,7 @@ class Names:
         for name, slot in _param_names(record).items():  # a Param is no argument's: it goes by its node
             table.setdefault(name, slot)
         defaults = [n for n in recorder.arguments if is_float(table[n])]
-        return cls(table, True, lambda name: KeyError(NOT_A_KEY.format(name=name)), defaults)
+        return cls(table, True, lambda name: EagleKeyError(NOT_A_KEY.format(name=name)), defaults)
 
     @classmethod
     def of_planes(cls, record: Record, result: Any) -> Names:
@@ -303,13 +316,14 @@ class Names:
             if name in ambiguous and "." in name:
                 label, plane = name.rsplit(".", 1)
                 first, last = f"{label}[0].{plane}", f"{label}[{counts[label] - 1}].{plane}"
-                return KeyError(f"eagle.diff.reverse: {name!r} names arrays of {counts[label]} nodes "
+                return EagleKeyError(f"eagle.diff.reverse: {name!r} names arrays of {counts[label]} nodes "
                                 f"labelled {label!r}: write '{first}' ... '{last}' (in node order), or give "
                                 "the nodes names of their own")
             if name in ambiguous:
-                return KeyError(f"eagle.diff.reverse: {name!r} names different arrays in the nodes "
+                return EagleKeyError(f"eagle.diff.reverse: {name!r} names different arrays in the nodes "
                                 f"{', '.join(map(repr, ambiguous[name]))}: write '<node label>.{name}'")
-            return KeyError(f"eagle.diff.reverse: {name!r} is not a plane of the graph: name a plane by its "
+            return EagleKeyError(f"eagle.diff.reverse: {name!r} is not a plane of the graph: name a plane by "
+                                 "its "
                             f"name in its node, or as '<node label>.<plane>'; the graph has {shown}")
 
         return cls(table, False, missing, _inputs(record, table))
@@ -319,25 +333,26 @@ class Names:
         the graph's Params."""
         params = [repr(n) for n, v in self.table.items() if isinstance(v, ParamSlot)]
         known = f"this graph's are {', '.join(params)}" if params else "this graph has no float Param"
-        return TypeError(PARAM_NUMBER.format(name=name, what=what, params=known))
+        return EagleTypeError(PARAM_NUMBER.format(name=name, what=what, params=known))
 
     def resolve(self, name: str, what: str) -> Any:
         """The array, Param or result tree ``name`` stands for; refused with the way out."""
         if not isinstance(name, str):
-            raise TypeError(f"eagle.diff.reverse: {what} names are strings, got {type(name).__name__}")
+            raise EagleTypeError(f"eagle.diff.reverse: {what} names are strings, got {type(name).__name__}")
         if name not in self.table:
             raise self.missing(name)
         value = self.table[name]
         for leaf in flatten(value):
             if isinstance(leaf, ParamSlot):
                 if what == "seed":
-                    raise TypeError(f"eagle.diff.reverse: {name!r} is a Param, one number: it can be in wrt, "
+                    raise EagleTypeError(f"eagle.diff.reverse: {name!r} is a Param, one number: it can be in "
+                                         "wrt, "
                                     "not seeded")
             elif isinstance(leaf, (int, float, np.number)) and not isinstance(leaf, (bool, np.bool_)):
                 raise self.not_a_param(name, f"a Python number ({type(leaf).__name__})")
             elif not is_float(leaf):
                 kind = f"a {leaf.dtype} array" if isinstance(leaf, np.ndarray) else type(leaf).__name__
-                raise TypeError(f"eagle.diff.reverse: {name!r} is {kind}: gradients flow through float "
+                raise EagleTypeError(f"eagle.diff.reverse: {name!r} is {kind}: gradients flow through float "
                                 "arrays")
         return value
 

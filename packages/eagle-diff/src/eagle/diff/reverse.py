@@ -54,7 +54,16 @@ from eagle.diff.ops import (
 from eagle.diff.record import Names, Record, flatten, unflatten
 from eagle.diff.steps import Leaf, Place, place
 from eagle.diff.views import Link, gather, scatter
-from eagle.extend import CopyFlow, Program, ReduceFlow, RowFlow
+from eagle.extend import (
+    CopyFlow,
+    EagleKeyError,
+    EagleMemoryError,
+    EagleTypeError,
+    EagleValueError,
+    Program,
+    ReduceFlow,
+    RowFlow,
+)
 from eagle.extend import node_kind as kind_of
 
 
@@ -90,19 +99,21 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
     {'x': array([0., 2., 4.])}
     """
     if not isinstance(record, Record):
-        raise TypeError(f"eagle.diff.reverse: takes g.record of a graph built with eagle.Graph(record=True), "
+        raise EagleTypeError("eagle.diff.reverse: takes g.record of a graph built with "
+                             "eagle.Graph(record=True), "
                         f"got {record!r}")
     record._check()
     names = record._names()
     if wrt is None:
         if names.builder:
-            raise ValueError("eagle.diff.reverse: a builder graph has no default gradients: pass wrt=(...) "
+            raise EagleValueError("eagle.diff.reverse: a builder graph has no default gradients: pass "
+                                  "wrt=(...) "
                              f"naming the arguments it could take: {', '.join(names.defaults)}")
         wrt = names.defaults
     elif isinstance(wrt, str):
         wrt = (wrt,)
     if not isinstance(seeds, Mapping) or not seeds:
-        raise TypeError("eagle.diff.reverse: seeds is a dict of name -> cotangent, e.g. "
+        raise EagleTypeError("eagle.diff.reverse: seeds is a dict of name -> cotangent, e.g. "
                         "{'result': np.ones(n)}")
     targets = {name: names.resolve(name, "wrt") for name in wrt}
     linked = {name: record._links(name, value) for name, value in targets.items()}
@@ -116,7 +127,8 @@ def reverse(record: Record, seeds: Mapping[str, Any], wrt: Sequence[str] | None 
     labels = {record._label(leaf) for leaf in record._leaves()} if vjps else set()
     unknown = sorted(set(vjps) - labels)
     if unknown:
-        raise KeyError(f"eagle.diff.reverse: vjps names {', '.join(map(repr, unknown))}, which no node of "
+        raise EagleKeyError(f"eagle.diff.reverse: vjps names {', '.join(map(repr, unknown))}, which no node "
+                            "of "
                        f"the graph is called; its nodes: {', '.join(sorted(labels))}")
     wanted = {link.place: link.spec for found in linked.values() for each in found for link in each}
     key = (frozenset(p for p, _ in seeded), tuple(wanted), tuple(sorted((k, id(f)) for k, f in vjps.items())),
@@ -147,13 +159,15 @@ def _seed_values(seeds: Mapping[str, Any], names: Any, record: Record) -> list[t
         target = names.resolve(name, "seed")
         arrays, given = flatten(target), flatten(value)
         if len(arrays) != len(given):
-            raise ValueError(f"eagle.diff.reverse: the seed of {name!r} has {len(given)} arrays, its arrays "
+            raise EagleValueError(f"eagle.diff.reverse: the seed of {name!r} has {len(given)} arrays, its "
+                                  "arrays "
                              f"{len(arrays)}: give a tree shaped like it")
         for array, ct, found in zip(arrays, given, record._links(name, target), strict=True):
             try:
                 ct = np.broadcast_to(np.asarray(ct, dtype=array.dtype), array.shape)
             except ValueError:
-                raise ValueError(f"eagle.diff.reverse: the seed of {name!r} has shape {np.shape(ct)}, its "
+                raise EagleValueError(f"eagle.diff.reverse: the seed of {name!r} has shape {np.shape(ct)}, "
+                                      "its "
                                  f"array {array.shape}") from None
             out.extend(scatter(array, ct, found))
     return out
@@ -299,7 +313,8 @@ class Pass:
         if rule is not None:
             rule = functools.partial(rule, leaf.node.payload)
             return [CallBack(leaf, label, kept.values, rule, self.active)]
-        raise TypeError(f"eagle.diff.reverse: node {label!r} ({leaf.node.kind}) is on the reverse path and "
+        raise EagleTypeError(f"eagle.diff.reverse: node {label!r} ({leaf.node.kind}) is on the reverse path "
+                             "and "
                         f"has no derivative: pass vjps={{{label!r}: fn}}, fn(primals, cotangents) -> "
                         "{read name: gradient}")
 
@@ -320,7 +335,8 @@ class Pass:
                  if not isinstance(item, Snap) or id(item.dst) in read]
         for leaf in unbound(again):
             label = self.record._label(leaf)
-            raise TypeError(f"eagle.diff.reverse: node {label!r} ({leaf.node.kind}) runs inside the device "
+            raise EagleTypeError(f"eagle.diff.reverse: node {label!r} ({leaf.node.kind}) runs inside the "
+                                 "device "
                             f"loop {step.label!r}: a loop is reversed by running each turn again from its "
                             "kept state, on arrays of the reverse pass, which this node cannot be pointed "
                             "at; make it a hawk kernel, or move it out of the loop")
@@ -346,7 +362,8 @@ class Pass:
                 self.ctx.adj[p] += ct
         self.program.run()
         if any(tape.failed for tape in self.tapes):
-            raise MemoryError("eagle.diff.reverse: out of memory keeping the turns of a loop inside a loop")
+            raise EagleMemoryError("eagle.diff.reverse: out of memory keeping the turns of a loop inside a "
+                                   "loop")
         out = dict(self.zeros)
         out.update({p: self.ctx.adj[p] for p in self.at_end})
         out.update(self.captures)

@@ -25,6 +25,7 @@ from eagle.extend import (
     Body,
     ChoiceFlow,
     CopyFlow,
+    EagleTypeError,
     InnerFlow,
     KernelFlow,
     LeafFlow,
@@ -260,7 +261,7 @@ def step_of(node: Node, label: str, labels: Callable[[Node], str], view: View | 
     flow = node.flow()
     make = _FROM_FLOW.get(type(flow))
     if make is None:
-        raise TypeError(f"eagle.diff: node {label!r} of {kind_of(node.kind).describe()} says it does "
+        raise EagleTypeError(f"eagle.diff: node {label!r} of {kind_of(node.kind).describe()} says it does "
                         f"{flow!r}, which is no form of eagle._flows: return one of them from its flow=")
     return make(node, flow, label, labels, view or host_view)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from eagle.diff.steps import ParamSlot, Place, place
+from eagle.extend import EagleValueError
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +86,8 @@ def links(name: str, value: np.ndarray | ParamSlot, planes: Mapping[Place, tuple
         sorted_value = sorted_value or Sorted(value)
         matched = sorted_value.match(array)
         if matched is None:
-            raise ValueError(f"eagle.diff.reverse: {name!r} shares memory with the plane {label} but not "
+            raise EagleValueError(f"eagle.diff.reverse: {name!r} shares memory with the plane {label} but "
+                                  "not "
                              f"whole elements of it ({array.dtype} {array.shape} at strides {array.strides}, "
                              "over a view that repeats an element, another dtype, or an offset inside an "
                              "element): a gradient is kept per element; read it through views of its own "

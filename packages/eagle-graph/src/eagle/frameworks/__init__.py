@@ -16,6 +16,7 @@ no framework: eagle-graph never imports torch or JAX.
 # subpackages join ``eagle``), in regular and editable installs alike.
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
+from eagle._errors import EagleAttributeError
 from eagle._optional import optional_module as _optional_module
 
 #: Each framework's module here, and the distribution that ships it.
@@ -25,4 +26,4 @@ PLUGINS = {"torch": "eagle-torch", "jax": "eagle-jax"}
 def __getattr__(name: str) -> object:
     if name in PLUGINS:
         return _optional_module("eagle.frameworks", name, PLUGINS[name])
-    raise AttributeError(f"module 'eagle.frameworks' has no attribute {name!r}")
+    raise EagleAttributeError(f"module 'eagle.frameworks' has no attribute {name!r}")

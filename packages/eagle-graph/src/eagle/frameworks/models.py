@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from eagle._errors import EagleRuntimeError, EagleTypeError, EagleValueError
 from eagle.extend import BoxPicture, GpuItems, Swap, as_plane, is_plane, on_device
 
 Spec = tuple[tuple[int, ...], str]  # (shape, dtype name): how planes and results are compared
@@ -194,7 +195,7 @@ class ModelCall:
         """Refuse a run after a plane moved: the graph holds the old memory."""
         for name, start in self.addresses.items():
             if self.framework.address(self.values()[name]) != start:
-                raise RuntimeError(
+                raise EagleRuntimeError(
                     f"{self.api}: {self.framework.noun[:-1]} {name!r} no longer lives where "
                     "the graph was built (was it re-assigned, e.g. param.data = ...?); update "
                     "it in place (param.copy_(...)), or build the graph again"
@@ -206,13 +207,13 @@ class ModelCall:
         if results is None:
             if self.framework.writes_in_place:
                 return None
-            raise TypeError(
+            raise EagleTypeError(
                 f"{self.api}: {self.label} returned None; return its results, one per "
                 f"written plane ({', '.join(self.writes)}), in order"
             )
         outs = list(results) if isinstance(results, (tuple, list)) else [results]
         if len(outs) != len(self.writes):
-            raise ValueError(
+            raise EagleValueError(
                 f"{self.api}: {self.label} returned {len(outs)} {self.framework.noun} for "
                 f"{len(self.writes)} written planes ({', '.join(self.writes)}); return one per "
                 "written plane, in order"
@@ -221,7 +222,7 @@ class ModelCall:
         for (name, value), out in zip(self.writes.items(), outs, strict=True):
             want, got = spec(value), spec(out)
             if got != want:
-                raise ValueError(
+                raise EagleValueError(
                     f"{self.api}: {self.label} returned {_said(got, out)} for plane {name!r}, "
                     f"which is {_said(want, value)}{self.framework.hint(got)}; return the "
                     "plane's shape and dtype (eagle neither casts nor broadcasts)"
@@ -235,7 +236,7 @@ class ModelCall:
             view = self.framework.view(value)
             want, got = spec(value), spec(view)
             if got != want:
-                raise ValueError(
+                raise EagleValueError(
                     f"{self.api}: {self.framework.name} reads plane {name!r} ({_said(want, value)}) "
                     f"as {_said(got, view)}{self.framework.hint(got)}; give it a plane it "
                     "reads as it is"
@@ -257,7 +258,7 @@ class ModelCall:
         results = fw.call(self.fn, args)
         for name, view, version in only_read:
             if version is not None and fw.version(view) != version:
-                raise RuntimeError(
+                raise EagleRuntimeError(
                     f"{self.api}: {self.label} wrote plane {name!r}, which it only reads; "
                     f"declare it in writes too (writes={{{name!r}: ...}}), or leave it be"
                 )
@@ -274,10 +275,10 @@ def _declared(planes: Mapping[str, Any] | None, what: str, framework: Framework,
     if planes is None:
         return {}
     if not isinstance(planes, Mapping):
-        raise TypeError(f"{api}: declare {what} as a dict of name -> array, e.g. {what}={{'x': x}}")
+        raise EagleTypeError(f"{api}: declare {what} as a dict of name -> array, e.g. {what}={{'x': x}}")
     for name, value in planes.items():
         if framework.plane(value) is None:
-            raise TypeError(
+            raise EagleTypeError(
                 f"{api}: {what}[{name!r}] is a {type(value).__name__}, which is no plane: pass a "
                 f"NumPy array (a device array on the GPU) or a {framework.name} array over memory"
             )
@@ -295,7 +296,7 @@ def _refuse_misplaced(ins: dict[str, Any], outs: dict[str, Any], label: str, api
         if name in outs and not floating(ins[name]) and later:
             wanted = [n for n in names if n not in outs] + [n for n in names if n in outs]
             order = ", ".join(map(repr, wanted))
-            raise ValueError(
+            raise EagleValueError(
                 f"{api}: {label} reads and writes {name!r}, which holds no floats, before "
                 f"{', '.join(map(repr, later))}, which it only reads; declare the reads in the order "
                 f"{order} (and take fn's arguments so), the order eagle.diff gives a vjp its primals"
@@ -315,7 +316,7 @@ def make(
     """The payload of a model node, its declarations checked."""
     framework.load()
     if not callable(fn):
-        raise TypeError(f"{api}: fn must be callable, got {type(fn).__name__}")
+        raise EagleTypeError(f"{api}: fn must be callable, got {type(fn).__name__}")
     label = getattr(fn, "__name__", type(fn).__name__)
     ins, outs = _declared(reads, "reads", framework, api), _declared(writes, "writes", framework, api)
     for name, value in outs.items():
@@ -323,13 +324,13 @@ def make(
             as_plane(value, api, f"writes[{name!r}]", writes=True)  # a JAX array, read-only memory
     _refuse_misplaced(ins, outs, label, api)
     if not outs:
-        raise ValueError(
+        raise EagleValueError(
             f"{api}: {label} writes no plane; declare what it writes (writes={{'y': y}}), "
             "or the graph has no reason to run it"
         )
     for name in ins.keys() & outs.keys():
         if ins[name] is not outs[name]:
-            raise ValueError(
+            raise EagleValueError(
                 f"{api}: plane name {name!r} is read as one {framework.noun[:-1]} and written "
                 "as another; give them two names"
             )
@@ -338,14 +339,14 @@ def make(
     for name, value in named.items():
         other = by_id.setdefault(id(value), name)
         if other != name:
-            raise ValueError(
+            raise EagleValueError(
                 f"{api}: planes {other!r} and {name!r} are one array; give it one name "
                 "(in reads and writes, if the model reads and writes it)"
             )
     sides = {name: on_device(framework.plane(value)) for name, value in named.items()}
     if len(set(sides.values())) > 1:
         host = ", ".join(n for n, d in sides.items() if not d)
-        raise ValueError(
+        raise EagleValueError(
             f"{api}: planes {host} live on the host and "
             f"{', '.join(n for n, d in sides.items() if d)} on a GPU; a node runs where its "
             "planes live: move them to one side, or add eagle.copy nodes between"
@@ -378,7 +379,7 @@ def _writes(c: ModelCall) -> list[tuple[str, Any, str]]:
 def _lower_cpu(c: ModelCall) -> Callable[[], None]:
     device = [name for name, plane in c.planes.items() if on_device(plane)]
     if device:
-        raise ValueError(
+        raise EagleValueError(
             f"eagle.Graph.build: {c.framework.name} node {c.label} has device planes "
             f"({', '.join(device)}) in a CPU build; a CPU build runs host planes"
         )
@@ -406,7 +407,7 @@ def _vjp(c: ModelCall, primals: Mapping[str, Any], cotangents: Mapping[str, Any]
     def pair(results: Any) -> list[tuple[Any, Any]]:
         outs = c.outputs(results)
         if outs is None:
-            raise TypeError(
+            raise EagleTypeError(
                 f"{c.api} vjp: {c.label} wrote its outputs itself (returned None), so "
                 f"{c.framework.name} cannot differentiate them; return the outputs instead, or "
                 "pass vjps= to eagle.diff.reverse"
@@ -444,7 +445,7 @@ def helper_vjp(
     def vjp(primals: Mapping[str, Any], cotangents: Mapping[str, Any]) -> dict[str, Any]:
         both = sorted(primals.keys() & cotangents.keys())
         if both:
-            raise ValueError(
+            raise EagleValueError(
                 f"{api}: the node reads and writes {', '.join(map(repr, both))}; a model's "
                 "inputs and outputs are told apart by the order they were declared in, so "
                 "give each output a plane of its own"
@@ -454,7 +455,7 @@ def helper_vjp(
             outs = list(results) if isinstance(results, (tuple, list)) else [results]
             floats = [k for k, out in enumerate(outs) if floating(out)]
             if len(floats) != len(cotangents):
-                raise ValueError(
+                raise EagleValueError(
                     f"{api}: {getattr(fn, '__name__', 'the model')} returned {len(floats)} float "
                     f"results for the {len(cotangents)} float planes the node writes "
                     f"({', '.join(cotangents)}); is this the node's model?"

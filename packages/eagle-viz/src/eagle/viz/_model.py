@@ -24,7 +24,7 @@ from typing import Any
 
 import eagle
 from eagle.extend import ROLES as ROLES
-from eagle.extend import Body, BoxPicture, FramePicture, Node, NoPicture
+from eagle.extend import Body, BoxPicture, EagleTypeError, FramePicture, Node, NoPicture
 from eagle.graph import Edge
 
 
@@ -141,7 +141,7 @@ def describe(graph: Any, api: str, fold: bool = True) -> GraphModel:
     (Edge(src=0, dst=1, plane='x', kind='RAW'),)
     """
     if not isinstance(graph, eagle.Graph):
-        raise TypeError(f"{api}: expected an eagle.Graph, got {type(graph).__name__}")
+        raise EagleTypeError(f"{api}: expected an eagle.Graph, got {type(graph).__name__}")
     adapter = _Adapter(graph._backend)
     for i, (node, label) in enumerate(zip(graph._nodes, graph._labels, strict=True)):
         adapter.info(node, label, i)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from eagle.extend import EagleImportError, EagleTypeError
 from eagle.viz._layout import Layout, columns_for, layout, link_text
 from eagle.viz._model import describe
 from eagle.viz._palette import FONT, FRAME_COLOR, FRAME_FILL, LABEL_COLOR, LONG_COLOR, ROLE_COLORS, WIRE_COLOR
@@ -51,9 +52,10 @@ def plot(graph: Any, ax: Axes | None = None, edge_labels: bool = True, show_sche
         from matplotlib.axes import Axes
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError(f"{API}: needs matplotlib, the plot extra: pip install 'eagle-viz[plot]'") from None
+        raise EagleImportError(f"{API}: needs matplotlib, the plot extra: "
+                               "pip install 'eagle-viz[plot]'") from None
     if ax is not None and not isinstance(ax, Axes):
-        raise TypeError(f"{API}: ax must be a matplotlib Axes, got {type(ax).__name__}")
+        raise EagleTypeError(f"{API}: ax must be a matplotlib Axes, got {type(ax).__name__}")
     model = describe(graph, API, fold)
     lay = layout(model, stage_labels=bool(show_schedule), columns=columns_for(model, ASPECT, CELL_W / CELL_H))
     right = lay.width + MARGIN + _right_room(lay)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from eagle.extend import EagleImportError, EagleTypeError
 from eagle.viz._palette import FONT, LABEL_COLOR, WIRE_COLOR
 
 if TYPE_CHECKING:
@@ -39,9 +40,10 @@ def plot_simulation(report: Any, ax: Axes | None = None) -> Figure:
         from matplotlib.axes import Axes
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError(f"{API}: needs matplotlib, the plot extra: pip install 'eagle-viz[plot]'") from None
+        raise EagleImportError(f"{API}: needs matplotlib, the plot extra: "
+                               "pip install 'eagle-viz[plot]'") from None
     if ax is not None and not isinstance(ax, Axes):
-        raise TypeError(f"{API}: ax must be a matplotlib Axes, got {type(ax).__name__}")
+        raise EagleTypeError(f"{API}: ax must be a matplotlib Axes, got {type(ax).__name__}")
     if ax is None:
         fig = Figure(figsize=(6.5, 3.2))
         ax = fig.add_subplot()

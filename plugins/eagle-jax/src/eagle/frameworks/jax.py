@@ -16,7 +16,7 @@ from typing import Any
 
 from eagle_jax._node import JAX, make
 
-from eagle.extend import Node, recorded
+from eagle.extend import EagleRuntimeError, Node, recorded
 from eagle.frameworks.models import helper_vjp
 
 __all__ = ["Vjp", "node", "vjp"]
@@ -109,7 +109,7 @@ class Vjp:
         array([3.], dtype=float32)
         """
         if self._sum is None:
-            raise RuntimeError(
+            raise EagleRuntimeError(
                 "eagle.frameworks.jax.vjp: take(): no reverse pass called this vjp since the "
                 "last take, so the parameters have no gradient: run eagle.diff.reverse with "
                 "vjps={label: this vjp} and a wrt= name the node's reads depend on"
