@@ -117,7 +117,7 @@ def test_a_run_through_a_work_share_fork_is_one_frame_around_it():
                                                                      (2, "body of 'loop' (stage 3)")]
     for face, labels in frames(g).items():
         assert labels == ["fused 6", "repeat ≤ 5", "fused 2"], face
-    assert str(g).count("stage ") == 2  # the run's three stages drawn as one
+    assert str(g).count("stage") == 2 and "stages 0–2 work_share" in str(g)  # the run's three stages as one
 
 
 def test_a_run_a_fork_cuts_is_framed_in_parts():

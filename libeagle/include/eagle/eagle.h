@@ -615,6 +615,117 @@ EAGLE_API int eagle_gpu_set_copy(eagle_gpu_graph *g, int32_t node, uint64_t dst,
 /* stats[EAGLE_GPU_STAT_*] of g (of its top graph, for a sub-graph). */
 EAGLE_API void eagle_gpu_graph_stats(const eagle_gpu_graph *g, int64_t *stats);
 
+/* --------------------------------------------------------------- layout */
+
+/*
+ * The layered layout of a graph's picture (layout.c): where every box, frame,
+ * wire and plane row goes, in character cells (x a column, y a row, from the
+ * top left), and every long edge routed around the boxes.  eagle-viz's four
+ * faces and a C++ view of a graph draw from the same result.
+ *
+ * The input is a picture tree in preorder: the stages' blocks one after the
+ * other, each block followed by its children.  A BOX is one node (width: its
+ * text's columns); a SEQ runs its children top to bottom; a FORK stands them
+ * side by side, in the order given (never reordered: the graph's branch
+ * order); a FRAME draws a titled border (width: its title's columns) around
+ * its one child.  `owners[node]` is the graph node whose edges a box has (a
+ * node inside a device construct has its construct's); `pairs` are the
+ * owner pairs (src, dst) to draw an arrow between (data flows, or a wait):
+ * those not drawn as a wire become long links, routed orthogonally.
+ */
+#define EAGLE_LAYOUT_BOX 0
+#define EAGLE_LAYOUT_SEQ 1
+#define EAGLE_LAYOUT_FORK 2
+#define EAGLE_LAYOUT_FRAME 3
+
+typedef struct eagle_layout_block {
+    int32_t kind;  /* EAGLE_LAYOUT_* */
+    int32_t count; /* children that follow (SEQ, FORK: at least one; FRAME: 1; BOX: 0) */
+    int32_t node;  /* BOX: the node (0 <= node < n_nodes); else ignored */
+    int32_t width; /* BOX: columns of its text; FRAME: of its title */
+} eagle_layout_block;
+
+typedef struct eagle_layout_pair {
+    int32_t src, dst;
+} eagle_layout_pair;
+
+typedef struct eagle_layout_input {
+    const eagle_layout_block *blocks; /* the stages' trees, one after another */
+    int32_t n_blocks;
+    int32_t n_stages;
+    const int32_t *label_w; /* columns of each stage's label; NULL: no stage labels */
+    int32_t columns;        /* > 1: the stages flow into this many columns side by side */
+    const int32_t *owners;  /* n_nodes entries */
+    int32_t n_nodes;
+    const eagle_layout_pair *pairs; /* owner pairs to draw an arrow between, each once */
+    int32_t n_pairs;
+} eagle_layout_input;
+
+typedef struct eagle_layout_point {
+    int32_t x, y;
+} eagle_layout_point;
+
+typedef struct eagle_layout_box {
+    int32_t node, x, y, w; /* three rows tall */
+} eagle_layout_box;
+
+typedef struct eagle_layout_frame {
+    int32_t block; /* its index in the input */
+    int32_t x, y, w, h;
+    int32_t first_box, n_boxes; /* the boxes inside: boxes[first_box .. first_box + n_boxes) */
+} eagle_layout_frame;
+
+/* An exit a wire leaves from, and the row under it where the plane names go (room: columns). */
+typedef struct eagle_layout_exit {
+    int32_t node, x, y, room;
+} eagle_layout_exit;
+
+typedef struct eagle_layout_stage {
+    int32_t stage, x, y, w; /* w: the label column, the space after it included */
+} eagle_layout_stage;
+
+/*
+ * A wire (adjacent: a block and the one after it) from src's bottom to dst's
+ * top, or a long link from the cell beside src to the cell beside dst (where
+ * its arrow points into dst).  points[first .. first + n) are the corners;
+ * n == 0 for a long link no route was found for.  pair: in `links`, the
+ * input pair it draws, -1 for a wire between owners no pair names (it only
+ * orders); always -1 in `wires`.
+ */
+typedef struct eagle_layout_link {
+    int32_t src, dst, pair, adjacent;
+    int32_t first, n;
+} eagle_layout_link;
+
+/* The result: every array is owned by it, freed by eagle_layout_free. */
+typedef struct eagle_layout {
+    int32_t width, height; /* cells, long links' lanes and rows below included */
+    eagle_layout_box *boxes;
+    int32_t n_boxes;
+    eagle_layout_frame *frames; /* inner frames before the frames around them */
+    int32_t n_frames;
+    eagle_layout_exit *exits;
+    int32_t n_exits;
+    eagle_layout_stage *stages;
+    int32_t n_stages;
+    eagle_layout_link *wires; /* every wire, in placing order (adjacent == 1) */
+    int32_t n_wires;
+    eagle_layout_link *links; /* each adjacent pair once, then the long links */
+    int32_t n_links;
+    eagle_layout_point *points;
+    int32_t n_points;
+    int32_t caps[7]; /* allocated sizes (private) */
+} eagle_layout;
+
+/*
+ * Lay out `in` into a new *out (free it with eagle_layout_free, also after an
+ * error, when *out may be NULL).  EAGLE_ERR_ARG for a malformed tree (a count
+ * past the end, a node out of range, a stage that is not one tree),
+ * EAGLE_ERR_NOMEM.  Pure: no global state, any thread.
+ */
+EAGLE_API int eagle_layout_run(const eagle_layout_input *in, eagle_layout **out);
+EAGLE_API void eagle_layout_free(eagle_layout *lay);
+
 /* EAGLE_ABI_VERSION of this build. */
 EAGLE_API int eagle_abi_version(void);
 

@@ -68,7 +68,7 @@ def test_the_built_in_kinds_describe_themselves():
     signal = Node("signal_after", SignalAfter(step))
     wait = Node("wait", Wait(signal, "x"))
     assert signal.flow() == InnerFlow(step) and signal.picture() == step.picture()
-    assert (wait.flow(), wait.picture(), wait.samples()) == (NoFlow(), NoPicture(), 0)
+    assert (wait.flow(), wait.picture(), wait.samples()) == (NoFlow(), NoPicture(signal), 0)
 
 
 def test_swap_rebuilds_held_nodes_through_their_kinds():

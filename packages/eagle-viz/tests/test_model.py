@@ -28,8 +28,9 @@ def test_roles_and_labels(graphs):
     """Plans are kernels, your functions python, ufunc partials opaque, a reduce builtin."""
     m = describe(graphs.step(), "test")
     assert [(n.label, n.role) for n in m.nodes] == [
-        ("load", "kernel"), ("forces", "kernel"), ("damp", "kernel"), ("kinetic", "python"),
-        ("residual", "kernel"), ("relax", "python"), ("correct", "kernel"), ("total", "builtin")]
+        ("scale → load", "kernel"), ("add → forces", "kernel"),
+        ("scale → damp", "kernel"), ("kinetic", "python"),
+        ("add → residual", "kernel"), ("relax", "python"), ("add → correct", "kernel"), ("total", "builtin")]
     assert [n.role for n in describe(graphs.seed_001(), "test").nodes] == ["opaque"] * 4
 
 
@@ -57,7 +58,7 @@ def test_a_wait_draws_no_box_and_its_writer_is_itself(graphs):
     """The wait node has no box; the node a branch waits for is drawn as the node it wraps."""
     m = describe(graphs.builder(), "test")
     assert m.stages[1].block == Fork((Seq((Box(1), Box(2))), Seq((Box(4),))))
-    assert (m.nodes[1].label, m.nodes[1].role) == ("forces", "kernel")
+    assert (m.nodes[1].label, m.nodes[1].role) == ("add → forces", "kernel")
 
 
 def test_if_else_and_if_alone(if_graph):

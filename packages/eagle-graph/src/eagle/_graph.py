@@ -360,18 +360,32 @@ class Graph:
         """Print the graph (``print(g)``)."""
         print(self)
 
-    def plot(self, ax: Any = None, edge_labels: bool = True, show_schedule: bool = True) -> Any:
-        """Draw the graph with matplotlib (``eagle-viz[plot]``): a Figure made without pyplot."""
+    def plot(self, ax: Any = None, edge_labels: bool = True, show_schedule: bool = True,
+             fold: bool = True) -> Any:
+        """Draw the graph with matplotlib (``eagle-viz[plot]``): a Figure made without pyplot;
+        ``fold=False`` draws every node of a run of alike ones folded as ``scale, shift ×500``."""
         viz = _viz("eagle.Graph.plot", "'eagle-viz[plot]'")
-        return viz.plot(self, ax=ax, edge_labels=edge_labels, show_schedule=show_schedule)
+        return viz.plot(self, ax=ax, edge_labels=edge_labels, show_schedule=show_schedule, fold=fold)
 
-    def to_mermaid(self) -> str:
+    def to_mermaid(self, fold: bool = True) -> str:
         """The graph as a Mermaid ``flowchart TD`` (eagle-viz)."""
-        return _viz("eagle.Graph.to_mermaid").to_mermaid(self)
+        return _viz("eagle.Graph.to_mermaid").to_mermaid(self, fold=fold)
 
-    def to_dot(self) -> str:
+    def to_dot(self, fold: bool = True) -> str:
         """The graph in Graphviz DOT (eagle-viz)."""
-        return _viz("eagle.Graph.to_dot").to_dot(self)
+        return _viz("eagle.Graph.to_dot").to_dot(self, fold=fold)
+
+    def to_svg(self, fold: bool = True) -> str:
+        """The graph as an SVG document (eagle-viz; no matplotlib needed)."""
+        return _viz("eagle.Graph.to_svg").to_svg(self, fold=fold)
+
+    def _repr_svg_(self) -> str | None:
+        """A notebook's picture of the graph: its SVG, when eagle-viz is installed (else the text)."""
+        try:
+            from eagle.viz import to_svg
+        except ImportError:
+            return None
+        return to_svg(self)
 
     def _listing(self) -> str:
         groups = sum(s.group for s in self._stages)

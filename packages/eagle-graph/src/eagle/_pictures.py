@@ -2,7 +2,7 @@
 
 eagle-viz turns each form into its blocks and knows no kind: a box (one node),
 a frame around bodies (a construct) or around the node's own box (a guarded
-step), or nothing (a wait, whose data edge is drawn instead).
+step), or no box (a wait: an arrow from the node it waits for).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    from eagle._kinds import Node
     from eagle._regions import Body
 
 #: What a box holds: a plan launch (a kernel), your Python function, an opaque op (a
@@ -65,11 +66,16 @@ class FramePicture:
 
 @dataclass(frozen=True)
 class NoPicture:
-    """Nothing drawn: a wait, whose data edge is drawn instead.
+    """No box: a wait, drawn as an arrow from ``after`` (the node it waits for, in another branch)
+    to the next node of its own branch; None draws nothing at all.
 
-    >>> eagle.graph.node_kind("wait").picture_of(None)
-    NoPicture()
+    >>> from eagle.extend import Wait
+    >>> writer = eagle.reduce(np.arange(3.0), np.zeros(1))
+    >>> eagle.graph.node_kind("wait").picture_of(Wait(writer, "out")).after is writer
+    True
     """
+
+    after: Node | None = None
 
 
 Picture = BoxPicture | FramePicture | NoPicture

@@ -296,11 +296,12 @@ register_node_kind("signal_after", reads=lambda s: [t for t in s.inner.planes() 
                    bodies=lambda s: [Body([s.inner])],
                    rebuild=lambda s, swap: SignalAfter(swap.node(s.inner)),
                    picture=lambda s: s.inner.picture(), flow=lambda s: InnerFlow(s.inner),
+                   label=lambda s: s.inner.default_label(),  # drawn as the step it signals after
                    samples=lambda s: s.inner.samples())
 # A wait has no samples of its own: it does not stop a stage running as branch tasks.
 register_node_kind("wait", reads=lambda w: [], writes=lambda w: [],
                    lower_cpu=lambda w: HostItems(lambda program: _emit_wait(w, program), native=True),
                    reference=lambda w, interpreter: None,
                    lower_gpu=lambda w: GpuItems(lambda gpu: _emit_wait(w, gpu)),
-                   rebuild=lambda w, swap: w, picture=lambda w: NoPicture(), flow=lambda w: NoFlow(),
+                   rebuild=lambda w, swap: w, picture=lambda w: NoPicture(w.writer), flow=lambda w: NoFlow(),
                    samples=lambda w: 0)

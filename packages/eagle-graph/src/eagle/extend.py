@@ -37,6 +37,8 @@ What it holds, by use:
 - **Native**: the cffi ``ffi`` and ``lib`` of libeagle, ``BLOCK``, the team
   size, NVRTC (:data:`nvrtc`), and :func:`flatten` / :func:`unflatten` of
   result trees.
+- **Pictures**: :func:`lay_out`, libeagle's layout engine (boxes, frames, wires and long
+  links routed around the boxes, in cells), which eagle-viz's faces draw from.
 
 ``API_VERSION`` is ``(major, minor)``: a minor step adds names, a major one
 changes or removes them.
@@ -120,6 +122,7 @@ from eagle._kinds import kind_of as node_kind
 from eagle._launch_checks import count_writes
 from eagle._lower_cpu import emit, emit_node
 from eagle._nodes import Conditional, Copy, Opaque, Reduce
+from eagle._picture_layout import NativeLayout, lay_out
 from eagle._pictures import ROLES, BoxPicture, FramePicture, NoPicture, Picture
 from eagle._program import Program, deferred_kernels
 from eagle._races import refuse_sibling_races
@@ -309,6 +312,7 @@ __all__ = [
     "LeafFlow",
     "LoopFlow",
     "NativeCall",
+    "NativeLayout",
     "NoFlow",
     "NoPicture",
     "Node",
@@ -351,6 +355,7 @@ __all__ = [
     "is_plane",
     "is_value",
     "keep_stored",
+    "lay_out",
     "lib",
     "memcpy",
     "node_kind",

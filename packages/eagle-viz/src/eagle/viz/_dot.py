@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from eagle.viz._layout import Layout, layout, link_text
@@ -9,8 +10,11 @@ from eagle.viz._model import describe, walk
 from eagle.viz._palette import FONT, FRAME_COLOR, FRAME_FILL, ROLE_COLORS, WIRE_COLOR
 
 
-def to_dot(graph: Any) -> str:
-    """``graph`` in Graphviz's DOT language.
+def to_dot(graph: Any, fold: bool = True) -> str:
+    """``graph`` in Graphviz's DOT language: each row of the layout one rank (``rank=same``), its
+    boxes held in the layout's order, so Graphviz draws the stages and branches as every face does.
+
+    :param fold: runs of alike nodes as one box (``fold=False``: every node).
 
     >>> from eagle.graph import opaque
     >>> x, y = np.zeros(4), np.zeros(4)
@@ -20,14 +24,15 @@ def to_dot(graph: Any) -> str:
     >>> dot.splitlines()[0], "n0 -> n1" in dot
     ('digraph eagle {', True)
     """
-    return draw_dot(layout(describe(graph, "eagle.Graph.to_dot")))
+    return draw_dot(layout(describe(graph, "eagle.Graph.to_dot", fold)))
 
 
 def draw_dot(lay: Layout) -> str:
     lines = ["digraph eagle {",
              f'  graph [label={_quote(lay.model.header)}, labelloc=t, fontname="{FONT}", fontsize=12];',
              f'  node [shape=box, style="rounded,filled", fontname="{FONT}", fontsize=11];',
-             f'  edge [fontname="{FONT}", fontsize=10, color="{WIRE_COLOR}"];']
+             f'  edge [fontname="{FONT}", fontsize=10, color="{WIRE_COLOR}"];',
+             "  newrank=true;  // ranks across clusters: a row of boxes is one rank even inside frames"]
     frames = 0
     for stage in lay.model.stages:
         lines.append(f"  // stage {stage.index}" + (f" {stage.schedule}" if stage.schedule else ""))
@@ -52,8 +57,26 @@ def draw_dot(lay: Layout) -> str:
     for link in lay.links:
         attrs = f"label={_quote(link_text(link))}" if link.planes else "style=dashed"
         lines.append(f"  n{link.src} -> n{link.dst} [{attrs}];")
+    lines += _ranks(lay)
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _ranks(lay: Layout) -> list[str]:
+    """Each row of the layout's boxes as one rank, held left to right by invisible edges; a frame
+    sets its boxes one row lower, so a box's row is counted without the frames around it."""
+    depth = dict.fromkeys((b.node for b in lay.boxes), 0)
+    for frame in lay.frames:
+        for node in frame.nodes:
+            depth[node] += 1
+    rows: dict[int, list[int]] = {}
+    for box in sorted(lay.boxes, key=lambda b: (b.y - depth[b.node], b.x)):
+        rows.setdefault(box.y - depth[box.node], []).append(box.node)
+    lines = ["  // the layout's rows: one rank each, in the layout's order"]
+    for nodes in rows.values():
+        lines.append("  { rank=same; " + " ".join(f"n{n};" for n in nodes) + " }")
+        lines += [f"  n{a} -> n{b} [style=invis];" for a, b in itertools.pairwise(nodes)]
+    return lines
 
 
 def _quote(text: str) -> str:

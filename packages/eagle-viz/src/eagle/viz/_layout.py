@@ -1,41 +1,27 @@
-"""The one layout engine: where every box, frame, wire and label of a graph goes.
+"""Where every box, frame, wire and long link of a graph goes: libeagle's layout engine, bound.
 
 Positions are character cells (``x`` a column, ``y`` a row, both from the top
 left), because the text face is the reference picture (seeds 001 and 002): the
-matplotlib face scales the same cells, and the Mermaid and DOT faces take the
-same node texts, links and frames. So the four faces cannot disagree.
-
-The geometry, read off the seeds' pictures:
-
-- a box is three rows, its width odd so that a wire meets its centre, and one
-  space either side of its text; a box alone in a frame widens to fill it;
-- the blocks of a sequence are aligned on one column (their *anchor*), and a
-  box that is followed has one row under it for the names of the planes it
-  passes on (``x``, ``left_out``), cut to the box's width;
-- the branches of a fork stand side by side, three columns apart; a splitter
-  row (``┌──┴──┐``) leads into them when something comes before, a joiner row
-  (``└──┬──┘``) out of them when something comes after;
-- a frame (``╭─ skip if guard ─╮``) is one row above and below its body, two
-  columns either side, at least as wide as its label;
-- the stage labels (``stage 1 work_share``) stand in a column on the left, on
-  the row of the stage's first box.
+matplotlib and SVG faces scale the same cells, and the Mermaid and DOT faces
+take the same node texts, links, frames and rows.  So the faces cannot
+disagree.  The engine itself is C (``libeagle/src/layout.c``, reached through
+:func:`eagle.extend.lay_out`), so a C++ view of a graph draws the same
+picture; this module turns the model into its picture tree and the result
+into the dataclasses the faces read.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from eagle.extend import lay_out
 from eagle.viz._model import Block, Box, Fork, Frame, GraphModel, NodeInfo, Seq
 
-#: Columns between sibling branches (seeds 001 and 002).
-GAP: Final = 3
 #: A node's label is cut past this many characters.
 MAX_LABEL: Final = 24
-#: Columns between the columns of a long graph flowed side by side.
+#: Columns between the columns of a long graph flowed side by side (as layout.c's GUTTER).
 GUTTER: Final = 6
 #: Rows of a box: top border, text, bottom border.
 BOX_ROWS: Final = 3
@@ -137,7 +123,10 @@ class Link:
     """One arrow of the pictures: ``src`` runs before ``dst``.
 
     ``adjacent`` links are the wires (a node and what follows it in its
-    sequence); the others are data edges that skip over nodes in between.
+    sequence); the others are data edges that skip over nodes in between, or
+    run to a sibling branch (a wait), routed around the boxes: ``points``,
+    from the cell beside ``src`` to the cell beside ``dst``, empty when the
+    engine found no route.
     """
 
     src: int
@@ -145,6 +134,7 @@ class Link:
     #: The planes that flow along it; empty for a link that only orders.
     planes: tuple[str, ...]
     adjacent: bool
+    points: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -175,43 +165,9 @@ class Layout:
     def box(self, node: int) -> PlacedBox:
         return next(b for b in self.boxes if b.node == node)
 
-    def outline(self, node: int) -> tuple[int, int, int, int]:
-        """Where a long link meets ``node``: its box, or the frame of the device construct it is in."""
-        if self.model.nodes[node].owner != node:
-            frames = [f for f in self.frames if node in f.nodes]
-            if frames:
-                f = max(frames, key=lambda f: f.w * f.h)  # the outermost: the construct's own
-                return f.x, f.y, f.w, f.h
-        b = self.box(node)
-        return b.x, b.y, b.w, BOX_ROWS
-
     def outgoing(self, node: int, adjacent_only: bool = False) -> tuple[str, ...]:
         """The planes ``node`` passes on, over its links (or its wires only), in first-seen order."""
-        return tuple(dict.fromkeys(p for link in self.links if link.src == node
-                                   and (link.adjacent or not adjacent_only) for p in link.planes))
-
-
-@dataclass(frozen=True)
-class _Size:
-    w: int
-    h: int
-    anchor: int
-    #: Row of the first box top: where the stage label goes.
-    label_row: int
-    entries: int
-    exits: int
-
-
-@dataclass(frozen=True)
-class _Port:
-    """Where a wire meets a block: a box's top (an entry) or bottom (an exit)."""
-
-    node: int
-    x: int
-    y: int
-    #: For an exit: the row under the block, where the plane names go, and their room.
-    below: int = 0
-    room: int = 0
+        return _outgoing([k for k in self.links if k.src == node], adjacent_only)
 
 
 def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) -> Layout:
@@ -231,7 +187,63 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
      │ <inc> │
      └───────┘
     """
-    return _Engine(model).run(stage_labels, columns)
+    out = Layout(model, texts={n.index: node_text(n) for n in model.nodes})
+    for rep, (period, repeats) in model.folds.items():
+        out.texts[rep] = fold_text([out.texts[n] for n in period], repeats)
+    order = [b for stage in model.stages for b in _preorder(stage.block)]  # the engine's block rows
+    texts = [stage_text(s.index, s.last, s.schedule) for s in model.stages]
+    pairs, planes = _data_pairs(model)
+    owners = [model.alias.get(n.owner, n.owner) for n in model.nodes]
+    native = lay_out([_row(b, out.texts) for b in order], len(model.stages),
+                     [len(t) for t in texts] if stage_labels else None, columns, owners, pairs)
+    out.width, out.height = native.width, native.height
+    roles = {n.index: n.role for n in model.nodes}
+    out.boxes = [PlacedBox(node, x, y, w, out.texts[node], roles[node]) for node, x, y, w in native.boxes]
+    for block, x, y, w, h, first, n in native.frames:
+        frame = order[block]
+        assert isinstance(frame, Frame)  # the engine reports frames only
+        out.frames.append(PlacedFrame(x, y, w, h, frame.label, frame.kind,
+                                      tuple(b.node for b in out.boxes[first:first + n])))
+    out.stages = [PlacedStage(model.stages[s].index, x, y, texts[s], w) for s, x, y, w in native.stages]
+    out.wires = [Wire(s, d, points) for s, d, _, _, points in native.wires]
+    out.links = [Link(s, d, planes[pair] if pair >= 0 else (), bool(adjacent), () if adjacent else points)
+                 for s, d, pair, adjacent, points in native.links]
+    leaving: dict[int, list[Link]] = {}  # one pass: a 10,000-node graph has as many exits
+    for link in out.links:
+        leaving.setdefault(link.src, []).append(link)
+    for node, x, y, room in native.exits:
+        mine = leaving.get(node, [])
+        every, wired = (cut(", ".join(_outgoing(mine, only)), room) for only in (False, True))
+        out.planes.append(PlacedPlanes(node, x, y, every, wired))
+    return out
+
+
+def _outgoing(links: list[Link], adjacent_only: bool) -> tuple[str, ...]:
+    """The planes ``links`` carry (or their wires only), in first-seen order."""
+    return tuple(dict.fromkeys(p for k in links if k.adjacent or not adjacent_only for p in k.planes))
+
+
+def stage_text(index: int, last: int | None, schedule: str | None) -> str:
+    """A stage's label: ``stage 2 work_share``, or ``stages 1–998`` for a folded run of stages."""
+    text = f"stage {index}" if last is None else f"stages {index}–{last}"
+    return text + (f" {schedule}" if schedule else "")
+
+
+def fold_text(texts: list[str], repeats: int) -> str:
+    """A folded run's box: its period's texts and how often it repeats (``scale, shift ×500``)."""
+    return f"{', '.join(texts)} ×{repeats}"
+
+
+_KINDS: Final = {Box: 0, Seq: 1, Fork: 2, Frame: 3}
+
+
+def _row(block: Block, texts: dict[int, str]) -> tuple[int, int, int, int]:
+    """``block`` as the engine's row: (kind, children, node, columns of its text)."""
+    if isinstance(block, Box):
+        return 0, 0, block.node, len(texts[block.node])
+    if isinstance(block, Frame):
+        return 3, 1, -1, len(block.label)
+    return _KINDS[type(block)], len(block.branches if isinstance(block, Fork) else block.items), -1, 0
 
 
 def columns_for(model: GraphModel, aspect: float, cell_aspect: float) -> int:
@@ -247,232 +259,38 @@ def columns_for(model: GraphModel, aspect: float, cell_aspect: float) -> int:
     return max(1, min(len(model.stages), round(k)))
 
 
-class _Engine:
-    def __init__(self, model: GraphModel) -> None:
-        self.model = model
-        self.out = Layout(model, texts={n.index: node_text(n) for n in model.nodes})
-        self.box_w: dict[int, int] = {}  # boxes a frame widened
-        self.sizes: dict[Block, _Size] = {}  # by value: blocks are frozen, a node is in one place
-        self.adjacent: list[tuple[int, int]] = []
-        self.exits: list[_Port] = []  # every exit a wire leaves from: its row of plane names
-
-    # ------------------------------------------------------------ measuring
-    def size(self, block: Block) -> _Size:
-        if block not in self.sizes:
-            self.sizes[block] = self._measure(block)
-        return self.sizes[block]
-
-    def _measure(self, block: Block) -> _Size:
-        if isinstance(block, Box):
-            w = self.box_w.get(block.node) or _odd(len(self.out.texts[block.node]) + 4)
-            return _Size(w, BOX_ROWS, w // 2, 0, 1, 1)
-        if isinstance(block, Frame):
-            body = self.size(block.body)
-            w = max(body.w + 4, len(block.label) + 6)
-            if isinstance(block.body, Box):  # a box alone fills its frame (seed 001's combine)
-                w = _odd(w - 4) + 4
-                self.box_w[block.body.node] = w - 4
-                self.sizes.pop(block.body)
-                body = self.size(block.body)
-            return _Size(w, body.h + 2, _inset(w, body.w) + body.anchor, 1 + body.label_row, body.entries,
-                         body.exits)
-        if isinstance(block, Fork):
-            sizes = [self.size(b) for b in block.branches]
-            anchors = [x + s.anchor for x, s in zip(_offsets(sizes), sizes, strict=True)]
-            middle = (anchors[0] + anchors[-1]) // 2
-            # A branch's wire a column or two off the middle takes the tick: no ┬┴ side by side.
-            near = min(anchors, key=lambda a: abs(a - middle))
-            return _Size(anchors[-1] - sizes[-1].anchor + sizes[-1].w, max(s.h for s in sizes),
-                         near if abs(near - middle) <= 2 else middle, min(s.label_row for s in sizes),
-                         sum(s.entries for s in sizes), sum(s.exits for s in sizes))
-        sizes = [self.size(b) for b in block.items]
-        anchor = max(s.anchor for s in sizes)
-        rows = sum(s.h for s in sizes) + sum(_between(a, b) for a, b in itertools.pairwise(sizes))
-        return _Size(max(anchor - s.anchor + s.w for s in sizes), rows, anchor, sizes[0].label_row,
-                     sizes[0].entries, sizes[-1].exits)
-
-    # ------------------------------------------------------------- placing
-    def place(self, block: Block, x: int, y: int) -> tuple[list[_Port], list[_Port]]:
-        """Place ``block`` with its top left at (x, y); its entries and exits."""
-        size = self.size(block)
-        if isinstance(block, Box):
-            node = self.model.nodes[block.node]
-            self.out.boxes.append(PlacedBox(block.node, x, y, size.w, self.out.texts[block.node], node.role))
-            a = x + size.anchor
-            return [_Port(block.node, a, y)], [_Port(block.node, a, y + BOX_ROWS - 1, y + BOX_ROWS, size.w)]
-        if isinstance(block, Frame):
-            body = self.size(block.body)
-            first = len(self.out.boxes)
-            entries, exits = self.place(block.body, x + _inset(size.w, body.w), y + 1)
-            nodes = tuple(b.node for b in self.out.boxes[first:])
-            self.out.frames.append(PlacedFrame(x, y, size.w, size.h, block.label, block.kind, nodes))
-            # The names go under the frame, within it and centred on their wire; a lone exit has its width.
-            lone, right = len(exits) == 1, x + size.w - 1
-            return entries, [_Port(e.node, e.x, e.y, y + size.h,
-                                   min(size.w if lone else e.room, 2 * min(e.x - x, right - e.x) + 1))
-                             for e in exits]
-        if isinstance(block, Fork):
-            entries, exits = [], []
-            for bx, branch in zip(_offsets([self.size(b) for b in block.branches]), block.branches,
-                                  strict=True):
-                ins, outs = self.place(branch, x + bx, y)
-                entries += ins
-                exits += outs
-            return entries, exits
-        entries, exits, _ = self.place_seq(block.items, x, y)
-        return entries, exits
-
-    def place_seq(self, items: tuple[Block, ...], x: int, y: int,
-                  ) -> tuple[list[_Port], list[_Port], list[int]]:
-        """Place blocks one under another on one anchor, wired in order; also each block's top row."""
-        sizes = [self.size(b) for b in items]
-        anchor = max(s.anchor for s in sizes)
-        first: list[_Port] = []
-        exits: list[_Port] = []
-        tops: list[int] = []
-        for i, (block, size) in enumerate(zip(items, sizes, strict=True)):
-            if i:
-                y += _between(sizes[i - 1], size)
-            entries, outs = self.place(block, x + anchor - size.anchor, y)
-            if i:
-                self.connect(exits, entries, _route_down(x + anchor, y - _between(sizes[i - 1], size),
-                                                         len(exits) > 1, len(entries) > 1))
-            else:
-                first = entries
-            tops.append(y)
-            exits = outs
-            y += size.h
-        return first, exits, tops
-
-    def connect(self, exits: list[_Port], entries: list[_Port], route: _Route) -> None:
-        """Wire every exit to every entry along ``route``; each exit gets its row of plane names."""
-        self.exits += exits
-        for e in exits:
-            for n in entries:
-                self.out.wires.append(Wire(e.node, n.node, _corners(route(e, n))))
-                self.adjacent.append((e.node, n.node))
-
-    def run(self, stage_labels: bool, columns: int) -> Layout:
-        out, stages = self.out, self.model.stages
-        if not stages:
-            self._links()
-            return out
-        texts = [f"stage {s.index}" + (f" {s.schedule}" if s.schedule else "") for s in stages]
-        label_w = max(map(len, texts)) + 1 if stage_labels else 0
-        chunks = _chunks([self.size(s.block) for s in stages], columns)
-        top = 1 if len(chunks) > 1 else 0  # a row above for the wires from one column to the next
-        x, ends, heights = 0, [], []
-        for chunk in chunks:
-            blocks = tuple(stages[i].block for i in chunk)
-            entries, exits, tops = self.place_seq(blocks, x + label_w, top)
-            for i, y in zip(chunk, tops, strict=True):
-                row = y + self.size(stages[i].block).label_row
-                if stage_labels:
-                    out.stages.append(PlacedStage(stages[i].index, x, row, texts[i], label_w))
-            size = self.size(Seq(blocks))
-            ends.append((entries, exits, x + label_w + size.w))
-            heights.append(size.h)
-            x = ends[-1][2] + GUTTER
-        bottom = top + max(heights) + 1
-        for (_, exits, right), (entries, _, _) in itertools.pairwise(ends):
-            self.connect(exits, entries, _route_over(right + GUTTER // 2, bottom))
-        out.width = x - GUTTER
-        out.height = bottom + 1 if len(chunks) > 1 else top + heights[0]
-        self._links()
-        return out
-
-    def _links(self) -> None:
-        # Edges are between graph nodes; a node inside a device construct has its construct's.
-        owner = {n.index: n.owner for n in self.model.nodes}
-        planes: dict[tuple[int, int], list[str]] = {}
-        for edge in self.model.edges:
-            names = planes.setdefault((edge.src, edge.dst), [])
-            if edge.kind in _DATA_KINDS and edge.plane not in names:
-                names.append(edge.plane)
-        adjacent = dict.fromkeys(self.adjacent)
-        wired = {(owner[s], owner[d]) for s, d in adjacent}
-        last = {owner[b.node]: b.node for b in self.out.boxes}  # a construct's arrows leave its last box
-        first = {owner[b.node]: b.node for b in reversed(self.out.boxes)}  # and enter its first
-        self.out.links = [Link(s, d, tuple(planes.get((owner[s], owner[d]), ())), True) for s, d in adjacent]
-        self.out.links += [Link(last[s], first[d], tuple(names), False) for (s, d), names in planes.items()
-                           if names and (s, d) not in wired and s in last and d in first]
-        for e in self.exits:
-            every, wired = (cut(", ".join(self.out.outgoing(e.node, only)), e.room) for only in (False, True))
-            self.out.planes.append(PlacedPlanes(e.node, e.x, e.below, every, wired))
+def _preorder(block: Block) -> list[Block]:
+    out = [block]
+    if isinstance(block, Frame):
+        out += _preorder(block.body)
+    elif not isinstance(block, Box):
+        for part in block.branches if isinstance(block, Fork) else block.items:
+            out += _preorder(part)
+    return out
 
 
-_Route = Callable[[_Port, _Port], list[tuple[int, int]]]
-
-
-def _route_down(anchor: int, row: int, join: bool, split: bool) -> _Route:
-    """From an exit down to an entry of the next block: ``row`` holds the plane names, then a joiner
-    row when several exits meet, then a splitter row when several entries part, all on ``anchor``."""
-    join_row, split_row = row + 1, row + 1 + join
-
-    def route(e: _Port, n: _Port) -> list[tuple[int, int]]:
-        points = [(e.x, e.y)]
-        if join:
-            points += [(e.x, join_row), (anchor, join_row)]
-        if split:
-            points += [(anchor, split_row), (n.x, split_row)]
-        return [*points, (n.x, n.y)]
-
-    return route
-
-
-def _route_over(gutter: int, bottom: int) -> _Route:
-    """From the end of one column to the top of the next: down to ``bottom``, over, up the gutter."""
-    return lambda e, n: [(e.x, e.y), (e.x, bottom), (gutter, bottom), (gutter, 0), (n.x, 0), (n.x, n.y)]
-
-
-def _odd(n: int) -> int:
-    return n | 1
-
-
-def _inset(frame_w: int, body_w: int) -> int:
-    """Where a frame's body starts: two columns in (border and space), centred in what is left."""
-    return 2 + (frame_w - 4 - body_w) // 2
-
-
-def _offsets(sizes: list[_Size]) -> list[int]:
-    xs, x = [], 0
-    for s in sizes:
-        xs.append(x)
-        x += s.w + GAP
-    return xs
-
-
-def _between(before: _Size, after: _Size) -> int:
-    """Rows between two blocks of a sequence: the plane names, a joiner, a splitter."""
-    return 1 + (before.exits > 1) + (after.entries > 1)
-
-
-def _corners(points: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    """The path without repeated points or points in the middle of a straight run."""
-    path: list[tuple[int, int]] = []
-    for p in points:
-        if path and p == path[-1]:
+def _data_pairs(model: GraphModel) -> tuple[list[tuple[int, int]], list[tuple[str, ...]]]:
+    """The owner pairs data flows along (RAW, WAW edges; folded nodes as their run's first), then
+    the waits, each pair once, and the planes of each (none for a wait), named as
+    :func:`plane_name` says."""
+    planes: dict[tuple[int, int], list[str]] = {}  # in first-seen order: the engine's pair order
+    for edge in model.edges:
+        s, d = model.alias.get(edge.src, edge.src), model.alias.get(edge.dst, edge.dst)
+        if edge.kind not in _DATA_KINDS or s == d:
             continue
-        if len(path) >= 2 and (path[-2][0] == path[-1][0] == p[0] or path[-2][1] == path[-1][1] == p[1]):
-            path[-1] = p
-        else:
-            path.append(p)
-    return tuple(path)
+        names = planes.setdefault((s, d), [])
+        name = plane_name(model.nodes[edge.src], edge.plane)
+        if name not in names:
+            names.append(name)
+    for s, d in model.waits:  # an arrow that only orders, where no data flows already
+        planes.setdefault((model.alias.get(s, s), model.alias.get(d, d)), [])
+    return list(planes), [tuple(p) for p in planes.values()]
 
 
-def _chunks(sizes: list[_Size], columns: int) -> list[list[int]]:
-    """Stage indices cut into at most ``columns`` runs of about equal height."""
-    total = sum(s.h + 2 for s in sizes)
-    target = math.ceil(total / max(1, columns))
-    chunks: list[list[int]] = [[]]
-    height = 0
-    for i, s in enumerate(sizes):
-        if chunks[-1] and height + s.h > target and len(chunks) < columns:
-            chunks.append([])
-            height = 0
-        chunks[-1].append(i)
-        height += s.h + 2
-    return chunks
+def plane_name(src: NodeInfo, plane: str) -> str:
+    """A plane on an edge: the name its source's output was assigned to (``v = scale(…)``: ``v``),
+    else the plane's own name (the kernel's parameter or output)."""
+    return src.output or plane
 
 
 def link_text(link: Link) -> str:

@@ -12,8 +12,10 @@ from eagle.viz._palette import FRAME_COLOR, FRAME_FILL, ROLE_COLORS
 _ENTITIES: Final = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "#": "#35;", "|": "#124;", "`": "#96;"}
 
 
-def to_mermaid(graph: Any) -> str:
+def to_mermaid(graph: Any, fold: bool = True) -> str:
     """``graph`` as a Mermaid ``flowchart TD``: paste it into a Markdown page.
+
+    :param fold: runs of alike nodes as one box (``fold=False``: every node).
 
     >>> from eagle.graph import opaque
     >>> x, y = np.zeros(4), np.zeros(4)
@@ -28,7 +30,7 @@ def to_mermaid(graph: Any) -> str:
       %% stage 1
       n1["#lt;inc#gt;"]:::python
     """
-    return draw_mermaid(layout(describe(graph, "eagle.Graph.to_mermaid")))
+    return draw_mermaid(layout(describe(graph, "eagle.Graph.to_mermaid", fold)))
 
 
 def draw_mermaid(lay: Layout) -> str:

@@ -12,19 +12,19 @@ knows no kind: a box is a Box; a frame around bodies side by side (the arms of
 a device ``if``/``match``) is a Frame around a Fork of them, around one body (a
 loop) a Frame around a Seq, around the node's own box (a guarded step) a Frame
 around its Box; the nodes inside bodies are boxes of their own, which share the
-edges of the construct they are in.  What draws nothing (a wait) has no box:
-the data edge it waits for is drawn.
+edges of the construct they are in.  A wait has no box: it is an arrow from
+the node it waits for to the next node of its branch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import eagle
 from eagle.extend import ROLES as ROLES
-from eagle.extend import Body, BoxPicture, EagleTypeError, FramePicture, Node, NoPicture, Picture
+from eagle.extend import Body, BoxPicture, EagleTypeError, FramePicture, Node, NoPicture
 from eagle.graph import Edge
 
 
@@ -40,6 +40,8 @@ class NodeInfo:
     tag: str
     #: The graph node whose edges it has: itself, or the device construct it is inside.
     owner: int
+    #: The name its one output was assigned to (``v = scale_velocity(…)``: ``v``), or ``""``.
+    output: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class StageInfo:
     #: ``"work_share"``, ``"branch_tasks"``, ``"capture"`` once built, else None.
     schedule: str | None
     block: Block
+    #: The last stage of a folded run of alike stages drawn as this one, else None.
+    last: int | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,12 @@ class GraphModel:
     recorded: bool
     #: How many nodes the graph itself has (``Graph.node_labels()``).
     size: int
+    #: A folded run's first node -> the nodes of its period and how often it repeats.
+    folds: dict[int, tuple[tuple[int, ...], int]] = field(default_factory=dict)
+    #: A node folded away -> the node drawn for it (edges are drawn between those).
+    alias: dict[int, int] = field(default_factory=dict)
+    #: (the node a branch waits for, the graph node that waits: the next of its branch), in order.
+    waits: tuple[tuple[int, int], ...] = ()
 
     @property
     def header(self) -> str:
@@ -116,10 +126,12 @@ class GraphModel:
         return " · ".join(parts)
 
 
-def describe(graph: Any, api: str) -> GraphModel:
+def describe(graph: Any, api: str, fold: bool = True) -> GraphModel:
     """The neutral model of ``graph`` as it stands, built or not.
 
     :param api: the name refusals start with.
+    :param fold: draw a run of alike nodes (``scale, shift`` 500 times over) as one box
+        (``scale, shift ×500``), alike branches of a fork as one; False draws every node.
 
     >>> from eagle.graph import opaque
     >>> x, y = np.zeros(4), np.zeros(4)
@@ -137,9 +149,17 @@ def describe(graph: Any, api: str) -> GraphModel:
     stages = [StageInfo(s, schedule[s] if schedule else None, adapter.stage(stage, graph._nodes))
               for s, stage in enumerate(graph._stages)]
     runs = [[adapter.index[id(node)] for node in run] for run in graph._runs or []]
-    stages = _framed_runs(stages, runs)
+    folds: dict[int, tuple[tuple[int, ...], int]] = {}
+    alias: dict[int, int] = {}
+    members: dict[int, list[int]] = {}
+    if fold:  # before the fused runs are framed: a run of alike nodes may span several
+        from eagle.viz._fold import fold_stages  # _fold builds on this module's blocks
+
+        stages, folds, alias, members = fold_stages(stages, adapter.nodes)
+    stages = _framed_runs(stages, runs, members)
     return GraphModel(tuple(adapter.nodes), tuple(stages), tuple(graph.edges()), graph._backend,
-                      sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes))
+                      sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes),
+                      folds, alias, tuple(adapter.waits))
 
 
 class _Adapter:
@@ -147,16 +167,31 @@ class _Adapter:
         self.backend = backend
         self.nodes: list[NodeInfo] = []
         self.index: dict[int, int] = {}  # id of a node -> its index
+        self.waits: list[tuple[int, int]] = []  # (the node waited for, the node that waits)
 
     def info(self, node: Node, label: str, owner: int) -> int:
         """Number ``node`` (the next index) and describe it; its index."""
         index = self.index[id(node)] = len(self.nodes)
-        self.nodes.append(_node_info(index, node.picture(), label, owner, self.backend))
+        self.nodes.append(_node_info(index, node, label, owner, self.backend))
         return index
 
     def stage(self, stage: Any, nodes: list[Node]) -> Block:
-        branches = [[block for i in branch if (block := self.block(i, nodes[i])) is not None]
-                    for branch in stage.branches]
+        branches = []
+        for branch in stage.branches:
+            blocks: list[Block] = []
+            waiting: list[Node] = []  # waits before the next box of the branch
+            for i in branch:
+                picture = nodes[i].picture()
+                if isinstance(picture, NoPicture):
+                    waiting += [picture.after] if picture.after is not None else []
+                    continue
+                block = self.block(i, nodes[i])
+                assert block is not None  # only a NoPicture draws nothing
+                first = next(b.node for event, b in walk(block) if event == "box")
+                self.waits += [(self.index[id(after)], self.nodes[first].owner) for after in waiting]
+                waiting = []
+                blocks.append(block)
+            branches.append(blocks)
         return _fork(branches)
 
     def block(self, index: int, node: Node) -> Block | None:
@@ -190,25 +225,32 @@ class _Framer:
     fork, a construct's body).  A run a fork's branches cut is framed in parts, each
     ``fused N, part k of m`` (``parts``: how many each run has, from a pass without it)."""
 
-    def __init__(self, runs: dict[int, int], sizes: list[int], parts: list[int] | None = None) -> None:
-        self.runs, self.sizes, self.parts = runs, sizes, parts
+    def __init__(self, runs: dict[int, int], sizes: list[int], members: dict[int, list[int]],
+                 parts: list[int] | None = None) -> None:
+        self.runs, self.sizes, self.members, self.parts = runs, sizes, members, parts
         self.made = [0] * len(sizes)  # frames made per run
 
-    def whole(self, block: Block) -> int | None:
-        """The run every box of ``block`` is in; None when none is (a construct's frame is never
-        in a run: the construct is not a member, only its body's nodes may be)."""
+    def whole(self, block: Block) -> tuple[int, ...] | None:
+        """The runs every box of ``block`` is in, when each box is in one (a folded box's nodes
+        may be in several, consecutive); None when one is in none (a construct's frame is never in
+        a run: the construct is not a member, only its body's nodes may be)."""
         if isinstance(block, Box):
-            return self.runs.get(block.node)
+            runs = {self.runs.get(n) for n in self.members.get(block.node, [block.node])}
+            return None if None in runs else tuple(sorted(runs))  # type: ignore[type-var]
         if isinstance(block, Frame):
             return None
         found = {self.whole(part) for part in (block.branches if isinstance(block, Fork) else block.items)}
         return found.pop() if len(found) == 1 else None
 
-    def frame(self, run: int, blocks: list[Block]) -> Frame:
-        self.made[run] += 1
-        label = f"fused {self.sizes[run]}"
-        if self.parts is not None and self.parts[run] > 1:
-            label += f", part {self.made[run]} of {self.parts[run]}"
+    def frame(self, runs: tuple[int, ...], blocks: list[Block]) -> Frame:
+        if len(runs) > 1:  # a fold across runs the build cut
+            label = f"fused {sum(self.sizes[r] for r in runs)} in {len(runs)} runs"
+        else:
+            run = runs[0]
+            self.made[run] += 1
+            label = f"fused {self.sizes[run]}"
+            if self.parts is not None and self.parts[run] > 1:
+                label += f", part {self.made[run]} of {self.parts[run]}"
         return Frame(label, "fused", blocks[0] if len(blocks) == 1 else Seq(tuple(blocks)))
 
     def seq(self, items: Sequence[Block]) -> list[Block]:
@@ -244,18 +286,22 @@ class _Framer:
                 t += 1
             block = self.inside(stages[s].block) if run is None else \
                 self.frame(run, [stage.block for stage in stages[s:t]])
-            out.append(StageInfo(stages[s].index, stages[s].schedule, block))
+            last = stages[t - 1].last  # a folded run of stages says which it covers
+            out.append(StageInfo(stages[s].index, stages[s].schedule, block,
+                                 stages[t - 1].index if t - 1 > s else last))
             s = t
         return out
 
 
-def _framed_runs(stages: list[StageInfo], runs: list[list[int]]) -> list[StageInfo]:
-    """The stages with every fused run (``runs``: model node indices) framed."""
+def _framed_runs(stages: list[StageInfo], runs: list[list[int]], members: dict[int, list[int]],
+                 ) -> list[StageInfo]:
+    """The stages with every fused run (``runs``: model node indices) framed; ``members``: the
+    nodes of each folded box."""
     of = {node: r for r, run in enumerate(runs) for node in run}
     sizes = [len(run) for run in runs]
-    counting = _Framer(of, sizes)
+    counting = _Framer(of, sizes, members)
     counting.stages(stages)
-    return _Framer(of, sizes, counting.made).stages(stages)
+    return _Framer(of, sizes, members, counting.made).stages(stages)
 
 
 def _seq(items: list[Block]) -> Block:
@@ -270,11 +316,19 @@ def _fork(branches: list[list[Block]]) -> Block:
     return Fork(tuple(b[0] if isinstance(b[0], Seq) and len(b) == 1 else Seq(tuple(b)) for b in branches))
 
 
-def _node_info(index: int, picture: Picture, label: str, owner: int, backend: str | None) -> NodeInfo:
+def _node_info(index: int, node: Node, label: str, owner: int, backend: str | None) -> NodeInfo:
+    """A kernel's box says its kernel, and the name it was given where that differs
+    (``v = scale_velocity(…)`` in a builder: ``scale_velocity → v``); its one output is that name."""
+    picture = node.picture()
     box = picture.around if isinstance(picture, FramePicture) else picture
     if not isinstance(box, BoxPicture):
         box = BoxPicture()
-    return NodeInfo(index, label, box.role, box.shown_tag(backend), owner)
+    output = ""
+    if box.role == "kernel" and label != (kernel := node.default_label()):
+        writes = [name for name, _, role in node.planes() if role != "read"]
+        output = label if len(writes) == 1 else ""
+        label = f"{kernel} → {label}"
+    return NodeInfo(index, label, box.role, box.shown_tag(backend), owner, output)
 
 
 def walk(block: Block) -> Iterator[tuple[str, Box | Frame]]:
@@ -288,3 +342,4 @@ def walk(block: Block) -> Iterator[tuple[str, Box | Frame]]:
     else:
         for part in block.branches if isinstance(block, Fork) else block.items:
             yield from walk(part)
+

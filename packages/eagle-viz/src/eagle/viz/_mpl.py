@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from eagle.extend import EagleImportError, EagleTypeError
-from eagle.viz._layout import Layout, Link, columns_for, layout, link_text
+from eagle.viz._layout import Layout, columns_for, layout, link_text
 from eagle.viz._model import describe
 from eagle.viz._palette import FONT, FRAME_COLOR, FRAME_FILL, LABEL_COLOR, LONG_COLOR, ROLE_COLORS, WIRE_COLOR
 
@@ -27,14 +27,13 @@ MARGIN: Final = 1.5
 TITLE_ROWS: Final = 2.0
 #: Width over height that a long graph's columns aim for.
 ASPECT: Final = 1.6
-#: Columns between the lanes that long links bend towards.
-LANE: Final = 4.0
 #: Font sizes in points at the natural size; a smaller ``ax`` scales them down.
 BOX_PT: Final = 10.0
 SMALL_PT: Final = 8.5
 
 
-def plot(graph: Any, ax: Axes | None = None, edge_labels: bool = True, show_schedule: bool = True) -> Figure:
+def plot(graph: Any, ax: Axes | None = None, edge_labels: bool = True, show_schedule: bool = True,
+         fold: bool = True) -> Figure:
     """Draw ``graph`` into ``ax`` (or a new Figure made without pyplot) and return the Figure.
 
     ``g.plot(...)`` is this function; it needs matplotlib (``eagle-viz[plot]``).
@@ -57,7 +56,7 @@ def plot(graph: Any, ax: Axes | None = None, edge_labels: bool = True, show_sche
                                "pip install 'eagle-viz[plot]'") from None
     if ax is not None and not isinstance(ax, Axes):
         raise EagleTypeError(f"{API}: ax must be a matplotlib Axes, got {type(ax).__name__}")
-    model = describe(graph, API)
+    model = describe(graph, API, fold)
     lay = layout(model, stage_labels=bool(show_schedule), columns=columns_for(model, ASPECT, CELL_W / CELL_H))
     right = lay.width + MARGIN + _right_room(lay)
     width, height = right + MARGIN, lay.height + 2 * MARGIN + TITLE_ROWS
@@ -136,54 +135,25 @@ class _Painter:
                                      linewidth=1.1 * self.scale, zorder=2))
 
     def long_links(self, edge_labels: bool) -> None:
-        """Data edges past the nodes between, behind the boxes: a straight arrow to a node beside
-        (a sibling branch), else a curve out to a lane right of the drawing and back."""
-        from matplotlib.path import Path
-
-        for lane, link in _lanes(self.lay):
-            (sx, sy, sw, sh), (dx, dy, dw, dh) = self.lay.outline(link.src), self.lay.outline(link.dst)
-            a_mid, b_mid = -(sy + sh / 2), -(dy + dh / 2)
-            if _beside(self.lay, link):
-                a = (sx + sw - 0.5, a_mid) if dx > sx else (sx + 0.5, a_mid)
-                b = (dx + 0.5, b_mid) if dx > sx else (dx + dw - 0.5, b_mid)
-                path = Path([a, b])
-                where, align = ((a[0] + b[0]) / 2, max(a[1], b[1]) + 0.6), "center"
-            else:
-                a, b = (sx + sw - 0.5, a_mid), (dx + dw - 0.5, b_mid)
-                path = Path([a, (lane, a[1]), (lane, b[1]), b], [Path.MOVETO] + [Path.CURVE4] * 3)
-                # beside the curve's farthest point, 3/4 of the way out to its lane
-                where, align = (0.75 * lane + 0.125 * (a[0] + b[0]) + 0.6, (a[1] + b[1]) / 2), "left"
-            self.ax.add_patch(self.arrow(path=path, arrowstyle="-|>", mutation_scale=9 * self.scale,
-                                         color=LONG_COLOR, linewidth=1.0 * self.scale, linestyle=(0, (3, 2)),
-                                         zorder=2.5))
+        """Data edges past the nodes between (and waits), dashed, along the engine's routes: around
+        the boxes, never through one, the label beside the route's first run."""
+        for link in self.lay.links:
+            if link.adjacent or not link.points:
+                continue
+            xs, ys = zip(*(_xy(x, y) for x, y in link.points), strict=True)
+            self.ax.plot(xs, ys, color=LONG_COLOR, linewidth=1.0 * self.scale, linestyle=(0, (3, 2)),
+                         zorder=2.5)
+            # a route ends on a horizontal run (layout.c): the arrow's tip on the box's side
+            tip = xs[-1] + (0.5 if xs[-1] > xs[-2] else -0.5)
+            self.ax.add_patch(self.arrow((xs[-1], ys[-1]), (tip, ys[-1]), arrowstyle="-|>",
+                                         mutation_scale=9 * self.scale, shrinkA=0, shrinkB=0,
+                                         color=LONG_COLOR, linewidth=1.0 * self.scale, zorder=2.5))
             if edge_labels:
-                self.text(*where, link_text(link), SMALL_PT, ha=align, va="center", style="italic",
-                          color=LONG_COLOR, zorder=6)
-
-
-def _lanes(lay: Layout) -> list[tuple[float, Link]]:
-    """Each long link and the column its curve bends towards, right of the layout: the shorter a
-    link, the nearer its lane, so the curves nest instead of crossing."""
-    def span(link: Link) -> int:
-        (_, sy, _, _), (_, dy, _, dh) = lay.outline(link.src), lay.outline(link.dst)
-        return abs(dy + dh - sy)
-
-    long = sorted((k for k in lay.links if not k.adjacent), key=span)
-    lanes, lane = [], lay.width
-    for link in long:
-        if not _beside(lay, link):
-            lane += LANE
-        lanes.append((lane, link))
-    return lanes
-
-
-def _beside(lay: Layout, link: Link) -> bool:
-    """Whether the two ends share rows (a sibling branch): a straight arrow joins them."""
-    (_, sy, _, sh), (_, dy, _, dh) = lay.outline(link.src), lay.outline(link.dst)
-    return sy < dy + dh and dy < sy + sh
+                self.text(xs[0] + 0.3, ys[0] + 0.55, link_text(link), SMALL_PT, ha="left", va="center",
+                          style="italic", color=LONG_COLOR, zorder=6)
 
 
 def _right_room(lay: Layout) -> float:
-    """Cells right of the layout that long links' curves and labels need."""
-    return max((lane - lay.width + 1 + 0.7 * len(link_text(link)) for lane, link in _lanes(lay)
-                if not _beside(lay, link)), default=0.0)
+    """Cells right of the layout that long links' labels need."""
+    return max((link.points[0][0] + 0.7 * len(link_text(link)) - lay.width for link in lay.links
+                if link.points), default=0.0)

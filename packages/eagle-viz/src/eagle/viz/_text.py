@@ -18,6 +18,12 @@ _WIRE: Final = {
 }
 #: A horizontal border a wire meets from above, from below, or passes through.
 _TICK: Final = {_UP: "┴", _DOWN: "┬", _UP | _DOWN: "┼"}
+#: A long link's cell (a data edge past the nodes between, a wait): dotted, rounded at its bends,
+#: so it never reads as a wire; where it crosses a wire or border, that one is drawn.
+_LONG: Final = {
+    _LEFT | _RIGHT: "┄", _UP | _DOWN: "┆", _DOWN | _RIGHT: "╭", _DOWN | _LEFT: "╮", _UP | _RIGHT: "╰",
+    _UP | _LEFT: "╯", _LEFT: "┄", _RIGHT: "┄", _UP: "┆", _DOWN: "┆",
+}
 
 
 def render_text(graph: Any) -> str:
@@ -64,7 +70,12 @@ def draw_text(lay: Layout) -> str:
         canvas.text(stage.x, stage.y, stage.text)
     for wire in lay.wires:
         canvas.wire(wire.points)
-    return "\n".join([lay.model.header, *canvas.lines()])
+    lines = canvas.lines()
+    for link in lay.links:
+        if link.points:
+            src = lay.box(link.src)
+            _long_link(lines, link.points, _LEFT if link.points[0][0] >= src.x + src.w else _RIGHT)
+    return "\n".join([lay.model.header, *(line.rstrip() for line in lines)])
 
 
 class _Canvas:
@@ -123,4 +134,30 @@ class _Canvas:
                     self.cells[y][x] = _TICK[vertical]
             elif self.cells[y][x] == " ":
                 self.cells[y][x] = _WIRE[dirs]
-        return ["".join(row).rstrip() for row in self.cells]
+        return ["".join(row) for row in self.cells]
+
+
+def _long_link(lines: list[str], points: tuple[tuple[int, int], ...], source: int) -> None:
+    """Draw a long link into the blank cells of ``lines``: out of its source's side (``source``,
+    the direction of that box from the first cell), its last cell an arrow into its box."""
+    cells: dict[tuple[int, int], int] = {points[0]: source}
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        dx, dy = (x1 > x0) - (x1 < x0), (y1 > y0) - (y1 < y0)
+        ahead = _RIGHT if dx > 0 else _LEFT if dx < 0 else _DOWN if dy > 0 else _UP
+        back = {_RIGHT: _LEFT, _LEFT: _RIGHT, _DOWN: _UP, _UP: _DOWN}[ahead]
+        x, y = x0, y0
+        while (x, y) != (x1, y1):
+            cells[x, y] = cells.get((x, y), 0) | ahead
+            x, y = x + dx, y + dy
+            cells[x, y] = cells.get((x, y), 0) | back
+    (px, _), (ex, ey) = (points[-2] if len(points) > 1 else points[0]), points[-1]
+    cells.pop((ex, ey), None)
+    rows = {y: list(lines[y].ljust(max(x for x, _ in cells) + 1 if cells else ex + 1)) for _, y in
+            [*cells, (ex, ey)]}
+    rows[ey] = list(lines[ey].ljust(ex + 1)) if ey not in rows else rows[ey]
+    for (x, y), dirs in cells.items():
+        if rows[y][x] == " ":
+            rows[y][x] = _LONG[dirs]
+    rows[ey][ex] = "▸" if ex > px or (ex == px and len(points) == 1) else "◂"
+    for y, row in rows.items():
+        lines[y] = "".join(row)

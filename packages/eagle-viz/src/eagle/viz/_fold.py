@@ -1,0 +1,155 @@
+"""Folding: a run of alike blocks drawn once, so a 1,000-kernel chain or a 50-branch fork reads.
+
+A run of boxes that repeats a period of at most :data:`MAX_PERIOD` texts at
+least :data:`MIN_REPEATS` times (``scale, shift, scale, shift, …``) becomes one
+box, ``scale, shift ×500``, drawn for the run's first node; consecutive stages
+that are each one such box fold the same way (``stages 1–1000``); at least
+:data:`MIN_REPEATS` alike branches of a fork become one branch in a frame
+``×50 alike``.  Every node folded away is drawn as the node it folds into, so
+the edges into and out of a run stay drawn.  ``fold=False`` on every face draws
+them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Final
+
+from eagle.viz._layout import fold_text, node_text
+from eagle.viz._model import Block, Box, Fork, Frame, NodeInfo, Seq, StageInfo, walk
+
+#: Fewer repeats than this stay drawn one by one (a pair or three of a kind read fine).
+MIN_REPEATS: Final = 4
+#: The longest period looked for.
+MAX_PERIOD: Final = 4
+
+#: A folded box's node -> the nodes of its period and how often it repeats.
+Folds = dict[int, tuple[tuple[int, ...], int]]
+
+
+def fold_stages(stages: list[StageInfo], nodes: Sequence[NodeInfo],
+                ) -> tuple[list[StageInfo], Folds, dict[int, int], dict[int, list[int]]]:
+    """``stages`` with their runs of alike blocks folded; the folds (a folded box's node -> its
+    period's nodes and repeats), the alias of every node folded away (-> the node drawn), and
+    each folded box's nodes (those of alike branches are not: each branch is its own)."""
+    folder = _Folder({n.index: node_text(n) for n in nodes})
+    stages = folder.stages(stages)
+    return stages, folder.folds, {node: folder.resolve(node) for node in folder.alias}, folder.members
+
+
+class _Folder:
+    def __init__(self, texts: dict[int, str]) -> None:
+        self.texts = texts
+        self.folds: Folds = {}
+        self.alias: dict[int, int] = {}
+        self.members: dict[int, list[int]] = {}
+
+    def resolve(self, node: int) -> int:
+        while node in self.alias:
+            node = self.alias[node]
+        return node
+
+    def shown(self, node: int) -> str:
+        if node in self.folds:
+            period, repeats = self.folds[node]
+            return fold_text([self.texts[n] for n in period], repeats)
+        return self.texts[node]
+
+    def key(self, block: Block) -> object:
+        """What a block shows, for telling alike blocks."""
+        if isinstance(block, Box):
+            return self.shown(block.node)
+        if isinstance(block, Frame):
+            return ("frame", block.label, self.key(block.body))
+        parts = block.branches if isinstance(block, Fork) else block.items
+        return (type(block).__name__, tuple(self.key(p) for p in parts))
+
+    def run(self, keys: list[object], k: int) -> tuple[int, int]:
+        """The (period, repeats) covering most of ``keys`` from ``k`` (None keys never fold); (0, 0)."""
+        best = (0, 0)
+        for p in range(1, MAX_PERIOD + 1):
+            if k + p > len(keys) or any(key is None for key in keys[k:k + p]):
+                break
+            r = 1
+            while keys[k + r * p:k + (r + 1) * p] == keys[k:k + p]:
+                r += 1
+            if r >= MIN_REPEATS and p * r > best[0] * best[1]:
+                best = (p, r)
+        return best
+
+    def fold_boxes(self, boxes: list[Box], period: int, repeats: int) -> int:
+        """Fold ``boxes`` (``repeats`` times ``period`` of them) into the first; its node."""
+        first = boxes[0].node
+        self.folds[first] = (tuple(b.node for b in boxes[:period]), repeats)
+        for b in boxes[1:]:
+            self.alias[b.node] = first
+        self.members[first] = [n for b in boxes for n in self.members.pop(b.node, [b.node])]
+        return first
+
+    def seq(self, items: list[Block]) -> list[Block]:
+        items = [self.inside(b) for b in items]
+        keys = [self.key(b) if isinstance(b, Box) else None for b in items]
+        out: list[Block] = []
+        k = 0
+        while k < len(items):
+            p, r = self.run(keys, k)
+            if not p:
+                out.append(items[k])
+                k += 1
+                continue
+            boxes = [b for b in items[k:k + p * r] if isinstance(b, Box)]
+            out.append(Box(self.fold_boxes(boxes, p, r)))
+            k += p * r
+        return out
+
+    def inside(self, block: Block) -> Block:
+        if isinstance(block, Box):
+            return block
+        if isinstance(block, Frame):
+            return Frame(block.label, block.kind, self.inside(block.body))
+        if isinstance(block, Seq):
+            items = self.seq(list(block.items))
+            return items[0] if len(items) == 1 else Seq(tuple(items))
+        return self.fork([self.inside(b) for b in block.branches])
+
+    def fork(self, branches: list[Block]) -> Block:
+        """Runs of at least MIN_REPEATS alike branches as one, framed ``×N alike``."""
+        keys = [self.key(b) for b in branches]
+        out: list[Block] = []
+        k = 0
+        while k < len(branches):
+            r = 1
+            while k + r < len(branches) and keys[k + r] == keys[k]:
+                r += 1
+            if r < MIN_REPEATS:
+                out.extend(branches[k:k + r])
+            else:
+                first = [b.node for event, b in walk(branches[k]) if isinstance(b, Box)]
+                for other in branches[k + 1:k + r]:
+                    for mine, node in zip(first, (b.node for _, b in walk(other) if isinstance(b, Box)),
+                                          strict=True):
+                        self.alias[node] = mine
+                out.append(Frame(f"×{r} alike", "fold", branches[k]))
+            k += r
+        if len(out) == 1:
+            return out[0]
+        return Fork(tuple(b if isinstance(b, Seq) else Seq((b,)) for b in out))
+
+    def stages(self, stages: list[StageInfo]) -> list[StageInfo]:
+        """The stages, their blocks folded, and runs of one-box stages alike folded into one."""
+        stages = [replace(s, block=self.inside(s.block)) for s in stages]
+        keys = [(s.schedule, self.key(s.block)) if isinstance(s.block, Box) else None for s in stages]
+        out: list[StageInfo] = []
+        k = 0
+        while k < len(stages):
+            p, r = self.run(keys, k)
+            if not p:
+                out.append(stages[k])
+                k += 1
+                continue
+            boxes = [s.block for s in stages[k:k + p * r] if isinstance(s.block, Box)]
+            node = self.fold_boxes(boxes, p, r)
+            out.append(StageInfo(stages[k].index, stages[k].schedule, Box(node), stages[k + p * r - 1].index))
+            k += p * r
+        return out
