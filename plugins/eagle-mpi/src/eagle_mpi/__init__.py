@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from eagle.extend import EagleAttributeError
+
 if TYPE_CHECKING:
     from eagle_mpi.comm import MPIComm as MPIComm
 
@@ -32,4 +34,4 @@ def __getattr__(name: str) -> Any:
         from eagle_mpi.comm import MPIComm
 
         return MPIComm
-    raise AttributeError(f"module 'eagle_mpi' has no attribute {name!r}")
+    raise EagleAttributeError(f"module 'eagle_mpi' has no attribute {name!r}")
