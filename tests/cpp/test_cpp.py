@@ -299,7 +299,8 @@ def cuda_kernels(cuda_driver):
     from eagle import _nvrtc
 
     if not _nvrtc.available():
-        pytest.skip("a CUDA driver but no NVRTC to compile the test kernels (pip install eagle-graph[cuda12])")
+        pytest.skip("a CUDA driver but no NVRTC to compile the test kernels "
+                    "(pip install eagle-graph[cuda12])")
     return _nvrtc.compile_ptx(KERNELS_CU, "cpp_test").encode() + b"\0", b"addOne", b"add_one_up_to"
 
 
