@@ -114,12 +114,19 @@ def test_dot_lists_the_same(any_graph, build):
 
 
 def test_dot_agrees_as_graphviz_reads_it(any_graph, dot):
-    """Graphviz itself reads as many nodes and edges as the model has nodes and links."""
+    """Graphviz itself reads as many nodes and drawn edges as the model has nodes and links, and
+    places each rank's boxes left to right in the layout's order (the invisible edges hold it)."""
     lay = layout(describe(any_graph, "test"))
-    plain = subprocess.run([dot, "-Tplain"], input=any_graph.to_dot(), capture_output=True, text=True,
-                           check=True).stdout
-    assert sum(line.startswith("node ") for line in plain.splitlines()) == len(lay.boxes)
-    assert sum(line.startswith("edge ") for line in plain.splitlines()) == len(lay.links)
+    text = any_graph.to_dot()
+    plain = subprocess.run([dot, "-Tplain"], input=text, capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    x = {line.split()[1]: float(line.split()[2]) for line in plain if line.startswith("node ")}
+    assert len(x) == len(lay.boxes)
+    drawn = [line for line in plain if line.startswith("edge ") and line.split()[-2] != "invis"]
+    assert len(drawn) == len(lay.links)
+    for rank in re.findall(r"\{ rank=same; (.*?) \}", text):
+        names = [name.rstrip(";") for name in rank.split()]
+        assert [x[n] for n in names] == sorted(x[n] for n in names), (rank, x)
 
 
 @pytest.mark.parametrize("build", [False, True], ids=["recorded", "built"])

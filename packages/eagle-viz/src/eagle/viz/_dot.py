@@ -32,7 +32,10 @@ def draw_dot(lay: Layout) -> str:
              f'  graph [label={_quote(lay.model.header)}, labelloc=t, fontname="{FONT}", fontsize=12];',
              f'  node [shape=box, style="rounded,filled", fontname="{FONT}", fontsize=11];',
              f'  edge [fontname="{FONT}", fontsize=10, color="{WIRE_COLOR}"];',
-             "  newrank=true;  // ranks across clusters: a row of boxes is one rank even inside frames"]
+             "  newrank=true;  // ranks across clusters: a row of boxes is one rank even inside frames",
+             # a second crossing pass over clusters reorders a frame's boxes against the invisible
+             # edges that hold the layout's order
+             "  remincross=false;"]
     frames = 0
     for stage in lay.model.stages:
         lines.append(f"  // stage {stage.index}" + (f" {stage.schedule}" if stage.schedule else ""))
