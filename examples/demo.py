@@ -41,8 +41,9 @@ def energy(x: Scalar, v: Scalar, k: Param) -> Scalar:
 
 
 @eagle.Graph.builder
-def settle(x: NDArray[np.float64], v: NDArray[np.float64], flag: NDArray[np.uint32]) -> eagle.Graph:
-    g = eagle.Graph()
+def settle(x: NDArray[np.float64], v: NDArray[np.float64],
+           flag: NDArray[np.uint32]) -> eagle.Graph[NDArray[np.float64]]:
+    g = eagle.Graph[NDArray[np.float64]]()  # what g() returns: the energy
     for _ in range(2000):  # a capped device loop: at most 2,000 steps ...
         if not flag:  # ... leaving when no oscillator moves
             break
@@ -89,8 +90,9 @@ def main() -> None:
     print(f"  replay (one native call): {t_graph * 1e3:8.2f} ms")
     print(f"  NumPy, Python loop:       {t_numpy * 1e3:8.2f} ms   eagle/NumPy = {t_graph / t_numpy:.3f}")
     replay()
-    same = g.result[0] == numpy_settle(x0, v0)
-    print(f"  energy {g.result[0]:.6e}; the same bits as NumPy: {same}")
+    energy_ = g.result[0]  # typed: g.result (what g() returns) is an NDArray[np.float64]
+    same = energy_ == numpy_settle(x0, v0)
+    print(f"  energy {energy_:.6e}; the same bits as NumPy: {same}")
     if not same:
         raise SystemExit("eagle and NumPy disagree")
 

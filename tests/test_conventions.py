@@ -356,6 +356,8 @@ def test_mypy_strict_accepts_the_examples():
 def test_mypy_reads_kernel_annotations_and_a_builders_call_as_their_types(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text(textwrap.dedent("""\
+        from typing import Any
+
         import numpy as np
         from numpy.typing import NDArray
         from typing_extensions import assert_type
@@ -389,8 +391,19 @@ def test_mypy_reads_kernel_annotations_and_a_builders_call_as_their_types(tmp_pa
             return g
 
 
+        @eagle.Graph.builder
+        def typed(x: NDArray[np.float64]) -> eagle.Graph[NDArray[np.float64]]:
+            g = eagle.Graph[NDArray[np.float64]]()
+            shifted(x, 1.0, 0, x)
+            g.result = x
+            return g
+
+
         assert_type(step(np.zeros(3)), eagle.Graph)
         assert_type(step(np.zeros(3)).launch(), eagle.Graph)
+        assert_type(step(np.zeros(3))(), Any)
+        assert_type(typed(np.zeros(3))(), NDArray[np.float64])
+        assert_type(typed(np.zeros(3)).build().launch(2).result, NDArray[np.float64])
         """))
     out = _mypy("--strict", str(probe))
     assert out.returncode == 0, out.stdout + out.stderr

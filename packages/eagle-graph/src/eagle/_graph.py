@@ -8,7 +8,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, Self, TypeVar, cast
 
 import numpy as np
 
@@ -46,6 +46,12 @@ from eagle.plan import BoundPlan
 BACKENDS = (None, "cpu", "gpu")
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+if TYPE_CHECKING:  # a default (PEP 696) lets ``eagle.Graph`` stand bare: typing.TypeVar has it from 3.13
+    from typing_extensions import TypeVar as DefaultTypeVar
+
+    _Result = DefaultTypeVar("_Result", default=Any)
+else:
+    _Result = TypeVar("_Result")
 
 
 @dataclass
@@ -57,8 +63,11 @@ class _Stage:
 
 
 
-class Graph:
+class Graph(Generic[_Result]):
     """A step written once as nodes; eagle derives the edges and replays it.
+
+    Generic in what ``g()`` returns (``g.result``): ``eagle.Graph[NDArray[np.float64]]`` types a
+    replay's result for a type checker; a bare ``eagle.Graph`` is ``eagle.Graph[Any]``.
 
     :param record: keep what a reverse pass needs (eagle.diff); such a graph
         runs with ``launch()`` or ``g()``, never ``enqueue``.
@@ -87,7 +96,7 @@ class Graph:
         self._recording = bool(record)
         self._tape: Any = None  # eagle.diff's Record of a record=True graph, once built
         #: What ``g()`` returns: the arrays a builder declared with ``g.result = ...``.
-        self.result: Any = None
+        self.result: _Result = cast(_Result, None)  # None until a builder (or the user) sets it
         #: The one slot for extension state (eagle.extend.state; its keys: eagle._extension).
         self._extension: dict[str, Any] = {}
         self._labels: list[str] = []
@@ -144,11 +153,11 @@ class Graph:
                                "@eagle.Graph.builder function (or add_group on a hand-made graph)")
         return self._recorder.parallel()
 
-    def wait(self, plane: Any) -> Graph:
+    def wait(self, plane: Any) -> Self:
         """Refused: a wait belongs to a branch of a fork (``b.wait(x)``)."""
         raise EagleRuntimeError("eagle.Graph.wait: only inside a parallel region, on a branch handle")
 
-    def bind(self, **arrays: Any) -> Graph:
+    def bind(self, **arrays: Any) -> Self:
         """Swap the arrays of a builder graph by the builder's parameter names; no rebuild.
 
         The new arrays pass every check ``add`` and ``build`` apply (layout, writability,
@@ -168,17 +177,17 @@ class Graph:
         (what ``eagle.diff.reverse`` takes), which describes the last run."""
         return self._tape if self._tape is not None else self._recording
 
-    def __call__(self, n: int = 1) -> Any:
+    def __call__(self, n: int = 1) -> _Result:
         """``launch(n)``, then the result (``g.result``)."""
         self.launch(n)
         return self.result
     # ------------------------------------------------------------- adding
-    def add_node(self, node: Node, name: str | None = None) -> Graph:
+    def add_node(self, node: Node, name: str | None = None) -> Self:
         """Append a node (an opaque op, a conditional, a reduce, a copy, ...) as its own stage."""
         with self._guard("eagle.Graph.add_node"):
             return self._add_stage(node, name, "eagle.Graph.add_node")
 
-    def _add_stage(self, node: Node, name: str | None, api: str) -> Graph:
+    def _add_stage(self, node: Node, name: str | None, api: str) -> Self:
         self._check_open(api)
         if self._recorder is not None:  # a builder is recording: the node goes in its order
             if not isinstance(node, Node):
@@ -189,7 +198,7 @@ class Graph:
         self._stages.append(_Stage([[index]], group=False))
         return self
 
-    def add(self, bound: BoundPlan, name: str | None = None) -> Graph:
+    def add(self, bound: BoundPlan, name: str | None = None) -> Self:
         """Append a plan launch (``plan.bind(...)``) as its own stage."""
         if not isinstance(bound, BoundPlan):
             raise EagleTypeError(f"eagle.Graph.add: takes a BoundPlan from plan.bind(...), got "
@@ -197,7 +206,7 @@ class Graph:
         with self._guard("eagle.Graph.add"):
             return self._add_stage(Node("plan", bound), name, "eagle.Graph.add")
 
-    def add_group(self, branches: Sequence[Any], names: Sequence[Any] | None = None) -> Graph:
+    def add_group(self, branches: Sequence[Any], names: Sequence[Any] | None = None) -> Self:
         """Append a fork/join stage: the branches may run at the same time, the next stage waits for all.
 
         A branch is a plan, a node, or a list of them run in order.
@@ -408,7 +417,7 @@ class Graph:
     # -------------------------------------------------------------- build
     def build(self, backend: str | None = None, dispatch: str | dict[str, str] | None = None,
               plan: bool | None = None,
-              fuse: bool | None = None) -> Graph:
+              fuse: bool | None = None) -> Self:
         """Analyze the nodes once (planes, views, devices, forks; the edges where a fork needs
         them), plan the temporaries' storage, refuse what could race, and lower the graph once;
         the analysis is kept.
@@ -645,7 +654,7 @@ class Graph:
         return "gpu"
 
     # ---------------------------------------------------------------- run
-    def launch(self, n: int = 1) -> Graph:
+    def launch(self, n: int = 1) -> Self:
         """Replay the built graph ``n`` times and wait."""
         # the launch prepared at build, called here: a frame more costs what a small replay does
         prepared = self._launch
@@ -658,7 +667,7 @@ class Graph:
             self._run(n, "eagle.Graph.launch")
         return self
 
-    def enqueue(self, n: int = 1) -> Graph:
+    def enqueue(self, n: int = 1) -> Self:
         """Replay without waiting (on the CPU the replay is done when it returns).
 
         Change no plane's values until the call that waits for the replay (``synchronize``,
@@ -690,7 +699,7 @@ class Graph:
             raise Busy(api)
         self._program.failed(status, api)
 
-    def synchronize(self) -> Graph:
+    def synchronize(self) -> Self:
         """Wait for enqueued replays (nothing is pending on the CPU); a host node's exception
         is raised here, and so is the refusal of a plane over a torch tensor that was changed in
         place since the enqueue."""
@@ -701,7 +710,7 @@ class Graph:
                     self._checks.settle("eagle.Graph.synchronize")
         return self
 
-    def set_logical_size(self, n: int) -> Graph:
+    def set_logical_size(self, n: int) -> Self:
         """The next replays process only the first ``n`` samples; no rebuild."""
         if not isinstance(n, (int, np.integer)) or n < 0:
             raise EagleValueError(f"eagle.Graph.set_logical_size: n must be an int >= 0, got {n!r}")
