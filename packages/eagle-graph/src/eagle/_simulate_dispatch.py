@@ -178,10 +178,31 @@ class Dispatch:
         selector = host_values(group.selector)[..., :slots].reshape(-1)
         live = host_values(self.terminated)[:slots] == 0
         values = selector[live] if selector.size == live.size else selector
-        counts = [np.isin(values, np.atleast_1d(arm)).sum() if arm is not None else 0 for arm in group.arms]
-        if None in group.arms:
-            counts[group.arms.index(None)] = values.size - sum(counts)
-        return np.asarray(counts, np.float64) / max(values.size, 1), int(values.size)
+        return arm_counts(group.arms, values) / max(values.size, 1), int(values.size)
+
+
+def arm_counts(arms: Sequence[int | tuple[int, ...] | None], values: np.ndarray) -> np.ndarray:
+    """How many of ``values`` each arm takes, as the ``match`` does: the first arm naming a value
+    takes it, ``case _`` (None) the values no arm names; one pass (a search in the sorted cases).
+
+    >>> from eagle._simulate_dispatch import arm_counts
+    >>> arm_counts((0, (1, 2), None), np.array([0, 2, 2, 7, 1, 0], np.int32)).tolist()
+    [2.0, 3.0, 1.0]
+    >>> arm_counts((3, (3, 4)), np.array([3, 4, 5])).tolist()  # 3 is the first arm's; 5 no arm's
+    [1.0, 1.0]
+    """
+    first: dict[int, int] = {}
+    for k, arm in enumerate(arms):
+        for value in () if arm is None else np.atleast_1d(arm).tolist():
+            first.setdefault(int(value), k)
+    rest = arms.index(None) if None in arms else len(arms)  # the last bin counts no arm
+    keys = np.array(sorted(first), np.int64)
+    taken = np.full(values.size, rest, np.int64)
+    if keys.size:
+        at = np.minimum(np.searchsorted(keys, values), keys.size - 1)
+        named = keys[at] == values
+        taken[named] = np.array([first[k] for k in keys.tolist()], np.int64)[at[named]]
+    return np.bincount(taken, minlength=len(arms) + 1)[:len(arms)].astype(np.float64)
 
 
 def _stale(then: _Estimate, now: _Estimate) -> bool:
