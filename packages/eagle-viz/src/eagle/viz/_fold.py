@@ -12,7 +12,7 @@ them all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Final
 
@@ -87,20 +87,22 @@ class _Folder:
         self.members[first] = [n for b in boxes for n in self.members.pop(b.node, [b.node])]
         return first
 
+    def runs(self, keys: list[object]) -> Iterator[tuple[int, int, int]]:
+        """``keys`` cut into runs from the start: (first, period, repeats), (k, 0, 0) for one
+        that does not fold."""
+        k = 0
+        while k < len(keys):
+            p, r = self.run(keys, k)
+            yield k, p, r
+            k += p * r if p else 1
+
     def seq(self, items: list[Block]) -> list[Block]:
         items = [self.inside(b) for b in items]
         keys = [self.key(b) if isinstance(b, Box) else None for b in items]
         out: list[Block] = []
-        k = 0
-        while k < len(items):
-            p, r = self.run(keys, k)
-            if not p:
-                out.append(items[k])
-                k += 1
-                continue
+        for k, p, r in self.runs(keys):
             boxes = [b for b in items[k:k + p * r] if isinstance(b, Box)]
-            out.append(Box(self.fold_boxes(boxes, p, r)))
-            k += p * r
+            out.append(Box(self.fold_boxes(boxes, p, r)) if p else items[k])
         return out
 
     def inside(self, block: Block) -> Block:
@@ -141,15 +143,11 @@ class _Folder:
         stages = [replace(s, block=self.inside(s.block)) for s in stages]
         keys = [(s.schedule, self.key(s.block)) if isinstance(s.block, Box) else None for s in stages]
         out: list[StageInfo] = []
-        k = 0
-        while k < len(stages):
-            p, r = self.run(keys, k)
+        for k, p, r in self.runs(keys):
             if not p:
                 out.append(stages[k])
-                k += 1
                 continue
             boxes = [s.block for s in stages[k:k + p * r] if isinstance(s.block, Box)]
             node = self.fold_boxes(boxes, p, r)
             out.append(StageInfo(stages[k].index, stages[k].schedule, Box(node), stages[k + p * r - 1].index))
-            k += p * r
         return out
