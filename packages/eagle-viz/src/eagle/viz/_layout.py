@@ -270,16 +270,17 @@ def _preorder(block: Block) -> list[Block]:
 
 
 def _data_pairs(model: GraphModel) -> tuple[list[tuple[int, int]], list[tuple[str, ...]]]:
-    """The owner pairs data flows along (RAW, WAW edges; folded nodes as their run's first), then
-    the waits, each pair once, and the planes of each (none for a wait), named as
-    :func:`plane_name` says."""
+    """The pairs data flows along (the owner pairs of RAW and WAW edges, then the flows between
+    the nodes inside a construct; folded nodes as their run's first), then the waits, each pair
+    once, and the planes of each (none for a wait), named as :func:`plane_name` says."""
     planes: dict[tuple[int, int], list[str]] = {}  # in first-seen order: the engine's pair order
-    for edge in model.edges:
-        s, d = model.alias.get(edge.src, edge.src), model.alias.get(edge.dst, edge.dst)
-        if edge.kind not in _DATA_KINDS or s == d:
+    data = [(e.src, e.dst, e.plane) for e in model.edges if e.kind in _DATA_KINDS]
+    for src, dst, plane in data + list(model.flows):
+        s, d = model.alias.get(src, src), model.alias.get(dst, dst)
+        if s == d:
             continue
         names = planes.setdefault((s, d), [])
-        name = plane_name(model.nodes[edge.src], edge.plane)
+        name = plane_name(model.nodes[src], plane)
         if name not in names:
             names.append(name)
     for s, d in model.waits:  # an arrow that only orders, where no data flows already
