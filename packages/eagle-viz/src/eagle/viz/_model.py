@@ -291,17 +291,17 @@ class _Writers:
                 writers = {w for a, nodes in self.planes if a is array or overlap(a, array) for w in nodes}
                 self.flows += [(w, index, name) for w in sorted(writers) if w != index]
         for _, array, role in planes:
-            if role != "read":
-                self.planes = [(a, nodes) for a, nodes in self.planes if a is not array]
+            if role != "read":  # the same memory written again (the builder reuses buffers) has one writer
+                self.planes = [(a, nodes) for a, nodes in self.planes if _view_key(a) != _view_key(array)]
                 self.planes.append((array, [index]))
 
     def join(self, arms: list[_Writers]) -> None:
         """After arms at most one of which runs: a plane's last writers are every arm's, and those
         before (the guard may choose no arm, or one that leaves the plane alone)."""
-        merged = {id(a): (a, list(nodes)) for a, nodes in self.planes}
+        merged = {_view_key(a): (a, list(nodes)) for a, nodes in self.planes}
         for arm in arms:
             for array, nodes in arm.planes:
-                known = merged.setdefault(id(array), (array, []))[1]
+                known = merged.setdefault(_view_key(array), (array, []))[1]
                 known += [n for n in nodes if n not in known]
         self.planes = list(merged.values())
 
@@ -389,6 +389,15 @@ def _framed_runs(stages: list[StageInfo], runs: list[list[int]], members: dict[i
     counting = _Framer(of, sizes, members)
     counting.stages(stages)
     return _Framer(of, sizes, members, counting.made).stages(stages)
+
+
+def _view_key(array: Any) -> object:
+    """What tells the same memory seen twice: a view's address, shape, strides and type (the
+    array interfaces), else the object."""
+    face = getattr(array, "__array_interface__", None) or getattr(array, "__cuda_array_interface__", None)
+    if not isinstance(face, dict):
+        return id(array)
+    return face["data"][0], tuple(face["shape"]), face.get("strides"), face["typestr"]
 
 
 def _seq(items: list[Block]) -> Block:
