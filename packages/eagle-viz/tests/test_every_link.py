@@ -296,8 +296,8 @@ class Adversary:
     def node(self) -> Node:
         """An op writing a new plane and reading up to three earlier ones."""
         out = np.zeros(2)
-        reads = {f"p{id(p) % 997}_{k}": p
-                 for k, p in enumerate(self.rng.sample(self.planes, min(len(self.planes), self.rng.randint(1, 3))))}
+        picked = self.rng.sample(range(len(self.planes)), min(len(self.planes), self.rng.randint(1, 3)))
+        reads = {f"w{k + 1}": self.planes[k] for k in picked}
         self.planes.append(out)
         return opaque(partial(np.copyto, out, 1.0), reads=reads, writes={f"w{len(self.planes)}": out})
 
