@@ -190,6 +190,8 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
     out = Layout(model, texts={n.index: node_text(n) for n in model.nodes})
     for rep, (period, repeats) in model.folds.items():
         out.texts[rep] = fold_text([out.texts[n] for n in period], repeats)
+    for rest, branches in model.more.items():
+        out.texts[rest] = more_text(branches)
     order = [b for stage in model.stages for b in _preorder(stage.block)]  # the engine's block rows
     texts = [stage_text(s.index, s.last, s.schedule) for s in model.stages]
     pairs, planes = _data_pairs(model)
@@ -232,6 +234,11 @@ def stage_text(index: int, last: int | None, schedule: str | None) -> str:
 def fold_text(texts: list[str], repeats: int) -> str:
     """A folded run's box: its period's texts and how often it repeats (``scale, shift ×500``)."""
     return f"{', '.join(texts)} ×{repeats}"
+
+
+def more_text(branches: int) -> str:
+    """The box for a wide fork's last branches (``fold=False`` draws them): how many they are."""
+    return f"… {branches} more branches"
 
 
 _KINDS: Final = {Box: 0, Seq: 1, Fork: 2, Frame: 3}

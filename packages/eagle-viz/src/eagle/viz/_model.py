@@ -131,6 +131,8 @@ class GraphModel:
     #: The planes passed between the nodes inside one construct, which the graph's edges (between
     #: graph nodes) cannot say: (writer, reader, plane), in order.
     flows: tuple[tuple[int, int, str], ...] = ()
+    #: The box that stands for the last branches of a wide fork -> how many branches it is.
+    more: dict[int, int] = field(default_factory=dict)
 
     @property
     def header(self) -> str:
@@ -148,7 +150,8 @@ def describe(graph: Any, api: str, fold: bool = True) -> GraphModel:
 
     :param api: the name refusals start with.
     :param fold: draw a run of alike nodes (``scale, shift`` 500 times over) as one box
-        (``scale, shift ×500``), alike branches of a fork as one; False draws every node.
+        (``scale, shift ×500``), alike branches of a fork as one, the branches of a wide fork
+        past its first few as one box (``… 42 more branches``); False draws every node.
 
     >>> from eagle.graph import opaque
     >>> x, y = np.zeros(4), np.zeros(4)
@@ -169,14 +172,15 @@ def describe(graph: Any, api: str, fold: bool = True) -> GraphModel:
     folds: dict[int, tuple[tuple[int, ...], int]] = {}
     alias: dict[int, int] = {}
     members: dict[int, list[int]] = {}
+    more: dict[int, int] = {}
     if fold:  # before the fused runs are framed: a run of alike nodes may span several
         from eagle.viz._fold import fold_stages  # _fold builds on this module's blocks
 
-        stages, folds, alias, members = fold_stages(stages, adapter.nodes)
+        stages, folds, alias, members, more = fold_stages(stages, adapter.nodes)
     stages = _framed_runs(stages, runs, members)
     return GraphModel(tuple(adapter.nodes), tuple(stages), tuple(graph.edges()), graph._backend,
                       sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes),
-                      folds, alias, adapter.resolved_waits(api), tuple(adapter.flows))
+                      folds, alias, adapter.resolved_waits(api), tuple(adapter.flows), more)
 
 
 class _Adapter:
