@@ -124,9 +124,9 @@ class Link:
 
     ``adjacent`` links are the wires (a node and what follows it in its
     sequence); the others are data edges that skip over nodes in between, or
-    run to a sibling branch (a wait), routed around the boxes: ``points``,
-    from the cell beside ``src`` to the cell beside ``dst``, empty when the
-    engine found no route.
+    run to a sibling branch (a wait), in a stage or inside a construct's body,
+    routed around the boxes: ``points``, from the cell beside ``src`` to the
+    cell beside ``dst`` (the engine routes every one, or refuses the layout).
     """
 
     src: int
