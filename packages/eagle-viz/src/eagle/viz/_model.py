@@ -34,11 +34,10 @@ from eagle.extend import (
     FramePicture,
     Node,
     NoPicture,
-    is_plane,
-    overlap,
 )
 from eagle.extend import Fork as BodyFork
 from eagle.graph import Edge
+from eagle.viz._body_flows import Writers
 
 
 @dataclass(frozen=True)
@@ -213,7 +212,7 @@ class _Adapter:
             branches.append([b for b in blocks if b is not None])
         return _fork(branches)
 
-    def block(self, index: int, node: Node, writers: _Writers | None = None) -> Block | None:
+    def block(self, index: int, node: Node, writers: Writers | None = None) -> Block | None:
         """How node ``index`` is drawn; None for a node that draws nothing.  ``writers``: inside a
         construct, the last writers of the planes before it, which its nodes' reads are flows from."""
         picture = node.picture()
@@ -227,7 +226,7 @@ class _Adapter:
             if writers is not None:
                 writers.step(index, node)
             return Frame(picture.title, picture.frame, Box(index))
-        inside = _Writers(self.flows) if writers is None else writers
+        inside = Writers(self.flows) if writers is None else writers
         if picture.side_by_side:  # an arm that does nothing is left out; each arm runs from the same writers
             arms = [inside.copy() for _ in picture.bodies]
             blocks = [self.body(b, index, arm) for b, arm in zip(picture.bodies, arms, strict=True)]
@@ -236,7 +235,7 @@ class _Adapter:
         blocks = [self.body(b, index, inside) for b in picture.bodies]
         return Frame(picture.title, picture.frame, _seq([b for b in blocks if b is not None]))
 
-    def body(self, body: Body, owner: int, writers: _Writers) -> Block | None:
+    def body(self, body: Body, owner: int, writers: Writers) -> Block | None:
         """A construct's body: its nodes numbered after the graph's, sharing the construct's edges
         (``owner``'s); None when it draws nothing.  Its forks' branches run one after another."""
         items: list[Block] = []
@@ -274,40 +273,6 @@ class _Waits:
         self.adapter.waits += [(after, first) for after in self.waiting]
         self.waiting = []
         return block
-
-
-class _Writers:
-    """The last writers of each plane inside a construct, so a read is a flow from them."""
-
-    def __init__(self, flows: list[tuple[int, int, str]],
-                 planes: list[tuple[Any, list[int]]] | None = None) -> None:
-        self.flows = flows
-        self.planes = planes if planes is not None else []  # (array, the nodes that wrote it last)
-
-    def copy(self) -> _Writers:
-        return _Writers(self.flows, [(array, list(nodes)) for array, nodes in self.planes])
-
-    def step(self, index: int, node: Node) -> None:
-        """Node ``index`` runs: its reads flow from the last writers, its writes become them."""
-        planes = [(name, array, role) for name, array, role in node.planes() if is_plane(array)]
-        for name, array, role in planes:
-            if role != "write":
-                writers = {w for a, nodes in self.planes if a is array or overlap(a, array) for w in nodes}
-                self.flows += [(w, index, name) for w in sorted(writers) if w != index]
-        for _, array, role in planes:
-            if role != "read":  # the same memory written again (the builder reuses buffers) has one writer
-                self.planes = [(a, nodes) for a, nodes in self.planes if _view_key(a) != _view_key(array)]
-                self.planes.append((array, [index]))
-
-    def join(self, arms: list[_Writers]) -> None:
-        """After arms at most one of which runs: a plane's last writers are every arm's, and those
-        before (the guard may choose no arm, or one that leaves the plane alone)."""
-        merged = {_view_key(a): (a, list(nodes)) for a, nodes in self.planes}
-        for arm in arms:
-            for array, nodes in arm.planes:
-                known = merged.setdefault(_view_key(array), (array, []))[1]
-                known += [n for n in nodes if n not in known]
-        self.planes = list(merged.values())
 
 
 class _Framer:
@@ -393,15 +358,6 @@ def _framed_runs(stages: list[StageInfo], runs: list[list[int]], members: dict[i
     counting = _Framer(of, sizes, members)
     counting.stages(stages)
     return _Framer(of, sizes, members, counting.made).stages(stages)
-
-
-def _view_key(array: Any) -> object:
-    """What tells the same memory seen twice: a view's address, shape, strides and type (the
-    array interfaces), else the object."""
-    face = getattr(array, "__array_interface__", None) or getattr(array, "__cuda_array_interface__", None)
-    if not isinstance(face, dict):
-        return id(array)
-    return face["data"][0], tuple(face["shape"]), face.get("strides"), face["typestr"]
 
 
 def _seq(items: list[Block]) -> Block:
