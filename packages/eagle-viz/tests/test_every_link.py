@@ -239,9 +239,13 @@ def one_long_link(g: eagle.Graph) -> tuple[str, str, tuple[str, ...]]:
 @pytest.mark.parametrize("make", [wait_in_if, wait_in_loop, wait_in_match], ids=["if", "loop", "match"])
 def test_a_wait_inside_a_body_is_drawn_in_every_face(make):
     """The fork's wait inside a device if, loop or match arm: a dotted arrow from shift to
-    scale_velocity, in every face, around the boxes."""
+    scale_velocity, in every face, around the boxes (in the loop, the total's v also flows back
+    into the next turn's shift and scale_velocity)."""
     g = make(np.arange(4.0), np.ones(1, np.uint32))
-    assert one_long_link(g) == ("shift", "scale_velocity", ())
+    lay = assert_every_link_drawn(g)
+    longs = {(lay.texts[k.src], lay.texts[k.dst], k.planes) for k in lay.links if not k.adjacent}
+    back = {("total", "shift", ("v",)), ("total", "scale_velocity", ("v",))}
+    assert longs == {("shift", "scale_velocity", ()), *(back if make is wait_in_loop else ())}
     text = str(g)
     assert re.search(r"│ shift │┄+", text) and "│▸│" in text, text
 
@@ -266,6 +270,33 @@ def test_a_plane_that_skips_nodes_inside_a_body_is_drawn():
     the if as one node) do not have."""
     g = skip_within(np.arange(4.0), np.ones(1, np.uint32))
     assert one_long_link(g) == ("shift", "total", ("a",))
+
+
+@eagle.Graph.builder
+def carried(x, more):
+    """A loop whose first node reads what its last wrote the turn before."""
+    g = eagle.Graph()
+    v = scale_velocity(x)
+    w = shift(v)
+    for _ in range(20):
+        if not more:
+            break
+        u = scale_velocity(w)
+        u = shift(u)
+        w = total(u, v)
+        moving(w, more)
+    g.result = w
+    return g
+
+
+def test_a_plane_carried_into_a_loops_next_turn_is_drawn():
+    """w, written by the loop's total and read by its first node the next turn: a link back up the
+    body, besides the wires down it."""
+    g = carried(np.arange(4.0), np.ones(1, np.uint32))
+    lay = assert_every_link_drawn(g)
+    longs = {(lay.texts[k.src], lay.texts[k.dst], k.planes) for k in lay.links if not k.adjacent}
+    # the other: v, read by the loop's total, drawn into the construct's first box
+    assert longs == {("total", "scale_velocity", ("v",)), ("scale_velocity → v", "scale_velocity", ("v",))}
 
 
 def test_planes_into_and_out_of_a_body_are_drawn():

@@ -24,16 +24,34 @@ class Writers:
     """The last writers of each plane so far, in one construct; each read is a flow from them."""
 
     def __init__(self, flows: list[tuple[int, int, str]],
-                 planes: dict[object, tuple[Any, Memory, list[int]]] | None = None) -> None:
+                 planes: dict[object, tuple[Any, Memory, list[int]]] | None = None,
+                 turn: list[tuple[int, Node]] | None = None) -> None:
         #: (writer, reader, plane), appended to as the nodes run.
         self.flows = flows
         self.planes = planes if planes is not None else {}  # key -> (array, memory, last writers)
+        #: The nodes one turn of the innermost loop around them runs, in order; None outside loops.
+        self.turn = turn
 
-    def copy(self) -> Writers:
-        return Writers(self.flows, {k: (a, m, list(nodes)) for k, (a, m, nodes) in self.planes.items()})
+    def copy(self, turns: bool = False) -> Writers:
+        """Writers that go on from these: for an arm, or (``turns``) for the body of a loop."""
+        planes = {k: (a, m, list(nodes)) for k, (a, m, nodes) in self.planes.items()}
+        return Writers(self.flows, planes, [] if turns else self.turn)
+
+    def carry(self) -> None:
+        """After one turn of a loop's body: its reads flow also from the writers the turn before
+        left, at or after the reader (a plane written late in a turn and read early in the next)."""
+        if self.turn is None:
+            return
+        at = {index: k for k, (index, _) in enumerate(self.turn)}
+        again = Writers([], self.copy().planes)
+        for index, node in self.turn:
+            again.step(index, node)
+        self.flows += [(w, r, p) for w, r, p in again.flows if at.get(w, -1) >= at[r]]
 
     def step(self, index: int, node: Node) -> None:
         """Node ``index`` runs: its reads flow from the last writers, its writes become them."""
+        if self.turn is not None:
+            self.turn.append((index, node))
         planes = [(name, a, role, memory(a)) for name, a, role in node.planes() if is_plane(a)]
         for name, array, role, mine in planes:
             if role != "write":
@@ -45,9 +63,12 @@ class Writers:
                 self.planes[mine[0]] = (array, mine, [index])
 
     def join(self, arms: list[Writers]) -> None:
-        """After arms at most one of which runs: a plane's last writers are every arm's, and those
-        before (the guard may choose no arm, or one that leaves the plane alone)."""
+        """After arms at most one of which runs (or a loop's body, which may run no time): a
+        plane's last writers are every arm's, and those before (the guard may choose no arm, or
+        one that leaves the plane alone).  The turn of a loop around them ran the arms' nodes."""
         for arm in arms:
+            if self.turn is not None and arm.turn is not self.turn:
+                self.turn += arm.turn or []
             for key, (array, mine, nodes) in arm.planes.items():
                 known = self.planes.setdefault(key, (array, mine, []))[2]
                 known += [n for n in nodes if n not in known]

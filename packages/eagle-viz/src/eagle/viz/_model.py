@@ -232,7 +232,11 @@ class _Adapter:
             blocks = [self.body(b, index, arm) for b, arm in zip(picture.bodies, arms, strict=True)]
             inside.join(arms)
             return Frame(picture.title, picture.frame, _fork([[b] for b in blocks if b is not None]))
-        blocks = [self.body(b, index, inside) for b in picture.bodies]
+        # the bodies in order, which may run no time (a loop's guard false at once), or again
+        run = inside.copy(turns=picture.frame == "loop")
+        blocks = [self.body(b, index, run) for b in picture.bodies]
+        run.carry()
+        inside.join([run])
         return Frame(picture.title, picture.frame, _seq([b for b in blocks if b is not None]))
 
     def body(self, body: Body, owner: int, writers: Writers) -> Block | None:
