@@ -218,14 +218,11 @@ class _Adapter:
         picture = node.picture()
         if isinstance(picture, NoPicture):
             return None
-        if not isinstance(picture, FramePicture):
+        if not isinstance(picture, FramePicture) or not picture.bodies:  # the node's own box
             if writers is not None:
                 writers.step(index, node)
-            return Box(index)
-        if not picture.bodies:
-            if writers is not None:
-                writers.step(index, node)
-            return Frame(picture.title, picture.frame, Box(index))
+            return Frame(picture.title, picture.frame, Box(index)) if isinstance(picture, FramePicture) \
+                else Box(index)
         inside = Writers(self.flows) if writers is None else writers
         if picture.side_by_side:  # an arm that does nothing is left out; each arm runs from the same writers
             arms = [inside.copy() for _ in picture.bodies]
