@@ -45,6 +45,9 @@
  * so long links leave the drawing and run down the gutter, the shorter ones
  * nearer (routed first, they nest instead of crossing).  A link leaves its
  * source through the middle of a side and enters its destination likewise.
+ * Where no route keeps to those rules (nested frames, crowded lanes), a last
+ * search lets only the boxes stop it, every cell run along a line or over
+ * text costing OVER: a picture never loses an edge, and never crosses a box.
  * Work: O(links * cells log cells) over each link's band of rows.
  *
  * References:
@@ -66,6 +69,7 @@ enum {
     BOX_ROWS = 3, /* top border, text, bottom border */
     BEND = 6,     /* routing: the cost of a bend */
     CROSS = 3,    /* routing: the cost of crossing a wire or border */
+    OVER = 40,    /* the fallback route: the cost of a cell run along a line or over text */
 };
 
 typedef struct size {
@@ -537,8 +541,9 @@ static void map_free(pair_map *m)
     free(m->values);
 }
 
-/* The links: each adjacent pair of wired boxes once, then a long link for every data pair of
- * owners no wire joins, from the owner's last box to the other's first. */
+/* The links: each adjacent pair of wired boxes once, then a long link for every pair no wire
+ * draws, from the source's last box to the destination's first: an owner's, or the box of a
+ * node inside a construct (a wait or a plane between the nodes of a body). */
 static void make_links(engine *e)
 {
     const eagle_layout_input *in = e->in;
@@ -556,10 +561,12 @@ static void make_links(engine *e)
     for (int32_t k = 0; k < in->n_nodes; ++k)
         first[k] = last[k] = -1;
     for (int32_t k = 0; k < o->n_boxes; ++k) {
-        int32_t owner = in->owners[o->boxes[k].node];
-        last[owner] = o->boxes[k].node;
+        int32_t node = o->boxes[k].node, owner = in->owners[node];
+        last[owner] = node;
         if (first[owner] < 0)
-            first[owner] = o->boxes[k].node;
+            first[owner] = node;
+        if (owner != node) /* a node inside a construct: a pair may name its own box */
+            first[node] = last[node] = node;
     }
     for (int32_t w = 0; w < o->n_wires && !e->status; ++w) {
         int32_t s = o->wires[w].src, d = o->wires[w].dst;
@@ -578,7 +585,12 @@ static void make_links(engine *e)
             e->status = eagle_fail(EAGLE_ERR_ARG, "eagle_layout_run: pair %d is out of range", p);
             break;
         }
-        if (map_get(&wired, s, d, -1) >= 0 || last[s] < 0 || first[d] < 0)
+        if (last[s] < 0 || first[d] < 0) /* a node that draws no box (a wait) */
+            continue;
+        /* between owners, a wire joining them draws the pair; inside one, a wire between its boxes */
+        int32_t os = in->owners[s], od = in->owners[d];
+        if (os != od ? map_get(&wired, os, od, -1) >= 0
+                     : map_get(&seen, last[s], first[d], -1) >= 0)
             continue;
         if (OUT_GROW(e, links, n_links, 5))
             break;
@@ -595,9 +607,10 @@ done:
 /* ----------------------------------------------------------- routing */
 
 enum {
-    NO_H = 1, /* no horizontal run through the cell: a vertical line or text is there */
-    NO_V = 2, /* no vertical run */
-    LINE = 4, /* a line to cross (costs CROSS) */
+    NO_H = 1,  /* no horizontal run through the cell: a vertical line or text is there */
+    NO_V = 2,  /* no vertical run */
+    LINE = 4,  /* a line to cross (costs CROSS) */
+    SOLID = 8, /* a box: no route ever enters it */
 };
 
 enum {
@@ -643,7 +656,7 @@ static void fill_grid(engine *e, grid *g)
         eagle_layout_box b = o->boxes[k];
         for (int32_t y = b.y; y < b.y + BOX_ROWS; ++y)
             for (int32_t x = b.x; x < b.x + b.w; ++x)
-                mark(g, x, y, NO_H | NO_V);
+                mark(g, x, y, NO_H | NO_V | SOLID);
     }
     for (int32_t k = 0; k < o->n_frames; ++k) {
         eagle_layout_frame f = o->frames[k];
@@ -716,6 +729,7 @@ static uint64_t heap_pop(heap *h)
 typedef struct search {
     grid *g;
     int32_t y0, rows, inner_w; /* the band of rows searched; columns of the drawing */
+    int relaxed;               /* the fallback: only boxes stop a route, the rest costs OVER */
     uint32_t *cost;            /* state -> best cost; a state is ((y - y0) * w + x) * 4 + dir */
     int32_t *from;             /* state -> the state before it */
 } search;
@@ -736,7 +750,7 @@ static int32_t maze(search *r, heap *h, eagle_layout_box s, eagle_layout_box d,
         if (x < 0 || x >= g->w || mid_s < r->y0 || mid_s >= r->y0 + r->rows)
             continue;
         int32_t st = (int32_t)((((size_t)(mid_s - r->y0) * g->w) + x) * 4 + starts[k][1]);
-        if (g->cell[(size_t)mid_s * g->w + x] & NO_H)
+        if (g->cell[(size_t)mid_s * g->w + x] & (r->relaxed ? SOLID : NO_H))
             continue;
         r->cost[st] = 0;
         r->from[st] = -1;
@@ -762,10 +776,11 @@ static int32_t maze(search *r, heap *h, eagle_layout_box s, eagle_layout_box d,
                 continue;
             uint8_t f = g->cell[(size_t)ny * g->w + nx], here = g->cell[(size_t)y * g->w + x];
             uint8_t along = nd < 2 ? NO_H : NO_V;
-            if ((f & along) || (nd != dir && (here & (NO_H | NO_V))))
+            int blocked = (f & along) || (nd != dir && (here & (NO_H | NO_V)));
+            if (r->relaxed ? (f & SOLID) != 0 : blocked)
                 continue; /* a bend only where both axes are free */
             uint32_t step = (nd >= 2 && nx < r->inner_w) ? 2 : 1;
-            step += (nd != dir ? BEND : 0) + ((f & LINE) ? CROSS : 0);
+            step += (nd != dir ? BEND : 0) + ((f & LINE) ? CROSS : 0) + (blocked ? OVER : 0);
             int32_t ns = (int32_t)((((size_t)(ny - r->y0) * g->w) + nx) * 4 + nd);
             if (c + step < r->cost[ns]) {
                 r->cost[ns] = c + step;
@@ -859,7 +874,7 @@ static void route_links(engine *e)
     free(spans);
     grid g = {inner_w + 2 * lanes + 2, o->height + 2, NULL}; /* two rows below, to go round */
     eagle_layout_point *pts = NULL;
-    search r = {&g, 0, 0, inner_w, NULL, NULL};
+    search r = {&g, 0, 0, inner_w, 0, NULL, NULL};
     heap h = {0};
     g.cell = calloc((size_t)g.w * g.h, 1);
     if (!g.cell) {
@@ -872,9 +887,10 @@ static void route_links(engine *e)
     for (int32_t m = 0; m < n_long && !e->status; ++m) {
         eagle_layout_link *link = &o->links[order[2 * m + 1]];
         eagle_layout_box s = *box_of(o, where, link->src), d = *box_of(o, where, link->dst);
-        /* the band of rows between the ends, one box's height more either side, then all */
+        /* the band of rows between the ends, one box's height more either side, then all, then
+         * all again with only the boxes in the way: a link is never left out */
         int32_t found = 0;
-        for (int pass = 0; pass < 2 && !found && !e->status; ++pass) {
+        for (int pass = 0; pass < 3 && !found && !e->status; ++pass) {
             int32_t lo = pass ? 0 : max32(0, min32(s.y, d.y) - BOX_ROWS);
             int32_t hi = pass ? g.h : min32(g.h, max32(s.y, d.y) + 2 * BOX_ROWS);
             size_t states = (size_t)(hi - lo) * g.w * 4;
@@ -893,12 +909,18 @@ static void route_links(engine *e)
             }
             r.y0 = lo;
             r.rows = hi - lo;
+            r.relaxed = pass == 2;
             found = maze(&r, &h, s, d, pts, (hi - lo) * g.w);
             if (found < 0)
                 e->status = EAGLE_ERR_NOMEM;
         }
+        if (!found && !e->status)
+            e->status = eagle_fail(EAGLE_ERR_ARG,
+                                   "eagle_layout_run: no route for the link from "
+                                   "node %d to node %d",
+                                   link->src, link->dst);
         if (found <= 0)
-            continue;
+            break;
         link->first = o->n_points;
         link->n = add_corners(e, pts, found, link->first);
         mark_path(&g, o->points + link->first, link->n);

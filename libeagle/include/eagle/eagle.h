@@ -630,8 +630,11 @@ EAGLE_API void eagle_gpu_graph_stats(const eagle_gpu_graph *g, int64_t *stats);
  * order); a FRAME draws a titled border (width: its title's columns) around
  * its one child.  `owners[node]` is the graph node whose edges a box has (a
  * node inside a device construct has its construct's); `pairs` are the
- * owner pairs (src, dst) to draw an arrow between (data flows, or a wait):
- * those not drawn as a wire become long links, routed orthogonally.
+ * (src, dst) to draw an arrow between (data flows, or a wait), each an owner
+ * (from its last box, into its first) or a node inside a construct (its own
+ * box): those not drawn as a wire (between owners: any wire joining them;
+ * inside one owner: a wire between the two boxes) become long links, routed
+ * orthogonally, every one of them (a link with no route fails the call).
  */
 #define EAGLE_LAYOUT_BOX 0
 #define EAGLE_LAYOUT_SEQ 1
@@ -657,7 +660,7 @@ typedef struct eagle_layout_input {
     int32_t columns;        /* > 1: the stages flow into this many columns side by side */
     const int32_t *owners;  /* n_nodes entries */
     int32_t n_nodes;
-    const eagle_layout_pair *pairs; /* owner pairs to draw an arrow between, each once */
+    const eagle_layout_pair *pairs; /* pairs to draw an arrow between, each once */
     int32_t n_pairs;
 } eagle_layout_input;
 
@@ -687,8 +690,8 @@ typedef struct eagle_layout_stage {
 /*
  * A wire (adjacent: a block and the one after it) from src's bottom to dst's
  * top, or a long link from the cell beside src to the cell beside dst (where
- * its arrow points into dst).  points[first .. first + n) are the corners;
- * n == 0 for a long link no route was found for.  pair: in `links`, the
+ * its arrow points into dst).  points[first .. first + n) are the corners,
+ * at least one.  pair: in `links`, the
  * input pair it draws, -1 for a wire between owners no pair names (it only
  * orders); always -1 in `wires`.
  */
@@ -720,7 +723,8 @@ typedef struct eagle_layout {
 /*
  * Lay out `in` into a new *out (free it with eagle_layout_free, also after an
  * error, when *out may be NULL).  EAGLE_ERR_ARG for a malformed tree (a count
- * past the end, a node out of range, a stage that is not one tree),
+ * past the end, a node out of range, a stage that is not one tree) or a long
+ * link no route reaches (boxes wall its end in),
  * EAGLE_ERR_NOMEM.  Pure: no global state, any thread.
  */
 EAGLE_API int eagle_layout_run(const eagle_layout_input *in, eagle_layout **out);

@@ -76,6 +76,30 @@ def test_a_sibling_link_is_a_straight_arrow():
     assert points == ((7, 1), (9, 1))
 
 
+def test_crossing_waits_in_a_fork_are_both_routed():
+    """Four branches, a wait from the first branch's second box to the third branch and one from the
+    second branch to the fourth: the first link routed walls the other's ends in by the routing
+    rules, so it takes the fallback route (only boxes stop it); neither is left out."""
+    blocks = fork(seq(box(0, 6), box(1, 6)), seq(box(2, 6), box(3, 6)), box(4, 6), box(5, 6)) + box(6, 9)
+    lay = lay_out(blocks, 2, [8, 8], 1, list(range(7)), [(1, 4), (2, 5)])
+    long = [k for k in lay.links if not k[3]]
+    assert sorted((s, d) for s, d, *_ in long) == [(1, 4), (2, 5)]
+    for *_, points in long:
+        assert points and not crosses(points, lay.boxes)
+
+
+def test_a_pair_may_name_a_node_inside_a_construct():
+    """Node 0 is a construct drawn as the boxes 2, 3, 4 in a frame (their owner); source 1 before it.
+    An owner pair the wire between owners draws is no long link; a pair of two boxes inside the
+    construct is one when no wire joins them (2 to 4), none when one does (2 to 3); a pair from a box
+    inside to the source's owner runs from that box."""
+    blocks = box(1, 4) + frame(6, seq(box(2, 3), box(3, 3), box(4, 3)))
+    lay = lay_out(blocks, 2, None, 1, [0, 1, 0, 0, 0], [(1, 0), (2, 3), (2, 4), (1, 3), (3, 1)])
+    long = [(s, d, p) for s, d, p, adjacent, _ in lay.links if not adjacent]
+    assert long == [(2, 4, 2), (3, 1, 4)]
+    assert all(points and not crosses(points, lay.boxes) for *_, adj, points in lay.links if not adj)
+
+
 @pytest.mark.parametrize("blocks, stages, owners", [
     ([(SEQ, 2, -1, 0), (BOX, 0, 0, 3)], 1, [0]),  # a count past the end
     ([(BOX, 0, 5, 3)], 1, [0]),  # a node out of range
@@ -108,7 +132,7 @@ def random_tree(rng: random.Random, nodes: list[int], depth: int) -> list:
 @pytest.mark.parametrize("seed", range(30))
 def test_random_trees_lay_out_and_route(seed):
     """Random stages of seqs, forks and frames with random data pairs: every box placed once, no two
-    boxes share a cell, and every long link found is routed through no box."""
+    boxes share a cell, and every long link is routed (none is left out) through no box."""
     rng = random.Random(seed)
     nodes: list[int] = []
     stages = [random_tree(rng, nodes, 0) for _ in range(rng.randint(1, 6))]
@@ -120,6 +144,9 @@ def test_random_trees_lay_out_and_route(seed):
     assert sorted(b[0] for b in lay.boxes) == list(range(n))
     cells = [(x, y) for _, bx, by, bw in lay.boxes for x in range(bx, bx + bw) for y in range(by, by + 3)]
     assert len(cells) == len(set(cells))
+    wired = {(s, d) for s, d, *_ in lay.wires}
+    assert sorted((s, d) for s, d, _, adjacent, _ in lay.links if not adjacent) == sorted(
+        p for p in pairs if p not in wired)
     for _, _, _, adjacent, points in lay.links:
-        if not adjacent and points:
-            assert not crosses(points, lay.boxes)
+        if not adjacent:
+            assert points and not crosses(points, lay.boxes)

@@ -231,6 +231,34 @@ def recorded(x, v, more, mode):
     return g
 
 
+@eagle.Graph.builder
+def in_bodies(x, v, more):
+    """Links inside a device loop's body: a fork whose second branch waits for the first, a plane
+    read two nodes on, and one carried into the next turn."""
+    g = eagle.Graph()
+    a = forces(x, v)
+    for _ in range(20):
+        if not more:
+            break
+        with g.parallel() as p:
+            with p.branch():
+                e = kinetic(a)
+            with p.branch() as w:
+                w.wait(e)
+                h = halve(a)
+        a = forces(e, h)
+        a = halve(a)
+        a = forces(a, e)
+        moving(a, more)
+    g.result = a
+    return g
+
+
+def in_bodies_graph() -> eagle.Graph:
+    n = 64
+    return in_bodies(np.ones(n), np.zeros(n), np.ones(1, np.uint32))
+
+
 def recorded_graph() -> eagle.Graph:
     n = 64
     return recorded(np.ones(n), np.zeros(n), np.ones(1, np.uint32), np.zeros(1, np.uint32))
@@ -279,6 +307,7 @@ class Graphs:
         self.step = lambda: step_graph(kernels)
         self.builder = lambda: builder_graph(kernels)
         self.recorded = recorded_graph
+        self.in_bodies = in_bodies_graph
 
 
 @pytest.fixture(scope="session")
@@ -286,8 +315,8 @@ def graphs(kernels: Kernels) -> Graphs:
     return Graphs(kernels)
 
 
-@pytest.fixture(params=["seed_001", "seed_002", "step", "builder", "recorded", "wide_fork", "chain",
-                        "skipping"])
+@pytest.fixture(params=["seed_001", "seed_002", "step", "builder", "recorded", "in_bodies", "wide_fork",
+                        "chain", "skipping"])
 def any_graph(request: pytest.FixtureRequest, graphs: Graphs) -> eagle.Graph:
     """Every test graph in turn (the chain 30 long)."""
     return graphs.chain(30) if request.param == "chain" else getattr(graphs, request.param)()

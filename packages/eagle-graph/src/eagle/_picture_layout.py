@@ -45,7 +45,9 @@ def lay_out(blocks: Sequence[tuple[int, int, int, int]], stages: int, label_widt
             columns: int, owners: Sequence[int], pairs: Sequence[tuple[int, int]]) -> NativeLayout:
     """Lay out a picture tree with libeagle: ``blocks`` are (kind, count, node, width) rows in
     preorder, the ``stages`` trees one after another; ``owners[node]`` the node whose edges a
-    box has; ``pairs`` the owner pairs that carry data (long links where no wire joins them).
+    box has; ``pairs`` the (src, dst) that carry data or a wait, each an owner (its last box, its
+    first) or a node inside a construct (its own box): long links where no wire draws them, every
+    one routed around the boxes (a link no route reaches raises :class:`CoreError`).
 
     >>> from eagle.extend import lay_out
     >>> lay = lay_out([(1, 2, 0, 0), (0, 0, 0, 4), (0, 0, 1, 3)], 1, None, 1, [0, 1], [(0, 1)])

@@ -5,37 +5,45 @@ least :data:`MIN_REPEATS` times (``scale, shift, scale, shift, …``) becomes on
 box, ``scale, shift ×500``, drawn for the run's first node; consecutive stages
 that are each one such box fold the same way (``stages 1–1000``); at least
 :data:`MIN_REPEATS` alike branches of a fork become one branch in a frame
-``×50 alike``.  Every node folded away is drawn as the node it folds into, so
-the edges into and out of a run stay drawn.  ``fold=False`` on every face draws
-them all.
+``×50 alike``; a fork still more than :data:`WIDE_FORK` branches wide (its
+branches unlike) shows its first :data:`SHOWN_BRANCHES` and one box for the
+rest, ``… 42 more branches``.  Every node folded away is drawn as the node it
+folds into, so the edges into and out of a run stay drawn.  ``fold=False`` on
+every face draws them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Final
 
-from eagle.viz._layout import fold_text, node_text
+from eagle.viz._layout import fold_text, more_text, node_text
 from eagle.viz._model import Block, Box, Fork, Frame, NodeInfo, Seq, StageInfo, walk
 
 #: Fewer repeats than this stay drawn one by one (a pair or three of a kind read fine).
 MIN_REPEATS: Final = 4
 #: The longest period looked for.
 MAX_PERIOD: Final = 4
+#: A fork of more branches than this, once alike ones are folded, is cut (twelve read on one row).
+WIDE_FORK: Final = 12
+#: The branches a cut fork shows before the box that stands for the rest.
+SHOWN_BRANCHES: Final = 6
 
 #: A folded box's node -> the nodes of its period and how often it repeats.
 Folds = dict[int, tuple[tuple[int, ...], int]]
 
 
 def fold_stages(stages: list[StageInfo], nodes: Sequence[NodeInfo],
-                ) -> tuple[list[StageInfo], Folds, dict[int, int], dict[int, list[int]]]:
+                ) -> tuple[list[StageInfo], Folds, dict[int, int], dict[int, list[int]], dict[int, int]]:
     """``stages`` with their runs of alike blocks folded; the folds (a folded box's node -> its
-    period's nodes and repeats), the alias of every node folded away (-> the node drawn), and
-    each folded box's nodes (those of alike branches are not: each branch is its own)."""
+    period's nodes and repeats), the alias of every node folded away (-> the node drawn), each
+    folded box's nodes (those of alike branches are not: each branch is its own), and the boxes
+    that stand for a wide fork's last branches (-> how many)."""
     folder = _Folder({n.index: node_text(n) for n in nodes})
     stages = folder.stages(stages)
-    return stages, folder.folds, {node: folder.resolve(node) for node in folder.alias}, folder.members
+    alias = {node: folder.resolve(node) for node in folder.alias}
+    return stages, folder.folds, alias, folder.members, folder.more
 
 
 class _Folder:
@@ -44,6 +52,7 @@ class _Folder:
         self.folds: Folds = {}
         self.alias: dict[int, int] = {}
         self.members: dict[int, list[int]] = {}
+        self.more: dict[int, int] = {}  # the box for a wide fork's last branches -> how many
 
     def resolve(self, node: int) -> int:
         while node in self.alias:
@@ -54,6 +63,8 @@ class _Folder:
         if node in self.folds:
             period, repeats = self.folds[node]
             return fold_text([self.texts[n] for n in period], repeats)
+        if node in self.more:
+            return more_text(self.more[node])
         return self.texts[node]
 
     def key(self, block: Block) -> object:
@@ -80,27 +91,34 @@ class _Folder:
 
     def fold_boxes(self, boxes: list[Box], period: int, repeats: int) -> int:
         """Fold ``boxes`` (``repeats`` times ``period`` of them) into the first; its node."""
-        first = boxes[0].node
+        first = self.merge([b.node for b in boxes])
         self.folds[first] = (tuple(b.node for b in boxes[:period]), repeats)
-        for b in boxes[1:]:
-            self.alias[b.node] = first
-        self.members[first] = [n for b in boxes for n in self.members.pop(b.node, [b.node])]
         return first
+
+    def merge(self, nodes: list[int]) -> int:
+        """Draw ``nodes`` as the first of them, which holds them all; that node."""
+        first = nodes[0]
+        for node in nodes[1:]:
+            self.alias[node] = first
+        self.members[first] = [n for node in nodes for n in self.members.pop(node, [node])]
+        return first
+
+    def runs(self, keys: list[object]) -> Iterator[tuple[int, int, int]]:
+        """``keys`` cut into runs from the start: (first, period, repeats), (k, 0, 0) for one
+        that does not fold."""
+        k = 0
+        while k < len(keys):
+            p, r = self.run(keys, k)
+            yield k, p, r
+            k += p * r if p else 1
 
     def seq(self, items: list[Block]) -> list[Block]:
         items = [self.inside(b) for b in items]
         keys = [self.key(b) if isinstance(b, Box) else None for b in items]
         out: list[Block] = []
-        k = 0
-        while k < len(items):
-            p, r = self.run(keys, k)
-            if not p:
-                out.append(items[k])
-                k += 1
-                continue
+        for k, p, r in self.runs(keys):
             boxes = [b for b in items[k:k + p * r] if isinstance(b, Box)]
-            out.append(Box(self.fold_boxes(boxes, p, r)))
-            k += p * r
+            out.append(Box(self.fold_boxes(boxes, p, r)) if p else items[k])
         return out
 
     def inside(self, block: Block) -> Block:
@@ -114,9 +132,11 @@ class _Folder:
         return self.fork([self.inside(b) for b in block.branches])
 
     def fork(self, branches: list[Block]) -> Block:
-        """Runs of at least MIN_REPEATS alike branches as one, framed ``×N alike``."""
+        """Runs of at least MIN_REPEATS alike branches as one, framed ``×N alike``; past
+        WIDE_FORK branches, those after the first SHOWN_BRANCHES as one box."""
         keys = [self.key(b) for b in branches]
         out: list[Block] = []
+        counts: list[int] = []  # how many branches each of out draws
         k = 0
         while k < len(branches):
             r = 1
@@ -124,6 +144,7 @@ class _Folder:
                 r += 1
             if r < MIN_REPEATS:
                 out.extend(branches[k:k + r])
+                counts += [1] * r
             else:
                 first = [b.node for event, b in walk(branches[k]) if isinstance(b, Box)]
                 for other in branches[k + 1:k + r]:
@@ -131,7 +152,13 @@ class _Folder:
                                           strict=True):
                         self.alias[node] = mine
                 out.append(Frame(f"×{r} alike", "fold", branches[k]))
+                counts.append(r)
             k += r
+        if len(out) > WIDE_FORK:
+            rest = self.merge([b.node for branch in out[SHOWN_BRANCHES:] for _, b in walk(branch)
+                               if isinstance(b, Box)])
+            self.more[rest] = sum(counts[SHOWN_BRANCHES:])
+            out = [*out[:SHOWN_BRANCHES], Box(rest)]
         if len(out) == 1:
             return out[0]
         return Fork(tuple(b if isinstance(b, Seq) else Seq((b,)) for b in out))
@@ -141,15 +168,11 @@ class _Folder:
         stages = [replace(s, block=self.inside(s.block)) for s in stages]
         keys = [(s.schedule, self.key(s.block)) if isinstance(s.block, Box) else None for s in stages]
         out: list[StageInfo] = []
-        k = 0
-        while k < len(stages):
-            p, r = self.run(keys, k)
+        for k, p, r in self.runs(keys):
             if not p:
                 out.append(stages[k])
-                k += 1
                 continue
             boxes = [s.block for s in stages[k:k + p * r] if isinstance(s.block, Box)]
             node = self.fold_boxes(boxes, p, r)
             out.append(StageInfo(stages[k].index, stages[k].schedule, Box(node), stages[k + p * r - 1].index))
-            k += p * r
         return out

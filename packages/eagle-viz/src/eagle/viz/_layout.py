@@ -124,9 +124,9 @@ class Link:
 
     ``adjacent`` links are the wires (a node and what follows it in its
     sequence); the others are data edges that skip over nodes in between, or
-    run to a sibling branch (a wait), routed around the boxes: ``points``,
-    from the cell beside ``src`` to the cell beside ``dst``, empty when the
-    engine found no route.
+    run to a sibling branch (a wait), in a stage or inside a construct's body,
+    routed around the boxes: ``points``, from the cell beside ``src`` to the
+    cell beside ``dst`` (the engine routes every one, or refuses the layout).
     """
 
     src: int
@@ -190,6 +190,8 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
     out = Layout(model, texts={n.index: node_text(n) for n in model.nodes})
     for rep, (period, repeats) in model.folds.items():
         out.texts[rep] = fold_text([out.texts[n] for n in period], repeats)
+    for rest, branches in model.more.items():
+        out.texts[rest] = more_text(branches)
     order = [b for stage in model.stages for b in _preorder(stage.block)]  # the engine's block rows
     texts = [stage_text(s.index, s.last, s.schedule) for s in model.stages]
     pairs, planes = _data_pairs(model)
@@ -234,6 +236,11 @@ def fold_text(texts: list[str], repeats: int) -> str:
     return f"{', '.join(texts)} ×{repeats}"
 
 
+def more_text(branches: int) -> str:
+    """The box for a wide fork's last branches (``fold=False`` draws them): how many they are."""
+    return f"… {branches} more branches"
+
+
 _KINDS: Final = {Box: 0, Seq: 1, Fork: 2, Frame: 3}
 
 
@@ -270,16 +277,17 @@ def _preorder(block: Block) -> list[Block]:
 
 
 def _data_pairs(model: GraphModel) -> tuple[list[tuple[int, int]], list[tuple[str, ...]]]:
-    """The owner pairs data flows along (RAW, WAW edges; folded nodes as their run's first), then
-    the waits, each pair once, and the planes of each (none for a wait), named as
-    :func:`plane_name` says."""
+    """The pairs data flows along (the owner pairs of RAW and WAW edges, then the flows between
+    the nodes inside a construct; folded nodes as their run's first), then the waits, each pair
+    once, and the planes of each (none for a wait), named as :func:`plane_name` says."""
     planes: dict[tuple[int, int], list[str]] = {}  # in first-seen order: the engine's pair order
-    for edge in model.edges:
-        s, d = model.alias.get(edge.src, edge.src), model.alias.get(edge.dst, edge.dst)
-        if edge.kind not in _DATA_KINDS or s == d:
+    data = [(e.src, e.dst, e.plane) for e in model.edges if e.kind in _DATA_KINDS]
+    for src, dst, plane in data + list(model.flows):
+        s, d = model.alias.get(src, src), model.alias.get(dst, dst)
+        if s == d:
             continue
         names = planes.setdefault((s, d), [])
-        name = plane_name(model.nodes[edge.src], edge.plane)
+        name = plane_name(model.nodes[src], plane)
         if name not in names:
             names.append(name)
     for s, d in model.waits:  # an arrow that only orders, where no data flows already

@@ -13,7 +13,9 @@ a device ``if``/``match``) is a Frame around a Fork of them, around one body (a
 loop) a Frame around a Seq, around the node's own box (a guarded step) a Frame
 around its Box; the nodes inside bodies are boxes of their own, which share the
 edges of the construct they are in.  A wait has no box: it is an arrow from
-the node it waits for to the next node of its branch.
+the node it waits for to the next node of its branch, in a stage or inside a
+construct's body.  The graph's edges see a construct as one node, so the
+planes that pass between the nodes of its bodies are found here (``flows``).
 """
 
 from __future__ import annotations
@@ -24,8 +26,18 @@ from typing import Any
 
 import eagle
 from eagle.extend import ROLES as ROLES
-from eagle.extend import Body, BoxPicture, EagleTypeError, FramePicture, Node, NoPicture
+from eagle.extend import (
+    Body,
+    BoxPicture,
+    EagleTypeError,
+    EagleValueError,
+    FramePicture,
+    Node,
+    NoPicture,
+)
+from eagle.extend import Fork as BodyFork
 from eagle.graph import Edge
+from eagle.viz._body_flows import Writers
 
 
 @dataclass(frozen=True)
@@ -112,8 +124,14 @@ class GraphModel:
     folds: dict[int, tuple[tuple[int, ...], int]] = field(default_factory=dict)
     #: A node folded away -> the node drawn for it (edges are drawn between those).
     alias: dict[int, int] = field(default_factory=dict)
-    #: (the node a branch waits for, the graph node that waits: the next of its branch), in order.
+    #: (the node a branch waits for, the node that waits: the first box of the rest of its
+    #: branch, in a stage or a construct's body), in order.
     waits: tuple[tuple[int, int], ...] = ()
+    #: The planes passed between the nodes inside one construct, which the graph's edges (between
+    #: graph nodes) cannot say: (writer, reader, plane), in order.
+    flows: tuple[tuple[int, int, str], ...] = ()
+    #: The box that stands for the last branches of a wide fork -> how many branches it is.
+    more: dict[int, int] = field(default_factory=dict)
 
     @property
     def header(self) -> str:
@@ -131,7 +149,8 @@ def describe(graph: Any, api: str, fold: bool = True) -> GraphModel:
 
     :param api: the name refusals start with.
     :param fold: draw a run of alike nodes (``scale, shift`` 500 times over) as one box
-        (``scale, shift ×500``), alike branches of a fork as one; False draws every node.
+        (``scale, shift ×500``), alike branches of a fork as one, the branches of a wide fork
+        past its first few as one box (``… 42 more branches``); False draws every node.
 
     >>> from eagle.graph import opaque
     >>> x, y = np.zeros(4), np.zeros(4)
@@ -152,14 +171,15 @@ def describe(graph: Any, api: str, fold: bool = True) -> GraphModel:
     folds: dict[int, tuple[tuple[int, ...], int]] = {}
     alias: dict[int, int] = {}
     members: dict[int, list[int]] = {}
+    more: dict[int, int] = {}
     if fold:  # before the fused runs are framed: a run of alike nodes may span several
         from eagle.viz._fold import fold_stages  # _fold builds on this module's blocks
 
-        stages, folds, alias, members = fold_stages(stages, adapter.nodes)
+        stages, folds, alias, members, more = fold_stages(stages, adapter.nodes)
     stages = _framed_runs(stages, runs, members)
     return GraphModel(tuple(adapter.nodes), tuple(stages), tuple(graph.edges()), graph._backend,
                       sum(stage.group for stage in graph._stages), bool(graph.record), len(graph._nodes),
-                      folds, alias, tuple(adapter.waits))
+                      folds, alias, adapter.resolved_waits(api), tuple(adapter.flows), more)
 
 
 class _Adapter:
@@ -167,7 +187,8 @@ class _Adapter:
         self.backend = backend
         self.nodes: list[NodeInfo] = []
         self.index: dict[int, int] = {}  # id of a node -> its index
-        self.waits: list[tuple[int, int]] = []  # (the node waited for, the node that waits)
+        self.waits: list[tuple[Node, int]] = []  # (the node waited for, the node that waits)
+        self.flows: list[tuple[int, int, str]] = []  # (writer, reader, plane) inside constructs
 
     def info(self, node: Node, label: str, owner: int) -> int:
         """Number ``node`` (the next index) and describe it; its index."""
@@ -175,48 +196,84 @@ class _Adapter:
         self.nodes.append(_node_info(index, node, label, owner, self.backend))
         return index
 
+    def resolved_waits(self, api: str) -> tuple[tuple[int, int], ...]:
+        """The waits as (node index, node index), once every node is numbered."""
+        missing = [after.default_label() for after, _ in self.waits if id(after) not in self.index]
+        if missing:
+            raise EagleValueError(f"{api}: a wait waits for {', '.join(missing)}, which is not a node of "
+                                  "this graph or of its constructs' bodies; wait for a node added to it")
+        return tuple((self.index[id(after)], node) for after, node in self.waits)
+
     def stage(self, stage: Any, nodes: list[Node]) -> Block:
         branches = []
         for branch in stage.branches:
-            blocks: list[Block] = []
-            waiting: list[Node] = []  # waits before the next box of the branch
-            for i in branch:
-                picture = nodes[i].picture()
-                if isinstance(picture, NoPicture):
-                    waiting += [picture.after] if picture.after is not None else []
-                    continue
-                block = self.block(i, nodes[i])
-                assert block is not None  # only a NoPicture draws nothing
-                first = next(b.node for event, b in walk(block) if event == "box")
-                self.waits += [(self.index[id(after)], self.nodes[first].owner) for after in waiting]
-                waiting = []
-                blocks.append(block)
-            branches.append(blocks)
+            waits = _Waits(self)
+            blocks = [waits.before(nodes[i], self.block(i, nodes[i])) for i in branch]
+            branches.append([b for b in blocks if b is not None])
         return _fork(branches)
 
-    def block(self, index: int, node: Node) -> Block | None:
-        """How node ``index`` is drawn; None for a node that draws nothing."""
+    def block(self, index: int, node: Node, writers: Writers | None = None) -> Block | None:
+        """How node ``index`` is drawn; None for a node that draws nothing.  ``writers``: inside a
+        construct, the last writers of the planes before it, which its nodes' reads are flows from."""
         picture = node.picture()
         if isinstance(picture, NoPicture):
             return None
-        if not isinstance(picture, FramePicture):
-            return Box(index)
-        if not picture.bodies:
-            return Frame(picture.title, picture.frame, Box(index))
-        if picture.side_by_side:  # an arm that does nothing is left out
-            return Frame(picture.title, picture.frame,
-                         _fork([[self.body(b, index)] for b in picture.bodies if b.steps]))
-        return Frame(picture.title, picture.frame, _seq([self.body(b, index) for b in picture.bodies]))
+        if not isinstance(picture, FramePicture) or not picture.bodies:  # the node's own box
+            if writers is not None:
+                writers.step(index, node)
+            return Frame(picture.title, picture.frame, Box(index)) if isinstance(picture, FramePicture) \
+                else Box(index)
+        inside = Writers(self.flows) if writers is None else writers
+        if picture.side_by_side:  # an arm that does nothing is left out; each arm runs from the same writers
+            arms = [inside.copy() for _ in picture.bodies]
+            blocks = [self.body(b, index, arm) for b, arm in zip(picture.bodies, arms, strict=True)]
+            inside.join(arms)
+            return Frame(picture.title, picture.frame, _fork([[b] for b in blocks if b is not None]))
+        # the bodies in order, which may run no time (a loop's guard false at once), or again
+        run = inside.copy(turns=picture.frame == "loop")
+        blocks = [self.body(b, index, run) for b in picture.bodies]
+        run.carry()
+        inside.join([run])
+        return Frame(picture.title, picture.frame, _seq([b for b in blocks if b is not None]))
 
-    def body(self, body: Body, owner: int) -> Block:
-        """A construct's body: its nodes numbered after the graph's, sharing the construct's edges."""
+    def body(self, body: Body, owner: int, writers: Writers) -> Block | None:
+        """A construct's body: its nodes numbered after the graph's, sharing the construct's edges
+        (``owner``'s); None when it draws nothing.  Its forks' branches run one after another."""
         items: list[Block] = []
+        waits = _Waits(self)
         for step in body.steps:
-            if not isinstance(step, Node):  # a fork of branches
-                items.append(_fork([[self.body(b, owner)] for b in step.branches if b.steps]))
-            elif not isinstance(step.picture(), NoPicture):
-                items.append(self.block(self.info(step, step.default_label(), owner), step))
-        return _seq(items)
+            if isinstance(step, BodyFork):
+                branches = [[b] for branch in step.branches if (b := self.body(branch, owner, writers))]
+                block: Block | None = _fork(branches) if branches else None
+            elif isinstance(step.picture(), NoPicture):
+                block = None
+            else:
+                block = self.block(self.info(step, step.default_label(), owner), step, writers)
+            if (block := waits.before(step, block)) is not None:
+                items.append(block)
+        return _seq(items) if items else None
+
+
+class _Waits:
+    """The waits of one branch (of a stage or of a fork inside a body): each an arrow from the
+    node it waits for into the first box of what follows it in the branch."""
+
+    def __init__(self, adapter: _Adapter) -> None:
+        self.adapter = adapter
+        self.waiting: list[Node] = []
+
+    def before(self, step: Node | BodyFork, block: Block | None) -> Block | None:
+        """``block`` (how ``step`` is drawn), the waits before it drawn into it; a wait is held
+        for the next block."""
+        if block is None:
+            picture = step.picture() if isinstance(step, Node) else None
+            if isinstance(picture, NoPicture) and picture.after is not None:
+                self.waiting.append(picture.after)
+            return None
+        first = next(b.node for event, b in walk(block) if event == "box")
+        self.adapter.waits += [(after, first) for after in self.waiting]
+        self.waiting = []
+        return block
 
 
 class _Framer:

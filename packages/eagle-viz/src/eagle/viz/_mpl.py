@@ -138,7 +138,7 @@ class _Painter:
         """Data edges past the nodes between (and waits), dashed, along the engine's routes: around
         the boxes, never through one, the label beside the route's first run."""
         for link in self.lay.links:
-            if link.adjacent or not link.points:
+            if link.adjacent:
                 continue
             xs, ys = zip(*(_xy(x, y) for x, y in link.points), strict=True)
             self.ax.plot(xs, ys, color=LONG_COLOR, linewidth=1.0 * self.scale, linestyle=(0, (3, 2)),

@@ -1,0 +1,380 @@
+"""Issue 25: every edge drawn, in every face.  Waits and planes that start or end inside a device
+construct's body (an ``if``, a loop, a ``match`` arm) are links like any other, and a link the
+routing rules cannot place still gets a route (around the boxes): no picture loses an edge, on
+builder graphs and on adversarial ones (many long links, nested frames, wide forks)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from functools import partial
+
+import numpy as np
+import pytest
+
+import eagle
+import hawk
+from eagle.extend import Wait
+from eagle.graph import Node, opaque
+from eagle.viz import describe, draw_text, layout, to_dot, to_mermaid, to_svg
+from eagle.viz._layout import BOX_ROWS, Layout, _data_pairs, columns_for
+from eagle.viz._mpl import ASPECT, CELL_H, CELL_W
+from eagle.viz._palette import LONG_COLOR
+from hawk import Mutable, Scalar, UInt32
+
+
+@hawk.kernel
+def scale_velocity(v: Scalar) -> Scalar:
+    return 0.5 * v
+
+
+@hawk.kernel
+def shift(v: Scalar) -> Scalar:
+    return v + 1.0
+
+
+@hawk.kernel
+def total(a: Scalar, b: Scalar) -> Scalar:
+    return a + b
+
+
+@hawk.kernel
+def moving(x: Scalar, flag: Mutable[UInt32]) -> None:
+    flag = hawk.math.uint32(hawk.sum(abs(x) > 1e-3))
+
+
+@eagle.Graph.builder
+def wait_in_if(x, flag):
+    """A fork inside a device if: the second branch waits for the first."""
+    g = eagle.Graph()
+    v = scale_velocity(x)
+    if flag:
+        with g.parallel() as p:
+            with p.branch():
+                w = shift(v)
+            with p.branch() as b:
+                b.wait(w)
+                u = scale_velocity(v)
+        v = total(w, u)
+    g.result = v
+    return g
+
+
+@eagle.Graph.builder
+def wait_in_loop(x, more):
+    """The same fork inside a capped device loop."""
+    g = eagle.Graph()
+    v = scale_velocity(x)
+    for _ in range(20):
+        if not more:
+            break
+        with g.parallel() as p:
+            with p.branch():
+                w = shift(v)
+            with p.branch() as b:
+                b.wait(w)
+                u = scale_velocity(v)
+        v = total(w, u)
+        moving(v, more)
+    g.result = v
+    return g
+
+
+@eagle.Graph.builder
+def wait_in_match(x, mode):
+    """The same fork in one arm of a match."""
+    g = eagle.Graph()
+    v = scale_velocity(x)
+    match mode:
+        case 0:
+            with g.parallel() as p:
+                with p.branch():
+                    w = shift(v)
+                with p.branch() as b:
+                    b.wait(w)
+                    u = scale_velocity(v)
+            v = total(w, u)
+        case _:
+            v = shift(v)
+    g.result = v
+    return g
+
+
+@eagle.Graph.builder
+def wait_into_if(x, flag):
+    """A branch's wait inside its device if: the if's first node waits for the other branch."""
+    g = eagle.Graph()
+    v = scale_velocity(x)
+    with g.parallel() as p:
+        with p.branch():
+            w = shift(v)
+        with p.branch() as b:
+            if flag:
+                b.wait(w)
+                u = scale_velocity(v)
+            else:
+                u = shift(v)
+    g.result = total(w, u)
+    return g
+
+
+@eagle.Graph.builder
+def skip_within(x, flag):
+    """Inside an if, ``a`` skips two nodes to the total."""
+    g = eagle.Graph()
+    v = scale_velocity(x)
+    if flag:
+        a = shift(v)
+        b = scale_velocity(a)
+        c = shift(b)
+        v = total(a, c)
+    g.result = v
+    return g
+
+
+@eagle.Graph.builder
+def skip_in_and_out(x, flag):
+    """v skips the if into the node after it; the if's result skips two shifts into the total."""
+    g = eagle.Graph()
+    v = scale_velocity(x)
+    if flag:
+        a = shift(v)
+        b = scale_velocity(a)
+        a = total(a, b)
+    else:
+        a = scale_velocity(v)
+    c = shift(v)
+    c = shift(c)
+    g.result = total(a, c)
+    return g
+
+
+def wait_for_a_body_node() -> eagle.Graph:
+    """A branch (made by hand) that waits for a node inside another branch's device if."""
+    x, a, b, cell = np.zeros(4), np.zeros(4), np.zeros(4), np.ones(1, np.uint32)
+    inner = opaque(partial(np.copyto, a, 1.0), reads={"x": x}, writes={"a": a})
+    iff = Node("device_if", eagle.DeviceIf(cell, eagle.Body([inner]), eagle.Body([])))
+    g = eagle.Graph().add_node(opaque(partial(np.copyto, x, 0.0), writes={"x": x}), name="source")
+    g.add_group([iff, [Node("wait", Wait(inner, "a")), opaque(partial(np.copyto, b, 2.0), reads={"x": x},
+                                                               writes={"b": b})]],
+                names=["guarded", ["wait", "after"]])
+    return g
+
+
+def segments(points):
+    return list(itertools.pairwise(points))
+
+
+def crosses(seg, box) -> bool:
+    """Whether an axis-parallel segment of cells enters the cells of a box."""
+    (x0, y0), (x1, y1) = seg
+    bx0, by0, bx1, by1 = box.x, box.y, box.x + box.w - 1, box.y + BOX_ROWS - 1
+    return min(x0, x1) <= bx1 and max(x0, x1) >= bx0 and min(y0, y1) <= by1 and max(y0, y1) >= by0
+
+
+def asked_for(lay: Layout) -> list[tuple[int, int]]:
+    """The long links the model asks for, by eagle.h's rule: a pair (data or a wait) between owners
+    no wire joins, or inside one owner between two boxes no wire joins; from the source's last
+    box to the destination's first (an owner's, or a node inside a construct: its own)."""
+    model = lay.model
+    owner = {n.index: model.alias.get(n.owner, n.owner) for n in model.nodes}
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for box in lay.boxes:
+        first.setdefault(owner[box.node], box.node)
+        last[owner[box.node]] = box.node
+        if owner[box.node] != box.node:
+            first[box.node] = last[box.node] = box.node
+    between = {(owner[w.src], owner[w.dst]) for w in lay.wires}
+    inside = {(w.src, w.dst) for w in lay.wires}
+    pairs, _ = _data_pairs(model)
+    out = []
+    for s, d in pairs:
+        if s not in last or d not in first:  # a node without a box (a wait of the graph's own)
+            continue
+        if (owner[s], owner[d]) in between if owner[s] != owner[d] else (last[s], first[d]) in inside:
+            continue
+        out.append((last[s], first[d]))
+    return out
+
+
+def assert_every_link_drawn(g: eagle.Graph, lay: Layout | None = None) -> Layout:
+    """Every long link the model asks for has a route around the boxes and is drawn in the text,
+    SVG, DOT and Mermaid faces (and matplotlib's, where it is installed); every wire too."""
+    lay = lay or layout(describe(g, "test"))
+    longs = [k for k in lay.links if not k.adjacent]
+    assert sorted((k.src, k.dst) for k in longs) == sorted(asked_for(lay))
+    for link in longs:
+        assert link.points, f"no route for {link}"
+        for seg in segments(link.points):
+            for box in lay.boxes:
+                assert not crosses(seg, box), f"{link} crosses box {box.text!r} at {seg}"
+    lines = draw_text(lay).splitlines()[1:]  # under the header
+    for link in longs:
+        x, y = link.points[-1]
+        assert lines[y][x] in "▸◂", f"no arrowhead for {link} in\n" + "\n".join(lines)
+    svg = to_svg(g)
+    assert svg.count('class="long"') == len(longs) and svg.count('class="wire"') == len(lay.wires)
+    dot, mermaid = to_dot(g), to_mermaid(g)
+    for link in lay.links:
+        assert re.search(rf"^  n{link.src} -> n{link.dst} \[(label=|style=dashed)", dot, re.M), link
+        assert re.search(rf"^  n{link.src} (-->|-\.->) ?(\|.*\| )?n{link.dst}$", mermaid, re.M), link
+    return lay
+
+
+def assert_plot_draws_every_link(g: eagle.Graph) -> None:
+    model = describe(g, "test")
+    lay = layout(model, columns=columns_for(model, ASPECT, CELL_W / CELL_H))
+    ax = g.plot().axes[0]
+    assert sum(line.get_color() == LONG_COLOR for line in ax.lines) == sum(not k.adjacent for k in lay.links)
+
+
+def one_long_link(g: eagle.Graph) -> tuple[str, str, tuple[str, ...]]:
+    lay = assert_every_link_drawn(g)
+    (link,) = [k for k in lay.links if not k.adjacent]
+    return lay.texts[link.src], lay.texts[link.dst], link.planes
+
+
+@pytest.mark.parametrize("make", [wait_in_if, wait_in_loop, wait_in_match], ids=["if", "loop", "match"])
+def test_a_wait_inside_a_body_is_drawn_in_every_face(make):
+    """The fork's wait inside a device if, loop or match arm: a dotted arrow from shift to
+    scale_velocity, in every face, around the boxes (in the loop, the total's v also flows back
+    into the next turn's shift and scale_velocity)."""
+    g = make(np.arange(4.0), np.ones(1, np.uint32))
+    lay = assert_every_link_drawn(g)
+    longs = {(lay.texts[k.src], lay.texts[k.dst], k.planes) for k in lay.links if not k.adjacent}
+    back = {("total", "shift", ("v",)), ("total", "scale_velocity", ("v",))}
+    assert longs == {("shift", "scale_velocity", ()), *(back if make is wait_in_loop else ())}
+    text = str(g)
+    assert re.search(r"│ shift │┄+", text) and "│▸│" in text, text
+
+
+def test_a_wait_at_the_start_of_an_if_is_drawn_into_it():
+    """``b.wait(w)`` as the first step of a branch's if: the arrow ends at the if's first node."""
+    g = wait_into_if(np.arange(4.0), np.ones(1, np.uint32))
+    assert one_long_link(g) == ("shift → w", "scale_velocity", ())
+
+
+def test_a_wait_for_a_node_inside_a_body_leaves_that_node():
+    """A branch waiting for the node inside another branch's if: the arrow leaves that node's box."""
+    g = wait_for_a_body_node()
+    lay = layout(describe(g, "test"))
+    assert [(lay.texts[k.src], lay.texts[k.dst]) for k in lay.links if not k.adjacent] == [
+        ("opaque", "after")]
+    assert_every_link_drawn(g, lay)
+
+
+def test_a_plane_that_skips_nodes_inside_a_body_is_drawn():
+    """``a`` read by the total two nodes on, inside the if: a long link the graph's edges (which see
+    the if as one node) do not have."""
+    g = skip_within(np.arange(4.0), np.ones(1, np.uint32))
+    assert one_long_link(g) == ("shift", "total", ("a",))
+
+
+@eagle.Graph.builder
+def carried(x, more):
+    """A loop whose first node reads what its last wrote the turn before."""
+    g = eagle.Graph()
+    v = scale_velocity(x)
+    w = shift(v)
+    for _ in range(20):
+        if not more:
+            break
+        u = scale_velocity(w)
+        u = shift(u)
+        w = total(u, v)
+        moving(w, more)
+    g.result = w
+    return g
+
+
+def test_a_plane_carried_into_a_loops_next_turn_is_drawn():
+    """w, written by the loop's total and read by its first node the next turn: a link back up the
+    body, besides the wires down it."""
+    g = carried(np.arange(4.0), np.ones(1, np.uint32))
+    lay = assert_every_link_drawn(g)
+    longs = {(lay.texts[k.src], lay.texts[k.dst], k.planes) for k in lay.links if not k.adjacent}
+    # the other: v, read by the loop's total, drawn into the construct's first box
+    assert longs == {("total", "scale_velocity", ("v",)), ("scale_velocity → v", "scale_velocity", ("v",))}
+
+
+def test_planes_into_and_out_of_a_body_are_drawn():
+    """v past the if into the first shift after it, and the if's result past both shifts into the
+    total: each a long link (leaving the construct's last box: a construct has one node's edges)."""
+    g = skip_in_and_out(np.arange(4.0), np.ones(1, np.uint32))
+    lay = assert_every_link_drawn(g)
+    longs = {(lay.texts[k.src], lay.texts[k.dst], k.planes) for k in lay.links if not k.adjacent}
+    assert longs == {("scale_velocity → v", "shift → c", ("v",)), ("scale_velocity", "total", ("out",)),
+                     ("shift", "total", ("a",))}
+
+
+def test_the_plot_draws_the_links_of_bodies(mpl):
+    for g in (wait_in_if(np.arange(4.0), np.ones(1, np.uint32)),
+              skip_in_and_out(np.arange(4.0), np.ones(1, np.uint32))):
+        assert_plot_draws_every_link(g)
+
+
+class Adversary:
+    """Graphs of opaque ops that read planes written far up: many long links across nested frames
+    (skip guards, device ifs around forks, loops) and wide forks."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.planes: list[np.ndarray] = []
+        self.cell = np.ones(1, np.uint32)
+
+    def node(self) -> Node:
+        """An op writing a new plane and reading up to three earlier ones."""
+        out = np.zeros(2)
+        picked = self.rng.sample(range(len(self.planes)), min(len(self.planes), self.rng.randint(1, 3)))
+        reads = {f"w{k + 1}": self.planes[k] for k in picked}
+        self.planes.append(out)
+        return opaque(partial(np.copyto, out, 1.0), reads=reads, writes={f"w{len(self.planes)}": out})
+
+    def body(self, depth: int) -> eagle.Body:
+        steps: list = [self.node()]
+        if depth and self.rng.random() < 0.6:
+            steps.append(eagle.Fork([eagle.Body([self.node(), self.node()]), eagle.Body([self.node()])]))
+        if depth and self.rng.random() < 0.5:
+            steps.append(self.construct(depth - 1))
+        steps.append(self.node())
+        return eagle.Body(steps)
+
+    def construct(self, depth: int) -> Node:
+        if self.rng.random() < 0.5:
+            return Node("device_if", eagle.DeviceIf(self.cell, self.body(depth), self.body(depth)))
+        return Node("device_loop", eagle.DeviceLoop(self.cell, "while", 5, self.body(depth)))
+
+    def graph(self, stages: int) -> eagle.Graph:
+        g = eagle.Graph().add_node(self.node())
+        for _ in range(stages):
+            kind = self.rng.choice(["node", "fork", "wide", "skip", "construct"])
+            if kind == "node":
+                g.add_node(self.node())
+            elif kind in ("fork", "wide"):
+                g.add_group([self.node() if self.rng.random() < 0.6 else [self.node(), self.node()]
+                             for _ in range(self.rng.randint(2, 4) if kind == "fork" else 9)])
+            elif kind == "skip":
+                g.add_node(eagle.skippable(self.node(), eagle.SkipGuard.nonzero(self.cell)))
+            else:
+                g.add_node(self.construct(2))
+        return g
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_adversarial_graphs_lose_no_link(seed):
+    """Random graphs thick with long links: every link the model asks for is drawn in every face,
+    none crosses a box, in one column and flowed into three, folded or not."""
+    g = Adversary(seed).graph(10)
+    for fold, columns in ((True, 1), (False, 1), (True, 3)):
+        lay = layout(describe(g, "test", fold=fold), columns=columns)
+        assert len([k for k in lay.links if not k.adjacent]) > 10
+        if fold and columns == 1:
+            assert_every_link_drawn(g, lay)
+        else:  # the other faces draw the one-column folded layout: the routes alone
+            assert sorted((k.src, k.dst) for k in lay.links if not k.adjacent) == sorted(asked_for(lay))
+            for link in (k for k in lay.links if not k.adjacent):
+                assert link.points, link
+                for seg in segments(link.points):
+                    assert not any(crosses(seg, box) for box in lay.boxes), link
