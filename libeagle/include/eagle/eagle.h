@@ -726,6 +726,42 @@ typedef struct eagle_layout {
 EAGLE_API int eagle_layout_run(const eagle_layout_input *in, eagle_layout **out);
 EAGLE_API void eagle_layout_free(eagle_layout *lay);
 
+/* ------------------------------------------------------------- pictures */
+
+/*
+ * The texts a picture of a layout says (picture_text.c), UTF-8, each code
+ * point one column (as the layout's widths count them).  nodes[node]: the
+ * text of node's box; dashed[node] != 0 draws its border dashed (NULL: none
+ * is); frames[k]: the title of the layout's frame k; exits[k]: the plane
+ * names under exit k ("" for none); stages[s]: the label of stage s (the
+ * `stage` of a stage row); header: the first line.
+ */
+typedef struct eagle_picture_texts {
+    const char *header;
+    const char *const *nodes;
+    const uint8_t *dashed;
+    int32_t n_nodes;
+    const char *const *frames;
+    int32_t n_frames; /* lay->n_frames */
+    const char *const *exits;
+    int32_t n_exits; /* lay->n_exits */
+    const char *const *stages;
+    int32_t n_stages;
+} eagle_picture_texts;
+
+/*
+ * The text picture of `lay` (what print(g) shows): the header line, then the
+ * layout in box-drawing characters, each row without its trailing blanks,
+ * joined by newlines (none at the end), into a new *out (free it with
+ * eagle_free; NULL after an error).  EAGLE_ERR_ARG for texts that do not fit
+ * the layout (a count that differs from the layout's, a node or stage past
+ * the texts, a text wider than its box or frame, a NULL or non-UTF-8 text) or
+ * a layout whose cells lie outside its width and height, EAGLE_ERR_NOMEM.
+ * Pure: any thread.
+ */
+EAGLE_API int eagle_picture_text(const eagle_layout *lay, const eagle_picture_texts *texts,
+                                 char **out);
+
 /* EAGLE_ABI_VERSION of this build. */
 EAGLE_API int eagle_abi_version(void);
 

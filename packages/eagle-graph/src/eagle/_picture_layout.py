@@ -8,7 +8,7 @@ calls ``eagle_layout_run`` itself.  The arrays cross as NumPy int32 rows, so a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -28,7 +28,9 @@ class NativeLayout:
 
     ``boxes``: (node, x, y, w); ``frames``: (block, x, y, w, h, first_box, n_boxes);
     ``exits``: (node, x, y, room); ``stages``: (stage, x, y, w); ``wires`` and ``links``:
-    (src, dst, pair, adjacent, points), ``points`` a tuple of (x, y) corners.
+    (src, dst, pair, adjacent, points), ``points`` a tuple of (x, y) corners.  ``native``: the
+    ``eagle_layout *`` itself (freed with this object), which :func:`eagle.extend.picture_text`
+    draws.
     """
 
     width: int
@@ -39,6 +41,7 @@ class NativeLayout:
     stages: list[list[int]]
     wires: list[tuple[int, int, int, int, tuple[tuple[int, int], ...]]]
     links: list[tuple[int, int, int, int, tuple[tuple[int, int], ...]]]
+    native: object = field(repr=False, compare=False)
 
 
 def lay_out(blocks: Sequence[tuple[int, int, int, int]], stages: int, label_widths: Sequence[int] | None,
@@ -68,11 +71,11 @@ def lay_out(blocks: Sequence[tuple[int, int, int, int]], stages: int, label_widt
     inp.pairs = _pointer(pair_rows, "eagle_layout_pair *", keep)
     inp.n_pairs = len(pair_rows)
     out = ffi.new("eagle_layout **")
-    try:
-        check(lib.eagle_layout_run(inp, out), "eagle.extend.lay_out")
-        return _read(out[0])
-    finally:
+    status = lib.eagle_layout_run(inp, out)
+    if status:
         lib.eagle_layout_free(out[0])
+        check(status, "eagle.extend.lay_out")
+    return _read(ffi.gc(out[0], lib.eagle_layout_free))
 
 
 def _pointer(rows: np.ndarray, ctype: str, keep: list) -> object:
@@ -100,4 +103,4 @@ def _read(lay: object) -> NativeLayout:
                         _rows(lay.frames, lay.n_frames, 7).tolist(),
                         _rows(lay.exits, lay.n_exits, 4).tolist(),
                         _rows(lay.stages, lay.n_stages, 4).tolist(), paths(lay.wires, lay.n_wires),
-                        paths(lay.links, lay.n_links))
+                        paths(lay.links, lay.n_links), lay)

@@ -38,7 +38,9 @@ What it holds, by use:
   size, NVRTC (:data:`nvrtc`), and :func:`flatten` / :func:`unflatten` of
   result trees.
 - **Pictures**: :func:`lay_out`, libeagle's layout engine (boxes, frames, wires and long
-  links routed around the boxes, in cells), which eagle-viz's faces draw from.
+  links routed around the boxes, in cells), which eagle-viz's faces draw from, and
+  :func:`picture_text`, libeagle's drawer of a layout as text (what ``print(g)`` shows, and
+  what C++'s ``eagle::GraphView`` prints).
 
 ``API_VERSION`` is ``(major, minor)``: a minor step adds names, a major one
 changes or removes them.
@@ -123,6 +125,7 @@ from eagle._launch_checks import count_writes
 from eagle._lower_cpu import emit, emit_node
 from eagle._nodes import Conditional, Copy, Opaque, Reduce
 from eagle._picture_layout import NativeLayout, lay_out
+from eagle._picture_text import picture_text
 from eagle._pictures import ROLES, BoxPicture, FramePicture, NoPicture, Picture
 from eagle._program import Program, deferred_kernels
 from eagle._races import refuse_sibling_races
@@ -133,7 +136,7 @@ from eagle._target import Target
 from eagle._trees import flatten, unflatten
 from eagle._views import candidate_pairs, overlap, view_of
 
-API_VERSION = (1, 4)
+API_VERSION = (1, 5)
 
 
 @dataclass(frozen=True)
@@ -363,6 +366,7 @@ __all__ = [
     "nvrtc",
     "on_device",
     "overlap",
+    "picture_text",
     "rebind",
     "record_into",
     "recorded",

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Final
 
-from eagle.extend import lay_out
+from eagle.extend import NativeLayout, lay_out
 from eagle.viz._model import Block, Box, Fork, Frame, GraphModel, NodeInfo, Seq
 
 #: A node's label is cut past this many characters.
@@ -151,6 +151,8 @@ class Layout:
     """
 
     model: GraphModel
+    #: The engine's own result, which libeagle's text drawer reads.
+    native: NativeLayout
     width: int = 0
     height: int = 0
     #: node index -> the text of its box, the same in every face.
@@ -187,16 +189,16 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
      │ <inc> │
      └───────┘
     """
-    out = Layout(model, texts={n.index: node_text(n) for n in model.nodes})
+    texts = {n.index: node_text(n) for n in model.nodes}
     for rep, (period, repeats) in model.folds.items():
-        out.texts[rep] = fold_text([out.texts[n] for n in period], repeats)
+        texts[rep] = fold_text([texts[n] for n in period], repeats)
     order = [b for stage in model.stages for b in _preorder(stage.block)]  # the engine's block rows
-    texts = [stage_text(s.index, s.last, s.schedule) for s in model.stages]
+    labels = [stage_text(s.index, s.last, s.schedule) for s in model.stages]
     pairs, planes = _data_pairs(model)
     owners = [model.alias.get(n.owner, n.owner) for n in model.nodes]
-    native = lay_out([_row(b, out.texts) for b in order], len(model.stages),
-                     [len(t) for t in texts] if stage_labels else None, columns, owners, pairs)
-    out.width, out.height = native.width, native.height
+    native = lay_out([_row(b, texts) for b in order], len(model.stages),
+                     [len(t) for t in labels] if stage_labels else None, columns, owners, pairs)
+    out = Layout(model, native, native.width, native.height, texts)
     roles = {n.index: n.role for n in model.nodes}
     out.boxes = [PlacedBox(node, x, y, w, out.texts[node], roles[node]) for node, x, y, w in native.boxes]
     for block, x, y, w, h, first, n in native.frames:
@@ -204,7 +206,7 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
         assert isinstance(frame, Frame)  # the engine reports frames only
         out.frames.append(PlacedFrame(x, y, w, h, frame.label, frame.kind,
                                       tuple(b.node for b in out.boxes[first:first + n])))
-    out.stages = [PlacedStage(model.stages[s].index, x, y, texts[s], w) for s, x, y, w in native.stages]
+    out.stages = [PlacedStage(model.stages[s].index, x, y, labels[s], w) for s, x, y, w in native.stages]
     out.wires = [Wire(s, d, points) for s, d, _, _, points in native.wires]
     out.links = [Link(s, d, planes[pair] if pair >= 0 else (), bool(adjacent), () if adjacent else points)
                  for s, d, pair, adjacent, points in native.links]
