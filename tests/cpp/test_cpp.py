@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import eagle
+import eagle.viz
 from eagle import _core
 from eagle.graph import opaque
 from eagle.native import Library, compile_library, include_dir
@@ -28,7 +29,7 @@ from eagle.plan import Plan
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent.parent / "docs" / "cpp.rst"
 HEADERS = ["eagle/eagle.h", "eagle/eagle.hpp", "eagle/cuda.hpp", "eagle/exec.hpp", "eagle/error.hpp",
-           "eagle/util/Busy.h"]
+           "eagle/util/Busy.h", "eagle/view.hpp"]
 CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off", "-fPIC",
             "-pthread", "-fvisibility=hidden"]
 MAX = _core.BRANCH_TASKS_MAX_SAMPLES
@@ -285,6 +286,87 @@ def test_busy_from_two_threads(host_tests):
     assert held.value == 1
 
 
+# ------------------------------------------------------------------------------------------ the view
+
+
+@pytest.fixture(scope="session")
+def view_tests(build_cpp) -> ctypes.CDLL:
+    return build_cpp("view_tests", (HERE / "view_tests.cpp").read_text())
+
+
+def picture(lib: ctypes.CDLL, name: str, *args: object) -> str:
+    """What an exported view test writes into its buffer, decoded."""
+    out = ctypes.create_string_buffer(1 << 14)
+    call(lib, name, *args, out, ctypes.c_size_t(len(out)))
+    return out.value.decode()
+
+
+def python_fork_join_graph(lib: Library, a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> eagle.Graph:
+    """view_tests.cpp's cpp_view_fork_join as an eagle.Graph: each plan's planes named as the C++ view
+    names the arrays."""
+    def plan(kernel: str, *planes: tuple[str, str]) -> Plan:
+        return Plan(lib.kernel(kernel), [*planes, ("c", "value")], name=kernel)
+
+    g = eagle.Graph().add_group([[plan("scale", ("a", "readwrite")).bind(a, 2.0),
+                                  plan("shift", ("a", "readwrite")).bind(a, 1.0)],
+                                 [plan("scale", ("b", "readwrite")).bind(b, 3.0)]])
+    for x, name, c in ((a, "a", 0.5), (b, "b", 1.5)):
+        g.add(plan("axpy", (name, "read"), ("acc", "readwrite")).bind(x, acc, c))
+    return g.build()
+
+
+@pytest.mark.parametrize("n", [16, MAX + 1])
+def test_the_view_prints_what_print_g_prints(view_tests, kernels, threads, n):
+    """A fork of two branches joined by two axpys, built in C++ through eagle::GraphView: its text is
+    str(g) of the same eagle.Graph, character for character (the long link, the plane names and the
+    schedules included), and the program it built has the graph's bits."""
+    a, b, acc = np.linspace(0.0, 1.0, n), np.linspace(1.0, 2.0, n), np.zeros(n)
+    g = python_fork_join_graph(kernels, pa := a.copy(), pb := b.copy(), pacc := acc.copy())
+    text = picture(view_tests, "cpp_view_fork_join", address(kernels, "scale"), address(kernels, "shift"),
+                   address(kernels, "axpy"), doubles(a), doubles(b), doubles(acc), ctypes.c_int64(n))
+    assert text == str(g)
+    assert "◂" in text and "stage 1 work_share" in text  # the long link b -> the second axpy is drawn
+    assert text == eagle.viz.draw_text(eagle.viz.layout(eagle.viz.describe(g, "test", fold=False)))
+    g.launch()
+    for got, want in ((a, pa), (b, pb), (acc, pacc)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_the_views_reduce_prints_what_print_g_prints(view_tests, kernels):
+    """A kernel then a reduce (eagle.reduce, named): the view's picture is str(g)."""
+    n = 40
+    x, total = np.ones(n), np.zeros(1)
+    text = picture(view_tests, "cpp_view_reduce", address(kernels, "scale"), doubles(x), doubles(total),
+                   ctypes.c_int64(n))
+    px, ptotal = np.ones(n), np.zeros(1)
+    g = eagle.Graph().add(Plan(kernels.kernel("scale"), [("x", "readwrite"), ("c", "value")],
+                               name="scale").bind(px, 2.0))
+    g.add_node(eagle.reduce(px, ptotal), name="sum").build()
+    assert text == str(g)
+    assert total[0] == 2.0 * n
+
+
+def test_the_view_refuses_what_it_cannot_draw_truly(view_tests, kernels):
+    """An unnamed array, overlapping different views, an empty stage, a name eagle.Graph's picture would
+    cut, plane names wider than their room: each an eagle::Error that names the call and says what to
+    change, never a picture."""
+    x = np.ones(8)
+    lines = picture(view_tests, "cpp_view_refusals", address(kernels, "scale"), doubles(x),
+                    ctypes.c_int64(8)).splitlines()
+    assert lines == [
+        "eagle::GraphView::text: item 0 ('scale') touches an array no name() names: name it by its pointer",
+        "eagle::GraphView::text: items 0 and 1 touch overlapping but different views of one memory: the view "
+        "links accesses to the very same view only; give them the same view",
+        "eagle::GraphView::text: stage 1 has no item: add one, or open no stage",
+        "eagle::GraphView::kernel: the name 'a_name_of_twenty_five_col' is wider than 24 columns, which "
+        "eagle.Graph's picture cuts: give a shorter one",
+        "eagle::GraphView::text: the planes item 0 ('s') passes on, 'a_long_plane_name_of_many_columns', are "
+        "wider than the 5 columns under its box, which eagle.Graph's picture cuts: give the arrays shorter "
+        "names",
+    ]
+    np.testing.assert_array_equal(x, np.ones(8))  # the refused kernel never ran
+
+
 # ----------------------------------------------------------------------------------------------- CUDA
 
 
@@ -487,19 +569,26 @@ def header_examples() -> dict[str, str]:
 
 def test_header_examples_compile_and_run(build_cpp, kernels):
     """The headers' Doxygen examples, compiled as printed and run: resolve's answer is the one its comment
-    gives, the Program example's sum is 8 samples of 2^100."""
+    gives, the Program example's sum is 8 samples of 2^100, the GraphView example's picture is its graph's
+    (the header its comment gives, both boxes) and its sum is 8 samples of 2."""
     found = header_examples()
-    assert set(found) == {"exec.hpp:0", "exec.hpp:1", "Busy.h:0"}
+    assert set(found) == {"exec.hpp:0", "exec.hpp:1", "Busy.h:0", "view.hpp:0"}
     body = ("{\n" + found["exec.hpp:0"] + "CHECK(s == Schedule::BranchTasks);\n}\n"
             "{\n" + found["exec.hpp:1"] + "results[0] = total;\n}\n"
-            "{\n" + found["Busy.h:0"] + "}\n")
-    source = ("#include <vector>\n#include \"eagle/eagle.hpp\"\n#include \"harness.hpp\"\n\n"
+            "{\n" + found["Busy.h:0"] + "}\n"
+            "{\nstd::fill(xs.begin(), xs.end(), 1.0);\ntotal = 0.0;\n" + found["view.hpp:0"]
+            + 'CHECK(picture.rfind("eagle.Graph 2 nodes · 0 groups · backend: cpu\\n", 0) == 0);\n'
+            'CHECK(picture.find("│ scale │") != std::string::npos);\n'
+            'CHECK(picture.find("│ sum │") != std::string::npos);\n'
+            "results[1] = total;\n}\n")
+    source = ('#include <algorithm>\n#include <vector>\n'
+              '#include "eagle/eagle.hpp"\n#include "harness.hpp"\n\n'
               "EXPORT int cpp_header_examples(eagle_kernel_fn scale, double *results)\n{\n"
               "    return harness::run([&] {\n"
               "        std::int64_t n = 8;\n        std::vector<double> xs(8, 1.0);\n"
               "        double *x = xs.data();\n        double total = 0.0;\n"
               + textwrap.indent(body, " " * 8) + "    });\n}\n")
     lib = build_cpp("header_examples", source)
-    results = np.zeros(1)
+    results = np.zeros(2)
     call(lib, "cpp_header_examples", address(kernels, "scale"), doubles(results))
-    assert results[0] == 8 * 2.0**100
+    assert list(results) == [8 * 2.0**100, 8 * 2.0]

@@ -1,0 +1,438 @@
+/**
+ * @file view.hpp
+ * @brief eagle::GraphView: a C++-built host program and its picture, the one print(g) draws.
+ *
+ * A GraphView builds an eagle::exec::Program (its stage, branch, kernel and
+ * reduce forward to the program's) and keeps what a picture needs that
+ * libeagle's program does not hold: each item's name, the names of the
+ * arrays, the stages and branches.  text() lays the graph out with libeagle's
+ * layout engine (eagle_layout_run) and draws it with libeagle's text drawer
+ * (eagle_picture_text), the two that eagle.Graph's print(g) uses, with the
+ * links derived from what each item reads and writes exactly as eagle derives
+ * a graph's edges from its planes; so a C++ graph and an eagle.Graph of the
+ * same shape (the same names, the same planes) print the same picture.
+ */
+#ifndef EAGLE_VIEW_HPP
+#define EAGLE_VIEW_HPP
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "eagle/eagle.h"
+#include "eagle/error.hpp"
+#include "eagle/exec.hpp"
+
+namespace eagle
+{
+
+/**
+ * @brief A host program built through its view, and the view's text picture.
+ *
+ * Name the arrays the items touch (by the pointer their accesses give), build
+ * the program through the view, then print it; program() is the program
+ * itself, to finalize and run.  A stage is a fork when it has two branches or
+ * more (what eagle.Graph.add_group adds); its label says the schedule it was
+ * opened with.  Every item is drawn (eagle.Graph's picture folds a long run of
+ * alike nodes into one box; the view never does).
+ *
+ * @code
+ * // x: n doubles; scale: the kernel x[i] *= c
+ * eagle::GraphView view("eagle.Graph");
+ * view.name(x, "x").name(&total, "total");
+ * view.kernel("scale", {scale, {eagle::exec::arg(x), eagle::exec::arg(2.0)}, n, EAGLE_PER_SAMPLE,
+ *                       {eagle::exec::access(x, n, eagle::exec::Role::ReadWrite)}})
+ *     .stage()
+ *     .reduce("sum", x, &total, n, eagle::exec::Op::Sum);
+ * view.program().finalize().run();
+ * std::string picture = view.text(); // "eagle.Graph 2 nodes · 0 groups · backend: cpu\n..."
+ * @endcode
+ */
+class GraphView
+{
+  public:
+    /** The picture's first line starts with `title` (eagle.Graph's says "eagle.Graph"). */
+    explicit GraphView(std::string title = "eagle::exec::Program") : title_(std::move(title)) {}
+
+    /** The name of the array at `array` (an access's data pointer) in every picture. */
+    GraphView &name(const void *array, std::string name)
+    {
+        names_[reinterpret_cast<std::uintptr_t>(array)] = std::move(name);
+        return *this;
+    }
+    /** Open a new stage (Program::stage). */
+    GraphView &stage(exec::Schedule schedule = exec::Schedule::WorkShare)
+    {
+        program_.stage(schedule);
+        stages_.push_back({schedule, {{}}});
+        return *this;
+    }
+    /** Open the next branch of the current stage (Program::branch). */
+    GraphView &branch()
+    {
+        program_.branch();
+        stages_.back().branches.emplace_back();
+        return *this;
+    }
+    /** Append a native kernel call, its box saying `name` (Program::kernel). */
+    GraphView &kernel(std::string name, const exec::Call &call)
+    {
+        checkName(name, "kernel");
+        program_.kernel(call);
+        return add(std::move(name), call.accesses);
+    }
+    /** out[0] = op over x[0:n], its box saying `name` (Program::reduce). */
+    template <class T>
+    GraphView &reduce(std::string name, const T *x, T *out, std::int64_t n, exec::Op op)
+    {
+        checkName(name, "reduce");
+        program_.reduce(x, out, n, op);
+        return add(std::move(name),
+                   {exec::access(x, n, exec::Role::Read),
+                    exec::access(static_cast<const T *>(out), 1, exec::Role::Write)});
+    }
+
+    /** The program built so far, still owned by the view: finalize and run it. */
+    exec::Program &program() noexcept { return program_; }
+
+    /**
+     * The text picture: the header line (the title, the item and group counts,
+     * the backend), then the stages in box-drawing characters, as print(g) draws
+     * an eagle.Graph.  eagle::Error when a stage has no item, an array an item
+     * touches has no name, two different views of one memory overlap where one is
+     * written (the view links the very same views only), or the names of what an
+     * item passes on are wider than the room under its box.
+     */
+    std::string text() const
+    {
+        for (std::size_t s = 0; s < stages_.size(); ++s)
+            if (std::all_of(stages_[s].branches.begin(), stages_[s].branches.end(),
+                            [](const std::vector<std::int32_t> &b) { return b.empty(); }))
+                fail("stage " + std::to_string(s) + " has no item: add one, or open no stage");
+        Links links = dataLinks();
+        std::vector<eagle_layout_block> blocks;
+        for (const Stage &stage : stages_)
+            tree(stage, blocks);
+        std::vector<std::string> labels;
+        std::vector<std::int32_t> widths, owners;
+        for (std::size_t s = 0; s < stages_.size(); ++s) {
+            labels.push_back("stage " + std::to_string(s) + " " + schedule(stages_[s].schedule));
+            widths.push_back(columns(labels.back()));
+        }
+        for (std::size_t k = 0; k < items_.size(); ++k)
+            owners.push_back(static_cast<std::int32_t>(k));
+        eagle_layout_input in{};
+        in.blocks = blocks.data();
+        in.n_blocks = static_cast<std::int32_t>(blocks.size());
+        in.n_stages = static_cast<std::int32_t>(stages_.size());
+        in.label_w = widths.data();
+        in.columns = 1;
+        in.owners = owners.data();
+        in.n_nodes = static_cast<std::int32_t>(owners.size());
+        in.pairs = links.pairs.data();
+        in.n_pairs = static_cast<std::int32_t>(links.pairs.size());
+        eagle_layout *raw = nullptr;
+        int status = eagle_layout_run(&in, &raw);
+        std::unique_ptr<eagle_layout, void (*)(eagle_layout *)> lay(raw, eagle_layout_free);
+        detail::check(status, "eagle::GraphView::text");
+        return draw(*lay, links, labels);
+    }
+
+    /** The text picture, written to `out`. */
+    friend std::ostream &operator<<(std::ostream &out, const GraphView &view)
+    {
+        return out << view.text();
+    }
+
+  private:
+    /** Columns eagle.Graph's picture gives a box's text before cutting it with "…". */
+    static constexpr std::int32_t MAX_LABEL = 24;
+
+    struct Item {
+        std::string name;
+        std::vector<eagle_access> accesses;
+    };
+    struct Stage {
+        exec::Schedule schedule;
+        std::vector<std::vector<std::int32_t>> branches;
+    };
+    /** The owner pairs data flows along, in first-seen order, and the planes of each. */
+    struct Links {
+        std::vector<eagle_layout_pair> pairs;
+        std::vector<std::vector<std::string>> planes;
+    };
+    /** One access of an item to a view: what the edge walk reads. */
+    struct Access {
+        std::int32_t item;
+        bool reads, writes;
+    };
+
+    [[noreturn]] static void fail(const std::string &what)
+    {
+        throw Error(EAGLE_ERR_ARG, "eagle::GraphView::text: " + what);
+    }
+
+    static std::int32_t columns(const std::string &s)
+    {
+        return static_cast<std::int32_t>(std::count_if(s.begin(), s.end(), [](char c) {
+            return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        }));
+    }
+
+    static const char *schedule(exec::Schedule s)
+    {
+        return s == exec::Schedule::BranchTasks ? "branch_tasks" : "work_share";
+    }
+
+    void checkName(const std::string &name, const char *method) const
+    {
+        if (columns(name) > MAX_LABEL)
+            throw Error(EAGLE_ERR_ARG, std::string("eagle::GraphView::") + method + ": the name '"
+                                           + name + "' is wider than "
+                                           + std::to_string(MAX_LABEL)
+                                           + " columns, which eagle.Graph's picture cuts: give "
+                                             "a shorter one");
+    }
+
+    GraphView &add(std::string name, std::vector<eagle_access> accesses)
+    {
+        if (stages_.empty()) // the program opened a work-sharing stage for it
+            stages_.push_back({exec::Schedule::WorkShare, {{}}});
+        stages_.back().branches.back().push_back(static_cast<std::int32_t>(items_.size()));
+        items_.push_back({std::move(name), std::move(accesses)});
+        return *this;
+    }
+
+    /** A stage's blocks in preorder: its one branch as a sequence (one box alone), or a fork of
+     *  its branches, each a sequence (eagle.viz's model of a stage). */
+    void tree(const Stage &stage, std::vector<eagle_layout_block> &out) const
+    {
+        std::vector<const std::vector<std::int32_t> *> branches;
+        for (const auto &b : stage.branches)
+            if (!b.empty())
+                branches.push_back(&b);
+        auto box = [&](std::int32_t k) {
+            out.push_back(
+                {EAGLE_LAYOUT_BOX, 0, k, columns(items_[static_cast<std::size_t>(k)].name)});
+        };
+        auto seq = [&](const std::vector<std::int32_t> &b) {
+            out.push_back({EAGLE_LAYOUT_SEQ, static_cast<std::int32_t>(b.size()), -1, 0});
+            for (std::int32_t k : b)
+                box(k);
+        };
+        if (branches.size() == 1 && branches[0]->size() == 1)
+            return box(branches[0]->front());
+        if (branches.size() == 1)
+            return seq(*branches[0]);
+        out.push_back({EAGLE_LAYOUT_FORK, static_cast<std::int32_t>(branches.size()), -1, 0});
+        for (const auto *b : branches)
+            seq(*b);
+    }
+
+    /** The accesses of the items grouped by the very view they touch, in first-seen order, each
+     *  group's accesses in item order; empty views carry no link. */
+    std::vector<std::pair<const eagle_view *, std::vector<Access>>> groups() const
+    {
+        std::map<std::vector<std::int64_t>, std::size_t> index;
+        std::vector<std::pair<const eagle_view *, std::vector<Access>>> out;
+        for (std::size_t k = 0; k < items_.size(); ++k)
+            for (const eagle_access &a : items_[k].accesses) {
+                const eagle_view &v = a.view;
+                std::vector<std::int64_t> key = {v.device, static_cast<std::int64_t>(v.data),
+                                                 v.itemsize};
+                bool empty = false;
+                for (std::int32_t d = 0; d < v.ndim; ++d) {
+                    key.push_back(v.shape[d]);
+                    key.push_back(v.strides[d]);
+                    empty = empty || v.shape[d] == 0;
+                }
+                if (empty)
+                    continue;
+                auto found = index.emplace(key, out.size());
+                if (found.second)
+                    out.push_back({&v, {}});
+                out[found.first->second].second.push_back(
+                    {static_cast<std::int32_t>(k), a.role != EAGLE_WRITE, a.role != EAGLE_READ});
+            }
+        return out;
+    }
+
+    /** The bytes a view spans: [first, last). */
+    static std::pair<std::int64_t, std::int64_t> span(const eagle_view &v)
+    {
+        std::int64_t lo = 0, hi = 0;
+        for (std::int32_t d = 0; d < v.ndim; ++d)
+            (v.strides[d] < 0 ? lo : hi) += (v.shape[d] - 1) * v.strides[d];
+        auto at = static_cast<std::int64_t>(v.data);
+        return {at + lo, at + hi + v.itemsize};
+    }
+
+    /** Refuse two different views of one memory where one is written: eagle links those through
+     *  its overlap test, the view only the very same views. */
+    static void
+    refuseOverlaps(const std::vector<std::pair<const eagle_view *, std::vector<Access>>> &g)
+    {
+        for (std::size_t i = 0; i < g.size(); ++i)
+            for (std::size_t j = i + 1; j < g.size(); ++j) {
+                auto a = span(*g[i].first), b = span(*g[j].first);
+                auto writes = [](const std::vector<Access> &acc) {
+                    return std::any_of(acc.begin(), acc.end(),
+                                       [](const Access &x) { return x.writes; });
+                };
+                if (g[i].first->device == g[j].first->device && a.first < b.second
+                    && b.first < a.second && (writes(g[i].second) || writes(g[j].second)))
+                    fail("items " + std::to_string(g[i].second[0].item) + " and "
+                         + std::to_string(g[j].second[0].item)
+                         + " touch overlapping but different views of one memory: the view links "
+                           "accesses to the very same view only; give them the same view");
+            }
+    }
+
+    const std::string &arrayName(const eagle_view &v, std::int32_t item) const
+    {
+        auto found = names_.find(static_cast<std::uintptr_t>(v.data));
+        if (found == names_.end())
+            fail("item " + std::to_string(item) + " ('"
+                 + items_[static_cast<std::size_t>(item)].name
+                 + "') touches an array no name() names: name it by its pointer");
+        return found->second;
+    }
+
+    /** The owner pairs that data flows along and the planes of each, from eagle's edge rule: per
+     *  view, a read depends on the last writer (RAW); a write on the readers since (WAR), or on
+     *  the last writer when there are none (WAW).  The edges sorted as eagle.Graph.edges() sorts
+     *  them, then the RAW and WAW ones grouped by pair in that order. */
+    Links dataLinks() const
+    {
+        auto grouped = groups();
+        refuseOverlaps(grouped);
+        std::vector<std::tuple<std::int32_t, std::int32_t, std::string, std::string>> edges;
+        for (const auto &group : grouped) {
+            const std::string &plane = arrayName(*group.first, group.second[0].item);
+            const Access *last = nullptr;
+            std::vector<const Access *> readers;
+            auto edge = [&](const Access &src, const Access &dst, const char *kind) {
+                if (src.item != dst.item)
+                    edges.emplace_back(src.item, dst.item, plane, kind);
+            };
+            for (const Access &acc : group.second) {
+                if (acc.reads && last)
+                    edge(*last, acc, "RAW");
+                if (acc.writes) {
+                    bool others = false;
+                    for (const Access *r : readers)
+                        if (r->item != acc.item) {
+                            edge(*r, acc, "WAR");
+                            others = true;
+                        }
+                    if (!others && last && !acc.reads)
+                        edge(*last, acc, "WAW");
+                    last = &acc;
+                    readers.clear();
+                } else if (acc.reads) {
+                    readers.push_back(&acc);
+                }
+            }
+        }
+        std::sort(edges.begin(), edges.end());
+        edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+        Links out;
+        for (const auto &[src, dst, plane, kind] : edges) {
+            if (kind == "WAR")
+                continue; // it only orders: the source read what the destination overwrites
+            std::size_t p = 0;
+            while (p < out.pairs.size() && (out.pairs[p].src != src || out.pairs[p].dst != dst))
+                ++p;
+            if (p == out.pairs.size()) {
+                out.pairs.push_back({src, dst});
+                out.planes.emplace_back();
+            }
+            if (std::find(out.planes[p].begin(), out.planes[p].end(), plane) == out.planes[p].end())
+                out.planes[p].push_back(plane);
+        }
+        return out;
+    }
+
+    /** The plane names under each exit (every plane its links carry, first seen first). */
+    std::vector<std::string> exitTexts(const eagle_layout &lay, const Links &links) const
+    {
+        std::vector<std::string> out;
+        for (std::int32_t e = 0; e < lay.n_exits; ++e) {
+            const eagle_layout_exit &exit = lay.exits[e];
+            std::vector<std::string> seen;
+            for (std::int32_t k = 0; k < lay.n_links; ++k) {
+                const eagle_layout_link &link = lay.links[k];
+                if (link.src != exit.node || link.pair < 0)
+                    continue;
+                for (const std::string &p : links.planes[static_cast<std::size_t>(link.pair)])
+                    if (std::find(seen.begin(), seen.end(), p) == seen.end())
+                        seen.push_back(p);
+            }
+            std::string text;
+            for (const std::string &p : seen)
+                text += (text.empty() ? "" : ", ") + p;
+            if (columns(text) > exit.room)
+                fail("the planes item " + std::to_string(exit.node) + " ('"
+                     + items_[static_cast<std::size_t>(exit.node)].name + "') passes on, '" + text
+                     + "', are wider than the " + std::to_string(exit.room)
+                     + " columns under its box, which eagle.Graph's picture cuts: give the arrays "
+                       "shorter names");
+            out.push_back(std::move(text));
+        }
+        return out;
+    }
+
+    std::string header() const
+    {
+        std::size_t groups = std::count_if(stages_.begin(), stages_.end(),
+                                           [](const Stage &s) { return s.branches.size() > 1; });
+        auto count = [](std::size_t n, const char *what) {
+            return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+        };
+        return title_ + " " + count(items_.size(), "node") + " \xc2\xb7 " + count(groups, "group")
+            + " \u00b7 backend: cpu";
+    }
+
+    std::string draw(const eagle_layout &lay, const Links &links,
+                     const std::vector<std::string> &labels) const
+    {
+        std::vector<std::string> exits = exitTexts(lay, links);
+        std::string head = header();
+        std::vector<const char *> nodes, exitPtrs, labelPtrs;
+        for (const Item &item : items_)
+            nodes.push_back(item.name.c_str());
+        for (const std::string &e : exits)
+            exitPtrs.push_back(e.c_str());
+        for (const std::string &l : labels)
+            labelPtrs.push_back(l.c_str());
+        eagle_picture_texts texts{};
+        texts.header = head.c_str();
+        texts.nodes = nodes.data();
+        texts.n_nodes = static_cast<std::int32_t>(nodes.size());
+        texts.exits = exitPtrs.data();
+        texts.n_exits = static_cast<std::int32_t>(exitPtrs.size());
+        texts.stages = labelPtrs.data();
+        texts.n_stages = static_cast<std::int32_t>(labelPtrs.size());
+        char *raw = nullptr;
+        int status = eagle_picture_text(&lay, &texts, &raw);
+        std::unique_ptr<char, void (*)(void *)> picture(raw, eagle_free);
+        detail::check(status, "eagle::GraphView::text");
+        return std::string(picture.get());
+    }
+
+    std::string title_;
+    exec::Program program_;
+    std::vector<Item> items_;
+    std::vector<Stage> stages_;
+    std::map<std::uintptr_t, std::string> names_;
+};
+
+} // namespace eagle
+
+#endif // EAGLE_VIEW_HPP
