@@ -440,7 +440,8 @@ def with_standin(code: str) -> str:
 def test_the_docs_name_every_snippet_this_file_compiles():
     """docs/cpp.rst holds seed 002's snippets as printed, and the tests below compile every named one."""
     found = snippets()
-    assert set(found) == {"cpp-record", "cpp-replay", "cpp-retune", "cpp-program", "cpp-branches", "cpp-busy"}
+    assert set(found) == {"cpp-record", "cpp-replay", "cpp-retune", "cpp-program", "cpp-branches", "cpp-busy",
+                          "cpp-view"}
     assert "addOne<<<1, N, 0, stream.cuda()>>>(dBuf, N);" in found["cpp-record"]
     assert "graph.addNode(eagle::cuda::CapturedGraph{ capturer.end() });" in found["cpp-record"]
     assert "eagle::cuda::Launcher launcher = graph.launcher();" in found["cpp-replay"]
@@ -553,6 +554,27 @@ def test_docs_host_snippets_compile_and_run(build_cpp, kernels):
     # x: 101 runs of x *= 2 (100, then one more under the guard), summed after each run
     assert results[0] == 3000 * 2.0**101
     assert list(results[1:]) == [2 * 2.0**10, 3.0**10]
+
+
+def docs_picture(name: str) -> str:
+    """The ``.. code-block:: text`` of docs/cpp.rst with ``:name: name``, dedented."""
+    block = re.compile(rf"^\.\. code-block:: text\n   :name: {name}\n\n((?:   .*\n|\n)+)", re.M)
+    match = block.search(DOCS.read_text())
+    assert match, f"docs/cpp.rst has no text block named {name}"
+    return textwrap.dedent(match.group(1)).strip("\n")
+
+
+def test_docs_view_snippet_prints_the_picture_the_page_shows(build_cpp, kernels, capfd):
+    """docs/cpp.rst's GraphView snippet, compiled as printed and run: what it prints is the picture the
+    page shows under it."""
+    source = ('#include <iostream>\n#include <vector>\n#include "eagle/eagle.hpp"\n#include "harness.hpp"\n\n'
+              "EXPORT int cpp_docs_view(eagle_kernel_fn scale)\n{\n    return harness::run([&] {\n"
+              "        std::int64_t n = 3000;\n" + textwrap.indent(snippets()["cpp-view"], " " * 8)
+              + "    });\n}\n")
+    lib = build_cpp("docs_view", source)
+    capfd.readouterr()
+    call(lib, "cpp_docs_view", address(kernels, "scale"))
+    assert capfd.readouterr().out == docs_picture("cpp-view-picture") + "\n"
 
 
 def header_examples() -> dict[str, str]:
