@@ -22,7 +22,7 @@ import pytest
 import eagle
 import eagle.viz
 from eagle import _core
-from eagle.graph import opaque
+from eagle.graph import Node, opaque
 from eagle.native import Library, compile_library, include_dir
 from eagle.plan import Plan
 
@@ -346,6 +346,38 @@ def test_the_views_reduce_prints_what_print_g_prints(view_tests, kernels):
     assert total[0] == 2.0 * n
 
 
+def test_the_views_frames_print_what_print_g_prints(view_tests, kernels):
+    """A device loop and a device if/else (eagle.DeviceLoop, eagle.DeviceIf), built in C++ as Program::loop
+    and ifThenElse through the view: frames titled as eagle's, the bodies' boxes inside, the planes passed
+    on under them; the picture is str(g) of the same eagle.Graph, and the bits are the graph's."""
+    n = 64
+    x, result = np.linspace(-1.0, 1.0, n), np.zeros(n)
+    cell, flag = np.array([2], np.uint32), np.array([1], np.uint32)
+    px, presult, pcell = x.copy(), result.copy(), cell.copy()
+
+    def plan(kernel: str, *params: tuple[str, str]) -> Plan:
+        return Plan(kernels.kernel(kernel), list(params), name=kernel)
+
+    scale = plan("scale", ("x", "readwrite"), ("c", "value"))
+    shift = plan("shift", ("x", "readwrite"), ("d", "value"))
+    decrement = plan("decrement", ("cell", "readwrite"))
+    loop = eagle.DeviceLoop(pcell, "while", 3, eagle.Body([Node("plan", decrement.bind(pcell)),
+                                                           Node("plan", scale.bind(px, 2.0))]))
+    choice = eagle.DeviceIf(flag, eagle.Body([Node("plan", shift.bind(px, 1.0))]),
+                            eagle.Body([Node("plan", shift.bind(px, -1.0))]))
+    g = eagle.Graph().add_node(Node("device_loop", loop)).add_node(Node("device_if", choice))
+    g = g.add(plan("mix", ("x", "read"), ("out", "write")).bind(px, presult)).build()
+    text = picture(view_tests, "cpp_view_control", address(kernels, "scale"), address(kernels, "shift"),
+                   address(kernels, "decrement"), address(kernels, "mix"), ctypes.c_void_p(cell.ctypes.data),
+                   ctypes.c_void_p(flag.ctypes.data), doubles(x), doubles(result), ctypes.c_int64(n))
+    assert text == str(g)
+    assert "repeat ≤ 3" in text and "if guard · else" in text
+    g.launch()
+    np.testing.assert_array_equal(x, px)
+    np.testing.assert_array_equal(result, presult)
+    assert cell[0] == pcell[0] == 0
+
+
 def test_the_view_refuses_what_it_cannot_draw_truly(view_tests, kernels):
     """An unnamed array, overlapping different views, an empty stage, a name eagle.Graph's picture would
     cut, plane names wider than their room: each an eagle::Error that names the call and says what to
@@ -363,6 +395,11 @@ def test_the_view_refuses_what_it_cannot_draw_truly(view_tests, kernels):
         "eagle::GraphView::text: the planes item 0 ('s') passes on, 'a_long_plane_name_of_many_columns', are "
         "wider than the 5 columns under its box, which eagle.Graph's picture cuts: give the arrays shorter "
         "names",
+        "eagle::GraphView::loop: a body is drawn as one sequence of items, as eagle.Graph's device "
+        "constructs are: build it with no stage() or branch()",
+        "eagle::GraphView::text: node 0 ('repeat guard times') has no item in its frame: give its body "
+        "an item",
+        "eagle::GraphView::ifThen: an array is named 'x' here and 'y' in the body: give it one name",
     ]
     np.testing.assert_array_equal(x, np.ones(8))  # the refused kernel never ran
 

@@ -94,6 +94,50 @@ EXPORT int cpp_view_reduce(std::uintptr_t scale, double *x, double *total, std::
     });
 }
 
+// host_tests.cpp's cpp_control through a GraphView: a While loop (at most 3 turns) over a decrement and
+// x *= 2, an if/else on a flag (x += 1, else x -= 1), then a mix; run once, its picture into out.
+EXPORT int cpp_view_control(std::uintptr_t scale, std::uintptr_t shift, std::uintptr_t decrement,
+                            std::uintptr_t mix, std::uint32_t *cell, const std::uint32_t *flag,
+                            double *x, double *result, std::int64_t n, char *out, std::size_t size)
+{
+    return harness::run([&] {
+        auto shifting = [&](double d) {
+            eagle::GraphView arm;
+            arm.kernel("shift",
+                       {kernel(shift),
+                        {arg(x), arg(d)},
+                        n,
+                        EAGLE_PER_SAMPLE,
+                        {access(x, n, Role::ReadWrite)}});
+            return arm;
+        };
+        eagle::GraphView body;
+        body.name(cell, "cell")
+            .kernel("decrement",
+                    {kernel(decrement), {arg(cell)}, 1, 0, {access(cell, 1, Role::ReadWrite)}})
+            .kernel("scale",
+                    {kernel(scale),
+                     {arg(x), arg(2.0)},
+                     n,
+                     EAGLE_PER_SAMPLE,
+                     {access(x, n, Role::ReadWrite)}});
+        eagle::GraphView view("eagle.Graph");
+        view.name(x, "x").name(flag, "flag").name(result, "out");
+        view.loop(cell, eagle::exec::Loop::While, 3, std::move(body))
+            .stage()
+            .ifThenElse(flag, shifting(1.0), shifting(-1.0))
+            .stage()
+            .kernel("mix",
+                    {kernel(mix),
+                     {arg(x), arg(result)},
+                     n,
+                     EAGLE_PER_SAMPLE,
+                     {access(x, n, Role::Read), access(result, n, Role::Write)}});
+        view.program().finalize().run();
+        copy_out(view.text(), out, size);
+    });
+}
+
 // Each refusal of the view, by message, one per line into out: an unnamed array, two overlapping
 // views, a stage with no item, a name past 24 columns, plane names wider than the room under a box.
 EXPORT int cpp_view_refusals(std::uintptr_t scale, double *x, std::int64_t n, char *out,
@@ -101,6 +145,8 @@ EXPORT int cpp_view_refusals(std::uintptr_t scale, double *x, std::int64_t n, ch
 {
     return harness::run([&] {
         std::string what, all;
+        std::uint32_t guard =
+            0; // the constructs' cell (never run: only their pictures are asked for)
         auto scaling = [&](double *at, std::int64_t k) {
             return eagle::exec::Call{kernel(scale),
                                      {arg(at), arg(2.0)},
@@ -142,6 +188,26 @@ EXPORT int cpp_view_refusals(std::uintptr_t scale, double *x, std::int64_t n, ch
             view.name(x, "a_long_plane_name_of_many_columns");
             view.kernel("s", scaling(x, n)).stage().kernel("t", scaling(x, n));
             EXPECT_THROW(eagle::Error, view.text(), what);
+            all += what + "\n";
+        }
+        {
+            eagle::GraphView view, body;
+            body.name(x, "x").kernel("s", scaling(x, n)).branch().kernel("t", scaling(x, n));
+            EXPECT_THROW(eagle::Error,
+                         view.loop(&guard, eagle::exec::Loop::Count, -1, std::move(body)), what);
+            all += what + "\n";
+        }
+        {
+            eagle::GraphView view, body;
+            view.name(&guard, "guard").loop(&guard, eagle::exec::Loop::Count, -1, std::move(body));
+            EXPECT_THROW(eagle::Error, view.text(), what);
+            all += what + "\n";
+        }
+        {
+            eagle::GraphView view, body;
+            body.name(x, "y").kernel("s", scaling(x, n));
+            view.name(x, "x");
+            EXPECT_THROW(eagle::Error, view.ifThen(&guard, std::move(body)), what);
             all += what + "\n";
         }
         copy_out(all, out, size);

@@ -98,6 +98,35 @@ class GraphView
                     exec::access(static_cast<const T *>(out), 1, exec::Role::Write)});
     }
 
+    /** Run `then` when *cell != 0 (Program::ifThen): a frame "if guard" around its items. */
+    GraphView &ifThen(const std::uint32_t *cell, GraphView then)
+    {
+        std::vector<Item> arm = body(then, "ifThen");
+        program_.ifThen(cell, std::move(then.program_));
+        return construct("if guard", cell, {std::move(arm)});
+    }
+    /** Run `then` when *cell != 0, else `otherwise` (Program::ifThenElse): a frame "if guard ·
+     *  else" around the two side by side (an arm with no item is left out). */
+    GraphView &ifThenElse(const std::uint32_t *cell, GraphView then, GraphView otherwise)
+    {
+        std::vector<Item> arm = body(then, "ifThenElse"), other = body(otherwise, "ifThenElse");
+        program_.ifThenElse(cell, std::move(then.program_), std::move(otherwise.program_));
+        std::string title = other.empty() ? "if guard" : "if guard \xc2\xb7 else";
+        return construct(std::move(title), cell, {std::move(arm), std::move(other)});
+    }
+    /** A loop over `body` (Program::loop): a frame around its items, titled as eagle.Graph's
+     *  device loop ("repeat guard times", "repeat ≤ N", "repeat while guard"). */
+    GraphView &loop(const std::uint32_t *cell, exec::Loop kind, std::int64_t maxIters,
+                    GraphView body)
+    {
+        std::vector<Item> items = this->body(body, "loop");
+        program_.loop(cell, kind, maxIters, std::move(body.program_));
+        std::string title = kind == exec::Loop::Count ? "repeat guard times"
+            : maxIters >= 0 ? "repeat \xe2\x89\xa4 " + std::to_string(maxIters)
+                            : "repeat while guard";
+        return construct(std::move(title), cell, {std::move(items)});
+    }
+
     /** The program built so far, still owned by the view: finalize and run it. */
     exec::Program &program() noexcept { return program_; }
 
@@ -116,17 +145,21 @@ class GraphView
                             [](const std::vector<std::int32_t> &b) { return b.empty(); }))
                 fail("stage " + std::to_string(s) + " has no item: add one, or open no stage");
         Links links = dataLinks();
-        std::vector<eagle_layout_block> blocks;
+        Model model;
+        for (std::size_t k = 0; k < items_.size(); ++k) { // the graph's nodes first, then the
+            model.nodes.push_back(&items_[k]);            // nodes inside its constructs
+            model.owners.push_back(static_cast<std::int32_t>(k));
+        }
         for (const Stage &stage : stages_)
-            tree(stage, blocks);
+            tree(stage, model);
         std::vector<std::string> labels;
-        std::vector<std::int32_t> widths, owners;
+        std::vector<std::int32_t> widths;
         for (std::size_t s = 0; s < stages_.size(); ++s) {
             labels.push_back("stage " + std::to_string(s) + " " + schedule(stages_[s].schedule));
             widths.push_back(columns(labels.back()));
         }
-        for (std::size_t k = 0; k < items_.size(); ++k)
-            owners.push_back(static_cast<std::int32_t>(k));
+        std::vector<eagle_layout_block> &blocks = model.blocks;
+        std::vector<std::int32_t> &owners = model.owners;
         eagle_layout_input in{};
         in.blocks = blocks.data();
         in.n_blocks = static_cast<std::int32_t>(blocks.size());
@@ -141,7 +174,7 @@ class GraphView
         int status = eagle_layout_run(&in, &raw);
         std::unique_ptr<eagle_layout, void (*)(eagle_layout *)> lay(raw, eagle_layout_free);
         detail::check(status, "eagle::GraphView::text");
-        return draw(*lay, links, labels);
+        return draw(*lay, links, model, labels);
     }
 
     /** The text picture, written to `out`. */
@@ -154,9 +187,13 @@ class GraphView
     /** Columns eagle.Graph's picture gives a box's text before cutting it with "…". */
     static constexpr std::int32_t MAX_LABEL = 24;
 
+    /** A box, or a construct (a title): a frame around its arms, side by side (an if's), or
+     *  around its one body (a loop's); its accesses are its guard cell's and its arms'. */
     struct Item {
         std::string name;
         std::vector<eagle_access> accesses;
+        std::string title = {};
+        std::vector<std::vector<Item>> arms = {};
     };
     struct Stage {
         exec::Schedule schedule;
@@ -202,37 +239,134 @@ class GraphView
 
     GraphView &add(std::string name, std::vector<eagle_access> accesses)
     {
+        return add(Item{std::move(name), std::move(accesses)});
+    }
+
+    GraphView &add(Item item)
+    {
         if (stages_.empty()) // the program opened a work-sharing stage for it
             stages_.push_back({exec::Schedule::WorkShare, {{}}});
         stages_.back().branches.back().push_back(static_cast<std::int32_t>(items_.size()));
-        items_.push_back({std::move(name), std::move(accesses)});
+        items_.push_back(std::move(item));
         return *this;
     }
 
-    /** A stage's blocks in preorder: its one branch as a sequence (one box alone), or a fork of
-     *  its branches, each a sequence (eagle.viz's model of a stage). */
-    void tree(const Stage &stage, std::vector<eagle_layout_block> &out) const
+    /** The items of a construct's body: one sequence (no stage or branch of its own); its names
+     *  join this view's. */
+    std::vector<Item> body(const GraphView &view, const char *method)
     {
-        std::vector<const std::vector<std::int32_t> *> branches;
-        for (const auto &b : stage.branches)
-            if (!b.empty())
-                branches.push_back(&b);
-        auto box = [&](std::int32_t k) {
-            out.push_back(
-                {EAGLE_LAYOUT_BOX, 0, k, columns(items_[static_cast<std::size_t>(k)].name)});
-        };
-        auto seq = [&](const std::vector<std::int32_t> &b) {
-            out.push_back({EAGLE_LAYOUT_SEQ, static_cast<std::int32_t>(b.size()), -1, 0});
+        if (view.stages_.size() > 1
+            || (view.stages_.size() == 1 && view.stages_[0].branches.size() > 1))
+            throw Error(EAGLE_ERR_ARG, std::string("eagle::GraphView::") + method
+                                           + ": a body is drawn as one sequence of items, as "
+                                             "eagle.Graph's device constructs are: build it "
+                                             "with no stage() or branch()");
+        mergeNames(view, method);
+        return view.items_;
+    }
+
+    void mergeNames(const GraphView &view, const char *method)
+    {
+        for (const auto &[array, name] : view.names_) {
+            auto found = names_.find(array);
+            if (found != names_.end() && found->second != name)
+                throw Error(EAGLE_ERR_ARG,
+                            std::string("eagle::GraphView::") + method + ": an array is named '"
+                                + found->second + "' here and '" + name
+                                + "' in the body: give it one name");
+        }
+        names_.insert(view.names_.begin(), view.names_.end());
+    }
+
+    /** A construct over `cell` and `arms`: eagle's planes of one, the guard read, then what its
+     *  arms read, then what they write. */
+    GraphView &construct(std::string title, const std::uint32_t *cell,
+                         std::vector<std::vector<Item>> arms)
+    {
+        std::vector<eagle_access> accesses = {exec::access(cell, 1, exec::Role::Read)};
+        for (bool reads : {true, false})
+            for (const auto &arm : arms)
+                for (const Item &item : arm)
+                    for (const eagle_access &a : item.accesses)
+                        if ((a.role == EAGLE_READ) == reads)
+                            accesses.push_back(a);
+        Item item{title, std::move(accesses), title, std::move(arms)};
+        return add(std::move(item));
+    }
+
+    /** What the layout engine is given: the blocks in preorder, the node of each box (the
+     *  graph's items, then the items inside constructs, numbered as they are met), its owner. */
+    struct Model {
+        std::vector<eagle_layout_block> blocks;
+        std::vector<const Item *> nodes;
+        std::vector<std::int32_t> owners;
+        std::map<std::int32_t, std::string> titles; // a frame's block -> its title
+    };
+
+    /** A stage's blocks: its one branch as a sequence (one block alone), or a fork of its
+     *  branches, each a sequence (eagle.viz's model of a stage). */
+    void tree(const Stage &stage, Model &m) const
+    {
+        std::vector<std::vector<const Item *>> branches;
+        for (const auto &b : stage.branches) {
+            if (b.empty())
+                continue;
+            branches.emplace_back();
             for (std::int32_t k : b)
-                box(k);
-        };
-        if (branches.size() == 1 && branches[0]->size() == 1)
-            return box(branches[0]->front());
+                branches.back().push_back(&items_[static_cast<std::size_t>(k)]);
+        }
+        fork(branches, m,
+             [&](const Item *item) { return static_cast<std::int32_t>(item - items_.data()); });
+    }
+
+    /** Side by side when there are two or more (each a sequence, one block wrapped too), else
+     *  the one sequence (one block alone); `node` numbers an item where it is met. */
+    template <class Number>
+    void fork(const std::vector<std::vector<const Item *>> &branches, Model &m, Number node) const
+    {
         if (branches.size() == 1)
-            return seq(*branches[0]);
-        out.push_back({EAGLE_LAYOUT_FORK, static_cast<std::int32_t>(branches.size()), -1, 0});
-        for (const auto *b : branches)
-            seq(*b);
+            return seq(branches[0], m, node, false);
+        m.blocks.push_back({EAGLE_LAYOUT_FORK, static_cast<std::int32_t>(branches.size()), -1, 0});
+        for (const auto &b : branches)
+            seq(b, m, node, true);
+    }
+
+    template <class Number>
+    void seq(const std::vector<const Item *> &items, Model &m, Number node, bool wrap) const
+    {
+        if (items.size() > 1 || wrap)
+            m.blocks.push_back({EAGLE_LAYOUT_SEQ, static_cast<std::int32_t>(items.size()), -1, 0});
+        for (const Item *item : items)
+            block(*item, node(item), m);
+    }
+
+    /** Node `k`'s block: its box, or its construct's frame around its arms, whose items are
+     *  numbered after every node met so far and owned by k's owner. */
+    void block(const Item &item, std::int32_t k, Model &m) const
+    {
+        if (item.title.empty()) {
+            m.blocks.push_back({EAGLE_LAYOUT_BOX, 0, k, columns(item.name)});
+            return;
+        }
+        std::vector<std::vector<const Item *>> arms;
+        for (const auto &arm : item.arms) {
+            if (arm.empty())
+                continue;
+            arms.emplace_back();
+            for (const Item &inner : arm)
+                arms.back().push_back(&inner);
+        }
+        if (arms.empty())
+            fail("node " + std::to_string(k) + " ('" + item.title
+                 + "') has no item in its frame: give its body an item");
+        m.titles[static_cast<std::int32_t>(m.blocks.size())] = item.title;
+        m.blocks.push_back({EAGLE_LAYOUT_FRAME, 1, -1, columns(item.title)});
+        std::int32_t owner = m.owners[static_cast<std::size_t>(k)];
+        fork(arms, m, [&m, owner](const Item *inner) {
+            m.nodes.push_back(inner);
+            m.owners.push_back(owner);
+            return static_cast<std::int32_t>(m.nodes.size() - 1);
+        });
     }
 
     /** The accesses of the items grouped by the very view they touch, in first-seen order, each
@@ -360,7 +494,8 @@ class GraphView
     }
 
     /** The plane names under each exit (every plane its links carry, first seen first). */
-    std::vector<std::string> exitTexts(const eagle_layout &lay, const Links &links) const
+    std::vector<std::string> exitTexts(const eagle_layout &lay, const Links &links,
+                                       const Model &model) const
     {
         std::vector<std::string> out;
         for (std::int32_t e = 0; e < lay.n_exits; ++e) {
@@ -379,7 +514,7 @@ class GraphView
                 text += (text.empty() ? "" : ", ") + p;
             if (columns(text) > exit.room)
                 fail("the planes item " + std::to_string(exit.node) + " ('"
-                     + items_[static_cast<std::size_t>(exit.node)].name + "') passes on, '" + text
+                     + model.nodes[static_cast<std::size_t>(exit.node)]->name + "') passes on, '" + text
                      + "', are wider than the " + std::to_string(exit.room)
                      + " columns under its box, which eagle.Graph's picture cuts: give the arrays "
                        "shorter names");
@@ -399,14 +534,16 @@ class GraphView
             + " \u00b7 backend: cpu";
     }
 
-    std::string draw(const eagle_layout &lay, const Links &links,
+    std::string draw(const eagle_layout &lay, const Links &links, const Model &model,
                      const std::vector<std::string> &labels) const
     {
-        std::vector<std::string> exits = exitTexts(lay, links);
+        std::vector<std::string> exits = exitTexts(lay, links, model);
         std::string head = header();
-        std::vector<const char *> nodes, exitPtrs, labelPtrs;
-        for (const Item &item : items_)
-            nodes.push_back(item.name.c_str());
+        std::vector<const char *> nodes, frames, exitPtrs, labelPtrs;
+        for (std::int32_t k = 0; k < lay.n_frames; ++k)
+            frames.push_back(model.titles.at(lay.frames[k].block).c_str());
+        for (const Item *item : model.nodes)
+            nodes.push_back(item->name.c_str());
         for (const std::string &e : exits)
             exitPtrs.push_back(e.c_str());
         for (const std::string &l : labels)
@@ -415,6 +552,8 @@ class GraphView
         texts.header = head.c_str();
         texts.nodes = nodes.data();
         texts.n_nodes = static_cast<std::int32_t>(nodes.size());
+        texts.frames = frames.data();
+        texts.n_frames = static_cast<std::int32_t>(frames.size());
         texts.exits = exitPtrs.data();
         texts.n_exits = static_cast<std::int32_t>(exitPtrs.size());
         texts.stages = labelPtrs.data();
