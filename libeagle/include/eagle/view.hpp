@@ -2,10 +2,10 @@
  * @file view.hpp
  * @brief eagle::GraphView: a C++-built host program and its picture, the one print(g) draws.
  *
- * A GraphView builds an eagle::exec::Program (its stage, branch, kernel and
- * reduce forward to the program's) and keeps what a picture needs that
- * libeagle's program does not hold: each item's name, the names of the
- * arrays, the stages and branches.  text() lays the graph out with libeagle's
+ * A GraphView builds an eagle::exec::Program (its stage, branch, kernel,
+ * reduce, ifThen, ifThenElse and loop forward to the program's) and keeps
+ * what a picture needs that libeagle's program does not hold: each item's
+ * name, the names of the arrays, the stages, branches and bodies.  text() lays the graph out with libeagle's
  * layout engine (eagle_layout_run) and draws it with libeagle's text drawer
  * (eagle_picture_text), the two that eagle.Graph's print(g) uses, with the
  * links derived from what each item reads and writes exactly as eagle derives
@@ -37,7 +37,10 @@ namespace eagle
  *
  * Name the arrays the items touch (by the pointer their accesses give), build
  * the program through the view, then print it; program() is the program
- * itself, to finalize and run.  A stage is a fork when it has two branches or
+ * itself, to finalize and run.  The body of an ifThen, ifThenElse or loop is
+ * a GraphView of its own, one sequence of items (no stage or branch), drawn
+ * in a frame as eagle.Graph draws its device constructs; its names count
+ * here too.  A stage is a fork when it has two branches or
  * more (what eagle.Graph.add_group adds); its label says the schedule it was
  * opened with.  Every item is drawn (eagle.Graph's picture folds a long run of
  * alike nodes into one box; the view never does).
@@ -133,10 +136,11 @@ class GraphView
     /**
      * The text picture: the header line (the title, the item and group counts,
      * the backend), then the stages in box-drawing characters, as print(g) draws
-     * an eagle.Graph.  eagle::Error when a stage has no item, an array an item
-     * touches has no name, two different views of one memory overlap where one is
-     * written (the view links the very same views only), or the names of what an
-     * item passes on are wider than the room under its box.
+     * an eagle.Graph.  eagle::Error when a stage or a construct's frame has no
+     * item, an array an item touches has no name, two different views of one
+     * memory overlap where one is written (the view links the very same views
+     * only), or the names of what an item passes on are wider than the room
+     * under its box.
      */
     std::string text() const
     {
