@@ -412,24 +412,34 @@ class GraphView
     }
 
     /** Refuse two different views of one memory where one is written: eagle links those through
-     *  its overlap test, the view only the very same views. */
+     *  its overlap test, the view only the very same views.  A sweep over the spans by start. */
     static void
     refuseOverlaps(const std::vector<std::pair<const eagle_view *, std::vector<Access>>> &g)
     {
-        for (std::size_t i = 0; i < g.size(); ++i)
-            for (std::size_t j = i + 1; j < g.size(); ++j) {
-                auto a = span(*g[i].first), b = span(*g[j].first);
-                auto writes = [](const std::vector<Access> &acc) {
-                    return std::any_of(acc.begin(), acc.end(),
-                                       [](const Access &x) { return x.writes; });
-                };
-                if (g[i].first->device == g[j].first->device && a.first < b.second
-                    && b.first < a.second && (writes(g[i].second) || writes(g[j].second)))
-                    fail("items " + std::to_string(g[i].second[0].item) + " and "
-                         + std::to_string(g[j].second[0].item)
+        struct Span {
+            std::int64_t device, first, last;
+            bool writes;
+            std::int32_t item;
+        };
+        std::vector<Span> spans;
+        for (const auto &[view, accesses] : g) {
+            auto [first, last] = span(*view);
+            bool writes = std::any_of(accesses.begin(), accesses.end(),
+                                      [](const Access &a) { return a.writes; });
+            spans.push_back({view->device, first, last, writes, accesses[0].item});
+        }
+        std::sort(spans.begin(), spans.end(), [](const Span &a, const Span &b) {
+            return std::tie(a.device, a.first) < std::tie(b.device, b.first);
+        });
+        for (std::size_t i = 0; i < spans.size(); ++i)
+            for (std::size_t j = i + 1; j < spans.size() && spans[j].device == spans[i].device
+                 && spans[j].first < spans[i].last;
+                 ++j)
+                if (spans[i].writes || spans[j].writes)
+                    fail("items " + std::to_string(std::min(spans[i].item, spans[j].item)) + " and "
+                         + std::to_string(std::max(spans[i].item, spans[j].item))
                          + " touch overlapping but different views of one memory: the view links "
                            "accesses to the very same view only; give them the same view");
-            }
     }
 
     const std::string &arrayName(const eagle_view &v, std::int32_t item) const
@@ -481,13 +491,13 @@ class GraphView
         std::sort(edges.begin(), edges.end());
         edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
         Links out;
+        std::map<std::pair<std::int32_t, std::int32_t>, std::size_t> index;
         for (const auto &[src, dst, plane, kind] : edges) {
             if (kind == "WAR")
                 continue; // it only orders: the source read what the destination overwrites
-            std::size_t p = 0;
-            while (p < out.pairs.size() && (out.pairs[p].src != src || out.pairs[p].dst != dst))
-                ++p;
-            if (p == out.pairs.size()) {
+            auto found = index.emplace(std::make_pair(src, dst), out.pairs.size());
+            std::size_t p = found.first->second;
+            if (found.second) {
                 out.pairs.push_back({src, dst});
                 out.planes.emplace_back();
             }
@@ -501,18 +511,18 @@ class GraphView
     std::vector<std::string> exitTexts(const eagle_layout &lay, const Links &links,
                                        const Model &model) const
     {
+        std::map<std::int32_t, std::vector<std::int32_t>> leaving; // a node -> its links' pairs
+        for (std::int32_t k = 0; k < lay.n_links; ++k)
+            if (lay.links[k].pair >= 0)
+                leaving[lay.links[k].src].push_back(lay.links[k].pair);
         std::vector<std::string> out;
         for (std::int32_t e = 0; e < lay.n_exits; ++e) {
             const eagle_layout_exit &exit = lay.exits[e];
             std::vector<std::string> seen;
-            for (std::int32_t k = 0; k < lay.n_links; ++k) {
-                const eagle_layout_link &link = lay.links[k];
-                if (link.src != exit.node || link.pair < 0)
-                    continue;
-                for (const std::string &p : links.planes[static_cast<std::size_t>(link.pair)])
+            for (std::int32_t pair : leaving[exit.node])
+                for (const std::string &p : links.planes[static_cast<std::size_t>(pair)])
                     if (std::find(seen.begin(), seen.end(), p) == seen.end())
                         seen.push_back(p);
-            }
             std::string text;
             for (const std::string &p : seen)
                 text += (text.empty() ? "" : ", ") + p;
