@@ -98,6 +98,9 @@ def test_a_layout_with_inconsistent_counts_is_refused():
     """A count above 0 with no array, a negative count, a box or a wire past the layout's cells, a
     link past its points: each EAGLE_ERR_ARG, nothing drawn."""
     t, _keep = texts_for(native())
+    label = ffi.new("char[]", b"s")
+    stages = ffi.new("char *[]", [label])
+    t.stages, t.n_stages = stages, 1
     for change in ("boxes", "negative", "box_off", "narrow", "link_points"):
         lay = two()
         cdata = ffi.cast("eagle_layout *", lay.native)
@@ -111,8 +114,6 @@ def test_a_layout_with_inconsistent_counts_is_refused():
             cdata.width = 3
         else:
             cdata.wires[0].n = cdata.n_points + 1
-        stages = ffi.new("char *[]", [ffi.new("char[]", b"s")])
-        t.stages, t.n_stages = stages, 1
         out = ffi.new("char **")
         assert call(cdata, t, out) == lib.EAGLE_ERR_ARG, change
         assert out[0] == ffi.NULL
