@@ -30,7 +30,7 @@ PUBLIC: dict[str, list[str] | None] = {
                      "lookup", "include_dir"],
     "eagle.demo": ["main", "whole", "numpy_whole"],
     "eagle.extend": ["view", "GraphView", "state", "Recording", "recording", "flatten", "unflatten",
-                     "lay_out", "picture_text"],
+                     "lay_out", "picture_text", "picture_mermaid", "picture_dot", "picture_style"],
     "eagle.interop": None,
     "eagle.testing": ["DLPackOnly", "InterfaceOnly"],
     "eagle.builder": None,

@@ -361,7 +361,7 @@ static int draw(canvas *c, const eagle_layout *lay, const eagle_picture_texts *t
         int32_t n = 0;
         uint32_t *text = text_of(t->nodes[b->node], &n, &status, "node text", b->node);
         if (text)
-            status = draw_box(c, b, text, n, t->dashed && t->dashed[b->node], k);
+            status = draw_box(c, b, text, n, t->roles && t->roles[b->node] == EAGLE_ROLE_OPAQUE, k);
         free(text);
     }
     for (int32_t k = 0; k < lay->n_frames && !status; ++k) {

@@ -38,9 +38,10 @@ What it holds, by use:
   size, NVRTC (:data:`nvrtc`), and :func:`flatten` / :func:`unflatten` of
   result trees.
 - **Pictures**: :func:`lay_out`, libeagle's layout engine (boxes, frames, wires and long
-  links routed around the boxes, in cells), which eagle-viz's faces draw from, and
-  :func:`picture_text`, libeagle's drawer of a layout as text (what ``print(g)`` shows, and
-  what C++'s ``eagle::GraphView`` prints).
+  links routed around the boxes, in cells), which eagle-viz's faces draw from, and libeagle's
+  drawers of a layout, :func:`picture_text` (what ``print(g)`` shows), :func:`picture_mermaid`
+  and :func:`picture_dot`, with their palette, :func:`picture_style`: what C++'s
+  ``eagle::GraphView`` prints too.
 
 ``API_VERSION`` is ``(major, minor)``: a minor step adds names, a major one
 changes or removes them.
@@ -124,8 +125,8 @@ from eagle._kinds import kind_of as node_kind
 from eagle._launch_checks import count_writes
 from eagle._lower_cpu import emit, emit_node
 from eagle._nodes import Conditional, Copy, Opaque, Reduce
+from eagle._picture_faces import picture_dot, picture_mermaid, picture_style, picture_text
 from eagle._picture_layout import NativeLayout, lay_out
-from eagle._picture_text import picture_text
 from eagle._pictures import ROLES, BoxPicture, FramePicture, NoPicture, Picture
 from eagle._program import Program, deferred_kernels
 from eagle._races import refuse_sibling_races
@@ -366,6 +367,9 @@ __all__ = [
     "nvrtc",
     "on_device",
     "overlap",
+    "picture_dot",
+    "picture_mermaid",
+    "picture_style",
     "picture_text",
     "rebind",
     "record_into",

@@ -163,6 +163,8 @@ class Layout:
     wires: list[Wire] = field(default_factory=list)
     stages: list[PlacedStage] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
+    #: The planes of each owner pair the engine was given, in its order (what a link's pair names).
+    pairs: list[tuple[str, ...]] = field(default_factory=list)
 
     def box(self, node: int) -> PlacedBox:
         return next(b for b in self.boxes if b.node == node)
@@ -198,7 +200,7 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
     owners = [model.alias.get(n.owner, n.owner) for n in model.nodes]
     native = lay_out([_row(b, texts) for b in order], len(model.stages),
                      [len(t) for t in labels] if stage_labels else None, columns, owners, pairs)
-    out = Layout(model, native, native.width, native.height, texts)
+    out = Layout(model, native, native.width, native.height, texts, pairs=planes)
     roles = {n.index: n.role for n in model.nodes}
     out.boxes = [PlacedBox(node, x, y, w, out.texts[node], roles[node]) for node, x, y, w in native.boxes]
     for block, x, y, w, h, first, n in native.frames:
@@ -293,6 +295,23 @@ def plane_name(src: NodeInfo, plane: str) -> str:
     """A plane on an edge: the name its source's output was assigned to (``v = scale(…)``: ``v``),
     else the plane's own name (the kernel's parameter or output)."""
     return src.output or plane
+
+
+def node_texts(lay: Layout) -> tuple[list[str], list[str]]:
+    """Each node's box text and role, by index: what libeagle's drawers take."""
+    nodes = lay.model.nodes
+    return [lay.texts[n.index] for n in nodes], [n.role for n in nodes]
+
+
+def stage_notes(lay: Layout) -> list[str]:
+    """The line the DOT and Mermaid faces write before each stage: ``stage 2 work_share``."""
+    return [f"stage {s.index}" + (f" {s.schedule}" if s.schedule else "") for s in lay.model.stages]
+
+
+def pair_labels(lay: Layout) -> list[str]:
+    """The label of the links drawing each pair the engine was given: its planes, cut (``""``: a
+    wait, which only orders)."""
+    return [cut(", ".join(planes), MAX_LABEL) for planes in lay.pairs]
 
 
 def link_text(link: Link) -> str:

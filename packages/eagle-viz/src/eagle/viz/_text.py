@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from eagle.extend import picture_text
-from eagle.viz._layout import Layout, layout
+from eagle.viz._layout import Layout, layout, node_texts, stage_text
 from eagle.viz._model import describe
 
 
@@ -44,15 +44,6 @@ def draw_text(lay: Layout) -> str:
     >>> text.splitlines()[0]
     'eagle.Graph 2 nodes · 0 groups · backend: (not built)'
     """
-    nodes = range(len(lay.model.nodes))
-    return picture_text(lay.native, lay.model.header, [lay.texts[n] for n in nodes],
-                        [lay.model.nodes[n].role == "opaque" for n in nodes], [f.label for f in lay.frames],
-                        [p.text for p in lay.planes], _stage_labels(lay))
-
-
-def _stage_labels(lay: Layout) -> list[str]:
-    """The label of each stage of the model, by its position (what the layout's stage rows name)."""
-    labels = [""] * len(lay.model.stages)
-    for row, stage in zip(lay.native.stages, lay.stages, strict=True):
-        labels[row[0]] = stage.text
-    return labels
+    return picture_text(lay.native, lay.model.header, *node_texts(lay), [f.label for f in lay.frames],
+                        [p.text for p in lay.planes], [stage_text(s.index, s.last, s.schedule)
+                                                       for s in lay.model.stages])
