@@ -301,6 +301,23 @@ def picture(lib: ctypes.CDLL, name: str, *args: object) -> str:
     return out.value.decode()
 
 
+#: eagle.Graph's faces, numbered as the view tests number the view's (text, Mermaid, DOT).
+FACES = (str, eagle.Graph.to_mermaid, eagle.Graph.to_dot)
+
+
+def assert_faces_equal(g: eagle.Graph, lib: ctypes.CDLL, name: str, kernels: tuple[object, ...],
+                       arrays: list[np.ndarray], *args: object) -> str:
+    """The view an exported view test builds draws each face as ``g`` does (each built over copies of
+    ``arrays``: the test runs the program once); its text."""
+    drawn = []
+    for face, expected in enumerate(FACES):
+        copies = [a.copy() for a in arrays]
+        drawn.append(picture(lib, name, *kernels, *(ctypes.c_void_p(a.ctypes.data) for a in copies), *args,
+                             face))
+        assert drawn[-1] == expected(g), f"face {face}"
+    return drawn[0]
+
+
 def python_fork_join_graph(lib: Library, a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> eagle.Graph:
     """view_tests.cpp's cpp_view_fork_join as an eagle.Graph: each plan's planes named as the C++ view
     names the arrays."""
@@ -319,37 +336,39 @@ def python_fork_join_graph(lib: Library, a: np.ndarray, b: np.ndarray, acc: np.n
 def test_the_view_prints_what_print_g_prints(view_tests, kernels, threads, n):
     """A fork of two branches joined by two axpys, built in C++ through eagle::GraphView: its text is
     str(g) of the same eagle.Graph, character for character (the long link, the plane names and the
-    schedules included), and the program it built has the graph's bits."""
-    a, b, acc = np.linspace(0.0, 1.0, n), np.linspace(1.0, 2.0, n), np.zeros(n)
-    g = python_fork_join_graph(kernels, pa := a.copy(), pb := b.copy(), pacc := acc.copy())
-    text = picture(view_tests, "cpp_view_fork_join", address(kernels, "scale"), address(kernels, "shift"),
-                   address(kernels, "axpy"), doubles(a), doubles(b), doubles(acc), ctypes.c_int64(n))
-    assert text == str(g)
+    schedules included), its Mermaid and DOT are g.to_mermaid() and g.to_dot(), and the program it
+    built has the graph's bits."""
+    start = [np.linspace(0.0, 1.0, n), np.linspace(1.0, 2.0, n), np.zeros(n)]
+    arrays = [s.copy() for s in start]
+    g = python_fork_join_graph(kernels, *arrays)
+    fns = (address(kernels, "scale"), address(kernels, "shift"), address(kernels, "axpy"))
+    text = assert_faces_equal(g, view_tests, "cpp_view_fork_join", fns, start, ctypes.c_int64(n))
     assert "◂" in text and "stage 1 work_share" in text  # the long link b -> the second axpy is drawn
     assert text == eagle.viz.draw_text(eagle.viz.layout(eagle.viz.describe(g, "test", fold=False)))
+    mine = [s.copy() for s in start]
+    picture(view_tests, "cpp_view_fork_join", *fns, *(doubles(a) for a in mine), ctypes.c_int64(n), 0)
     g.launch()
-    for got, want in ((a, pa), (b, pb), (acc, pacc)):
+    for got, want in zip(mine, arrays, strict=True):
         np.testing.assert_array_equal(got, want)
 
 
 def test_the_views_reduce_prints_what_print_g_prints(view_tests, kernels):
-    """A kernel then a reduce (eagle.reduce, named): the view's picture is str(g)."""
+    """A kernel then a reduce (eagle.reduce, named; a builtin's colours in Mermaid and DOT): each face
+    of the view is the graph's."""
     n = 40
     x, total = np.ones(n), np.zeros(1)
-    text = picture(view_tests, "cpp_view_reduce", address(kernels, "scale"), doubles(x), doubles(total),
-                   ctypes.c_int64(n))
-    px, ptotal = np.ones(n), np.zeros(1)
     g = eagle.Graph().add(Plan(kernels.kernel("scale"), [("x", "readwrite"), ("c", "value")],
-                               name="scale").bind(px, 2.0))
-    g.add_node(eagle.reduce(px, ptotal), name="sum").build()
-    assert text == str(g)
-    assert total[0] == 2.0 * n
+                               name="scale").bind(x, 2.0))
+    g.add_node(eagle.reduce(x, total), name="sum").build()
+    assert_faces_equal(g, view_tests, "cpp_view_reduce", (address(kernels, "scale"),), [x, total],
+                       ctypes.c_int64(n))
+    assert "classDef builtin" in g.to_mermaid() and ":::builtin" in g.to_mermaid()
 
 
 def test_the_views_frames_print_what_print_g_prints(view_tests, kernels):
     """A device loop and a device if/else (eagle.DeviceLoop, eagle.DeviceIf), built in C++ as Program::loop
     and ifThenElse through the view: frames titled as eagle's, the bodies' boxes inside, the planes passed
-    on under them; the picture is str(g) of the same eagle.Graph, and the bits are the graph's."""
+    on under them; each face is the same eagle.Graph's, and the bits are the graph's."""
     n = 64
     x, result = np.linspace(-1.0, 1.0, n), np.zeros(n)
     cell, flag = np.array([2], np.uint32), np.array([1], np.uint32)
@@ -367,11 +386,12 @@ def test_the_views_frames_print_what_print_g_prints(view_tests, kernels):
                             eagle.Body([Node("plan", shift.bind(px, -1.0))]))
     g = eagle.Graph().add_node(Node("device_loop", loop)).add_node(Node("device_if", choice))
     g = g.add(plan("mix", ("x", "read"), ("out", "write")).bind(px, presult)).build()
-    text = picture(view_tests, "cpp_view_control", address(kernels, "scale"), address(kernels, "shift"),
-                   address(kernels, "decrement"), address(kernels, "mix"), ctypes.c_void_p(cell.ctypes.data),
-                   ctypes.c_void_p(flag.ctypes.data), doubles(x), doubles(result), ctypes.c_int64(n))
-    assert text == str(g)
+    fns = tuple(address(kernels, k) for k in ("scale", "shift", "decrement", "mix"))
+    arrays = [cell, flag, x, result]
+    text = assert_faces_equal(g, view_tests, "cpp_view_control", fns, arrays, ctypes.c_int64(n))
     assert "repeat ≤ 3" in text and "if guard · else" in text
+    picture(view_tests, "cpp_view_control", *fns, *(ctypes.c_void_p(a.ctypes.data) for a in arrays),
+            ctypes.c_int64(n), 0)
     g.launch()
     np.testing.assert_array_equal(x, px)
     np.testing.assert_array_equal(result, presult)
@@ -400,6 +420,8 @@ def test_the_view_refuses_what_it_cannot_draw_truly(view_tests, kernels):
         "eagle::GraphView::text: node 0 ('repeat guard times') has no item in its frame: give its body "
         "an item",
         "eagle::GraphView::ifThen: an array is named 'x' here and 'y' in the body: give it one name",
+        "eagle::GraphView::mermaid: the planes from item 0 to item 1, 'plane_number_one, plane_two_x', are "
+        "wider than 24 columns, which eagle.Graph's picture cuts: give the arrays shorter names",
     ]
     np.testing.assert_array_equal(x, np.ones(8))  # the refused kernel never ran
 

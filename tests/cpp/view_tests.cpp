@@ -20,8 +20,10 @@ eagle_kernel_fn kernel(std::uintptr_t address)
     return reinterpret_cast<eagle_kernel_fn>(address);
 }
 
-void copy_out(const std::string &text, char *out, std::size_t size)
+// The view's face `face` (0: text, 1: Mermaid, 2: DOT) into out.
+void copy_out(const eagle::GraphView &view, int face, char *out, std::size_t size)
 {
+    std::string text = face == 0 ? view.text() : face == 1 ? view.mermaid() : view.dot();
     CHECK(text.size() < size);
     std::memcpy(out, text.c_str(), text.size() + 1);
 }
@@ -29,11 +31,11 @@ void copy_out(const std::string &text, char *out, std::size_t size)
 } // namespace
 
 // A fork of two branches (a *= 2, a += 1 | b *= 3) joined by acc += 0.5 a, then acc += 1.5 b: built
-// through a GraphView titled as eagle.Graph's picture, run once; its picture (text() and operator<<,
-// the same) into out.
+// through a GraphView titled as eagle.Graph's picture, run once; its face `face` into out (text() and
+// operator<< print the same).
 EXPORT int cpp_view_fork_join(std::uintptr_t scale, std::uintptr_t shift, std::uintptr_t axpy,
-                              double *a, double *b, double *acc, std::int64_t n, char *out,
-                              std::size_t size)
+                              double *a, double *b, double *acc, std::int64_t n, int face,
+                              char *out, std::size_t size)
 {
     return harness::run([&] {
         std::vector<eagle::exec::NodeShape> nodes(3, {n, true});
@@ -70,12 +72,12 @@ EXPORT int cpp_view_fork_join(std::uintptr_t scale, std::uintptr_t shift, std::u
         std::ostringstream printed;
         printed << view;
         CHECK(printed.str() == view.text());
-        copy_out(view.text(), out, size);
+        copy_out(view, face, out, size);
     });
 }
 
-// A reduce after a kernel, in the implicit first stage then a stage of its own: the picture into out.
-EXPORT int cpp_view_reduce(std::uintptr_t scale, double *x, double *total, std::int64_t n,
+// A reduce after a kernel, in the implicit first stage then a stage of its own: its face into out.
+EXPORT int cpp_view_reduce(std::uintptr_t scale, double *x, double *total, std::int64_t n, int face,
                            char *out, std::size_t size)
 {
     return harness::run([&] {
@@ -90,15 +92,16 @@ EXPORT int cpp_view_reduce(std::uintptr_t scale, double *x, double *total, std::
             .stage()
             .reduce("sum", x, total, n, eagle::exec::Op::Sum);
         view.program().finalize().run();
-        copy_out(view.text(), out, size);
+        copy_out(view, face, out, size);
     });
 }
 
 // host_tests.cpp's cpp_control through a GraphView: a While loop (at most 3 turns) over a decrement and
-// x *= 2, an if/else on a flag (x += 1, else x -= 1), then a mix; run once, its picture into out.
+// x *= 2, an if/else on a flag (x += 1, else x -= 1), then a mix; run once, its face into out.
 EXPORT int cpp_view_control(std::uintptr_t scale, std::uintptr_t shift, std::uintptr_t decrement,
                             std::uintptr_t mix, std::uint32_t *cell, const std::uint32_t *flag,
-                            double *x, double *result, std::int64_t n, char *out, std::size_t size)
+                            double *x, double *result, std::int64_t n, int face, char *out,
+                            std::size_t size)
 {
     return harness::run([&] {
         auto shifting = [&](double d) {
@@ -134,7 +137,7 @@ EXPORT int cpp_view_control(std::uintptr_t scale, std::uintptr_t shift, std::uin
                      EAGLE_PER_SAMPLE,
                      {access(x, n, Role::Read), access(result, n, Role::Write)}});
         view.program().finalize().run();
-        copy_out(view.text(), out, size);
+        copy_out(view, face, out, size);
     });
 }
 
@@ -210,6 +213,20 @@ EXPORT int cpp_view_refusals(std::uintptr_t scale, double *x, std::int64_t n, ch
             EXPECT_THROW(eagle::Error, view.ifThen(&guard, std::move(body)), what);
             all += what + "\n";
         }
-        copy_out(all, out, size);
+        {
+            eagle::GraphView view;
+            view.name(x, "plane_number_one").name(x + 4, "plane_two_x");
+            eagle::exec::Call both{
+                kernel(scale),
+                {arg(x), arg(2.0)},
+                4,
+                EAGLE_PER_SAMPLE,
+                {access(x, 4, Role::ReadWrite), access(x + 4, 4, Role::ReadWrite)}};
+            view.kernel("s", both).stage().kernel("t", both);
+            EXPECT_THROW(eagle::Error, view.mermaid(), what);
+            all += what + "\n";
+        }
+        CHECK(all.size() < size);
+        std::memcpy(out, all.c_str(), all.size() + 1);
     });
 }

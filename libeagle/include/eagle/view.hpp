@@ -96,9 +96,10 @@ class GraphView
     {
         checkName(name, "reduce");
         program_.reduce(x, out, n, op);
-        return add(std::move(name),
-                   {exec::access(x, n, exec::Role::Read),
-                    exec::access(static_cast<const T *>(out), 1, exec::Role::Write)});
+        return add(Item{std::move(name),
+                        {exec::access(x, n, exec::Role::Read),
+                         exec::access(static_cast<const T *>(out), 1, exec::Role::Write)},
+                        EAGLE_ROLE_BUILTIN});
     }
 
     /** Run `then` when *cell != 0 (Program::ifThen): a frame "if guard" around its items. */
@@ -142,44 +143,12 @@ class GraphView
      * only), or the names of what an item passes on are wider than the room
      * under its box.
      */
-    std::string text() const
-    {
-        for (std::size_t s = 0; s < stages_.size(); ++s)
-            if (std::all_of(stages_[s].branches.begin(), stages_[s].branches.end(),
-                            [](const std::vector<std::int32_t> &b) { return b.empty(); }))
-                fail("stage " + std::to_string(s) + " has no item: add one, or open no stage");
-        Links links = dataLinks();
-        Model model;
-        for (std::size_t k = 0; k < items_.size(); ++k) { // the graph's nodes first, then the
-            model.nodes.push_back(&items_[k]);            // nodes inside its constructs
-            model.owners.push_back(static_cast<std::int32_t>(k));
-        }
-        for (const Stage &stage : stages_)
-            tree(stage, model);
-        std::vector<std::string> labels;
-        std::vector<std::int32_t> widths;
-        for (std::size_t s = 0; s < stages_.size(); ++s) {
-            labels.push_back("stage " + std::to_string(s) + " " + schedule(stages_[s].schedule));
-            widths.push_back(columns(labels.back()));
-        }
-        std::vector<eagle_layout_block> &blocks = model.blocks;
-        std::vector<std::int32_t> &owners = model.owners;
-        eagle_layout_input in{};
-        in.blocks = blocks.data();
-        in.n_blocks = static_cast<std::int32_t>(blocks.size());
-        in.n_stages = static_cast<std::int32_t>(stages_.size());
-        in.label_w = widths.data();
-        in.columns = 1;
-        in.owners = owners.data();
-        in.n_nodes = static_cast<std::int32_t>(owners.size());
-        in.pairs = links.pairs.data();
-        in.n_pairs = static_cast<std::int32_t>(links.pairs.size());
-        eagle_layout *raw = nullptr;
-        int status = eagle_layout_run(&in, &raw);
-        std::unique_ptr<eagle_layout, void (*)(eagle_layout *)> lay(raw, eagle_layout_free);
-        detail::check(status, "eagle::GraphView::text");
-        return draw(*lay, links, model, labels);
-    }
+    std::string text() const { return draw("eagle::GraphView::text", Face::Text); }
+    /** The Mermaid flowchart, as eagle.Graph.to_mermaid writes it (text()'s refusals, and link
+     *  labels past 24 columns). */
+    std::string mermaid() const { return draw("eagle::GraphView::mermaid", Face::Mermaid); }
+    /** The Graphviz DOT graph, as eagle.Graph.to_dot writes it (mermaid()'s refusals). */
+    std::string dot() const { return draw("eagle::GraphView::dot", Face::Dot); }
 
     /** The text picture, written to `out`. */
     friend std::ostream &operator<<(std::ostream &out, const GraphView &view)
@@ -196,6 +165,7 @@ class GraphView
     struct Item {
         std::string name;
         std::vector<eagle_access> accesses;
+        std::int32_t role = EAGLE_ROLE_KERNEL; // EAGLE_ROLE_BUILTIN for a reduce, as eagle.reduce
         std::string title = {};
         std::vector<std::vector<Item>> arms = {};
     };
@@ -214,10 +184,17 @@ class GraphView
         bool reads, writes;
     };
 
-    [[noreturn]] static void fail(const std::string &what)
-    {
-        throw Error(EAGLE_ERR_ARG, "eagle::GraphView::text: " + what);
-    }
+    enum class Face {
+        Text,
+        Mermaid,
+        Dot
+    };
+    /** A picture the view cannot draw truly: draw() names the method it was asked of. */
+    struct Refusal {
+        std::string what;
+    };
+
+    [[noreturn]] static void fail(const std::string &what) { throw Refusal{what}; }
 
     static std::int32_t columns(const std::string &s)
     {
@@ -294,7 +271,7 @@ class GraphView
                     for (const eagle_access &a : item.accesses)
                         if ((a.role == EAGLE_READ) == reads)
                             accesses.push_back(a);
-        Item item{title, std::move(accesses), title, std::move(arms)};
+        Item item{title, std::move(accesses), EAGLE_ROLE_BUILTIN, title, std::move(arms)};
         return add(std::move(item));
     }
 
@@ -545,38 +522,112 @@ class GraphView
             return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
         };
         return title_ + " " + count(items_.size(), "node") + " \xc2\xb7 " + count(groups, "group")
-            + " \u00b7 backend: cpu";
+            + " \xc2\xb7 backend: cpu";
     }
 
-    std::string draw(const eagle_layout &lay, const Links &links, const Model &model,
-                     const std::vector<std::string> &labels) const
+    std::string draw(const char *api, Face face) const
     {
-        std::vector<std::string> exits = exitTexts(lay, links, model);
+        try {
+            return drawn(api, face);
+        } catch (const Refusal &refusal) {
+            throw Error(EAGLE_ERR_ARG, std::string(api) + ": " + refusal.what);
+        }
+    }
+
+    /** The layout of the model, then the face drawn from it with the texts it says. */
+    std::string drawn(const char *api, Face face) const
+    {
+        for (std::size_t s = 0; s < stages_.size(); ++s)
+            if (std::all_of(stages_[s].branches.begin(), stages_[s].branches.end(),
+                            [](const std::vector<std::int32_t> &b) { return b.empty(); }))
+                fail("stage " + std::to_string(s) + " has no item: add one, or open no stage");
+        Links links = dataLinks();
+        Model model;
+        for (std::size_t k = 0; k < items_.size(); ++k) { // the graph's nodes first, then the
+            model.nodes.push_back(&items_[k]);            // nodes inside its constructs
+            model.owners.push_back(static_cast<std::int32_t>(k));
+        }
+        for (const Stage &stage : stages_)
+            tree(stage, model);
+        std::vector<std::string> labels; // no stage is folded: a label is its note too
+        std::vector<std::int32_t> widths;
+        for (std::size_t s = 0; s < stages_.size(); ++s) {
+            labels.push_back("stage " + std::to_string(s) + " " + schedule(stages_[s].schedule));
+            widths.push_back(columns(labels.back()));
+        }
+        eagle_layout_input in{};
+        in.blocks = model.blocks.data();
+        in.n_blocks = static_cast<std::int32_t>(model.blocks.size());
+        in.n_stages = static_cast<std::int32_t>(stages_.size());
+        in.label_w = widths.data();
+        in.columns = 1;
+        in.owners = model.owners.data();
+        in.n_nodes = static_cast<std::int32_t>(model.owners.size());
+        in.pairs = links.pairs.data();
+        in.n_pairs = static_cast<std::int32_t>(links.pairs.size());
+        eagle_layout *laid = nullptr;
+        int status = eagle_layout_run(&in, &laid);
+        std::unique_ptr<eagle_layout, void (*)(eagle_layout *)> lay(laid, eagle_layout_free);
+        detail::check(status, api);
+
+        std::vector<std::string> exits, pairs;
+        if (face == Face::Text)
+            exits = exitTexts(*lay, links, model);
+        else
+            pairs = pairTexts(links);
         std::string head = header();
-        std::vector<const char *> nodes, frames, exitPtrs, labelPtrs;
-        for (std::int32_t k = 0; k < lay.n_frames; ++k)
-            frames.push_back(model.titles.at(lay.frames[k].block).c_str());
-        for (const Item *item : model.nodes)
+        std::vector<const char *> nodes, frames, exitTexts, labelTexts, pairLabels;
+        std::vector<std::int32_t> roles;
+        for (const Item *item : model.nodes) {
             nodes.push_back(item->name.c_str());
+            roles.push_back(item->role);
+        }
+        for (std::int32_t k = 0; k < lay->n_frames; ++k)
+            frames.push_back(model.titles.at(lay->frames[k].block).c_str());
         for (const std::string &e : exits)
-            exitPtrs.push_back(e.c_str());
+            exitTexts.push_back(e.c_str());
         for (const std::string &l : labels)
-            labelPtrs.push_back(l.c_str());
+            labelTexts.push_back(l.c_str());
+        for (const std::string &p : pairs)
+            pairLabels.push_back(p.c_str());
         eagle_picture_texts texts{};
         texts.header = head.c_str();
         texts.nodes = nodes.data();
+        texts.roles = roles.data();
         texts.n_nodes = static_cast<std::int32_t>(nodes.size());
         texts.frames = frames.data();
         texts.n_frames = static_cast<std::int32_t>(frames.size());
-        texts.exits = exitPtrs.data();
-        texts.n_exits = static_cast<std::int32_t>(exitPtrs.size());
-        texts.stages = labelPtrs.data();
-        texts.n_stages = static_cast<std::int32_t>(labelPtrs.size());
+        texts.exits = exitTexts.data();
+        texts.n_exits = static_cast<std::int32_t>(exitTexts.size());
+        texts.stages = texts.notes = labelTexts.data();
+        texts.n_stages = static_cast<std::int32_t>(labelTexts.size());
+        texts.pairs = pairLabels.data();
+        texts.n_pairs = static_cast<std::int32_t>(pairLabels.size());
         char *raw = nullptr;
-        int status = eagle_picture_text(&lay, &texts, &raw);
+        status = face == Face::Text ? eagle_picture_text(lay.get(), &texts, &raw)
+            : face == Face::Mermaid ? eagle_picture_mermaid(&in, lay.get(), &texts, &raw)
+                                    : eagle_picture_dot(&in, lay.get(), &texts, &raw);
         std::unique_ptr<char, void (*)(void *)> picture(raw, eagle_free);
-        detail::check(status, "eagle::GraphView::text");
+        detail::check(status, api);
         return std::string(picture.get());
+    }
+
+    /** Each pair's link label: its planes, whole (eagle.Graph's faces cut them past 24 columns). */
+    std::vector<std::string> pairTexts(const Links &links) const
+    {
+        std::vector<std::string> out;
+        for (std::size_t p = 0; p < links.pairs.size(); ++p) {
+            std::string text;
+            for (const std::string &plane : links.planes[p])
+                text += (text.empty() ? "" : ", ") + plane;
+            if (columns(text) > MAX_LABEL)
+                fail("the planes from item " + std::to_string(links.pairs[p].src) + " to item "
+                     + std::to_string(links.pairs[p].dst) + ", '" + text + "', are wider than "
+                     + std::to_string(MAX_LABEL)
+                     + " columns, which eagle.Graph's picture cuts: give the arrays shorter names");
+            out.push_back(std::move(text));
+        }
+        return out;
     }
 
     std::string title_;
