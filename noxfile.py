@@ -181,11 +181,12 @@ def viz(session: nox.Session) -> None:
 @nox.session
 def cpp(session: nox.Session) -> None:
     """The C++ face (libeagle/include/eagle/*.hpp), compiled by the system C++ compiler against the
-    installed headers and libeagle: host programs against eagle.Graph's bits, the CUDA types on the
-    driver emulation, the docs' C++ snippets (with nvcc too where it is installed)."""
+    installed headers and libeagle: host programs against eagle.Graph's bits, eagle::GraphView's
+    picture against print(g) (eagle-viz draws that), the CUDA types on the driver emulation, the
+    docs' C++ snippets (with nvcc too where it is installed)."""
     if shutil.which(os.environ.get("CXX", "c++")) is None:
         session.error("no C++ compiler (CXX, else c++): install one (apt-get install g++)")
-    session.install(*TEST_TOOLS, "-e", "packages/eagle-graph")
+    session.install(*TEST_TOOLS, "-e", "packages/eagle-graph", "-e", "packages/eagle-viz")
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/cpp", *session.posargs)
 
 

@@ -20,15 +20,16 @@ import numpy as np
 import pytest
 
 import eagle
+import eagle.viz
 from eagle import _core
-from eagle.graph import opaque
+from eagle.graph import Node, opaque
 from eagle.native import Library, compile_library, include_dir
 from eagle.plan import Plan
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent.parent / "docs" / "cpp.rst"
 HEADERS = ["eagle/eagle.h", "eagle/eagle.hpp", "eagle/cuda.hpp", "eagle/exec.hpp", "eagle/error.hpp",
-           "eagle/util/Busy.h"]
+           "eagle/util/Busy.h", "eagle/view.hpp"]
 CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off", "-fPIC",
             "-pthread", "-fvisibility=hidden"]
 MAX = _core.BRANCH_TASKS_MAX_SAMPLES
@@ -285,6 +286,146 @@ def test_busy_from_two_threads(host_tests):
     assert held.value == 1
 
 
+# ------------------------------------------------------------------------------------------ the view
+
+
+@pytest.fixture(scope="session")
+def view_tests(build_cpp) -> ctypes.CDLL:
+    return build_cpp("view_tests", (HERE / "view_tests.cpp").read_text())
+
+
+def picture(lib: ctypes.CDLL, name: str, *args: object) -> str:
+    """What an exported view test writes into its buffer, decoded."""
+    out = ctypes.create_string_buffer(1 << 14)
+    call(lib, name, *args, out, ctypes.c_size_t(len(out)))
+    return out.value.decode()
+
+
+#: eagle.Graph's faces, numbered as the view tests number the view's (text, Mermaid, DOT).
+FACES = (str, eagle.Graph.to_mermaid, eagle.Graph.to_dot)
+
+
+def assert_faces_equal(g: eagle.Graph, lib: ctypes.CDLL, name: str, kernels: tuple[object, ...],
+                       arrays: list[np.ndarray], *args: object) -> str:
+    """The view an exported view test builds draws each face as ``g`` does (each built over copies of
+    ``arrays``: the test runs the program once); its text."""
+    drawn = []
+    for face, expected in enumerate(FACES):
+        copies = [a.copy() for a in arrays]
+        drawn.append(picture(lib, name, *kernels, *(ctypes.c_void_p(a.ctypes.data) for a in copies), *args,
+                             face))
+        assert drawn[-1] == expected(g), f"face {face}"
+    return drawn[0]
+
+
+def python_fork_join_graph(lib: Library, a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> eagle.Graph:
+    """view_tests.cpp's cpp_view_fork_join as an eagle.Graph: each plan's planes named as the C++ view
+    names the arrays."""
+    def plan(kernel: str, *planes: tuple[str, str]) -> Plan:
+        return Plan(lib.kernel(kernel), [*planes, ("c", "value")], name=kernel)
+
+    g = eagle.Graph().add_group([[plan("scale", ("a", "readwrite")).bind(a, 2.0),
+                                  plan("shift", ("a", "readwrite")).bind(a, 1.0)],
+                                 [plan("scale", ("b", "readwrite")).bind(b, 3.0)]])
+    for x, name, c in ((a, "a", 0.5), (b, "b", 1.5)):
+        g.add(plan("axpy", (name, "read"), ("acc", "readwrite")).bind(x, acc, c))
+    return g.build()
+
+
+@pytest.mark.parametrize("n", [16, MAX + 1])
+def test_the_view_prints_what_print_g_prints(view_tests, kernels, threads, n):
+    """A fork of two branches joined by two axpys, built in C++ through eagle::GraphView: its text is
+    str(g) of the same eagle.Graph, character for character (the long link, the plane names and the
+    schedules included), its Mermaid and DOT are g.to_mermaid() and g.to_dot(), and the program it
+    built has the graph's bits."""
+    start = [np.linspace(0.0, 1.0, n), np.linspace(1.0, 2.0, n), np.zeros(n)]
+    arrays = [s.copy() for s in start]
+    g = python_fork_join_graph(kernels, *arrays)
+    fns = (address(kernels, "scale"), address(kernels, "shift"), address(kernels, "axpy"))
+    text = assert_faces_equal(g, view_tests, "cpp_view_fork_join", fns, start, ctypes.c_int64(n))
+    assert "◂" in text and "stage 1 work_share" in text  # the long link b -> the second axpy is drawn
+    assert text == eagle.viz.draw_text(eagle.viz.layout(eagle.viz.describe(g, "test", fold=False)))
+    mine = [s.copy() for s in start]
+    picture(view_tests, "cpp_view_fork_join", *fns, *(doubles(a) for a in mine), ctypes.c_int64(n), 0)
+    g.launch()
+    for got, want in zip(mine, arrays, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_the_views_reduce_prints_what_print_g_prints(view_tests, kernels):
+    """A kernel then a reduce (eagle.reduce, named; a builtin's colours in Mermaid and DOT): each face
+    of the view is the graph's."""
+    n = 40
+    x, total = np.ones(n), np.zeros(1)
+    g = eagle.Graph().add(Plan(kernels.kernel("scale"), [("x", "readwrite"), ("c", "value")],
+                               name="scale").bind(x, 2.0))
+    g.add_node(eagle.reduce(x, total), name="sum").build()
+    assert_faces_equal(g, view_tests, "cpp_view_reduce", (address(kernels, "scale"),), [x, total],
+                       ctypes.c_int64(n))
+    assert "classDef builtin" in g.to_mermaid() and ":::builtin" in g.to_mermaid()
+
+
+def test_the_views_frames_print_what_print_g_prints(view_tests, kernels):
+    """A device loop and a device if/else (eagle.DeviceLoop, eagle.DeviceIf), built in C++ as Program::loop
+    and ifThenElse through the view: frames titled as eagle's, the bodies' boxes inside, the planes passed
+    on under them; each face is the same eagle.Graph's, and the bits are the graph's."""
+    n = 64
+    x, result = np.linspace(-1.0, 1.0, n), np.zeros(n)
+    cell, flag = np.array([2], np.uint32), np.array([1], np.uint32)
+    px, presult, pcell = x.copy(), result.copy(), cell.copy()
+
+    def plan(kernel: str, *params: tuple[str, str]) -> Plan:
+        return Plan(kernels.kernel(kernel), list(params), name=kernel)
+
+    scale = plan("scale", ("x", "readwrite"), ("c", "value"))
+    shift = plan("shift", ("x", "readwrite"), ("d", "value"))
+    decrement = plan("decrement", ("cell", "readwrite"))
+    loop = eagle.DeviceLoop(pcell, "while", 3, eagle.Body([Node("plan", decrement.bind(pcell)),
+                                                           Node("plan", scale.bind(px, 2.0))]))
+    choice = eagle.DeviceIf(flag, eagle.Body([Node("plan", shift.bind(px, 1.0))]),
+                            eagle.Body([Node("plan", shift.bind(px, -1.0))]))
+    g = eagle.Graph().add_node(Node("device_loop", loop)).add_node(Node("device_if", choice))
+    g = g.add(plan("mix", ("x", "read"), ("out", "write")).bind(px, presult)).build()
+    fns = tuple(address(kernels, k) for k in ("scale", "shift", "decrement", "mix"))
+    arrays = [cell, flag, x, result]
+    text = assert_faces_equal(g, view_tests, "cpp_view_control", fns, arrays, ctypes.c_int64(n))
+    assert "repeat ≤ 3" in text and "if guard · else" in text
+    picture(view_tests, "cpp_view_control", *fns, *(ctypes.c_void_p(a.ctypes.data) for a in arrays),
+            ctypes.c_int64(n), 0)
+    g.launch()
+    np.testing.assert_array_equal(x, px)
+    np.testing.assert_array_equal(result, presult)
+    assert cell[0] == pcell[0] == 0
+
+
+def test_the_view_refuses_what_it_cannot_draw_truly(view_tests, kernels):
+    """An unnamed array, overlapping different views, an empty stage, a name eagle.Graph's picture would
+    cut, plane names wider than their room: each an eagle::Error that names the call and says what to
+    change, never a picture."""
+    x = np.ones(8)
+    lines = picture(view_tests, "cpp_view_refusals", address(kernels, "scale"), doubles(x),
+                    ctypes.c_int64(8)).splitlines()
+    assert lines == [
+        "eagle::GraphView::text: item 0 ('scale') touches an array no name() names: name it by its pointer",
+        "eagle::GraphView::text: items 0 and 1 touch overlapping but different views of one memory: the view "
+        "links accesses to the very same view only; give them the same view",
+        "eagle::GraphView::text: stage 1 has no item: add one, or open no stage",
+        "eagle::GraphView::kernel: the name 'a_name_of_twenty_five_col' is wider than 24 columns, which "
+        "eagle.Graph's picture cuts: give a shorter one",
+        "eagle::GraphView::text: the planes item 0 ('s') passes on, 'a_long_plane_name_of_many_columns', are "
+        "wider than the 5 columns under its box, which eagle.Graph's picture cuts: give the arrays shorter "
+        "names",
+        "eagle::GraphView::loop: a body is drawn as one sequence of items, as eagle.Graph's device "
+        "constructs are: build it with no stage() or branch()",
+        "eagle::GraphView::text: node 0 ('repeat guard times') has no item in its frame: give its body "
+        "an item",
+        "eagle::GraphView::ifThen: an array is named 'x' here and 'y' in the body: give it one name",
+        "eagle::GraphView::mermaid: the planes from item 0 to item 1, 'plane_number_one, plane_two_x', are "
+        "wider than 24 columns, which eagle.Graph's picture cuts: give the arrays shorter names",
+    ]
+    np.testing.assert_array_equal(x, np.ones(8))  # the refused kernel never ran
+
+
 # ----------------------------------------------------------------------------------------------- CUDA
 
 
@@ -358,7 +499,8 @@ def with_standin(code: str) -> str:
 def test_the_docs_name_every_snippet_this_file_compiles():
     """docs/cpp.rst holds seed 002's snippets as printed, and the tests below compile every named one."""
     found = snippets()
-    assert set(found) == {"cpp-record", "cpp-replay", "cpp-retune", "cpp-program", "cpp-branches", "cpp-busy"}
+    assert set(found) == {"cpp-record", "cpp-replay", "cpp-retune", "cpp-program", "cpp-branches", "cpp-busy",
+                          "cpp-view"}
     assert "addOne<<<1, N, 0, stream.cuda()>>>(dBuf, N);" in found["cpp-record"]
     assert "graph.addNode(eagle::cuda::CapturedGraph{ capturer.end() });" in found["cpp-record"]
     assert "eagle::cuda::Launcher launcher = graph.launcher();" in found["cpp-replay"]
@@ -473,6 +615,27 @@ def test_docs_host_snippets_compile_and_run(build_cpp, kernels):
     assert list(results[1:]) == [2 * 2.0**10, 3.0**10]
 
 
+def docs_picture(name: str) -> str:
+    """The ``.. code-block:: text`` of docs/cpp.rst with ``:name: name``, dedented."""
+    block = re.compile(rf"^\.\. code-block:: text\n   :name: {name}\n\n((?:   .*\n|\n)+)", re.M)
+    match = block.search(DOCS.read_text())
+    assert match, f"docs/cpp.rst has no text block named {name}"
+    return textwrap.dedent(match.group(1)).strip("\n")
+
+
+def test_docs_view_snippet_prints_the_picture_the_page_shows(build_cpp, kernels, capfd):
+    """docs/cpp.rst's GraphView snippet, compiled as printed and run: what it prints is the picture the
+    page shows under it."""
+    source = ('#include <iostream>\n#include <vector>\n#include "eagle/eagle.hpp"\n#include "harness.hpp"\n\n'
+              "EXPORT int cpp_docs_view(eagle_kernel_fn scale)\n{\n    return harness::run([&] {\n"
+              "        std::int64_t n = 3000;\n" + textwrap.indent(snippets()["cpp-view"], " " * 8)
+              + "    });\n}\n")
+    lib = build_cpp("docs_view", source)
+    capfd.readouterr()
+    call(lib, "cpp_docs_view", address(kernels, "scale"))
+    assert capfd.readouterr().out == docs_picture("cpp-view-picture") + "\n"
+
+
 def header_examples() -> dict[str, str]:
     """The ``@code`` examples of the installed headers' Doxygen comments (what the API page shows), by
     header and order: ``"exec.hpp:0"``, ..."""
@@ -487,19 +650,26 @@ def header_examples() -> dict[str, str]:
 
 def test_header_examples_compile_and_run(build_cpp, kernels):
     """The headers' Doxygen examples, compiled as printed and run: resolve's answer is the one its comment
-    gives, the Program example's sum is 8 samples of 2^100."""
+    gives, the Program example's sum is 8 samples of 2^100, the GraphView example's picture is its graph's
+    (the header its comment gives, both boxes) and its sum is 8 samples of 2."""
     found = header_examples()
-    assert set(found) == {"exec.hpp:0", "exec.hpp:1", "Busy.h:0"}
+    assert set(found) == {"exec.hpp:0", "exec.hpp:1", "Busy.h:0", "view.hpp:0"}
     body = ("{\n" + found["exec.hpp:0"] + "CHECK(s == Schedule::BranchTasks);\n}\n"
             "{\n" + found["exec.hpp:1"] + "results[0] = total;\n}\n"
-            "{\n" + found["Busy.h:0"] + "}\n")
-    source = ("#include <vector>\n#include \"eagle/eagle.hpp\"\n#include \"harness.hpp\"\n\n"
+            "{\n" + found["Busy.h:0"] + "}\n"
+            "{\nstd::fill(xs.begin(), xs.end(), 1.0);\ntotal = 0.0;\n" + found["view.hpp:0"]
+            + 'CHECK(picture.rfind("eagle.Graph 2 nodes · 0 groups · backend: cpu\\n", 0) == 0);\n'
+            'CHECK(picture.find("│ scale │") != std::string::npos);\n'
+            'CHECK(picture.find("│ sum │") != std::string::npos);\n'
+            "results[1] = total;\n}\n")
+    source = ('#include <algorithm>\n#include <vector>\n'
+              '#include "eagle/eagle.hpp"\n#include "harness.hpp"\n\n'
               "EXPORT int cpp_header_examples(eagle_kernel_fn scale, double *results)\n{\n"
               "    return harness::run([&] {\n"
               "        std::int64_t n = 8;\n        std::vector<double> xs(8, 1.0);\n"
               "        double *x = xs.data();\n        double total = 0.0;\n"
               + textwrap.indent(body, " " * 8) + "    });\n}\n")
     lib = build_cpp("header_examples", source)
-    results = np.zeros(1)
+    results = np.zeros(2)
     call(lib, "cpp_header_examples", address(kernels, "scale"), doubles(results))
-    assert results[0] == 8 * 2.0**100
+    assert list(results) == [8 * 2.0**100, 8 * 2.0]

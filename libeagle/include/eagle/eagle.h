@@ -730,6 +730,85 @@ typedef struct eagle_layout {
 EAGLE_API int eagle_layout_run(const eagle_layout_input *in, eagle_layout **out);
 EAGLE_API void eagle_layout_free(eagle_layout *lay);
 
+/* ------------------------------------------------------------- pictures */
+
+/* What a box holds (eagle._pictures.ROLES, in its order): its colours; an opaque op's border is
+ * dashed. */
+#define EAGLE_ROLE_KERNEL 0
+#define EAGLE_ROLE_PYTHON 1
+#define EAGLE_ROLE_OPAQUE 2
+#define EAGLE_ROLE_BUILTIN 3
+#define EAGLE_ROLE_COUNT 4
+
+/* The palette every drawn face shares, by eagle_picture_style: a role's fill (FILL + role) and
+ * border (BORDER + role), the frames' fill and colour, the wires', the labels', the long links'
+ * colours, the font. */
+#define EAGLE_STYLE_FILL 0
+#define EAGLE_STYLE_BORDER 4
+#define EAGLE_STYLE_FRAME_FILL 8
+#define EAGLE_STYLE_FRAME 9
+#define EAGLE_STYLE_WIRE 10
+#define EAGLE_STYLE_LABEL 11
+#define EAGLE_STYLE_LONG 12
+#define EAGLE_STYLE_FONT 13
+#define EAGLE_STYLE_COUNT 14
+
+/*
+ * The texts a picture of a layout says (picture_text.c, picture_faces.c),
+ * UTF-8, each code point one column (as the layout's widths count them).
+ * nodes[node]: the text of node's box; roles[node]: its EAGLE_ROLE_* (NULL:
+ * every box a kernel's); frames[k]: the title of the layout's frame k;
+ * exits[k]: the plane names under exit k ("" for none); stages[s]: the label
+ * of stage s beside its first box (the `stage` of a stage row), notes[s] the
+ * line DOT and Mermaid write before it ("stage 2 work_share"); pairs[p]: the
+ * label of the links that draw input pair p ("": none, a dashed arrow);
+ * header: the first line.  Each face reads the fields it draws.
+ */
+typedef struct eagle_picture_texts {
+    const char *header;
+    const char *const *nodes;
+    const int32_t *roles;
+    int32_t n_nodes;
+    const char *const *frames;
+    int32_t n_frames; /* lay->n_frames */
+    const char *const *exits;
+    int32_t n_exits; /* lay->n_exits */
+    const char *const *stages;
+    const char *const *notes;
+    int32_t n_stages;
+    const char *const *pairs;
+    int32_t n_pairs; /* the layout input's n_pairs */
+} eagle_picture_texts;
+
+/*
+ * The text picture of `lay` (what print(g) shows): the header line, then the
+ * layout in box-drawing characters, each row without its trailing blanks,
+ * joined by newlines (none at the end), into a new *out (free it with
+ * eagle_free; NULL after an error).  EAGLE_ERR_ARG for texts that do not fit
+ * the layout (a count that differs from the layout's, a node or stage past
+ * the texts, a text wider than its box or frame, a NULL or non-UTF-8 text) or
+ * a layout whose cells lie outside its width and height, EAGLE_ERR_NOMEM.
+ * Pure: any thread.
+ */
+EAGLE_API int eagle_picture_text(const eagle_layout *lay, const eagle_picture_texts *texts,
+                                 char **out);
+
+/*
+ * The Mermaid flowchart (eagle_picture_mermaid) and the Graphviz DOT graph
+ * (eagle_picture_dot) of `lay`, laid out from `in`: the picture tree's boxes
+ * and frames in order, the links, and for DOT each row of boxes as one rank in
+ * the layout's order; a new *out as eagle_picture_text's, and its errors
+ * (texts or a tree that do not fit the layout: a frame with no row, counts
+ * that differ, a role out of range).
+ */
+EAGLE_API int eagle_picture_mermaid(const eagle_layout_input *in, const eagle_layout *lay,
+                                    const eagle_picture_texts *texts, char **out);
+EAGLE_API int eagle_picture_dot(const eagle_layout_input *in, const eagle_layout *lay,
+                                const eagle_picture_texts *texts, char **out);
+
+/* The palette's entry `which` (EAGLE_STYLE_*), a static string; NULL past EAGLE_STYLE_COUNT. */
+EAGLE_API const char *eagle_picture_style(int32_t which);
+
 /* EAGLE_ABI_VERSION of this build. */
 EAGLE_API int eagle_abi_version(void);
 

@@ -8,7 +8,7 @@ calls ``eagle_layout_run`` itself.  The arrays cross as NumPy int32 rows, so a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -28,7 +28,10 @@ class NativeLayout:
 
     ``boxes``: (node, x, y, w); ``frames``: (block, x, y, w, h, first_box, n_boxes);
     ``exits``: (node, x, y, room); ``stages``: (stage, x, y, w); ``wires`` and ``links``:
-    (src, dst, pair, adjacent, points), ``points`` a tuple of (x, y) corners.
+    (src, dst, pair, adjacent, points), ``points`` a tuple of (x, y) corners.  ``native``: the
+    ``eagle_layout *`` itself (freed with this object), which :func:`eagle.extend.picture_text`
+    draws; ``source``: the ``eagle_layout_input *`` it was laid out from (with ``held``, the
+    memory that points to), which the DOT and Mermaid drawers walk.
     """
 
     width: int
@@ -39,6 +42,9 @@ class NativeLayout:
     stages: list[list[int]]
     wires: list[tuple[int, int, int, int, tuple[tuple[int, int], ...]]]
     links: list[tuple[int, int, int, int, tuple[tuple[int, int], ...]]]
+    native: object = field(repr=False, compare=False)
+    source: object = field(repr=False, compare=False)
+    held: tuple[object, ...] = field(repr=False, compare=False)
 
 
 def lay_out(blocks: Sequence[tuple[int, int, int, int]], stages: int, label_widths: Sequence[int] | None,
@@ -70,11 +76,11 @@ def lay_out(blocks: Sequence[tuple[int, int, int, int]], stages: int, label_widt
     inp.pairs = _pointer(pair_rows, "eagle_layout_pair *", keep)
     inp.n_pairs = len(pair_rows)
     out = ffi.new("eagle_layout **")
-    try:
-        check(lib.eagle_layout_run(inp, out), "eagle.extend.lay_out")
-        return _read(out[0])
-    finally:
+    status = lib.eagle_layout_run(inp, out)
+    if status:
         lib.eagle_layout_free(out[0])
+        check(status, "eagle.extend.lay_out")
+    return _read(ffi.gc(out[0], lib.eagle_layout_free), inp, tuple(keep))
 
 
 def _pointer(rows: np.ndarray, ctype: str, keep: list) -> object:
@@ -90,7 +96,7 @@ def _rows(pointer: object, n: int, width: int) -> np.ndarray:
     return np.frombuffer(ffi.buffer(pointer, 4 * width * n), np.int32).reshape(n, width)
 
 
-def _read(lay: object) -> NativeLayout:
+def _read(lay: object, source: object, held: tuple[object, ...]) -> NativeLayout:
     xy = _rows(lay.points, lay.n_points, 2)
     points = list(zip(xy[:, 0].tolist(), xy[:, 1].tolist(), strict=True))  # one tuple per corner, once
 
@@ -102,4 +108,4 @@ def _read(lay: object) -> NativeLayout:
                         _rows(lay.frames, lay.n_frames, 7).tolist(),
                         _rows(lay.exits, lay.n_exits, 4).tolist(),
                         _rows(lay.stages, lay.n_stages, 4).tolist(), paths(lay.wires, lay.n_wires),
-                        paths(lay.links, lay.n_links))
+                        paths(lay.links, lay.n_links), lay, source, held)

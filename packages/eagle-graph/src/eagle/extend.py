@@ -38,7 +38,10 @@ What it holds, by use:
   size, NVRTC (:data:`nvrtc`), and :func:`flatten` / :func:`unflatten` of
   result trees.
 - **Pictures**: :func:`lay_out`, libeagle's layout engine (boxes, frames, wires and long
-  links routed around the boxes, in cells), which eagle-viz's faces draw from.
+  links routed around the boxes, in cells), which eagle-viz's faces draw from, and libeagle's
+  drawers of a layout, :func:`picture_text` (what ``print(g)`` shows), :func:`picture_mermaid`
+  and :func:`picture_dot`, with their palette, :func:`picture_style`: what C++'s
+  ``eagle::GraphView`` prints too.
 
 ``API_VERSION`` is ``(major, minor)``: a minor step adds names, a major one
 changes or removes them.
@@ -122,6 +125,7 @@ from eagle._kinds import kind_of as node_kind
 from eagle._launch_checks import count_writes
 from eagle._lower_cpu import emit, emit_node
 from eagle._nodes import Conditional, Copy, Opaque, Reduce
+from eagle._picture_faces import picture_dot, picture_mermaid, picture_style, picture_text
 from eagle._picture_layout import NativeLayout, lay_out
 from eagle._pictures import ROLES, BoxPicture, FramePicture, NoPicture, Picture
 from eagle._program import Program, deferred_kernels
@@ -133,7 +137,7 @@ from eagle._target import Target
 from eagle._trees import flatten, unflatten
 from eagle._views import candidate_pairs, overlap, view_of
 
-API_VERSION = (1, 4)
+API_VERSION = (1, 5)
 
 
 @dataclass(frozen=True)
@@ -363,6 +367,10 @@ __all__ = [
     "nvrtc",
     "on_device",
     "overlap",
+    "picture_dot",
+    "picture_mermaid",
+    "picture_style",
+    "picture_text",
     "rebind",
     "record_into",
     "recorded",

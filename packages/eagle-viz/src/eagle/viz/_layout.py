@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Final
 
-from eagle.extend import lay_out
+from eagle.extend import NativeLayout, lay_out
 from eagle.viz._model import Block, Box, Fork, Frame, GraphModel, NodeInfo, Seq
 
 #: A node's label is cut past this many characters.
@@ -151,6 +151,8 @@ class Layout:
     """
 
     model: GraphModel
+    #: The engine's own result, which libeagle's text drawer reads.
+    native: NativeLayout
     width: int = 0
     height: int = 0
     #: node index -> the text of its box, the same in every face.
@@ -161,6 +163,8 @@ class Layout:
     wires: list[Wire] = field(default_factory=list)
     stages: list[PlacedStage] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
+    #: The planes of each owner pair the engine was given, in its order (what a link's pair names).
+    pairs: list[tuple[str, ...]] = field(default_factory=list)
 
     def box(self, node: int) -> PlacedBox:
         return next(b for b in self.boxes if b.node == node)
@@ -187,18 +191,18 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
      │ <inc> │
      └───────┘
     """
-    out = Layout(model, texts={n.index: node_text(n) for n in model.nodes})
+    texts = {n.index: node_text(n) for n in model.nodes}
     for rep, (period, repeats) in model.folds.items():
-        out.texts[rep] = fold_text([out.texts[n] for n in period], repeats)
+        texts[rep] = fold_text([texts[n] for n in period], repeats)
     for rest, branches in model.more.items():
-        out.texts[rest] = more_text(branches)
+        texts[rest] = more_text(branches)
     order = [b for stage in model.stages for b in _preorder(stage.block)]  # the engine's block rows
-    texts = [stage_text(s.index, s.last, s.schedule) for s in model.stages]
+    labels = [stage_text(s.index, s.last, s.schedule) for s in model.stages]
     pairs, planes = _data_pairs(model)
     owners = [model.alias.get(n.owner, n.owner) for n in model.nodes]
-    native = lay_out([_row(b, out.texts) for b in order], len(model.stages),
-                     [len(t) for t in texts] if stage_labels else None, columns, owners, pairs)
-    out.width, out.height = native.width, native.height
+    native = lay_out([_row(b, texts) for b in order], len(model.stages),
+                     [len(t) for t in labels] if stage_labels else None, columns, owners, pairs)
+    out = Layout(model, native, native.width, native.height, texts, pairs=planes)
     roles = {n.index: n.role for n in model.nodes}
     out.boxes = [PlacedBox(node, x, y, w, out.texts[node], roles[node]) for node, x, y, w in native.boxes]
     for block, x, y, w, h, first, n in native.frames:
@@ -206,7 +210,7 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
         assert isinstance(frame, Frame)  # the engine reports frames only
         out.frames.append(PlacedFrame(x, y, w, h, frame.label, frame.kind,
                                       tuple(b.node for b in out.boxes[first:first + n])))
-    out.stages = [PlacedStage(model.stages[s].index, x, y, texts[s], w) for s, x, y, w in native.stages]
+    out.stages = [PlacedStage(model.stages[s].index, x, y, labels[s], w) for s, x, y, w in native.stages]
     out.wires = [Wire(s, d, points) for s, d, _, _, points in native.wires]
     out.links = [Link(s, d, planes[pair] if pair >= 0 else (), bool(adjacent), () if adjacent else points)
                  for s, d, pair, adjacent, points in native.links]
@@ -299,6 +303,23 @@ def plane_name(src: NodeInfo, plane: str) -> str:
     """A plane on an edge: the name its source's output was assigned to (``v = scale(…)``: ``v``),
     else the plane's own name (the kernel's parameter or output)."""
     return src.output or plane
+
+
+def node_texts(lay: Layout) -> tuple[list[str], list[str]]:
+    """Each node's box text and role, by index: what libeagle's drawers take."""
+    nodes = lay.model.nodes
+    return [lay.texts[n.index] for n in nodes], [n.role for n in nodes]
+
+
+def stage_notes(lay: Layout) -> list[str]:
+    """The line the DOT and Mermaid faces write before each stage: ``stage 2 work_share``."""
+    return [f"stage {s.index}" + (f" {s.schedule}" if s.schedule else "") for s in lay.model.stages]
+
+
+def pair_labels(lay: Layout) -> list[str]:
+    """The label of the links drawing each pair the engine was given: its planes, cut (``""``: a
+    wait, which only orders)."""
+    return [cut(", ".join(planes), MAX_LABEL) for planes in lay.pairs]
 
 
 def link_text(link: Link) -> str:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
-from eagle.viz._layout import Layout, layout, link_text
-from eagle.viz._model import Frame, describe, walk
-from eagle.viz._palette import FRAME_COLOR, FRAME_FILL, ROLE_COLORS
-
-#: Characters Mermaid would read as syntax inside a quoted label, as its entity codes.
-_ENTITIES: Final = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "#": "#35;", "|": "#124;", "`": "#96;"}
+from eagle.extend import picture_mermaid
+from eagle.viz._layout import Layout, layout, node_texts, pair_labels, stage_notes
+from eagle.viz._model import describe
 
 
 def to_mermaid(graph: Any, fold: bool = True) -> str:
@@ -34,32 +31,7 @@ def to_mermaid(graph: Any, fold: bool = True) -> str:
 
 
 def draw_mermaid(lay: Layout) -> str:
-    lines = ["flowchart TD", f"  %% {lay.model.header}"]
-    frames: dict[Frame, str] = {}
-    for stage in lay.model.stages:
-        lines.append(f"  %% stage {stage.index}" + (f" {stage.schedule}" if stage.schedule else ""))
-        depth = 1
-        for event, part in walk(stage.block):
-            if event == "box":
-                role = lay.model.nodes[part.node].role
-                lines.append(f'{"  " * depth}n{part.node}["{_quote(lay.texts[part.node])}"]:::{role}')
-            elif event == "open":
-                frames[part] = f"f{len(frames)}"
-                lines.append(f'{"  " * depth}subgraph {frames[part]}["{_quote(part.label)}"]')
-                depth += 1
-            else:
-                depth -= 1
-                lines.append(f"{'  ' * depth}end")
-    for link in lay.links:
-        arrow = f'-->|"{_quote(link_text(link))}"|' if link.planes else "-.->"
-        lines.append(f"  n{link.src} {arrow} n{link.dst}")
-    for role, (fill, border) in ROLE_COLORS.items():
-        dashes = ",stroke-dasharray:5 4" if role == "opaque" else ""
-        lines.append(f"  classDef {role} fill:{fill},stroke:{border}{dashes}")
-    lines += [f"  style {name} fill:{FRAME_FILL},stroke:{FRAME_COLOR},stroke-dasharray:6 4"
-              for name in frames.values()]
-    return "\n".join(lines) + "\n"
-
-
-def _quote(text: str) -> str:
-    return "".join(_ENTITIES.get(c, c) for c in text)
+    """The Mermaid flowchart of ``lay``: libeagle's drawer (:func:`eagle.extend.picture_mermaid`),
+    the one a C++ ``eagle::GraphView`` writes with."""
+    return picture_mermaid(lay.native, lay.model.header, *node_texts(lay), [f.label for f in lay.frames],
+                           stage_notes(lay), pair_labels(lay))

@@ -1,20 +1,20 @@
-"""The colours every drawn face shares (matplotlib, Mermaid, DOT), so a role looks the same in each."""
+"""The colours every drawn face shares (matplotlib, SVG, Mermaid, DOT), so a role looks the same in
+each: libeagle's palette (:func:`eagle.extend.picture_style`), the one its Mermaid and DOT drawers
+and a C++ ``eagle::GraphView`` use."""
 
 from __future__ import annotations
 
 from typing import Final
 
+from eagle.extend import ROLES, lib, picture_style
+
 #: role -> (fill, border); an opaque op's border is also dashed.
-ROLE_COLORS: Final = {
-    "kernel": ("#e3eefa", "#2f5f8f"),
-    "python": ("#e5f4ea", "#2e7d4f"),
-    "opaque": ("#f2f2f2", "#505050"),
-    "builtin": ("#fff3d6", "#9a741c"),
-}
-FRAME_FILL: Final = "#fff7ef"
-FRAME_COLOR: Final = "#c0662a"
-WIRE_COLOR: Final = "#3c3c3c"
-LABEL_COLOR: Final = "#5a5a5a"
+ROLE_COLORS: Final = {role: (picture_style(lib.EAGLE_STYLE_FILL + k),
+                             picture_style(lib.EAGLE_STYLE_BORDER + k)) for k, role in enumerate(ROLES)}
+FRAME_FILL: Final = picture_style(lib.EAGLE_STYLE_FRAME_FILL)
+FRAME_COLOR: Final = picture_style(lib.EAGLE_STYLE_FRAME)
+WIRE_COLOR: Final = picture_style(lib.EAGLE_STYLE_WIRE)
+LABEL_COLOR: Final = picture_style(lib.EAGLE_STYLE_LABEL)
 #: Data edges that pass over nodes (drawn as curves beside the wires).
-LONG_COLOR: Final = "#7b5ea7"
-FONT: Final = "DejaVu Sans"
+LONG_COLOR: Final = picture_style(lib.EAGLE_STYLE_LONG)
+FONT: Final = picture_style(lib.EAGLE_STYLE_FONT)
