@@ -42,8 +42,16 @@ TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2", "hypothesis>=6.100", "mpmath>=1.
 SANITIZE_TESTS = ["packages/eagle-graph/tests", "packages/eagle-builder/tests",
                   "packages/eagle-diff/tests", "packages/hawk/tests", "tests"]
 #: Programs per fuzz test in the sanitizer session (the tests session runs the default, 200): each
-#: program compiles under ASan, so 20 took ten of the session's thirty minutes on a 2-core machine.
-FUZZ_SMOKE = "10"
+#: program compiles under ASan, so 20 took ten of the session's thirty minutes on a 2-core machine,
+#: and 10 four of its longest tests' minutes.
+FUZZ_SMOKE = "6"
+#: The benchmarks' smoke runs, left out of the sanitizer session: they run kernels every other test
+#: runs too, at a benchmark's size (under ASan they took three of its minutes).
+SANITIZE_SKIPS = ["tests/test_bench_simulate.py::test_the_smoke_run_gives_the_same_tallies_everywhere",
+                  "tests/test_benchmarks.py::test_the_benchmark_table_runs_every_case"]
+#: The sanitizer session's test processes (pytest-xdist): its time is compiling under ASan, one
+#: compiler process a test, so it scales with the CPUs.
+SANITIZE_WORKERS = str(min(os.cpu_count() or 1, 4))
 #: Programs per fuzz test in the fuzz session, and the kernel pools they are drawn over.
 FUZZ_PROGRAMS, FUZZ_POOLS = "10000", "16"
 #: Every distribution of the repository, by folder: what the wheels and wheelhouse sessions build.
@@ -216,6 +224,7 @@ def sanitize(session: nox.Session) -> None:
     UBSan, running the graph, builder, diff and hawk suites, the cross-package tests and the fuzz
     smoke set."""
     install_all(session)
+    session.install("pytest-xdist>=3.6")
     lib = ROOT / "build" / "sanitize" / "libeagle.so"
     session.run("python", "libeagle/build_libeagle.py", "--sanitize", "-o", str(lib))
     cc = os.environ.get("CC", "cc")
@@ -226,7 +235,9 @@ def sanitize(session: nox.Session) -> None:
     cxx = os.environ.get("CXX", "c++")
     runtime += " " + subprocess.run([cxx, "-print-file-name=libstdc++.so.6"], capture_output=True, text=True,
                                     check=True).stdout.strip()
-    session.run("pytest", "-q", "-p", "no:cacheprovider", *SANITIZE_TESTS, *session.posargs,
+    skips = [arg for test in SANITIZE_SKIPS for arg in ("--deselect", test)]
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-n", SANITIZE_WORKERS, *skips, *SANITIZE_TESTS,
+                *session.posargs,
                 env={"EAGLE_LIBEAGLE": str(lib), "EAGLE_SANITIZE": "1", "LD_PRELOAD": runtime,
                      "EAGLE_FUZZ_EXAMPLES": FUZZ_SMOKE,
                      # CPython itself leaks by design at exit; the leak checker would only report it.

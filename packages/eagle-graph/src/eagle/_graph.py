@@ -8,7 +8,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, cast
 
 import numpy as np
 
@@ -47,6 +47,7 @@ BACKENDS = (None, "cpu", "gpu")
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 if TYPE_CHECKING:  # a default (PEP 696) lets ``eagle.Graph`` stand bare: typing.TypeVar has it from 3.13
+    from typing_extensions import Self  # typing's from 3.11; eagle runs on 3.10
     from typing_extensions import TypeVar as DefaultTypeVar
 
     _Result = DefaultTypeVar("_Result", default=Any)

@@ -38,7 +38,7 @@ from eagle.extend import EagleValueError
 from eagle.native import Library, compile_library
 from hawk import emit, libm, tables
 from hawk.dispatch_groups import Chosen, Group
-from hawk.ir import REDUCTIONS, KernelIR, Op, ScatterAdd, Slot, walk
+from hawk.ir import KernelIR, Op, ScatterAdd, Slot, walk
 from hawk.phases import split
 
 #: samples per block of the count and scatter items: libeagle's (eagle.h)
@@ -62,7 +62,7 @@ def refuse(ir: KernelIR, chosen: Chosen, checked: bool, who: str) -> None:
     why = group.unsplittable
     if len(found) > 1:
         why = f"groups {', '.join(repr(g.name) for g in found)} would all split the samples (one per kernel)"
-    elif any(isinstance(s, Op) and s.op in REDUCTIONS for s in ir.body) or ir.reductions:  # split's phases
+    elif ir.reductions:  # every arm kernel would run the kernel's phases again
         why = "the kernel reduces across samples (hawk.sum, ...), which every arm kernel would do again"
     elif any(isinstance(s, ScatterAdd) for s in walk(ir.body)):
         why = "the kernel writes a Scatter, whose fixed order runs over all samples"
