@@ -575,7 +575,10 @@ static void make_links(engine *e)
         map_get(&wired, in->owners[s], in->owners[d], 1);
         if (OUT_GROW(e, links, n_links, 5))
             break;
-        int32_t pair = map_get(&data, in->owners[s], in->owners[d], -1);
+        /* the pair of the two boxes (a plane between two nodes of a body), else of their owners */
+        int32_t pair = map_get(&data, s, d, -1);
+        if (pair < 0)
+            pair = map_get(&data, in->owners[s], in->owners[d], -1);
         o->links[o->n_links++] = (eagle_layout_link){
             s, d, pair, 1, o->wires[w].first, o->wires[w].n};
     }
