@@ -230,7 +230,7 @@ class _Adapter:
         if picture.side_by_side:  # an arm that does nothing is left out; each arm runs from the same writers
             arms = [inside.copy() for _ in picture.bodies]
             blocks = [self.body(b, owner, arm) for b, arm in zip(picture.bodies, arms, strict=True)]
-            inside.join(arms)
+            inside.join(arms, picture.one_runs)
             return self.nested(index, Frame(picture.title, picture.frame,
                                             _fork([[b] for b in blocks if b is not None])))
         # the bodies in order, which may run no time (a loop's guard false at once), or again
