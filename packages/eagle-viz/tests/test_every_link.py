@@ -212,6 +212,45 @@ def assert_links_as_asked(lay: Layout) -> None:
             assert any(drawn_by(link, want) for want in wants), f"{link} draws nothing asked for"
 
 
+#: What a long link's cell shows: a long link's dots or bends (its own, or one it shares the cell
+#: with), or a line it crosses at right angles (horizontally, vertically): a wire, a frame's border.
+_DOTS = "┄┆╭╮╯╰"
+_ACROSS = ("│╎┼├┤", "─╌┼┬┴")
+
+
+def route_cells(points) -> list[tuple[int, int]]:
+    """The cells of a route through its corners, in order."""
+    cells = [points[0]]
+    for (x0, y0), (x1, y1) in segments(points):
+        dx, dy = (x1 > x0) - (x1 < x0), (y1 > y0) - (y1 < y0)
+        cells += [(x0 + k * dx, y0 + k * dy) for k in range(1, max(abs(x1 - x0), abs(y1 - y0)) + 1)]
+    return cells
+
+
+def assert_route_shown(link, lines: list[str], names: set[tuple[int, int]]) -> None:
+    """Every cell of a long link's route shows it in the text face: a long link's dots or bends, or a
+    line it crosses at right angles, never a line it runs along or text; its last cell the arrowhead.
+    The one text a link may cross (down, never along) is a row of plane names (``names``: its cells),
+    where only that crosses the gap between two branches under a frame."""
+    def at(x: int, y: int) -> str:
+        return lines[y][x] if y < len(lines) and x < len(lines[y]) else " "
+
+    cells = route_cells(link.points)
+    picture = "\n".join(lines)
+    assert at(*cells[-1]) in "▸◂", f"no arrowhead for {link} in\n{picture}"
+    for k, (x, y) in enumerate(cells[:-1]):
+        here = at(x, y)
+        ahead = cells[k + 1]
+        behind = cells[k - 1] if k else (x - 1 if ahead[0] < x else x + 1, y)  # out of the box's side
+        bend = behind[0] != ahead[0] and behind[1] != ahead[1]
+        shown = _DOTS if bend else _DOTS + _ACROSS[ahead[1] != y]
+        if not k:  # out of its box's side, where another link may end
+            shown += "▸◂"
+        if not bend and ahead[0] == x and (x, y) in names:
+            continue
+        assert here in shown, f"{link} at {(x, y)} is unseen ({here!r}) in\n{picture}"
+
+
 def assert_every_link_drawn(g: eagle.Graph, lay: Layout | None = None) -> Layout:
     """Every long link the model asks for has a route around the boxes and is drawn in the text,
     SVG, DOT and Mermaid faces (and matplotlib's, where it is installed); every wire too."""
@@ -224,9 +263,9 @@ def assert_every_link_drawn(g: eagle.Graph, lay: Layout | None = None) -> Layout
             for box in lay.boxes:
                 assert not crosses(seg, box), f"{link} crosses box {box.text!r} at {seg}"
     lines = draw_text(lay).splitlines()[1:]  # under the header
+    names = {(p.x - len(p.text) // 2 + k, p.y) for p in lay.planes for k in range(len(p.text))}
     for link in longs:
-        x, y = link.points[-1]
-        assert lines[y][x] in "▸◂", f"no arrowhead for {link} in\n" + "\n".join(lines)
+        assert_route_shown(link, lines, names)
     svg = to_svg(g)
     assert svg.count('class="long"') == len(longs) and svg.count('class="wire"') == len(lay.wires)
     dot, mermaid = to_dot(g), to_mermaid(g)
