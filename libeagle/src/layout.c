@@ -961,10 +961,10 @@ static void route_links(engine *e)
         if (!found && !e->status)
             e->status = eagle_fail(EAGLE_ERR_ARG,
                                    "eagle_layout_run: no route for the link from node %d to node "
-                                   "%d: both sides of its boxes are walled in by text or lines; "
-                                   "this is a bug of libeagle's layout, report it with the graph "
-                                   "(its eagle_layout_input)",
-                                   link->src, link->dst);
+                                   "%d crosses only lines, even %d lanes wider (the sides of its "
+                                   "boxes are walled in); this is a bug of libeagle's layout: "
+                                   "report it with the graph that gives it",
+                                   link->src, link->dst, n_long);
         if (found <= 0)
             break;
         link->first = o->n_points;
