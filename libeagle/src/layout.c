@@ -45,9 +45,11 @@
  * so long links leave the drawing and run down the gutter, the shorter ones
  * nearer (routed first, they nest instead of crossing).  A link leaves its
  * source through the middle of a side and enters its destination likewise.
- * Where no route keeps to those rules (nested frames, crowded lanes), a last
- * search lets only the boxes stop it, every cell run along a line or over
- * text costing OVER: a picture never loses an edge, and never crosses a box.
+ * Where no route keeps to those rules (nested frames, crowded lanes), the
+ * grid is widened by one lane at a time and the search run again, so a link
+ * still only crosses lines (a link run along a line, or over text, would not
+ * show in the text picture): a picture never loses an edge, never crosses a
+ * box, and a link with no route at all fails the call.
  * Work: O(links * cells log cells) over each link's band of rows.
  *
  * References:
@@ -69,7 +71,7 @@ enum {
     BOX_ROWS = 3, /* top border, text, bottom border */
     BEND = 6,     /* routing: the cost of a bend */
     CROSS = 3,    /* routing: the cost of crossing a wire or border */
-    OVER = 40,    /* the fallback route: the cost of a cell run along a line or over text */
+    OVER = 40,    /* the fallback route: the cost of a cell shared with a long link before it */
 };
 
 typedef struct size {
@@ -575,7 +577,10 @@ static void make_links(engine *e)
         map_get(&wired, in->owners[s], in->owners[d], 1);
         if (OUT_GROW(e, links, n_links, 5))
             break;
-        int32_t pair = map_get(&data, in->owners[s], in->owners[d], -1);
+        /* the pair of the two boxes (a plane between two nodes of a body), else of their owners */
+        int32_t pair = map_get(&data, s, d, -1);
+        if (pair < 0)
+            pair = map_get(&data, in->owners[s], in->owners[d], -1);
         o->links[o->n_links++] = (eagle_layout_link){
             s, d, pair, 1, o->wires[w].first, o->wires[w].n};
     }
@@ -607,10 +612,14 @@ done:
 /* ----------------------------------------------------------- routing */
 
 enum {
-    NO_H = 1,  /* no horizontal run through the cell: a vertical line or text is there */
-    NO_V = 2,  /* no vertical run */
-    LINE = 4,  /* a line to cross (costs CROSS) */
-    SOLID = 8, /* a box: no route ever enters it */
+    NO_H = 1,   /* no horizontal run through the cell: a horizontal line or text is there */
+    NO_V = 2,   /* no vertical run */
+    LINE = 4,   /* a line to cross (costs CROSS) */
+    LONG_H = 8, /* NO_H, NO_V for a long link's cells: the fallback may run along those */
+    LONG_V = 16,
+    LONG = 3,   /* the shift from NO_H, NO_V to LONG_H, LONG_V */
+    PORT = 32,  /* beside a box's middle: where its links leave and end, no other link passes */
+    NAMES = 64, /* a row of plane names, as wide as its room: the names are often shorter */
 };
 
 enum {
@@ -632,12 +641,14 @@ static void mark(grid *g, int32_t x, int32_t y, uint8_t flags)
         g->cell[(size_t)y * g->w + x] |= flags;
 }
 
-static void mark_path(grid *g, const eagle_layout_point *p, int32_t n)
+/* A path's cells: NO_H along its horizontal runs, NO_V along its vertical ones, both at corners
+ * (shifted by `shift`: LONG for a long link). */
+static void mark_path(grid *g, const eagle_layout_point *p, int32_t n, int shift)
 {
     for (int32_t k = 0; k + 1 < n; ++k) {
         int32_t dx = (p[k + 1].x > p[k].x) - (p[k + 1].x < p[k].x);
         int32_t dy = (p[k + 1].y > p[k].y) - (p[k + 1].y < p[k].y);
-        uint8_t along = dx ? NO_H : NO_V;
+        uint8_t along = (uint8_t)((dx ? NO_H : NO_V) << shift);
         for (int32_t x = p[k].x, y = p[k].y;; x += dx, y += dy) {
             mark(g, x, y, along | LINE);
             if (x == p[k + 1].x && y == p[k + 1].y)
@@ -645,7 +656,7 @@ static void mark_path(grid *g, const eagle_layout_point *p, int32_t n)
         }
     }
     for (int32_t k = 1; k + 1 < n; ++k) /* a corner is met from both axes */
-        mark(g, p[k].x, p[k].y, NO_H | NO_V);
+        mark(g, p[k].x, p[k].y, (uint8_t)((NO_H | NO_V) << shift));
 }
 
 /* The obstacles: boxes and text solid, wires and frame borders lines to cross, not run along. */
@@ -656,7 +667,9 @@ static void fill_grid(engine *e, grid *g)
         eagle_layout_box b = o->boxes[k];
         for (int32_t y = b.y; y < b.y + BOX_ROWS; ++y)
             for (int32_t x = b.x; x < b.x + b.w; ++x)
-                mark(g, x, y, NO_H | NO_V | SOLID);
+                mark(g, x, y, NO_H | NO_V);
+        mark(g, b.x - 1, b.y + 1, PORT);
+        mark(g, b.x + b.w, b.y + 1, PORT);
     }
     for (int32_t k = 0; k < o->n_frames; ++k) {
         eagle_layout_frame f = o->frames[k];
@@ -676,7 +689,7 @@ static void fill_grid(engine *e, grid *g)
     for (int32_t k = 0; k < o->n_exits; ++k) { /* the plane names, at most their room */
         eagle_layout_exit x = o->exits[k];
         for (int32_t c = x.x - x.room / 2; c <= x.x + x.room / 2; ++c)
-            mark(g, c, x.y, NO_H | NO_V);
+            mark(g, c, x.y, NO_H | NAMES);
     }
     for (int32_t k = 0; k < o->n_stages; ++k) {
         eagle_layout_stage s = o->stages[k];
@@ -684,7 +697,7 @@ static void fill_grid(engine *e, grid *g)
             mark(g, c, s.y, NO_H | NO_V);
     }
     for (int32_t w = 0; w < o->n_wires; ++w)
-        mark_path(g, o->points + o->wires[w].first, o->wires[w].n);
+        mark_path(g, o->points + o->wires[w].first, o->wires[w].n, 0);
 }
 
 /* A binary min-heap of (cost << 32 | state). */
@@ -729,9 +742,10 @@ static uint64_t heap_pop(heap *h)
 typedef struct search {
     grid *g;
     int32_t y0, rows, inner_w; /* the band of rows searched; columns of the drawing */
-    int relaxed;               /* the fallback: only boxes stop a route, the rest costs OVER */
-    uint32_t *cost;            /* state -> best cost; a state is ((y - y0) * w + x) * 4 + dir */
-    int32_t *from;             /* state -> the state before it */
+    int share; /* the fallback: a route may run along the long links before it, at OVER a cell */
+    int names; /* the last: it may also cross a row of plane names, at OVER */
+    uint32_t *cost; /* state -> best cost; a state is ((y - y0) * w + x) * 4 + dir */
+    int32_t *from;  /* state -> the state before it */
 } search;
 
 /* Dijkstra from the two sides of box s to a side of box d; the path into pts (cells beside the
@@ -750,7 +764,7 @@ static int32_t maze(search *r, heap *h, eagle_layout_box s, eagle_layout_box d,
         if (x < 0 || x >= g->w || mid_s < r->y0 || mid_s >= r->y0 + r->rows)
             continue;
         int32_t st = (int32_t)((((size_t)(mid_s - r->y0) * g->w) + x) * 4 + starts[k][1]);
-        if (g->cell[(size_t)mid_s * g->w + x] & (r->relaxed ? SOLID : NO_H))
+        if (g->cell[(size_t)mid_s * g->w + x] & (r->share ? NO_H : NO_H | LONG_H))
             continue;
         r->cost[st] = 0;
         r->from[st] = -1;
@@ -775,12 +789,21 @@ static int32_t maze(search *r, heap *h, eagle_layout_box s, eagle_layout_box d,
             if (nx < 0 || nx >= g->w || ny < r->y0 || ny >= r->y0 + r->rows)
                 continue;
             uint8_t f = g->cell[(size_t)ny * g->w + nx], here = g->cell[(size_t)y * g->w + x];
-            uint8_t along = nd < 2 ? NO_H : NO_V;
-            int blocked = (f & along) || (nd != dir && (here & (NO_H | NO_V)));
-            if (r->relaxed ? (f & SOLID) != 0 : blocked)
-                continue; /* a bend only where both axes are free */
+            uint8_t along = nd < 2 ? NO_H : NO_V, both = NO_H | NO_V | NAMES;
+            /* a bend only where both axes are free; never along a wire or border, nor over text */
+            int names = nd >= 2 && (f & NAMES);
+            int blocked = (f & along) || (nd != dir && (here & both)) || (names && !r->names);
+            int shared = (f & along << LONG) || (nd != dir && (here & both << LONG));
+            /* a port but the destination's, entered towards it: a link passing a port would
+             * seem to end at that box */
+            int port = (f & PORT)
+                && !(ny == mid_d
+                     && ((nx == d.x - 1 && nd == RIGHT) || (nx == d.x + d.w && nd == LEFT)));
+            if (blocked || port || (shared && !r->share))
+                continue;
             uint32_t step = (nd >= 2 && nx < r->inner_w) ? 2 : 1;
-            step += (nd != dir ? BEND : 0) + ((f & LINE) ? CROSS : 0) + (blocked ? OVER : 0);
+            step += (nd != dir ? BEND : 0) + ((f & LINE) ? CROSS : 0)
+                + (shared || names ? OVER : 0);
             int32_t ns = (int32_t)((((size_t)(ny - r->y0) * g->w) + nx) * 4 + nd);
             if (c + step < r->cost[ns]) {
                 r->cost[ns] = c + step;
@@ -839,6 +862,25 @@ static int32_t most_overlapping(int64_t *spans, int32_t n)
     return most;
 }
 
+/* The grid, w by h cells, filled with the drawing's obstacles and the long links routed so far
+ * (those with points); nonzero when out of memory. */
+static int regrid(engine *e, grid *g, int32_t w, int32_t h)
+{
+    free(g->cell);
+    g->w = w;
+    g->h = h;
+    g->cell = calloc((size_t)w * h, 1);
+    if (!g->cell)
+        return e->status = EAGLE_ERR_NOMEM;
+    fill_grid(e, g);
+    for (int32_t k = 0; k < e->out->n_links; ++k) {
+        const eagle_layout_link *link = &e->out->links[k];
+        if (!link->adjacent && link->n)
+            mark_path(g, e->out->points + link->first, link->n, LONG);
+    }
+    return 0;
+}
+
 /* Route every long link, shortest span first; widens the layout by the lanes used. */
 static void route_links(engine *e)
 {
@@ -874,23 +916,24 @@ static void route_links(engine *e)
     free(spans);
     grid g = {inner_w + 2 * lanes + 2, o->height + 2, NULL}; /* two rows below, to go round */
     eagle_layout_point *pts = NULL;
-    search r = {&g, 0, 0, inner_w, 0, NULL, NULL};
+    search r = {&g, 0, 0, inner_w, 0, 0, NULL, NULL};
     heap h = {0};
-    g.cell = calloc((size_t)g.w * g.h, 1);
-    if (!g.cell) {
-        e->status = EAGLE_ERR_NOMEM;
+    if (regrid(e, &g, g.w, g.h))
         goto done;
-    }
-    fill_grid(e, &g);
     qsort(order, (size_t)n_long, 2 * sizeof *order, by_span);
     int32_t used = inner_w, rows = o->height;
     for (int32_t m = 0; m < n_long && !e->status; ++m) {
         eagle_layout_link *link = &o->links[order[2 * m + 1]];
         eagle_layout_box s = *box_of(o, where, link->src), d = *box_of(o, where, link->dst);
         /* the band of rows between the ends, one box's height more either side, then all, then
-         * all again with only the boxes in the way: a link is never left out */
+         * all sharing the long links before it (a box's sides may have none free), then also
+         * across rows of plane names (marked as wide as their room, they seal the gaps between
+         * branches under a frame), then so on a grid one lane wider and one row taller each
+         * time: a link is never left out */
         int32_t found = 0;
-        for (int pass = 0; pass < 3 && !found && !e->status; ++pass) {
+        for (int32_t pass = 0; pass < 4 + n_long && !found && !e->status; ++pass) {
+            if (pass >= 4 && regrid(e, &g, g.w + 2, g.h + 1))
+                break;
             int32_t lo = pass ? 0 : max32(0, min32(s.y, d.y) - BOX_ROWS);
             int32_t hi = pass ? g.h : min32(g.h, max32(s.y, d.y) + 2 * BOX_ROWS);
             size_t states = (size_t)(hi - lo) * g.w * 4;
@@ -909,21 +952,24 @@ static void route_links(engine *e)
             }
             r.y0 = lo;
             r.rows = hi - lo;
-            r.relaxed = pass == 2;
+            r.share = pass >= 2;
+            r.names = pass >= 3;
             found = maze(&r, &h, s, d, pts, (hi - lo) * g.w);
             if (found < 0)
                 e->status = EAGLE_ERR_NOMEM;
         }
         if (!found && !e->status)
             e->status = eagle_fail(EAGLE_ERR_ARG,
-                                   "eagle_layout_run: no route for the link from "
-                                   "node %d to node %d",
-                                   link->src, link->dst);
+                                   "eagle_layout_run: no route for the link from node %d to node "
+                                   "%d crosses only lines, even %d lanes wider (the sides of its "
+                                   "boxes are walled in); this is a bug of libeagle's layout: "
+                                   "report it with the graph that gives it",
+                                   link->src, link->dst, n_long);
         if (found <= 0)
             break;
         link->first = o->n_points;
         link->n = add_corners(e, pts, found, link->first);
-        mark_path(&g, o->points + link->first, link->n);
+        mark_path(&g, o->points + link->first, link->n, LONG);
         for (int32_t q = 0; q < found; ++q) {
             used = max32(used, pts[q].x + 1);
             rows = max32(rows, pts[q].y + 1);

@@ -43,16 +43,39 @@ def test_the_same_memory_written_again_has_one_writer():
     assert describe(g, "test").flows == ((2, 3, "x"),)
 
 
-def test_after_arms_every_arm_and_what_was_before_are_writers():
-    """p written, then an if/else whose arms both write it, then read: the read flows from both arms,
-    and from the write before (the picture cannot tell that one arm always runs)."""
+def test_after_an_if_and_its_else_that_both_write_a_plane_their_writes_are_its_writers():
+    """p written, then an if/else whose arms both write it (one of them always runs), then read: the
+    read flows from both arms, not from the write before."""
     p, cell = np.zeros(2), np.ones(1, np.uint32)
     arms = eagle.Body([write(p, "then")]), eagle.Body([write(p, "else")])
     inner = Node("device_if", eagle.DeviceIf(cell, *arms))
     g = construct(write(p, "first"), inner, read(p, "p"))
     model = describe(g, "test")
     assert [n.index for n in model.nodes] == [0, 1, 2, 3, 4, 5]  # 2 is the inner if: no box
-    assert model.flows == ((1, 5, "p"), (3, 5, "p"), (4, 5, "p"))
+    assert model.flows == ((3, 5, "p"), (4, 5, "p"))
+
+
+def test_after_arms_that_may_all_be_skipped_what_was_before_is_a_writer_too():
+    """The same with arms of a match without a default, and an if whose else leaves p alone: the
+    write before may still be the last, so the read flows from it too."""
+    p, cell = np.zeros(2), np.ones(1, np.uint32)
+    arms = {0: eagle.Body([write(p, "zero")]), 1: eagle.Body([write(p, "one")])}
+    match = Node("device_switch", eagle.DeviceSwitch(cell, arms, eagle.Body([])))
+    assert describe(construct(write(p, "first"), match, read(p, "p")), "test").flows == (
+        (1, 5, "p"), (3, 5, "p"), (4, 5, "p"))
+    iff = Node("device_if", eagle.DeviceIf(cell, eagle.Body([write(p, "then")]), eagle.Body([read(p, "p")])))
+    assert describe(construct(write(p, "first"), iff, read(p, "p")), "test").flows == (
+        (1, 4, "p"), (1, 5, "p"), (3, 5, "p"))
+
+
+def test_a_loop_carries_a_plane_from_one_arm_into_the_other_the_next_turn():
+    """A loop around an if/else: the then arm writes p, the else arm reads it; the else arm's read in
+    one turn flows from the then arm's write in the turn before (never in the same turn)."""
+    p, more = np.zeros(2), np.ones(1, np.uint32)
+    iff = Node("device_if", eagle.DeviceIf(more, eagle.Body([write(p, "then")]), eagle.Body([read(p, "p")])))
+    loop = Node("device_loop", eagle.DeviceLoop(more, "while", 4, eagle.Body([iff])))
+    # nodes: 0 the if, 1 p0, 2 the loop, 3 the inner if, 4 write p, 5 read p
+    assert set(describe(construct(write(p, "p0"), loop), "test").flows) == {(1, 5, "p"), (4, 5, "p")}
 
 
 def test_a_loop_carries_a_plane_into_its_next_turn():

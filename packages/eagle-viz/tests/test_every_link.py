@@ -18,7 +18,7 @@ import hawk
 from eagle.extend import Wait
 from eagle.graph import Node, opaque
 from eagle.viz import describe, draw_text, layout, to_dot, to_mermaid, to_svg
-from eagle.viz._layout import BOX_ROWS, Layout, _data_pairs, columns_for
+from eagle.viz._layout import BOX_ROWS, Layout, columns_for, plane_name
 from eagle.viz._mpl import ASPECT, CELL_H, CELL_W
 from eagle.viz._palette import LONG_COLOR
 from hawk import Mutable, Scalar, UInt32
@@ -173,30 +173,82 @@ def crosses(seg, box) -> bool:
     return min(x0, x1) <= bx1 and max(x0, x1) >= bx0 and min(y0, y1) <= by1 and max(y0, y1) >= by0
 
 
-def asked_for(lay: Layout) -> list[tuple[int, int]]:
-    """The long links the model asks for, by eagle.h's rule: a pair (data or a wait) between owners
-    no wire joins, or inside one owner between two boxes no wire joins; from the source's last
-    box to the destination's first (an owner's, or a node inside a construct: its own)."""
+def wanted(lay: Layout) -> list[tuple[set[int], set[int], str | None]]:
+    """What the model asks to be drawn, read off the model alone (not the engine's rule): for each
+    data edge, flow inside a construct and wait, the boxes that may stand for its two ends (a node's
+    own box; a construct's, the boxes inside it) and the plane the link must carry (None: a wait)."""
     model = lay.model
-    owner = {n.index: model.alias.get(n.owner, n.owner) for n in model.nodes}
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
-    for box in lay.boxes:
-        first.setdefault(owner[box.node], box.node)
-        last[owner[box.node]] = box.node
-        if owner[box.node] != box.node:
-            first[box.node] = last[box.node] = box.node
-    between = {(owner[w.src], owner[w.dst]) for w in lay.wires}
-    inside = {(w.src, w.dst) for w in lay.wires}
-    pairs, _ = _data_pairs(model)
-    out = []
-    for s, d in pairs:
-        if s not in last or d not in first:  # a node without a box (a wait of the graph's own)
+    alias = model.alias
+    drawn = {b.node for b in lay.boxes}
+    inside: dict[int, set[int]] = {}
+    for node in model.nodes:
+        inside.setdefault(alias.get(node.owner, node.owner), set()).add(alias.get(node.index, node.index))
+
+    def boxes(node: int) -> set[int]:
+        node = alias.get(node, node)
+        return {node} if node in drawn else inside.get(node, set()) & drawn
+
+    ends = [(e.src, e.dst, e.plane) for e in model.edges if e.kind in ("RAW", "WAW")]
+    ends += list(model.flows)
+    out = [(boxes(s), boxes(d), plane_name(model.nodes[s], p)) for s, d, p in ends
+           if alias.get(s, s) != alias.get(d, d)]
+    out += [(boxes(s), boxes(d), None) for s, d in model.waits]
+    return [(s, d, p) for s, d, p in out if s and d]  # a node that draws no box (a graph's wait)
+
+
+def drawn_by(link, want: tuple[set[int], set[int], str | None]) -> bool:
+    srcs, dsts, plane = want
+    return link.src in srcs and link.dst in dsts and (plane is None or plane in link.planes)
+
+
+def assert_links_as_asked(lay: Layout) -> None:
+    """Each data edge, flow and wait of the model is drawn by a link (a wire or a long link) between
+    its two ends, carrying its plane; each long link draws one of them."""
+    wants = wanted(lay)
+    for want in wants:
+        assert any(drawn_by(k, want) for k in lay.links), f"nothing draws {want}: {lay.links}"
+    for link in lay.links:
+        if not link.adjacent:
+            assert any(drawn_by(link, want) for want in wants), f"{link} draws nothing asked for"
+
+
+#: What a long link's cell shows: a long link's dots or bends (its own, or one it shares the cell
+#: with), or a line it crosses at right angles (horizontally, vertically): a wire, a frame's border.
+_DOTS = "┄┆╭╮╯╰"
+_ACROSS = ("│╎┼├┤", "─╌┼┬┴")
+
+
+def route_cells(points) -> list[tuple[int, int]]:
+    """The cells of a route through its corners, in order."""
+    cells = [points[0]]
+    for (x0, y0), (x1, y1) in segments(points):
+        dx, dy = (x1 > x0) - (x1 < x0), (y1 > y0) - (y1 < y0)
+        cells += [(x0 + k * dx, y0 + k * dy) for k in range(1, max(abs(x1 - x0), abs(y1 - y0)) + 1)]
+    return cells
+
+
+def assert_route_shown(link, lines: list[str], names: set[tuple[int, int]]) -> None:
+    """Every cell of a long link's route shows it in the text face: a long link's dots or bends, or a
+    line it crosses at right angles, never a line it runs along or text; its last cell the arrowhead.
+    The one text a link may cross (down, never along) is a row of plane names (``names``: its cells),
+    where only that crosses the gap between two branches under a frame."""
+    def at(x: int, y: int) -> str:
+        return lines[y][x] if y < len(lines) and x < len(lines[y]) else " "
+
+    cells = route_cells(link.points)
+    picture = "\n".join(lines)
+    assert at(*cells[-1]) in "▸◂", f"no arrowhead for {link} in\n{picture}"
+    for k, (x, y) in enumerate(cells[:-1]):
+        here = at(x, y)
+        ahead = cells[k + 1]
+        behind = cells[k - 1] if k else (x - 1 if ahead[0] < x else x + 1, y)  # out of the box's side
+        bend = behind[0] != ahead[0] and behind[1] != ahead[1]
+        shown = _DOTS if bend else _DOTS + _ACROSS[ahead[1] != y]
+        if not k:  # out of its box's side, where another link may end
+            shown += "▸◂"
+        if not bend and ahead[0] == x and (x, y) in names:
             continue
-        if (owner[s], owner[d]) in between if owner[s] != owner[d] else (last[s], first[d]) in inside:
-            continue
-        out.append((last[s], first[d]))
-    return out
+        assert here in shown, f"{link} at {(x, y)} is unseen ({here!r}) in\n{picture}"
 
 
 def assert_every_link_drawn(g: eagle.Graph, lay: Layout | None = None) -> Layout:
@@ -204,16 +256,16 @@ def assert_every_link_drawn(g: eagle.Graph, lay: Layout | None = None) -> Layout
     SVG, DOT and Mermaid faces (and matplotlib's, where it is installed); every wire too."""
     lay = lay or layout(describe(g, "test"))
     longs = [k for k in lay.links if not k.adjacent]
-    assert sorted((k.src, k.dst) for k in longs) == sorted(asked_for(lay))
+    assert_links_as_asked(lay)
     for link in longs:
         assert link.points, f"no route for {link}"
         for seg in segments(link.points):
             for box in lay.boxes:
                 assert not crosses(seg, box), f"{link} crosses box {box.text!r} at {seg}"
     lines = draw_text(lay).splitlines()[1:]  # under the header
+    names = {(p.x - len(p.text) // 2 + k, p.y) for p in lay.planes for k in range(len(p.text))}
     for link in longs:
-        x, y = link.points[-1]
-        assert lines[y][x] in "▸◂", f"no arrowhead for {link} in\n" + "\n".join(lines)
+        assert_route_shown(link, lines, names)
     svg = to_svg(g)
     assert svg.count('class="long"') == len(longs) and svg.count('class="wire"') == len(lay.wires)
     dot, mermaid = to_dot(g), to_mermaid(g)
@@ -315,6 +367,65 @@ def test_the_plot_draws_the_links_of_bodies(mpl):
         assert_plot_draws_every_link(g)
 
 
+def guarded(*steps) -> Node:
+    return Node("device_if", eagle.DeviceIf(np.ones(1, np.uint32), eagle.Body(list(steps)), eagle.Body([])))
+
+
+def op(reads: dict, writes: dict) -> Node:
+    return opaque(partial(np.copyto, next(iter(writes.values())), 1.0), reads=reads, writes=writes)
+
+
+def test_a_flow_into_a_nested_if_is_drawn():
+    """An if's body [w (writes p), x, an inner if's body [y1, y2 (reads p)]]: p from w to y2 is a
+    long link, though the wire x -> y1 joins nodes of the same graph node."""
+    src, p, q, r, s = (np.zeros(2) for _ in range(5))
+    w, x, y1, y2 = op({"src": src}, {"p": p}), op({"p": p}, {"q": q}), op({"q": q}, {"r": r}), \
+        op({"p": p}, {"s": s})
+    g = eagle.Graph().add_node(op({}, {"src": src}), name="source")
+    g.add_node(guarded(w, x, guarded(y1, y2)))
+    lay = assert_every_link_drawn(g)
+    model = lay.model
+    w_, y2_ = (model.nodes[k].index for k in (2, 6))
+    assert [(k.src, k.dst, k.planes) for k in lay.links if not k.adjacent] == [(w_, y2_, ("p",))]
+
+
+def test_an_edge_into_an_if_whose_body_is_only_an_if_is_drawn():
+    """An edge into an if whose body holds only an inner if: a long link into the inner if's box."""
+    src, a, b, r = (np.zeros(2) for _ in range(4))
+    g = eagle.Graph().add_node(op({}, {"src": src}), name="source")
+    g.add_node(op({"src": src}, {"a": a}), name="n1")
+    g.add_node(op({"src": src}, {"r": r}), name="n")
+    g.add_node(guarded(guarded(op({"a": a}, {"b": b}))), name="outer")
+    lay = assert_every_link_drawn(g)
+    assert (lay.texts[1], lay.texts[5], ("a",)) in {(lay.texts[k.src], lay.texts[k.dst], k.planes)
+                                                     for k in lay.links if not k.adjacent}
+
+
+def test_a_wait_for_a_nested_if_leaves_its_last_box():
+    """A branch waiting for an if inside another branch's if: the arrow leaves the inner if's last box."""
+    x, a, b = np.zeros(2), np.zeros(2), np.zeros(2)
+    inner = guarded(op({"x": x}, {"a": a}))
+    g = eagle.Graph().add_node(op({}, {"x": x}), name="source")
+    g.add_group([guarded(inner), [Node("wait", Wait(inner, "a")), op({"x": x}, {"b": b})]],
+                names=["guarded", ["wait", "after"]])
+    lay = assert_every_link_drawn(g)
+    assert [(lay.texts[k.src], lay.texts[k.dst], k.planes) for k in lay.links if not k.adjacent] == [
+        ("opaque", "after", ())]
+
+
+def test_a_plane_between_adjacent_nodes_of_a_body_is_labelled():
+    """x -> y inside an if passes p: the wire carries p (a labelled arrow in DOT and Mermaid, p under x
+    in the text), not a dashed wait."""
+    src, p, q = np.zeros(2), np.zeros(2), np.zeros(2)
+    g = eagle.Graph().add_node(op({}, {"src": src}), name="source")
+    g.add_node(guarded(op({"src": src}, {"p": p}), op({"p": p}, {"q": q})))
+    lay = assert_every_link_drawn(g)
+    assert [(k.src, k.dst, k.planes) for k in lay.links if k.src == 2] == [(2, 3, ("p",))]
+    assert re.search(r"^  n2 -> n3 \[label=\"p\"", to_dot(g), re.M), to_dot(g)
+    assert re.search(r"^  n2 -->\|\"p\"\| n3$", to_mermaid(g), re.M), to_mermaid(g)
+    assert re.search(r"^ +│ +p +│$", str(g), re.M), str(g)
+
+
 class Adversary:
     """Graphs of opaque ops that read planes written far up: many long links across nested frames
     (skip guards, device ifs around forks, loops) and wide forks."""
@@ -333,6 +444,8 @@ class Adversary:
         return opaque(partial(np.copyto, out, 1.0), reads=reads, writes={f"w{len(self.planes)}": out})
 
     def body(self, depth: int) -> eagle.Body:
+        if depth and self.rng.random() < 0.2:  # a body that is only a construct: no box of its own
+            return eagle.Body([self.construct(depth - 1)])
         steps: list = [self.node()]
         if depth and self.rng.random() < 0.6:
             steps.append(eagle.Fork([eagle.Body([self.node(), self.node()]), eagle.Body([self.node()])]))
@@ -373,7 +486,7 @@ def test_adversarial_graphs_lose_no_link(seed):
         if fold and columns == 1:
             assert_every_link_drawn(g, lay)
         else:  # the other faces draw the one-column folded layout: the routes alone
-            assert sorted((k.src, k.dst) for k in lay.links if not k.adjacent) == sorted(asked_for(lay))
+            assert_links_as_asked(lay)
             for link in (k for k in lay.links if not k.adjacent):
                 assert link.points, link
                 for seg in segments(link.points):

@@ -62,6 +62,9 @@ class FramePicture:
     bodies: tuple[Body, ...] = ()
     side_by_side: bool = False
     around: BoxPicture | None = None
+    #: Side by side: one of the arms always runs (an ``if`` with its ``else``, a ``match`` with its
+    #: ``_``), so a plane every arm writes is no longer the one written before the choice.
+    one_runs: bool = False
 
 
 @dataclass(frozen=True)

@@ -184,14 +184,15 @@ class DeviceLoop:
 
 def _if_picture(p: DeviceIf) -> FramePicture:
     arms = (p.then, *([p.orelse] if p.orelse.steps else []))
-    return FramePicture("if guard" + " · else" * (len(arms) > 1), "if", arms, side_by_side=True)
+    return FramePicture("if guard" + " · else" * (len(arms) > 1), "if", arms, side_by_side=True,
+                        one_runs=len(arms) > 1)
 
 
 def _switch_picture(p: DeviceSwitch) -> FramePicture:
     """The arms that do something, side by side, named by their keys (``_``: the default)."""
     shown = [(str(k), a) for k, a in [*p.arms.items(), ("_", p.default)] if a.steps]
     return FramePicture("match guard: " + " | ".join(k for k, _ in shown), "switch",
-                        tuple(a for _, a in shown), side_by_side=True)
+                        tuple(a for _, a in shown), side_by_side=True, one_runs=bool(p.default.steps))
 
 
 def _register_construct(name: str, bodies: Callable[[Any], list[Body]], rebuild: Callable[[Any, Swap], Any],

@@ -10,6 +10,7 @@ byte (:func:`eagle.extend.overlap`), asked only where their byte extents meet.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,28 +26,30 @@ class Writers:
 
     def __init__(self, flows: list[tuple[int, int, str]],
                  planes: dict[object, tuple[Any, Memory, list[int]]] | None = None,
-                 turn: list[tuple[int, Node]] | None = None) -> None:
+                 turn: list[Step] | None = None) -> None:
         #: (writer, reader, plane), appended to as the nodes run.
         self.flows = flows
         self.planes = planes if planes is not None else {}  # key -> (array, memory, last writers)
-        #: The nodes one turn of the innermost loop around them runs, in order; None outside loops.
+        #: What one turn of the innermost loop around them runs, in order; None outside loops.
         self.turn = turn
 
     def copy(self, turns: bool = False) -> Writers:
-        """Writers that go on from these: for an arm, or (``turns``) for the body of a loop."""
+        """Writers that go on from these: for an arm, or (``turns``) for the body of a loop.  Inside a
+        loop an arm keeps a turn of its own, which :meth:`join` puts into the loop's as one choice."""
         planes = {k: (a, m, list(nodes)) for k, (a, m, nodes) in self.planes.items()}
-        return Writers(self.flows, planes, [] if turns else self.turn)
+        return Writers(self.flows, planes, [] if turns or self.turn is not None else None)
 
     def carry(self) -> None:
         """After one turn of a loop's body: its reads flow also from the writers the turn before
-        left, at or after the reader (a plane written late in a turn and read early in the next)."""
+        left (a plane written late in a turn and read early in the next, or written by one arm of
+        a choice and read by another).  Running the turn again from those writers, through its
+        arms, finds the flows of one turn again and those from the turn before: the new ones."""
         if self.turn is None:
             return
-        at = {index: k for k, (index, _) in enumerate(self.turn)}
         again = Writers([], self.copy().planes)
-        for index, node in self.turn:
-            again.step(index, node)
-        self.flows += [(w, r, p) for w, r, p in again.flows if at.get(w, -1) >= at[r]]
+        _replay(again, self.turn)
+        known = set(self.flows)
+        self.flows += [flow for flow in dict.fromkeys(again.flows) if flow not in known]
 
     def step(self, index: int, node: Node) -> None:
         """Node ``index`` runs: its reads flow from the last writers, its writes become them."""
@@ -62,16 +65,43 @@ class Writers:
             if role != "read":
                 self.planes[mine[0]] = (array, mine, [index])
 
-    def join(self, arms: list[Writers]) -> None:
+    def join(self, arms: list[Writers], one_runs: bool = False) -> None:
         """After arms at most one of which runs (or a loop's body, which may run no time): a
-        plane's last writers are every arm's, and those before (the guard may choose no arm, or
-        one that leaves the plane alone).  The turn of a loop around them ran the arms' nodes."""
+        plane's last writers are every arm's, and, unless ``one_runs`` (one arm always runs), those
+        before (the guard may choose no arm).  An arm that leaves a plane alone keeps those before."""
+        if self.turn is not None:
+            self.turn.append(Choice(tuple(arm.turn or [] for arm in arms), one_runs))
+        planes: dict[object, tuple[Any, Memory, list[int]]] = {} if one_runs else self.planes
         for arm in arms:
-            if self.turn is not None and arm.turn is not self.turn:
-                self.turn += arm.turn or []
             for key, (array, mine, nodes) in arm.planes.items():
-                known = self.planes.setdefault(key, (array, mine, []))[2]
+                known = planes.setdefault(key, (array, mine, []))[2]
                 known += [n for n in nodes if n not in known]
+        self.planes = planes
+
+
+@dataclass(frozen=True)
+class Choice:
+    """In a loop's turn: arms of which at most one runs (exactly one when ``one_runs``), each the
+    steps it runs; a loop inside the loop is one arm that may not run."""
+
+    arms: tuple[list[Step], ...]
+    one_runs: bool
+
+
+#: One step of a loop's turn: a node that runs (its index and itself), or a choice of arms.
+Step = tuple[int, Node] | Choice
+
+
+def _replay(writers: Writers, turn: list[Step]) -> None:
+    """Run ``turn`` again on ``writers``: each node steps, each choice's arms from the same writers."""
+    for step in turn:
+        if isinstance(step, Choice):
+            arms = [writers.copy() for _ in step.arms]
+            for arm, steps in zip(arms, step.arms, strict=True):
+                _replay(arm, steps)
+            writers.join(arms, step.one_runs)
+        else:
+            writers.step(*step)
 
 
 def memory(array: Any) -> Memory:

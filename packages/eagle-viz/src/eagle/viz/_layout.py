@@ -78,8 +78,6 @@ class PlacedFrame:
     h: int
     label: str
     kind: str
-    #: The nodes inside, in order.
-    nodes: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -93,10 +91,6 @@ class PlacedPlanes:
     text: str
     #: Only those its wires carry (a face that draws long links apart).
     wired: str
-
-    @property
-    def start(self) -> int:
-        return self.x - len(self.text) // 2
 
 
 @dataclass(frozen=True)
@@ -205,11 +199,10 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
     out = Layout(model, native, native.width, native.height, texts, pairs=planes)
     roles = {n.index: n.role for n in model.nodes}
     out.boxes = [PlacedBox(node, x, y, w, out.texts[node], roles[node]) for node, x, y, w in native.boxes]
-    for block, x, y, w, h, first, n in native.frames:
+    for block, x, y, w, h, _, _ in native.frames:
         frame = order[block]
         assert isinstance(frame, Frame)  # the engine reports frames only
-        out.frames.append(PlacedFrame(x, y, w, h, frame.label, frame.kind,
-                                      tuple(b.node for b in out.boxes[first:first + n])))
+        out.frames.append(PlacedFrame(x, y, w, h, frame.label, frame.kind))
     out.stages = [PlacedStage(model.stages[s].index, x, y, labels[s], w) for s, x, y, w in native.stages]
     out.wires = [Wire(s, d, points) for s, d, _, _, points in native.wires]
     out.links = [Link(s, d, planes[pair] if pair >= 0 else (), bool(adjacent), () if adjacent else points)

@@ -50,7 +50,8 @@ class NodeInfo:
     role: str
     #: A tier tag (``"stream"``, ``"host"``) or ``""``.
     tag: str
-    #: The graph node whose edges it has: itself, or the device construct it is inside.
+    #: The graph node whose edges it has: itself, or the graph's device construct it is inside
+    #: (the outermost, for a node in a construct nested in another's body).
     owner: int
     #: The name its one output was assigned to (``v = scale_velocity(…)``: ``v``), or ``""``.
     output: str = ""
@@ -189,6 +190,7 @@ class _Adapter:
         self.index: dict[int, int] = {}  # id of a node -> its index
         self.waits: list[tuple[Node, int]] = []  # (the node waited for, the node that waits)
         self.flows: list[tuple[int, int, str]] = []  # (writer, reader, plane) inside constructs
+        self.last_box: dict[int, int] = {}  # a construct inside a body -> its last box
 
     def info(self, node: Node, label: str, owner: int) -> int:
         """Number ``node`` (the next index) and describe it; its index."""
@@ -202,7 +204,7 @@ class _Adapter:
         if missing:
             raise EagleValueError(f"{api}: a wait waits for {', '.join(missing)}, which is not a node of "
                                   "this graph or of its constructs' bodies; wait for a node added to it")
-        return tuple((self.index[id(after)], node) for after, node in self.waits)
+        return tuple((self.last_box.get(i := self.index[id(after)], i), node) for after, node in self.waits)
 
     def stage(self, stage: Any, nodes: list[Node]) -> Block:
         branches = []
@@ -224,17 +226,27 @@ class _Adapter:
             return Frame(picture.title, picture.frame, Box(index)) if isinstance(picture, FramePicture) \
                 else Box(index)
         inside = Writers(self.flows) if writers is None else writers
+        owner = self.nodes[index].owner  # a nested construct's nodes have the graph node's edges too
         if picture.side_by_side:  # an arm that does nothing is left out; each arm runs from the same writers
             arms = [inside.copy() for _ in picture.bodies]
-            blocks = [self.body(b, index, arm) for b, arm in zip(picture.bodies, arms, strict=True)]
-            inside.join(arms)
-            return Frame(picture.title, picture.frame, _fork([[b] for b in blocks if b is not None]))
+            blocks = [self.body(b, owner, arm) for b, arm in zip(picture.bodies, arms, strict=True)]
+            inside.join(arms, picture.one_runs)
+            return self.nested(index, Frame(picture.title, picture.frame,
+                                            _fork([[b] for b in blocks if b is not None])))
         # the bodies in order, which may run no time (a loop's guard false at once), or again
         run = inside.copy(turns=picture.frame == "loop")
-        blocks = [self.body(b, index, run) for b in picture.bodies]
+        blocks = [self.body(b, owner, run) for b in picture.bodies]
         run.carry()
         inside.join([run])
-        return Frame(picture.title, picture.frame, _seq([b for b in blocks if b is not None]))
+        body = _seq([b for b in blocks if b is not None])
+        return self.nested(index, Frame(picture.title, picture.frame, body))
+
+    def nested(self, index: int, frame: Frame) -> Frame:
+        """``frame``, construct ``index``'s; inside another construct, a wait for it leaves its last box
+        (it has no box, nor edges of its own: those are the graph node's it is inside)."""
+        if self.nodes[index].owner != index:
+            self.last_box[index] = [b.node for event, b in walk(frame) if event == "box"][-1]
+        return frame
 
     def body(self, body: Body, owner: int, writers: Writers) -> Block | None:
         """A construct's body: its nodes numbered after the graph's, sharing the construct's edges
