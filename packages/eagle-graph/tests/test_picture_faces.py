@@ -127,6 +127,14 @@ def test_a_layout_with_inconsistent_counts_is_refused():
         out = ffi.new("char **")
         assert call(cdata, t, out) == lib.EAGLE_ERR_ARG, change
         assert out[0] == ffi.NULL
+        if change in ("boxes", "negative"):  # what to change: the engine's layout as it made it
+            assert ffi.string(lib.eagle_last_error()).decode().endswith(
+                "a NULL array for a count above 0: pass the layout eagle_layout_run made, unchanged")
+    t.n_stages = -1
+    lay = two()
+    assert call(ffi.cast("eagle_layout *", lay.native), t) == lib.EAGLE_ERR_ARG
+    assert ffi.string(lib.eagle_last_error()).decode().endswith(
+        "NULL texts for a count above 0: give each count the length of its array")
 
 
 def test_a_long_link_ending_off_the_canvas_is_refused_before_any_cell_is_written():
