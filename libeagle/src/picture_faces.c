@@ -34,6 +34,7 @@ typedef struct text {
     char *s;
     size_t n, cap;
     int status;
+    const char *api; /* the entry point drawing it, for its error */
 } text;
 
 static void addf(text *t, const char *fmt, ...)
@@ -46,7 +47,7 @@ static void addf(text *t, const char *fmt, ...)
         int k = vsnprintf(t->s ? t->s + t->n : NULL, t->s ? t->cap - t->n : 0, fmt, ap);
         va_end(ap);
         if (k < 0) {
-            t->status = eagle_fail(EAGLE_ERR_ARG, "eagle_picture: a text cannot be formatted");
+            t->status = eagle_fail(EAGLE_ERR_ARG, "%s: a text cannot be formatted", t->api);
             return;
         }
         if (t->s && (size_t)k < t->cap - t->n) {
@@ -305,7 +306,12 @@ static int draw_face(const eagle_layout_input *in, const eagle_layout *lay,
     int status = check_faces(in, lay, t, api);
     if (status)
         return status;
-    face f = {in, lay, t, malloc(((size_t)in->n_blocks + 1) * sizeof(int32_t)), dot, 0, {0}};
+    face f = {.in = in,
+              .lay = lay,
+              .t = t,
+              .frame_of = malloc(((size_t)in->n_blocks + 1) * sizeof(int32_t)),
+              .dot = dot,
+              .out = {.api = api}};
     if (!f.frame_of)
         return eagle_fail(EAGLE_ERR_NOMEM, "%s: out of memory", api);
     for (int32_t b = 0; b < in->n_blocks; ++b)

@@ -254,7 +254,7 @@ static int draw_long_link(canvas *c, const eagle_layout *lay, const eagle_layout
     if (link->first < 0 || link->n < 1 || link->first > lay->n_points - link->n)
         return off_canvas("link", k);
     const eagle_layout_point *p = lay->points + link->first, end = p[link->n - 1];
-    if (!inside(c, p[0].x, p[0].y, 1))
+    if (!inside(c, p[0].x, p[0].y, 1) || !inside(c, end.x, end.y, 1)) /* `last` indexes the cells */
         return off_canvas("link", k);
     int32_t ncells = 1;
     size_t last = (size_t)end.y * c->w + end.x;
@@ -399,7 +399,9 @@ static int draw(canvas *c, const eagle_layout *lay, const eagle_picture_texts *t
 static int check_input(const eagle_layout *lay, const eagle_picture_texts *t)
 {
     if (!lay || !t || !t->header)
-        return eagle_fail(EAGLE_ERR_ARG, "eagle_picture_text: a NULL layout, texts or header");
+        return eagle_fail(EAGLE_ERR_ARG,
+                          "eagle_picture_text: a NULL layout, texts or header: pass the "
+                          "layout eagle_layout_run made and texts with a header");
     if (lay->width < 0 || lay->height < 0 || lay->n_boxes < 0 || lay->n_frames < 0
         || lay->n_exits < 0 || lay->n_stages < 0 || lay->n_wires < 0 || lay->n_links < 0
         || lay->n_points < 0 || (lay->n_boxes && !lay->boxes) || (lay->n_frames && !lay->frames)
@@ -408,7 +410,8 @@ static int check_input(const eagle_layout *lay, const eagle_picture_texts *t)
         || (lay->n_points && !lay->points))
         return eagle_fail(EAGLE_ERR_ARG,
                           "eagle_picture_text: a layout with a negative count, or "
-                          "a NULL array for a count above 0");
+                          "a NULL array for a count above 0: pass the layout "
+                          "eagle_layout_run made, unchanged");
     if (t->n_frames != lay->n_frames || t->n_exits != lay->n_exits)
         return eagle_fail(EAGLE_ERR_ARG,
                           "eagle_picture_text: %d frame titles and %d exit texts "
@@ -418,7 +421,8 @@ static int check_input(const eagle_layout *lay, const eagle_picture_texts *t)
         || (t->n_frames && !t->frames) || (t->n_exits && !t->exits) || (t->n_stages && !t->stages))
         return eagle_fail(EAGLE_ERR_ARG,
                           "eagle_picture_text: a negative count of texts, or NULL "
-                          "texts for a count above 0");
+                          "texts for a count above 0: give each count the length "
+                          "of its array");
     if ((int64_t)lay->width * lay->height > INT32_MAX)
         return eagle_fail(EAGLE_ERR_ARG, "eagle_picture_text: a layout of more than 2^31 cells");
     return EAGLE_OK;

@@ -398,10 +398,42 @@ def test_the_views_frames_print_what_print_g_prints(view_tests, kernels):
     assert cell[0] == pcell[0] == 0
 
 
+def test_the_views_chain_in_a_body_prints_what_print_g_prints(view_tests, kernels):
+    """A device loop over a chain (a decrement, x *= 2, out = mix(x)): the plane x the body passes from
+    the scale to the mix is a flow of the view as of print(g), drawn by the wire between the two; each
+    face is the same eagle.Graph's, and the bits are the graph's."""
+    n = 32
+    x, result, cell = np.linspace(-1.0, 1.0, n), np.zeros(n), np.array([2], np.uint32)
+    px, presult, pcell = x.copy(), result.copy(), cell.copy()
+    body = eagle.Body([Node("plan", Plan(kernels.kernel("decrement"), [("cell", "readwrite")],
+                                         name="decrement").bind(pcell)),
+                       Node("plan", Plan(kernels.kernel("scale"), [("x", "readwrite"), ("c", "value")],
+                                         name="scale").bind(px, 2.0)),
+                       Node("plan", Plan(kernels.kernel("mix"), [("x", "read"), ("out", "write")],
+                                         name="mix").bind(px, presult))])
+    g = eagle.Graph().add_node(Node("device_loop", eagle.DeviceLoop(pcell, "while", 3, body))).build()
+    fns = tuple(address(kernels, k) for k in ("scale", "decrement", "mix"))
+    text = assert_faces_equal(g, view_tests, "cpp_view_chain", fns, [cell, x, result], ctypes.c_int64(n))
+    assert "repeat ≤ 3" in text and "n2 -.-> n3" in g.to_mermaid()  # x: the wire between the two boxes
+    picture(view_tests, "cpp_view_chain", *fns, *(ctypes.c_void_p(a.ctypes.data) for a in (cell, x, result)),
+            ctypes.c_int64(n), 0)
+    g.launch()
+    np.testing.assert_array_equal(x, px)
+    np.testing.assert_array_equal(result, presult)
+
+
+def test_a_refused_construct_leaves_the_view_as_it_was(view_tests, kernels):
+    """ifThenElse refused for a name its other arm gives differently, and ifThenElse, ifThen and loop
+    refused by the program (a NULL guard): the view's names are untouched, its text() the same."""
+    x = np.ones(8)
+    call(view_tests, "cpp_view_refused_constructs", address(kernels, "scale"), doubles(x), ctypes.c_int64(8))
+
+
 def test_the_view_refuses_what_it_cannot_draw_truly(view_tests, kernels):
     """An unnamed array, overlapping different views, an empty stage, a name eagle.Graph's picture would
-    cut, plane names wider than their room: each an eagle::Error that names the call and says what to
-    change, never a picture."""
+    cut, plane names wider than their room, a plane a body passes other than from one item to the next
+    (read two items down, or written later in a loop's body for its next turn): each an eagle::Error that
+    names the call and says what to change, never a picture."""
     x = np.ones(8)
     lines = picture(view_tests, "cpp_view_refusals", address(kernels, "scale"), doubles(x),
                     ctypes.c_int64(8)).splitlines()
@@ -422,6 +454,12 @@ def test_the_view_refuses_what_it_cannot_draw_truly(view_tests, kernels):
         "eagle::GraphView::ifThen: an array is named 'x' here and 'y' in the body: give it one name",
         "eagle::GraphView::mermaid: the planes from item 0 to item 1, 'plane_number_one, plane_two_x', are "
         "wider than 24 columns, which eagle.Graph's picture cuts: give the arrays shorter names",
+        *(f"eagle::GraphView::dot: node {reader} ('u') in the body of node 0 ('repeat guard times') reads "
+          f"'x', which node {writer} ('s') writes{where}: print(g) draws that as a link the view does not "
+          "draw (it draws a body's planes between consecutive items only); build the body so that each item "
+          "reads only planes the item directly before it writes"
+          for reader, writer, where in ((3, 1, ", not directly before it in one body"),
+                                        (1, 2, " later in the loop's body, for its next turn"))),
     ]
     np.testing.assert_array_equal(x, np.ones(8))  # the refused kernel never ran
 

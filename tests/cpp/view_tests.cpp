@@ -1,5 +1,6 @@
-// eagle::GraphView from C++: a program built through its view, its text picture (test_cpp.py compares
-// it with print(g) of the same eagle.Graph), and the view's refusals.
+// eagle::GraphView from C++: a program built through its view, its text picture
+// (test_cpp.py compares it with print(g) of the same eagle.Graph), and the
+// view's refusals.
 #include <cstdint>
 #include <cstring>
 #include <sstream>
@@ -30,9 +31,9 @@ void copy_out(const eagle::GraphView &view, int face, char *out, std::size_t siz
 
 } // namespace
 
-// A fork of two branches (a *= 2, a += 1 | b *= 3) joined by acc += 0.5 a, then acc += 1.5 b: built
-// through a GraphView titled as eagle.Graph's picture, run once; its face `face` into out (text() and
-// operator<< print the same).
+// A fork of two branches (a *= 2, a += 1 | b *= 3) joined by acc += 0.5 a, then
+// acc += 1.5 b: built through a GraphView titled as eagle.Graph's picture, run
+// once; its face `face` into out (text() and operator<< print the same).
 EXPORT int cpp_view_fork_join(std::uintptr_t scale, std::uintptr_t shift, std::uintptr_t axpy,
                               double *a, double *b, double *acc, std::int64_t n, int face,
                               char *out, std::size_t size)
@@ -76,7 +77,8 @@ EXPORT int cpp_view_fork_join(std::uintptr_t scale, std::uintptr_t shift, std::u
     });
 }
 
-// A reduce after a kernel, in the implicit first stage then a stage of its own: its face into out.
+// A reduce after a kernel, in the implicit first stage then a stage of its own:
+// its face into out.
 EXPORT int cpp_view_reduce(std::uintptr_t scale, double *x, double *total, std::int64_t n, int face,
                            char *out, std::size_t size)
 {
@@ -96,8 +98,9 @@ EXPORT int cpp_view_reduce(std::uintptr_t scale, double *x, double *total, std::
     });
 }
 
-// host_tests.cpp's cpp_control through a GraphView: a While loop (at most 3 turns) over a decrement and
-// x *= 2, an if/else on a flag (x += 1, else x -= 1), then a mix; run once, its face into out.
+// host_tests.cpp's cpp_control through a GraphView: a While loop (at most 3
+// turns) over a decrement and x *= 2, an if/else on a flag (x += 1, else x -=
+// 1), then a mix; run once, its face into out.
 EXPORT int cpp_view_control(std::uintptr_t scale, std::uintptr_t shift, std::uintptr_t decrement,
                             std::uintptr_t mix, std::uint32_t *cell, const std::uint32_t *flag,
                             double *x, double *result, std::int64_t n, int face, char *out,
@@ -141,15 +144,89 @@ EXPORT int cpp_view_control(std::uintptr_t scale, std::uintptr_t shift, std::uin
     });
 }
 
-// Each refusal of the view, by message, one per line into out: an unnamed array, two overlapping
-// views, a stage with no item, a name past 24 columns, plane names wider than the room under a box.
+// A While loop (at most 3 turns) over a chain: a decrement, x *= 2, then out =
+// mix(x), the plane x passed from the scale to the mix inside the body; run
+// once, its face into out.
+EXPORT int cpp_view_chain(std::uintptr_t scale, std::uintptr_t decrement, std::uintptr_t mix,
+                          std::uint32_t *cell, double *x, double *result, std::int64_t n, int face,
+                          char *out, std::size_t size)
+{
+    return harness::run([&] {
+        eagle::GraphView body;
+        body.name(cell, "cell")
+            .kernel("decrement",
+                    {kernel(decrement), {arg(cell)}, 1, 0, {access(cell, 1, Role::ReadWrite)}})
+            .kernel("scale",
+                    {kernel(scale),
+                     {arg(x), arg(2.0)},
+                     n,
+                     EAGLE_PER_SAMPLE,
+                     {access(x, n, Role::ReadWrite)}})
+            .kernel("mix",
+                    {kernel(mix),
+                     {arg(x), arg(result)},
+                     n,
+                     EAGLE_PER_SAMPLE,
+                     {access(x, n, Role::Read), access(result, n, Role::Write)}});
+        eagle::GraphView view("eagle.Graph");
+        view.name(x, "x").name(result, "out");
+        view.loop(cell, eagle::exec::Loop::While, 3, std::move(body));
+        view.program().finalize().run();
+        copy_out(view, face, out, size);
+    });
+}
+
+// A construct refused (a name the other arm gives differently, a NULL guard the
+// program refuses) leaves the view as it was: its text() refuses the same
+// unnamed array before and after.
+EXPORT int cpp_view_refused_constructs(std::uintptr_t scale, double *x, std::int64_t n)
+{
+    return harness::run([&] {
+        double spare = 0;
+        std::uint32_t guard = 0; // never run: only the pictures are asked for
+        auto scaling = [&](double *at, std::int64_t k) {
+            return eagle::exec::Call{kernel(scale),
+                                     {arg(at), arg(2.0)},
+                                     k,
+                                     EAGLE_PER_SAMPLE,
+                                     {access(at, k, Role::ReadWrite)}};
+        };
+        auto naming = [&](double *at,
+                          const char *name) { // a body naming `at`, scaling it
+            eagle::GraphView body;
+            body.name(at, name).kernel("u", scaling(at, at == x ? n : 1));
+            return body;
+        };
+        eagle::GraphView view;
+        view.name(x, "x").name(&guard, "guard").kernel("s", scaling(x, n));
+        view.stage().kernel("t", scaling(&spare, 1)); // spare has no name in the view
+        std::string before, after, what;
+        EXPECT_THROW(eagle::Error, view.text(), before);
+        EXPECT_THROW(eagle::Error, view.ifThenElse(&guard, naming(&spare, "spare"), naming(x, "y")),
+                     what);
+        CHECK(what.find("eagle::GraphView::ifThenElse: an array is named 'x'") == 0);
+        EXPECT_THROW(eagle::Error,
+                     view.ifThenElse(nullptr, naming(&spare, "spare"), naming(x, "x")), what);
+        EXPECT_THROW(eagle::Error, view.ifThen(nullptr, naming(&spare, "spare")), what);
+        EXPECT_THROW(eagle::Error,
+                     view.loop(nullptr, eagle::exec::Loop::Count, -1, naming(&spare, "spare")),
+                     what);
+        EXPECT_THROW(eagle::Error, view.text(), after);
+        CHECK(after == before);
+        CHECK(before.find("item 1 ('t') touches an array no name() names") != std::string::npos);
+    });
+}
+
+// Each refusal of the view, by message, one per line into out: an unnamed
+// array, two overlapping views, a stage with no item, a name past 24 columns,
+// plane names wider than the room under a box.
 EXPORT int cpp_view_refusals(std::uintptr_t scale, double *x, std::int64_t n, char *out,
                              std::size_t size)
 {
     return harness::run([&] {
         std::string what, all;
-        std::uint32_t guard =
-            0; // the constructs' cell (never run: only their pictures are asked for)
+        std::uint32_t guard = 0; // the constructs' cell (never run: only their
+                                 // pictures are asked for)
         auto scaling = [&](double *at, std::int64_t k) {
             return eagle::exec::Call{kernel(scale),
                                      {arg(at), arg(2.0)},
@@ -224,6 +301,23 @@ EXPORT int cpp_view_refusals(std::uintptr_t scale, double *x, std::int64_t n, ch
                 {access(x, 4, Role::ReadWrite), access(x + 4, 4, Role::ReadWrite)}};
             view.kernel("s", both).stage().kernel("t", both);
             EXPECT_THROW(eagle::Error, view.mermaid(), what);
+            all += what + "\n";
+        }
+        for (bool late : {false, true}) { // x read two items down the body; x read before its write
+            double spare[1] = {0};
+            eagle::exec::Call reading{kernel(scale),
+                                      {arg(x), arg(2.0)},
+                                      n,
+                                      EAGLE_PER_SAMPLE,
+                                      {access(x, n, Role::Read), access(spare, 1, Role::Write)}};
+            eagle::GraphView view, body;
+            body.name(x, "x").name(spare, "spare");
+            if (late)
+                body.kernel("u", reading).kernel("s", scaling(x, n));
+            else
+                body.kernel("s", scaling(x, n)).kernel("t", scaling(spare, 1)).kernel("u", reading);
+            view.name(&guard, "guard").loop(&guard, eagle::exec::Loop::Count, -1, std::move(body));
+            EXPECT_THROW(eagle::Error, view.dot(), what);
             all += what + "\n";
         }
         CHECK(all.size() < size);

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -40,9 +41,10 @@ namespace eagle
  * itself, to finalize and run.  The body of an ifThen, ifThenElse or loop is
  * a GraphView of its own, one sequence of items (no stage or branch), drawn
  * in a frame as eagle.Graph draws its device constructs; its names count
- * here too.  A stage is a fork when it has two branches or
- * more (what eagle.Graph.add_group adds); its label says the schedule it was
- * opened with.  Every item is drawn (eagle.Graph's picture folds a long run of
+ * here too (a refused ifThen, ifThenElse or loop leaves the view as it was).
+ * A body may pass planes from one item to the item directly after it only.
+ * A stage is a fork when it has two branches or more (what
+ * eagle.Graph.add_group adds); its label says the schedule it was opened with.  Every item is drawn (eagle.Graph's picture folds a long run of
  * alike nodes into one box; the view never does).
  *
  * @code
@@ -105,30 +107,34 @@ class GraphView
     /** Run `then` when *cell != 0 (Program::ifThen): a frame "if guard" around its items. */
     GraphView &ifThen(const std::uint32_t *cell, GraphView then)
     {
-        std::vector<Item> arm = body(then, "ifThen");
+        auto names = joinedNames({&then}, "ifThen");
         program_.ifThen(cell, std::move(then.program_));
-        return construct("if guard", cell, {std::move(arm)});
+        names_ = std::move(names);
+        return construct("if guard", cell, {std::move(then.items_)}, false);
     }
     /** Run `then` when *cell != 0, else `otherwise` (Program::ifThenElse): a frame "if guard ·
      *  else" around the two side by side (an arm with no item is left out). */
     GraphView &ifThenElse(const std::uint32_t *cell, GraphView then, GraphView otherwise)
     {
-        std::vector<Item> arm = body(then, "ifThenElse"), other = body(otherwise, "ifThenElse");
+        auto names = joinedNames({&then, &otherwise}, "ifThenElse");
         program_.ifThenElse(cell, std::move(then.program_), std::move(otherwise.program_));
-        std::string title = other.empty() ? "if guard" : "if guard \xc2\xb7 else";
-        return construct(std::move(title), cell, {std::move(arm), std::move(other)});
+        names_ = std::move(names);
+        std::string title = otherwise.items_.empty() ? "if guard" : "if guard \xc2\xb7 else";
+        return construct(std::move(title), cell,
+                         {std::move(then.items_), std::move(otherwise.items_)}, false);
     }
     /** A loop over `body` (Program::loop): a frame around its items, titled as eagle.Graph's
      *  device loop ("repeat guard times", "repeat ≤ N", "repeat while guard"). */
     GraphView &loop(const std::uint32_t *cell, exec::Loop kind, std::int64_t maxIters,
                     GraphView body)
     {
-        std::vector<Item> items = this->body(body, "loop");
+        auto names = joinedNames({&body}, "loop");
         program_.loop(cell, kind, maxIters, std::move(body.program_));
+        names_ = std::move(names);
         std::string title = kind == exec::Loop::Count ? "repeat guard times"
             : maxIters >= 0 ? "repeat \xe2\x89\xa4 " + std::to_string(maxIters)
                             : "repeat while guard";
-        return construct(std::move(title), cell, {std::move(items)});
+        return construct(std::move(title), cell, {std::move(body.items_)}, true);
     }
 
     /** The program built so far, still owned by the view: finalize and run it. */
@@ -140,8 +146,10 @@ class GraphView
      * an eagle.Graph.  eagle::Error when a stage or a construct's frame has no
      * item, an array an item touches has no name, two different views of one
      * memory overlap where one is written (the view links the very same views
-     * only), or the names of what an item passes on are wider than the room
-     * under its box.
+     * only), a body passes a plane other than from one item to the item directly
+     * after it (print(g) draws that as a link through the body, which the view
+     * does not draw), or the names of what an item passes on are wider than the
+     * room under its box.
      */
     std::string text() const { return draw("eagle::GraphView::text", Face::Text); }
     /** The Mermaid flowchart, as eagle.Graph.to_mermaid writes it (text()'s refusals, and link
@@ -168,6 +176,7 @@ class GraphView
         std::int32_t role = EAGLE_ROLE_KERNEL; // EAGLE_ROLE_BUILTIN for a reduce, as eagle.reduce
         std::string title = {};
         std::vector<std::vector<Item>> arms = {};
+        bool loop = false; // its one body runs again and again, else at most one arm runs
     };
     struct Stage {
         exec::Schedule schedule;
@@ -177,6 +186,19 @@ class GraphView
     struct Links {
         std::vector<eagle_layout_pair> pairs;
         std::vector<std::vector<std::string>> planes;
+        std::map<std::pair<std::int32_t, std::int32_t>, std::size_t> index; // a pair -> its place
+
+        void add(std::int32_t src, std::int32_t dst, const std::string &plane)
+        {
+            auto found = index.emplace(std::make_pair(src, dst), pairs.size());
+            if (found.second) {
+                pairs.push_back({src, dst});
+                planes.emplace_back();
+            }
+            std::vector<std::string> &names = planes[found.first->second];
+            if (std::find(names.begin(), names.end(), plane) == names.end())
+                names.push_back(plane);
+        }
     };
     /** One access of an item to a view: what the edge walk reads. */
     struct Access {
@@ -232,37 +254,35 @@ class GraphView
         return *this;
     }
 
-    /** The items of a construct's body: one sequence (no stage or branch of its own); its names
-     *  join this view's. */
-    std::vector<Item> body(const GraphView &view, const char *method)
+    /** This view's names joined by the bodies' of a construct, each body one sequence (no stage
+     *  or branch of its own); the view is left as it is, so a refused call changes nothing. */
+    std::map<std::uintptr_t, std::string>
+    joinedNames(std::initializer_list<const GraphView *> bodies, const char *method) const
     {
-        if (view.stages_.size() > 1
-            || (view.stages_.size() == 1 && view.stages_[0].branches.size() > 1))
-            throw Error(EAGLE_ERR_ARG, std::string("eagle::GraphView::") + method
-                                           + ": a body is drawn as one sequence of items, as "
-                                             "eagle.Graph's device constructs are: build it "
-                                             "with no stage() or branch()");
-        mergeNames(view, method);
-        return view.items_;
-    }
-
-    void mergeNames(const GraphView &view, const char *method)
-    {
-        for (const auto &[array, name] : view.names_) {
-            auto found = names_.find(array);
-            if (found != names_.end() && found->second != name)
-                throw Error(EAGLE_ERR_ARG,
-                            std::string("eagle::GraphView::") + method + ": an array is named '"
-                                + found->second + "' here and '" + name
-                                + "' in the body: give it one name");
+        std::map<std::uintptr_t, std::string> names = names_;
+        for (const GraphView *view : bodies) {
+            if (view->stages_.size() > 1
+                || (view->stages_.size() == 1 && view->stages_[0].branches.size() > 1))
+                throw Error(EAGLE_ERR_ARG, std::string("eagle::GraphView::") + method
+                                               + ": a body is drawn as one sequence of items, as "
+                                                 "eagle.Graph's device constructs are: build it "
+                                                 "with no stage() or branch()");
+            for (const auto &[array, name] : view->names_) {
+                auto found = names.emplace(array, name).first;
+                if (found->second != name)
+                    throw Error(EAGLE_ERR_ARG,
+                                std::string("eagle::GraphView::") + method + ": an array is named '"
+                                    + found->second + "' here and '" + name
+                                    + "' in the body: give it one name");
+            }
         }
-        names_.insert(view.names_.begin(), view.names_.end());
+        return names;
     }
 
     /** A construct over `cell` and `arms`: eagle's planes of one, the guard read, then what its
      *  arms read, then what they write. */
     GraphView &construct(std::string title, const std::uint32_t *cell,
-                         std::vector<std::vector<Item>> arms)
+                         std::vector<std::vector<Item>> arms, bool loop)
     {
         std::vector<eagle_access> accesses = {exec::access(cell, 1, exec::Role::Read)};
         for (bool reads : {true, false})
@@ -271,7 +291,7 @@ class GraphView
                     for (const eagle_access &a : item.accesses)
                         if ((a.role == EAGLE_READ) == reads)
                             accesses.push_back(a);
-        Item item{title, std::move(accesses), EAGLE_ROLE_BUILTIN, title, std::move(arms)};
+        Item item{title, std::move(accesses), EAGLE_ROLE_BUILTIN, title, std::move(arms), loop};
         return add(std::move(item));
     }
 
@@ -350,6 +370,17 @@ class GraphView
         });
     }
 
+    /** What tells one view from another: its device, address, item size, shape and strides. */
+    static std::vector<std::int64_t> key(const eagle_view &v)
+    {
+        std::vector<std::int64_t> out = {v.device, static_cast<std::int64_t>(v.data), v.itemsize};
+        for (std::int32_t d = 0; d < v.ndim; ++d) {
+            out.push_back(v.shape[d]);
+            out.push_back(v.strides[d]);
+        }
+        return out;
+    }
+
     /** The accesses of the items grouped by the very view they touch, in first-seen order, each
      *  group's accesses in item order; empty views carry no link. */
     std::vector<std::pair<const eagle_view *, std::vector<Access>>> groups() const
@@ -359,17 +390,9 @@ class GraphView
         for (std::size_t k = 0; k < items_.size(); ++k)
             for (const eagle_access &a : items_[k].accesses) {
                 const eagle_view &v = a.view;
-                std::vector<std::int64_t> key = {v.device, static_cast<std::int64_t>(v.data),
-                                                 v.itemsize};
-                bool empty = false;
-                for (std::int32_t d = 0; d < v.ndim; ++d) {
-                    key.push_back(v.shape[d]);
-                    key.push_back(v.strides[d]);
-                    empty = empty || v.shape[d] == 0;
-                }
-                if (empty)
+                if (std::any_of(v.shape, v.shape + v.ndim, [](std::int64_t n) { return n == 0; }))
                     continue;
-                auto found = index.emplace(key, out.size());
+                auto found = index.emplace(key(v), out.size());
                 if (found.second)
                     out.push_back({&v, {}});
                 out[found.first->second].second.push_back(
@@ -468,20 +491,169 @@ class GraphView
         std::sort(edges.begin(), edges.end());
         edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
         Links out;
-        std::map<std::pair<std::int32_t, std::int32_t>, std::size_t> index;
-        for (const auto &[src, dst, plane, kind] : edges) {
-            if (kind == "WAR")
-                continue; // it only orders: the source read what the destination overwrites
-            auto found = index.emplace(std::make_pair(src, dst), out.pairs.size());
-            std::size_t p = found.first->second;
-            if (found.second) {
-                out.pairs.push_back({src, dst});
-                out.planes.emplace_back();
-            }
-            if (std::find(out.planes[p].begin(), out.planes[p].end(), plane) == out.planes[p].end())
-                out.planes[p].push_back(plane);
-        }
+        for (const auto &[src, dst, plane, kind] : edges) // a WAR edge only orders: its source
+            if (kind != "WAR")                            // read what its destination overwrites
+                out.add(src, dst, plane);
         return out;
+    }
+
+    /** The planes passed between the nodes inside the constructs' bodies, found as eagle.viz
+     *  finds them for print(g): walking a body in run order, a read flows from the plane's last
+     *  writers; after an if, a plane's last writers are every arm's and those before it; a loop's
+     *  body runs again, so a read flows also from a write later in the body (the turn before). */
+    class BodyFlows
+    {
+      public:
+        struct Flow {
+            std::int32_t writer, reader;
+            const eagle_view *plane;
+            bool carried; // written later in a loop's body, read in its next turn
+        };
+        /** Every flow found so far, in the order print(g) finds them. */
+        std::vector<Flow> flows;
+
+        explicit BodyFlows(const Model &m)
+        {
+            for (std::size_t k = 0; k < m.nodes.size(); ++k)
+                number_[m.nodes[k]] = static_cast<std::int32_t>(k);
+        }
+
+        /** The flows inside a construct of the graph (its bodies start from no writer: what
+         *  flows into the construct is the graph's edges). */
+        void construct(const Item &item)
+        {
+            Writers none;
+            run(item, none);
+        }
+
+        /** Whether the flow's reader is the item directly after its writer in one body. */
+        bool consecutive(const Flow &f) const
+        {
+            auto writer = at_.at(f.writer), reader = at_.at(f.reader);
+            return !f.carried && writer.first == reader.first && reader.second == writer.second + 1;
+        }
+
+      private:
+        using Turn = std::vector<std::pair<std::int32_t, const Item *>>;
+        struct Writers {
+            std::map<std::vector<std::int64_t>, std::vector<std::int32_t>>
+                last;             // view key -> nodes
+            Turn *turn = nullptr; // the boxes a turn of the innermost loop runs; null outside loops
+        };
+
+        void run(const Item &construct, Writers &inside)
+        {
+            if (!construct.loop) { // at most one arm runs, each from the writers before it
+                std::vector<Writers> arms(construct.arms.size(), inside);
+                for (std::size_t a = 0; a < arms.size(); ++a)
+                    walk(construct.arms[a], arms[a]);
+                for (const Writers &arm : arms)
+                    join(inside, arm);
+                return;
+            }
+            Turn turn;
+            Writers body{inside.last, &turn};
+            for (const auto &items : construct.arms)
+                walk(items, body);
+            carry(body, turn);
+            join(inside, body); // the body may run no time
+            if (inside.turn)
+                inside.turn->insert(inside.turn->end(), turn.begin(), turn.end());
+        }
+
+        void walk(const std::vector<Item> &body, Writers &writers)
+        {
+            for (std::size_t p = 0; p < body.size(); ++p) {
+                if (!body[p].title.empty()) {
+                    run(body[p], writers);
+                    continue;
+                }
+                std::int32_t k = number_.at(&body[p]);
+                at_[k] = {&body, p};
+                if (writers.turn)
+                    writers.turn->push_back({k, &body[p]});
+                step(k, body[p], writers, flows, false);
+            }
+        }
+
+        /** Node k runs: its reads flow from the planes' last writers, its writes become them. */
+        static void step(std::int32_t k, const Item &item, Writers &writers, std::vector<Flow> &out,
+                         bool carried)
+        {
+            for (const eagle_access &a : item.accesses) {
+                auto found = writers.last.find(key(a.view));
+                if (a.role == EAGLE_WRITE || found == writers.last.end())
+                    continue;
+                std::vector<std::int32_t> from = found->second;
+                std::sort(from.begin(), from.end());
+                for (std::int32_t w : from)
+                    if (w != k)
+                        out.push_back({w, k, &a.view, carried});
+            }
+            for (const eagle_access &a : item.accesses)
+                if (a.role != EAGLE_READ)
+                    writers.last[key(a.view)] = {k};
+        }
+
+        /** A loop's turn again from the writers it left: the reads that flow from a writer at or
+         *  after the reader in the turn. */
+        void carry(const Writers &after, const Turn &turn)
+        {
+            std::map<std::int32_t, std::size_t> place;
+            for (std::size_t i = 0; i < turn.size(); ++i)
+                place[turn[i].first] = i;
+            Writers again{after.last, nullptr};
+            std::vector<Flow> found;
+            for (const auto &[k, item] : turn)
+                step(k, *item, again, found, true);
+            for (const Flow &f : found) {
+                auto writer = place.find(f.writer);
+                if (writer != place.end() && writer->second >= place.at(f.reader))
+                    flows.push_back(f);
+            }
+        }
+
+        static void join(Writers &inside, const Writers &arm)
+        {
+            for (const auto &[view, nodes] : arm.last) {
+                std::vector<std::int32_t> &known = inside.last[view];
+                for (std::int32_t n : nodes)
+                    if (std::find(known.begin(), known.end(), n) == known.end())
+                        known.push_back(n);
+            }
+        }
+
+        std::map<const Item *, std::int32_t> number_;
+        std::map<std::int32_t, std::pair<const std::vector<Item> *, std::size_t>>
+            at_; // body, place
+    };
+
+    /** The flows inside the bodies added to `links`, as print(g) adds them after the graph's
+     *  edges; a flow not between consecutive items of one body is refused: print(g) draws it as
+     *  a link through the body the view does not draw. */
+    void addBodyFlows(const Model &model, Links &links) const
+    {
+        BodyFlows inside(model);
+        for (const Item &item : items_)
+            if (!item.title.empty())
+                inside.construct(item);
+        for (const BodyFlows::Flow &f : inside.flows) {
+            std::int32_t owner = model.owners[static_cast<std::size_t>(f.reader)];
+            const std::string &plane = arrayName(*f.plane, owner);
+            auto node = [&model](std::int32_t k) {
+                return "node " + std::to_string(k) + " ('"
+                    + model.nodes[static_cast<std::size_t>(k)]->name + "')";
+            };
+            if (!inside.consecutive(f))
+                fail(node(f.reader) + " in the body of " + node(owner) + " reads '" + plane
+                     + "', which " + node(f.writer)
+                     + (f.carried ? " writes later in the loop's body, for its next turn"
+                                  : " writes, not directly before it in one body")
+                     + ": print(g) draws that as a link the view does not draw (it draws a body's "
+                       "planes between consecutive items only); build the body so that each item "
+                       "reads only planes the item directly before it writes");
+            links.add(f.writer, f.reader, plane);
+        }
     }
 
     /** The plane names under each exit (every plane its links carry, first seen first). */
@@ -549,6 +721,7 @@ class GraphView
         }
         for (const Stage &stage : stages_)
             tree(stage, model);
+        addBodyFlows(model, links);
         std::vector<std::string> labels; // no stage is folded: a label is its note too
         std::vector<std::int32_t> widths;
         for (std::size_t s = 0; s < stages_.size(); ++s) {

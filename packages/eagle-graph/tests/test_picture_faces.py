@@ -80,7 +80,8 @@ def test_null_pointers_are_refused_by_status():
     headless, _more = texts_for(native(), header=ffi.NULL)
     assert call(ffi.cast("eagle_layout *", lay.native), headless) == lib.EAGLE_ERR_ARG
     assert ffi.string(lib.eagle_last_error()).decode() == \
-        "eagle_picture_text: a NULL layout, texts or header"
+        "eagle_picture_text: a NULL layout, texts or header: pass the layout eagle_layout_run made and " \
+        "texts with a header"
 
 
 def test_texts_that_do_not_fit_the_layout_are_refused():
@@ -126,6 +127,36 @@ def test_a_layout_with_inconsistent_counts_is_refused():
         out = ffi.new("char **")
         assert call(cdata, t, out) == lib.EAGLE_ERR_ARG, change
         assert out[0] == ffi.NULL
+        if change in ("boxes", "negative"):  # what to change: the engine's layout as it made it
+            assert ffi.string(lib.eagle_last_error()).decode().endswith(
+                "a NULL array for a count above 0: pass the layout eagle_layout_run made, unchanged")
+    t.n_stages = -1
+    lay = two()
+    assert call(ffi.cast("eagle_layout *", lay.native), t) == lib.EAGLE_ERR_ARG
+    assert ffi.string(lib.eagle_last_error()).decode().endswith(
+        "NULL texts for a count above 0: give each count the length of its array")
+
+
+def test_a_long_link_ending_off_the_canvas_is_refused_before_any_cell_is_written():
+    """The end of a long link moved off the canvas (above its first row, below its last): each
+    EAGLE_ERR_ARG naming the link, nothing drawn, and no cell outside the canvas written (the arrow's
+    cell is found from the end: the sanitizer session sees a write before or past the cells)."""
+    blocks = [(1, 3, 0, 0), (0, 0, 0, 1), (3, 1, -1, 4), (0, 0, 1, 1), (0, 0, 2, 1)]
+    for row in ("above", "below"):
+        lay = lay_out(blocks, 1, None, 1, [0, 1, 2], [(0, 1), (0, 2)])
+        cdata = ffi.cast("eagle_layout *", lay.native)
+        k = next(k for k in range(cdata.n_links) if not cdata.links[k].adjacent and cdata.links[k].n > 1)
+        end = cdata.points[cdata.links[k].first + cdata.links[k].n - 1]
+        end.y = -1 if row == "above" else cdata.height
+        t, _keep = texts_for(cdata, nodes=3, exits=cdata.n_exits)
+        frame = ffi.new("char[]", b"loop")
+        frames = ffi.new("char *[]", [frame])
+        t.frames, t.n_frames = frames, 1
+        out = ffi.new("char **")
+        assert call(cdata, t, out) == lib.EAGLE_ERR_ARG, row
+        assert out[0] == ffi.NULL
+        assert ffi.string(lib.eagle_last_error()).decode() == \
+            f"eagle_picture_text: link {k} lies outside the layout's cells", row
 
 
 def test_text_that_is_not_utf8_is_refused():
