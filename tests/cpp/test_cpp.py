@@ -414,7 +414,7 @@ def test_the_views_chain_in_a_body_prints_what_print_g_prints(view_tests, kernel
     g = eagle.Graph().add_node(Node("device_loop", eagle.DeviceLoop(pcell, "while", 3, body))).build()
     fns = tuple(address(kernels, k) for k in ("scale", "decrement", "mix"))
     text = assert_faces_equal(g, view_tests, "cpp_view_chain", fns, [cell, x, result], ctypes.c_int64(n))
-    assert "repeat ≤ 3" in text and "n2 -.-> n3" in g.to_mermaid()  # x: the wire between the two boxes
+    assert "repeat ≤ 3" in text and 'n2 -->|"x"| n3' in g.to_mermaid()  # x: the wire between the two boxes
     picture(view_tests, "cpp_view_chain", *fns, *(ctypes.c_void_p(a.ctypes.data) for a in (cell, x, result)),
             ctypes.c_int64(n), 0)
     g.launch()
