@@ -11,8 +11,9 @@ import pytest
 from numpy.lib.array_utils import byte_bounds
 from numpy.lib.stride_tricks import as_strided
 
+from eagle._core import ffi, lib
 from eagle._foreign import dlpack_interface
-from eagle._views import overlap, view_of
+from eagle._views import _root, ndarray_key, overlap, view_of
 from eagle.testing import DLPackOnly
 
 
@@ -71,6 +72,19 @@ def test_ndarray_view_fields() -> None:
         assert fields(view_of(array)) == numpy_fields(array)
 
 
+def test_ndarray_key_is_the_views_key() -> None:
+    """Deriving edges keys an ndarray without making its view: the key is the view's own, the data
+    pointer read through the buffer protocol or, where that has no format, the interface."""
+    x = np.zeros((6, 8), np.float32)
+    for array in (x, x[1:, ::-2], x.T, x[2, 3:3], np.asarray(x[4, 5]), x.view(np.uint8)[:, 1::3],
+                  as_strided(x, (3, 3), (0, 4)), np.zeros(0), np.zeros((2, 1, 3), np.int16)[:, :, ::-1],
+                  np.zeros(3, "M8[s]"), np.zeros(2, object), np.zeros((2, 2), "U3")):
+        view = view_of(array)
+        ndim = view.ndim
+        assert ndarray_key(array) == (view.device, view.data, view.itemsize, tuple(view.shape[0:ndim]),
+                                      tuple(view.strides[0:ndim]))
+
+
 def test_base_is_the_root_allocation_start() -> None:
     """base walks .base to the outermost ndarray, through as_strided, to its first byte."""
     x = np.zeros(100, np.int16)
@@ -80,6 +94,19 @@ def test_base_is_the_root_allocation_start() -> None:
     assert view_of(as_strided(x[7:], shape=(3, 3), strides=(4, -2))).base == start
     reversed_root = np.zeros(10)[::-1].copy()[::-1]
     assert view_of(reversed_root).base == byte_bounds(reversed_root.base)[0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.zeros(7), lambda: np.zeros((3, 4))[::-1], lambda: np.zeros((3, 4)).T[:, ::-2],
+    lambda: np.zeros(0), lambda: np.zeros((2, 0))[::-1], lambda: np.asarray(np.float32(2.0)),
+    lambda: as_strided(np.zeros(9)[8:], (3, 3), (-8, -16))[::-1], lambda: np.zeros((5, 5))[3:, ::-1].copy()])
+def test_the_base_shortcut_keeps_libeagles_extent_rule(make: Any) -> None:
+    """A base skips libeagle's extent call where no stride of the root is negative: the same start."""
+    array = make()
+    root = _root(array)
+    bounds = ffi.new("uintptr_t[2]")
+    lib.eagle_view_extent(view_of(root), bounds, bounds + 1)  # reads data, shape, strides: not base
+    assert view_of(array).base == view_of(root).base == bounds[0]
 
 
 def test_array_interface_without_strides_is_c_contiguous() -> None:

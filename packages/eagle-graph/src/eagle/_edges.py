@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from eagle._arrays import is_value
-from eagle._views import candidate_pairs, view_of
+from eagle._views import MAX_DIMS, candidate_pairs, ndarray_key, view_of
 
 MEANINGS = {
     "RAW": "data flows: read after write",
@@ -88,6 +88,8 @@ def is_plane(obj: Any) -> bool:
 
 
 def _view_key(array: Any, view: Callable[[Any], Any] = view_of) -> tuple[Any, ...]:
+    if type(array) is np.ndarray and array.ndim <= MAX_DIMS:
+        return ndarray_key(array)
     v = view(array)
     n = v.ndim
     return (v.device, v.data, v.itemsize, tuple(v.shape[0:n]), tuple(v.strides[0:n]))

@@ -20,7 +20,8 @@ from eagle._errors import EagleTypeError, EagleValueError
 from ._core import check, ffi, lib
 from ._foreign import Producer, as_plane, gpu_ordinal
 
-__all__ = ["MAX_WORK", "candidate_pairs", "overlap", "overlap_status", "plane_dtype", "view_of"]
+__all__ = ["MAX_DIMS", "MAX_WORK", "candidate_pairs", "ndarray_key", "overlap", "overlap_status",
+           "plane_dtype", "view_of"]
 
 #: The default work cap of the exact overlap test.  Views from ordinary slicing
 #: are decided with a work of 1, and hand-made strides rarely need more than a
@@ -31,7 +32,8 @@ MAX_WORK: Final = 1 << 16
 
 _HOST: Final = -1
 _VIEW_PTR: Final = ffi.typeof("eagle_view *")
-_MAX_DIMS: Final = int(lib.EAGLE_MAX_DIMS)
+#: The most dimensions a view holds (``EAGLE_MAX_DIMS``).
+MAX_DIMS: Final = int(lib.EAGLE_MAX_DIMS)
 # .base chains are short in practice; the bound only guards against odd objects.
 _MAX_BASE_DEPTH: Final = 64
 
@@ -51,22 +53,32 @@ def _c_strides(shape: tuple[int, ...], itemsize: int) -> list[int]:
     return strides
 
 
+def _data(array: np.ndarray) -> int:
+    """``array``'s data pointer: through the buffer protocol where it is C-contiguous (NumPy's
+    ``__array_interface__`` builds a dict each time, three times as slow; a build asks it of
+    every plane), else from that interface."""
+    if array.flags.c_contiguous:
+        try:
+            return int(ffi.cast("uintptr_t", ffi.from_buffer(array)))
+        except ValueError:  # a dtype the buffer protocol cannot describe (datetime64)
+            pass
+    return array.__array_interface__["data"][0]
+
+
+def _check_dims(ndim: int) -> None:
+    if ndim > MAX_DIMS:
+        raise EagleValueError(
+            f"eagle.view_of: the array has {ndim} dimensions; eagle views allow at most "
+            f"{MAX_DIMS}"
+        )
+
+
 def _fill(view: Any, data: int, shape: tuple[int, ...], strides: tuple[int, ...] | None,
           itemsize: int, device: int, base: int) -> None:
     """Fill ``view``; ``shape`` and ``strides`` hold Python ints, strides None = C order."""
-    ndim = len(shape)
-    if ndim > _MAX_DIMS:
-        raise EagleValueError(
-            f"eagle.view_of: the array has {ndim} dimensions; eagle views allow at most "
-            f"{_MAX_DIMS}"
-        )
-    view.data = data
-    view.base = base
-    view.itemsize = itemsize
-    view.ndim = ndim
-    view.device = device
-    view.shape[0:ndim] = shape
-    view.strides[0:ndim] = _c_strides(shape, itemsize) if strides is None else strides
+    _check_dims(len(shape))
+    strides = _c_strides(shape, itemsize) if strides is None else strides
+    view[0] = [data, base, itemsize, len(shape), device, shape, strides]
 
 
 def _extent_start(view: Any) -> int:
@@ -90,20 +102,39 @@ def _root(array: np.ndarray) -> np.ndarray:
     return root
 
 
-def _fill_from_ndarray(view: Any, array: np.ndarray) -> None:
-    _fill(view, array.__array_interface__["data"][0], array.shape, array.strides,
-          array.itemsize, _HOST, 0)
-    # base: the root's extent start, found by libeagle's own extent rule.
+def _first_byte(array: np.ndarray, data: int) -> int:
+    """The start of ``array``'s extent (``data``: its data pointer), by libeagle's own extent rule;
+    without a C call where it is plainly ``data`` (no stride negative, not empty: the usual root
+    allocation)."""
+    if min(array.strides, default=0) >= 0 and array.size:
+        return data
+    scratch = ffi.new("eagle_view *")
+    _fill(scratch, data, array.shape, array.strides, array.itemsize, _HOST, 0)
+    return _extent_start(scratch)
+
+
+def _ndarray_base(array: np.ndarray, data: int) -> int:
+    """A host view's base (``data``: ``array``'s data pointer, read already): the start of its
+    root allocation's extent; 0 where eagle does not know the allocation (another library's
+    memory, or a root past ``MAX_DIMS``)."""
     root = _root(array)
-    if isinstance(root.base, Producer):
-        return  # another library's memory, whose allocation eagle does not know: base 0
-    if root is array:
-        view.base = _extent_start(view)
-    elif root.ndim <= _MAX_DIMS:
-        scratch = ffi.new("eagle_view *")
-        _fill(scratch, root.__array_interface__["data"][0], root.shape, root.strides,
-              root.itemsize, _HOST, 0)
-        view.base = _extent_start(scratch)
+    if isinstance(root.base, Producer) or root.ndim > MAX_DIMS:
+        return 0
+    return _first_byte(root, data if root is array else _data(root))
+
+
+def _fill_from_ndarray(view: Any, array: np.ndarray) -> None:
+    _check_dims(array.ndim)
+    data = _data(array)
+    view[0] = [data, _ndarray_base(array, data), array.itemsize, array.ndim, _HOST, array.shape,
+               array.strides]
+
+
+def ndarray_key(array: np.ndarray) -> tuple[Any, ...]:
+    """(device, data, item size, shape, strides) of the view :func:`view_of` makes of ``array``,
+    read without making it (deriving edges keys every plane; only one per key needs its view).
+    ``array`` is an ndarray of at most ``EAGLE_MAX_DIMS`` dimensions (past that view_of refuses)."""
+    return _HOST, _data(array), array.itemsize, array.shape, array.strides
 
 
 def _ints(values: Sequence[Any] | None) -> tuple[int, ...] | None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from eagle.extend import picture_dot
+from eagle.viz._bulk import without_cycle_passes
 from eagle.viz._layout import Layout, layout, node_texts, pair_labels, stage_notes
 from eagle.viz._model import describe
 
 
+@without_cycle_passes
 def to_dot(graph: Any, fold: bool = True) -> str:
     """``graph`` in Graphviz's DOT language: each row of the layout one rank (``rank=same``), its
     boxes held in the layout's order, so Graphviz draws the stages and branches as every face does.

@@ -7,16 +7,18 @@ take the same node texts, links, frames and rows.  So the faces cannot
 disagree.  The engine itself is C (``libeagle/src/layout.c``, reached through
 :func:`eagle.extend.lay_out`), so a C++ view of a graph draws the same
 picture; this module turns the model into its picture tree and the result
-into the dataclasses the faces read.
+into the records the faces read (named tuples: a 10,000-node picture makes
+100,000 of them, and a frozen dataclass takes three times as long to make).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 from eagle.extend import NativeLayout, lay_out
+from eagle.viz._bulk import without_cycle_passes
 from eagle.viz._model import Block, Box, Fork, Frame, GraphModel, NodeInfo, Seq
 
 #: A node's label is cut past this many characters.
@@ -51,8 +53,7 @@ def node_text(node: NodeInfo) -> str:
     return f"{text} [{node.tag}]" if node.tag else text
 
 
-@dataclass(frozen=True)
-class PlacedBox:
+class PlacedBox(NamedTuple):
     node: int
     x: int
     y: int
@@ -70,8 +71,7 @@ class PlacedBox:
         return self.x + self.w // 2
 
 
-@dataclass(frozen=True)
-class PlacedFrame:
+class PlacedFrame(NamedTuple):
     x: int
     y: int
     w: int
@@ -80,8 +80,7 @@ class PlacedFrame:
     kind: str
 
 
-@dataclass(frozen=True)
-class PlacedPlanes:
+class PlacedPlanes(NamedTuple):
     """The plane names a node passes on, in the row under it, centred on column ``x``."""
 
     node: int
@@ -93,8 +92,7 @@ class PlacedPlanes:
     wired: str
 
 
-@dataclass(frozen=True)
-class Wire:
+class Wire(NamedTuple):
     """An orthogonal path of cells from ``src``'s bottom to ``dst``'s top (where the arrow points)."""
 
     src: int
@@ -102,8 +100,7 @@ class Wire:
     points: tuple[tuple[int, int], ...]
 
 
-@dataclass(frozen=True)
-class PlacedStage:
+class PlacedStage(NamedTuple):
     index: int
     x: int
     y: int
@@ -112,8 +109,7 @@ class PlacedStage:
     width: int
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
     """One arrow of the pictures: ``src`` runs before ``dst``.
 
     ``adjacent`` links are the wires (a node and what follows it in its
@@ -168,6 +164,7 @@ class Layout:
         return _outgoing([k for k in self.links if k.src == node], adjacent_only)
 
 
+@without_cycle_passes
 def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) -> Layout:
     """Place ``model``; with ``columns`` > 1 its stages flow into that many columns side by side.
 
@@ -207,13 +204,17 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
     out.wires = [Wire(s, d, points) for s, d, _, _, points in native.wires]
     out.links = [Link(s, d, planes[pair] if pair >= 0 else (), bool(adjacent), () if adjacent else points)
                  for s, d, pair, adjacent, points in native.links]
-    leaving: dict[int, list[Link]] = {}  # one pass: a 10,000-node graph has as many exits
+    # one pass (``outgoing`` per node is quadratic): a 10,000-node graph has as many exits
+    every: dict[int, dict[str, None]] = {}
+    wired: dict[int, dict[str, None]] = {}
     for link in out.links:
-        leaving.setdefault(link.src, []).append(link)
-    for node, x, y, room in native.exits:
-        mine = leaving.get(node, [])
-        every, wired = (cut(", ".join(_outgoing(mine, only)), room) for only in (False, True))
-        out.planes.append(PlacedPlanes(node, x, y, every, wired))
+        if link.planes:
+            every.setdefault(link.src, {}).update(dict.fromkeys(link.planes))
+            if link.adjacent:
+                wired.setdefault(link.src, {}).update(dict.fromkeys(link.planes))
+    out.planes = [PlacedPlanes(node, x, y, cut(", ".join(every.get(node, ())), room),
+                               cut(", ".join(wired.get(node, ())), room))
+                  for node, x, y, room in native.exits]
     return out
 
 

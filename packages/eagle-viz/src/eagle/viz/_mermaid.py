@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from eagle.extend import picture_mermaid
+from eagle.viz._bulk import without_cycle_passes
 from eagle.viz._layout import Layout, layout, node_texts, pair_labels, stage_notes
 from eagle.viz._model import describe
 
 
+@without_cycle_passes
 def to_mermaid(graph: Any, fold: bool = True) -> str:
     """``graph`` as a Mermaid ``flowchart TD``: paste it into a Markdown page.
 

@@ -34,10 +34,12 @@ from eagle.extend import (
     FramePicture,
     Node,
     NoPicture,
+    Picture,
 )
 from eagle.extend import Fork as BodyFork
 from eagle.graph import Edge
 from eagle.viz._body_flows import Writers
+from eagle.viz._bulk import without_cycle_passes
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,7 @@ class GraphModel:
         return " · ".join(parts)
 
 
+@without_cycle_passes
 def describe(graph: Any, api: str, fold: bool = True) -> GraphModel:
     """The neutral model of ``graph`` as it stands, built or not.
 
@@ -191,11 +194,15 @@ class _Adapter:
         self.waits: list[tuple[Node, int]] = []  # (the node waited for, the node that waits)
         self.flows: list[tuple[int, int, str]] = []  # (writer, reader, plane) inside constructs
         self.last_box: dict[int, int] = {}  # a construct inside a body -> its last box
+        self.pictures: list[Picture] = []  # each node's, asked once (a kind's hook makes a new one)
 
-    def info(self, node: Node, label: str, owner: int) -> int:
-        """Number ``node`` (the next index) and describe it; its index."""
+    def info(self, node: Node, label: str, owner: int, picture: Picture | None = None) -> int:
+        """Number ``node`` (the next index) and describe it (``picture``: its own, when asked
+        already); its index."""
         index = self.index[id(node)] = len(self.nodes)
-        self.nodes.append(_node_info(index, node, label, owner, self.backend))
+        picture = node.picture() if picture is None else picture
+        self.pictures.append(picture)
+        self.nodes.append(_node_info(index, node, picture, label, owner, self.backend))
         return index
 
     def resolved_waits(self, api: str) -> tuple[tuple[int, int], ...]:
@@ -217,7 +224,7 @@ class _Adapter:
     def block(self, index: int, node: Node, writers: Writers | None = None) -> Block | None:
         """How node ``index`` is drawn; None for a node that draws nothing.  ``writers``: inside a
         construct, the last writers of the planes before it, which its nodes' reads are flows from."""
-        picture = node.picture()
+        picture = self.pictures[index]
         if isinstance(picture, NoPicture):
             return None
         if not isinstance(picture, FramePicture) or not picture.bodies:  # the node's own box
@@ -257,10 +264,10 @@ class _Adapter:
             if isinstance(step, BodyFork):
                 branches = [[b] for branch in step.branches if (b := self.body(branch, owner, writers))]
                 block: Block | None = _fork(branches) if branches else None
-            elif isinstance(step.picture(), NoPicture):
+            elif isinstance(picture := step.picture(), NoPicture):
                 block = None
             else:
-                block = self.block(self.info(step, step.default_label(), owner), step, writers)
+                block = self.block(self.info(step, step.default_label(), owner, picture), step, writers)
             if (block := waits.before(step, block)) is not None:
                 items.append(block)
         return _seq(items) if items else None
@@ -282,6 +289,8 @@ class _Waits:
             if isinstance(picture, NoPicture) and picture.after is not None:
                 self.waiting.append(picture.after)
             return None
+        if not self.waiting:
+            return block
         first = next(b.node for event, b in walk(block) if event == "box")
         self.adapter.waits += [(after, first) for after in self.waiting]
         self.waiting = []
@@ -366,6 +375,8 @@ def _framed_runs(stages: list[StageInfo], runs: list[list[int]], members: dict[i
                  ) -> list[StageInfo]:
     """The stages with every fused run (``runs``: model node indices) framed; ``members``: the
     nodes of each folded box."""
+    if not runs:  # an unbuilt graph, or one the build fused nothing of
+        return stages
     of = {node: r for r, run in enumerate(runs) for node in run}
     sizes = [len(run) for run in runs]
     counting = _Framer(of, sizes, members)
@@ -385,10 +396,10 @@ def _fork(branches: list[list[Block]]) -> Block:
     return Fork(tuple(b[0] if isinstance(b[0], Seq) and len(b) == 1 else Seq(tuple(b)) for b in branches))
 
 
-def _node_info(index: int, node: Node, label: str, owner: int, backend: str | None) -> NodeInfo:
+def _node_info(index: int, node: Node, picture: Picture, label: str, owner: int, backend: str | None,
+               ) -> NodeInfo:
     """A kernel's box says its kernel, and the name it was given where that differs
     (``v = scale_velocity(…)`` in a builder: ``scale_velocity → v``); its one output is that name."""
-    picture = node.picture()
     box = picture.around if isinstance(picture, FramePicture) else picture
     if not isinstance(box, BoxPicture):
         box = BoxPicture()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Final
 from xml.sax.saxutils import escape
 
+from eagle.viz._bulk import without_cycle_passes
 from eagle.viz._layout import Layout, layout, link_text
 from eagle.viz._model import describe
 from eagle.viz._palette import FONT, FRAME_COLOR, FRAME_FILL, LABEL_COLOR, LONG_COLOR, ROLE_COLORS, WIRE_COLOR
@@ -22,6 +23,7 @@ MARGIN: Final = 8.0
 TITLE: Final = 24.0
 
 
+@without_cycle_passes
 def to_svg(graph: Any, fold: bool = True) -> str:
     """``graph`` as an SVG document, drawn from the layout every face draws.
 
@@ -50,6 +52,7 @@ def _path(points: tuple[tuple[int, int], ...]) -> str:
     return " ".join(f"{_x(x):g},{_y(y):g}" for x, y in points)
 
 
+@without_cycle_passes
 def draw_svg(lay: Layout) -> str:
     width, height = 2 * MARGIN + lay.width * CELL_W, 2 * MARGIN + TITLE + lay.height * CELL_H
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:g}" height="{height:g}" '

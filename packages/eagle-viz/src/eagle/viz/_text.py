@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from eagle.extend import picture_text
+from eagle.viz._bulk import without_cycle_passes
 from eagle.viz._layout import Layout, layout, node_texts, stage_text
 from eagle.viz._model import describe
 
 
+@without_cycle_passes
 def render_text(graph: Any) -> str:
     """The text picture of ``graph``: what ``print(g)``, ``str(g)`` and ``g.show()`` give.
 
@@ -31,6 +33,7 @@ def render_text(graph: Any) -> str:
     return draw_text(layout(describe(graph, "eagle.Graph.__str__")))
 
 
+@without_cycle_passes
 def draw_text(lay: Layout) -> str:
     """The header line, then the layout in box-drawing characters, trailing spaces dropped:
     libeagle's drawer (:func:`eagle.extend.picture_text`), the one a C++ ``eagle::GraphView``
