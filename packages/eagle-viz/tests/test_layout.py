@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import gc
+
+import pytest
+
 import eagle
-from eagle.viz import draw_text, layout
+from eagle.viz import describe, draw_text, layout
+from eagle.viz._bulk import without_cycle_passes
 from eagle.viz._model import Box, Fork, Frame, GraphModel, NodeInfo, Seq, StageInfo
 
 
@@ -101,3 +106,23 @@ def test_columns_wire_the_bottom_of_one_to_the_top_of_the_next():
         assert w.points[1][1] == lay.height - 1 and w.points[3][1] == 0
     text = draw_text(lay).splitlines()
     assert len(text) == 1 + lay.height and "n5" in text[-3 - 1]
+
+
+def test_a_picture_pauses_the_cyclic_collector_and_resumes_it():
+    """The collector is off while a picture is made, on again after, also after a refusal; one
+    already off is left off."""
+    seen = []
+    inner = without_cycle_passes(lambda: seen.append(gc.isenabled()))
+    outer = without_cycle_passes(lambda: (inner(), seen.append(gc.isenabled())))
+    assert gc.isenabled()
+    outer()
+    assert seen == [False, False] and gc.isenabled()  # the nested call left it to the outer
+    with pytest.raises(TypeError, match="expected an eagle\\.Graph"):
+        describe("not a graph", "example")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        inner()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
