@@ -29,6 +29,23 @@ void copy_out(const eagle::GraphView &view, int face, char *out, std::size_t siz
     std::memcpy(out, text.c_str(), text.size() + 1);
 }
 
+// A loop body's turn counter and its first kernel: cell -= 1, then x *= 2.
+eagle::GraphView countdown_doubling(std::uintptr_t decrement, std::uintptr_t scale,
+                                    std::uint32_t *cell, double *x, std::int64_t n)
+{
+    eagle::GraphView body;
+    body.name(cell, "cell")
+        .kernel("decrement",
+                {kernel(decrement), {arg(cell)}, 1, 0, {access(cell, 1, Role::ReadWrite)}})
+        .kernel("scale",
+                {kernel(scale),
+                 {arg(x), arg(2.0)},
+                 n,
+                 EAGLE_PER_SAMPLE,
+                 {access(x, n, Role::ReadWrite)}});
+    return body;
+}
+
 } // namespace
 
 // A fork of two branches (a *= 2, a += 1 | b *= 3) joined by acc += 0.5 a, then
@@ -117,16 +134,7 @@ EXPORT int cpp_view_control(std::uintptr_t scale, std::uintptr_t shift, std::uin
                         {access(x, n, Role::ReadWrite)}});
             return arm;
         };
-        eagle::GraphView body;
-        body.name(cell, "cell")
-            .kernel("decrement",
-                    {kernel(decrement), {arg(cell)}, 1, 0, {access(cell, 1, Role::ReadWrite)}})
-            .kernel("scale",
-                    {kernel(scale),
-                     {arg(x), arg(2.0)},
-                     n,
-                     EAGLE_PER_SAMPLE,
-                     {access(x, n, Role::ReadWrite)}});
+        eagle::GraphView body = countdown_doubling(decrement, scale, cell, x, n);
         eagle::GraphView view("eagle.Graph");
         view.name(x, "x").name(flag, "flag").name(result, "out");
         view.loop(cell, eagle::exec::Loop::While, 3, std::move(body))
@@ -152,17 +160,8 @@ EXPORT int cpp_view_chain(std::uintptr_t scale, std::uintptr_t decrement, std::u
                           char *out, std::size_t size)
 {
     return harness::run([&] {
-        eagle::GraphView body;
-        body.name(cell, "cell")
-            .kernel("decrement",
-                    {kernel(decrement), {arg(cell)}, 1, 0, {access(cell, 1, Role::ReadWrite)}})
-            .kernel("scale",
-                    {kernel(scale),
-                     {arg(x), arg(2.0)},
-                     n,
-                     EAGLE_PER_SAMPLE,
-                     {access(x, n, Role::ReadWrite)}})
-            .kernel("mix",
+        eagle::GraphView body = countdown_doubling(decrement, scale, cell, x, n);
+        body.kernel("mix",
                     {kernel(mix),
                      {arg(x), arg(result)},
                      n,
