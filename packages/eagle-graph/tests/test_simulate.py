@@ -14,7 +14,7 @@ import pytest
 import eagle
 from eagle import _core
 from eagle._simulate import CHUNK, should_compact
-from eagle._simulate_dispatch import Decision, Dispatch, choose
+from eagle._simulate_dispatch import MIX_SLOTS, Decision, Dispatch, choose
 from eagle.native import Library, compile_library
 from eagle.plan import BoundPlan, DispatchGroup, Plan
 
@@ -231,6 +231,22 @@ def grouped(kernels: Library, n: int, policy: str = "auto") -> tuple[Grouped, di
          "sel": (i % 3 == 0).astype(np.int32), "done": np.zeros(n, np.uint8)}
     chosen: list = []
     return Grouped(plans, [s["x"], s["target"], s["sel"], s["done"]], policy, chosen), s, chosen
+
+
+def test_an_arm_mix_is_counted_over_evenly_spaced_live_slots(kernels):
+    """In a loop of more than MIX_SLOTS slots the mix is counted over every k-th slot: close to the
+    whole loop's, of about MIX_SLOTS samples; finished samples are left out, as in a small loop."""
+    n = 5 * MIX_SLOTS + 3
+    plan, s, _ = grouped(kernels, n)
+    s["done"][n // 2:] = 1  # the second half finished: its selectors must not count
+    s["sel"][:] = np.arange(n) % 4 == 0  # a quarter of the live samples take "case _"
+    choices = Dispatch([plan], None, s["done"])
+    group = plan.dispatch_groups()["arm"]
+    mix, counted = choices._mix(group, n)
+    assert MIX_SLOTS // 2 - 2 <= counted <= MIX_SLOTS // 2 + 2
+    np.testing.assert_allclose(mix, [0.75, 0.25], atol=0.01)
+    small, all_live = choices._mix(group, 4000)
+    assert all_live == 4000 and small.tolist() == [0.75, 0.25]
 
 
 @pytest.mark.parametrize("dispatch", [None, "switch", "segmented", {"arm": "segmented"}, "predicated"])
