@@ -8,7 +8,9 @@ so the tests run alike on a GPU and on the emulation.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -59,13 +61,25 @@ class Driver:
         self.call("cuStreamCreate", 2000, ctypes.addressof(handle), ctypes.c_int(1))
         return handle.value
 
+    def capture(self, stream: int, record: Callable[[], None]) -> int:
+        """The CUgraph of what ``record`` enqueues on ``stream``, by stream capture outside eagle.
+        No garbage is collected meanwhile: a device array a collection frees would be a cuMemFree
+        during the capture, which invalidates it (as on a real GPU)."""
+        graph = ctypes.c_void_p()
+        gc.collect()
+        gc.disable()
+        try:
+            self.call("cuStreamBeginCapture", 10010, stream, ctypes.c_int(1))
+            record()
+            self.call("cuStreamEndCapture", 10000, stream, ctypes.addressof(graph))
+        finally:
+            gc.enable()
+        return graph.value
+
     def captured_graph(self, x: object) -> int:
         """A CUgraph of one launch of add_one over x, made by stream capture outside eagle."""
-        stream, graph = self.stream(), ctypes.c_void_p()
-        self.call("cuStreamBeginCapture", 10010, stream, ctypes.c_int(1))
-        add_one(x, stream)
-        self.call("cuStreamEndCapture", 10000, stream, ctypes.addressof(graph))
-        return graph.value
+        stream = self.stream()
+        return self.capture(stream, lambda: add_one(x, stream))
 
 
 @pytest.fixture

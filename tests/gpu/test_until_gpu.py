@@ -110,11 +110,9 @@ def test_a_child_graph_runs_once_per_step_inside_the_device_loop(gpu):
     n = 200
     targets = (np.arange(n) * 5 % 17 + 1).astype(np.float64)
     x, target, done = gpu.zeros(n), gpu.asarray(targets), gpu.zeros(n, np.uint8)
-    stream, graph = driver.stream(), module.ctypes.c_void_p()
-    driver.call("cuStreamBeginCapture", 10010, stream, module.ctypes.c_int(1))
-    grow_once(x, target, done, n, stream)
-    driver.call("cuStreamEndCapture", 10000, stream, module.ctypes.addressof(graph))
-    node = eagle.graph.child(graph.value, reads={"target": target, "done": done},
+    stream = driver.stream()
+    graph = driver.capture(stream, lambda: grow_once(x, target, done, n, stream))
+    node = eagle.graph.child(graph, reads={"target": target, "done": done},
                              writes={"x": x, "done": done})
     assert eagle.until_done([node], terminated=done, max_steps=100).run() == eagle.Steps(17, 0)
     np.testing.assert_array_equal(gpu.get(x), targets)
