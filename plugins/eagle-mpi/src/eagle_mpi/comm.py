@@ -6,6 +6,7 @@ import ctypes
 import functools
 import os
 import sys
+import time
 from importlib.resources import files
 from typing import Any, NoReturn
 
@@ -18,6 +19,8 @@ from eagle.native import Library, compile_library
 # then EAGLE_SUM, EAGLE_MAX, EAGLE_MIN: the order of the shim's handles.
 _TYPES = (MPI.DOUBLE, MPI.FLOAT, MPI.INT64_T, MPI.INT32_T, MPI.UINT32_T, MPI.UINT8_T, MPI.UINT64_T)
 _OPS = (MPI.SUM, MPI.MAX, MPI.MIN)
+#: Seconds between printing why a rank stops and MPI_Abort (see MPIComm.abort).
+ABORT_GRACE_S = 0.5
 
 
 @functools.cache
@@ -98,6 +101,9 @@ class MPIComm:
     def abort(self, message: str) -> NoReturn:
         """Print ``message`` and end every rank: the others may wait in a collective for this one."""
         print(f"eagle-mpi: {message}", file=sys.stderr, flush=True)
+        # MPI_Abort kills every rank at once, and mpiexec drops what it has not yet forwarded
+        # (MPICH's Hydra lost the message 1 run in 15): give the launcher time to pass it on.
+        time.sleep(ABORT_GRACE_S)
         self.comm.Abort(1)
         raise SystemExit(1)  # not reached: Abort ends the process
 
