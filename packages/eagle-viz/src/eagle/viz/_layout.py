@@ -155,13 +155,15 @@ class Layout:
     links: list[Link] = field(default_factory=list)
     #: The planes of each owner pair the engine was given, in its order (what a link's pair names).
     pairs: list[tuple[str, ...]] = field(default_factory=list)
+    #: node index -> the planes it passes on over its links, and over its wires only, in first-seen order.
+    passes_on: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
     def box(self, node: int) -> PlacedBox:
         return next(b for b in self.boxes if b.node == node)
 
     def outgoing(self, node: int, adjacent_only: bool = False) -> tuple[str, ...]:
         """The planes ``node`` passes on, over its links (or its wires only), in first-seen order."""
-        return _outgoing([k for k in self.links if k.src == node], adjacent_only)
+        return self.passes_on.get(node, ((), ()))[adjacent_only]
 
 
 @without_cycle_passes
@@ -204,23 +206,24 @@ def layout(model: GraphModel, *, stage_labels: bool = True, columns: int = 1) ->
     out.wires = [Wire(s, d, points) for s, d, _, _, points in native.wires]
     out.links = [Link(s, d, planes[pair] if pair >= 0 else (), bool(adjacent), () if adjacent else points)
                  for s, d, pair, adjacent, points in native.links]
-    # one pass (``outgoing`` per node is quadratic): a 10,000-node graph has as many exits
-    every: dict[int, dict[str, None]] = {}
-    wired: dict[int, dict[str, None]] = {}
-    for link in out.links:
-        if link.planes:
-            every.setdefault(link.src, {}).update(dict.fromkeys(link.planes))
-            if link.adjacent:
-                wired.setdefault(link.src, {}).update(dict.fromkeys(link.planes))
-    out.planes = [PlacedPlanes(node, x, y, cut(", ".join(every.get(node, ())), room),
-                               cut(", ".join(wired.get(node, ())), room))
+    out.passes_on = _passes_on(out.links)
+    out.planes = [PlacedPlanes(node, x, y, cut(", ".join(out.outgoing(node)), room),
+                               cut(", ".join(out.outgoing(node, adjacent_only=True)), room))
                   for node, x, y, room in native.exits]
     return out
 
 
-def _outgoing(links: list[Link], adjacent_only: bool) -> tuple[str, ...]:
-    """The planes ``links`` carry (or their wires only), in first-seen order."""
-    return tuple(dict.fromkeys(p for k in links if k.adjacent or not adjacent_only for p in k.planes))
+def _passes_on(links: list[Link]) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Each source's planes over all its links and over its wires only, in first-seen order: one
+    pass (a search of the links per node is quadratic, and a 10,000-node graph has as many exits)."""
+    every: dict[int, dict[str, None]] = {}
+    wired: dict[int, dict[str, None]] = {}
+    for link in links:
+        if link.planes:
+            every.setdefault(link.src, {}).update(dict.fromkeys(link.planes))
+            if link.adjacent:
+                wired.setdefault(link.src, {}).update(dict.fromkeys(link.planes))
+    return {node: (tuple(planes), tuple(wired.get(node, ()))) for node, planes in every.items()}
 
 
 def stage_text(index: int, last: int | None, schedule: str | None) -> str:
