@@ -199,8 +199,8 @@ print(result.steps, result.live, result.report.notes)
 # Give every photon an id (its index in your arrays) and key its draws by it:
 # ``hawk.random.uniform(seed, counter, sample=pid)``.  Now moving photons
 # changes no bit, eagle can tell from the kernel (it reads no sample index),
-# and ``simulate`` compacts: when at least half of the loop's slots are
-# finished, it gathers the live photons to the front of every plane the step
+# and ``simulate`` compacts: when the finished slots have cost as much as a
+# gather would, it gathers the live photons to the front of every plane the step
 # touches (stably: live ones in slot order, then the finished), keeps the
 # permutation, and shrinks the loop with ``set_logical_size``, with no new
 # lowering.  When the run ends (or raises) every plane is put back in your
@@ -250,36 +250,45 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 # gather's fixed cost (the calls and barriers: measured once, by a gather of
 # no slots) and its time per slot (measured at each compaction; before the
 # first, predicted from the bytes per sample and a one-off copy calibration,
-# on the GPU a device copy).  It compacts when
+# on the GPU a device copy).  The rule is rent or buy:
 #
-# * at least half of the loop's slots are finished, and
-# * the next chunk's saving, finished slots x 16 x time per slot-step,
-#   exceeds the gather's cost, its fixed cost + slots x time per slot.
+# * each call adds what its finished slots cost, finished slots x steps x
+#   time per slot-step, to what the loop has wasted since it last shrank
+#   (a finished slot is charged a live one's time: in a block of lanes that
+#   holds one live photon, the finished ones run the arms too);
+# * the loop compacts when that waste reaches a gather's cost, its fixed
+#   cost + slots x time per slot, and before the first compaction also the
+#   restore it commits the run to (every sample moved back, and its program).
+#
+# Waiting longer keeps paying for the finished slots; compacting sooner pays
+# for a gather that has not yet earned its keep.  Either way the overhead is
+# at most about twice the best schedule's, whatever the lifetimes.
 #
 # On the 2-vCPU VM these docs were measured on (shared by other jobs, so treat
-# the numbers as orders of magnitude), an id-keyed walk like the one above
-# (two kernels, slab depth 8, albedo 0.97: hawk's ``tests/test_simulate.py``)
-# cost 40 to 100 ns per slot and step and a gather 60 to 85 ns per slot (36
-# bytes per photon and the permutation): a compaction costs about one step,
-# and a heavy-tailed batch repays it many times over (the median of three
-# runs; one at 262,144):
+# the numbers as orders of magnitude), the walk above (slab depth 8, albedo
+# 0.98) cost 5 to 90 ns per slot and step and a gather 12 to 90 ns per slot
+# (36 bytes per photon and the permutation): a compaction costs about one
+# step, and a heavy-tailed batch repays it many times over (medians of 5 to
+# 31 runs):
 #
 # ============  ======  =============  ================  ===============
 # photons       steps   no compaction  ``compact=True``  ``"auto"``
 # ============  ======  =============  ================  ===============
-# 256           90      3.3 ms         5.5 ms (5)        3.6 ms (5)
-# 1,024         107     9.0 ms         8.7 ms (6)        9.8 ms (6)
-# 4,096         118     37 ms          13 ms (7)         13 ms (7)
-# 65,536        178     846 ms         134 ms (11)       153 ms (10)
-# 262,144       184     3.7 s          0.51 s (11)       0.69 s (10)
+# 256           89      0.94 ms        1.3 ms (5)        1.5 ms (2)
+# 1,024         105     2.5 ms         1.8 ms (6)        2.0 ms (5)
+# 4,096         148     6.8 ms         3.3 ms (8)        3.3 ms (7)
+# 65,536        205     164 ms         30 ms (12)        25 ms (11)
+# 262,144       257     880 ms         124 ms (16)       97 ms (14)
 # ============  ======  =============  ================  ===============
 #
-# (in brackets: the compactions done).  A small batch gains nothing: there
-# the gathers' fixed cost eats what the shorter steps save.
+# (in brackets: the compactions done).  A small batch loses by it: there a
+# step's time is mostly its fixed cost, which the rule charges the finished
+# slots too, and building the gathers' programs (a fifth of a millisecond,
+# once per run) is more than the shorter steps save.
 
-# So, when not to compact: a small batch (the calls' fixed cost dominates,
-# which the rule measures); a step in which few samples have finished (under
-# half); a step cheaper than moving its state (many planes per sample, little
+# So, when not to compact: a small batch (the calls' fixed cost dominates);
+# a step in which few samples have finished (their waste repays a gather
+# slowly); a step cheaper than moving its state (many planes per sample, little
 # work per step: the rule sees it in the measured times); and whenever eagle cannot
 # be sure moving samples keeps the bits.  ``"auto"`` then does not compact and
 # ``result.report.notes`` says why: a kernel that reads its sample's position

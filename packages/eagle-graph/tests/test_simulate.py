@@ -143,15 +143,13 @@ def test_a_single_item_is_a_step_and_a_finished_batch_runs_no_steps():
 
 def test_the_compaction_rule():
     big = 100 * eagle.BLOCK
-    assert should_compact(big, big // 4, 1e-8, 1e-9, 1e-4)
-    assert not should_compact(big, big // 2 + 1, 1e-8, 1e-9, 1e-4)  # under half the slots finished
-    assert should_compact(big, big // 2, 1e-8, 1e-9, 1e-4)
-    assert not should_compact(big, big // 4, 1e-11, 1e-9, 1e-4)  # a step cheaper than the gather
-    # break-even: dead x 16 x per-step == fixed + slots x per-gather
-    assert not should_compact(big, big // 2, 1e-9, 8e-9, 0.0)
-    assert should_compact(big, big // 2, 1e-9, 7.9e-9, 0.0)
-    # a small loop: the gather's fixed cost outweighs what it saves (100 dead x 16 x 10 ns = 16 us)
-    assert not should_compact(200, 100, 1e-8, 1e-9, 2e-5) and should_compact(200, 100, 1e-8, 1e-9, 1e-5)
+    gather = 1e-4 + big * 1e-9  # the fixed cost and a gather of every slot
+    assert should_compact(big, big // 4, gather, 1e-9, 1e-4)  # the waste has paid for a gather
+    assert not should_compact(big, big // 4, 0.99 * gather, 1e-9, 1e-4)
+    assert should_compact(big, big - 1, gather, 1e-9, 1e-4)  # however few finished, once repaid
+    assert not should_compact(big, big, 1.0, 1e-9, 1e-4)  # none finished: nothing to gather
+    # a small loop: the fixed cost dominates what its slots can waste
+    assert not should_compact(200, 20, 2e-5, 1e-9, 5e-5)
 
 
 def test_the_dispatch_rule_splits_at_15_percent_and_fuses_under_5():

@@ -10,6 +10,7 @@ import pytest
 import eagle
 import eagle.extend
 import hawk
+from eagle import _simulate
 from hawk import Int32, Mutable, Param, Scalar, Table, UInt32
 from hawk import math as hm
 
@@ -115,6 +116,29 @@ def test_the_walk_gives_the_python_loops_bits_compacted_or_not(monkeypatch, refe
     assert result.report.notes == []
     lifetimes = s["k"]
     assert lifetimes.max() >= 20 * np.median(lifetimes)
+
+
+def test_auto_compacts_once_the_finished_slots_have_cost_a_gather(monkeypatch, reference):
+    """Rent or buy: a compaction only where what the finished slots wasted since the loop last
+    shrank reached the gather's cost (the first one, the restore's too), and then at once; the
+    bits are the loop's either way."""
+    want, steps = reference
+    seen: list[bool] = []
+    rule = _simulate.should_compact
+
+    def spy(slots: int, live: int, wasted: float, per_slot: float, fixed: float, restore: float) -> bool:
+        verdict = rule(slots, live, wasted, per_slot, fixed, restore)
+        assert verdict == (live < slots and wasted >= fixed + slots * per_slot + restore)
+        assert (restore > 0.0) == (not seen or not any(seen))  # the first compaction commits to a restore
+        seen.append(verdict)
+        return verdict
+
+    monkeypatch.setattr(_simulate, "should_compact", spy)
+    s = photons()
+    result = eagle.simulate(walk(s), terminated=s["done"], max_steps=100_000)
+    assert (result.steps, result.live) == (steps, 0)
+    same(s, want)
+    assert 0 < sum(seen) == len(result.report.compactions) < len(seen)
 
 
 def test_a_capped_run_matches_the_capped_python_loop():

@@ -9,12 +9,14 @@ whether to compact (gather the live samples to the front and shrink the loop wit
 dispatch group (:mod:`eagle._simulate_dispatch`) too.  Whatever happens, the planes are put
 back in the user's sample order when the run ends, an error included.
 
-The compaction rule (``compact="auto"``), with L the loop's logical size and m the live samples:
-compact when at least half of the L slots are finished and the time the next chunk saves,
-(L - m) x 16 x (measured seconds per slot and step), exceeds the gather's: its fixed cost (the
-calls, measured once by a gather of no slots) plus L x its seconds per slot (measured at each
-compaction, predicted before the first from the bytes per sample and a one-off copy
-calibration).  The fixed cost is what makes small loops not worth compacting.
+The compaction rule (``compact="auto"``) is rent or buy.  Each call adds the time it spent on
+finished slots, (slots finished, on average over the call) x steps x (its measured seconds per
+slot and step), to what the loop has wasted since it last shrank; when that reaches the cost of
+a gather of the loop's L slots, the loop compacts: the gather's fixed cost (the calls, measured
+once by a gather of no slots) plus L x its seconds per slot (measured at each compaction,
+predicted before the first from the bytes per sample and a one-off copy calibration).  A
+finished slot is charged a live one's time: in a block of lanes with one live sample, the
+finished ones run the arms too.  The fixed cost is what makes small loops wait long.
 """
 
 from __future__ import annotations
@@ -178,25 +180,30 @@ def _writable_ndarray(a: Any) -> bool:
 # ----------------------------------------------------------------------------- the run
 
 
-def should_compact(slots: int, live: int, seconds_per_slot_step: float, gather_seconds_per_slot: float,
-                   gather_fixed_seconds: float, chunk: int = CHUNK) -> bool:
-    """The ``compact="auto"`` rule: at least half of the loop's ``slots`` finished, and the time
-    the next ``chunk`` steps save over the finished slots more than the gather costs (its fixed
-    cost and its cost per slot over all of them).
+def should_compact(slots: int, live: int, wasted_seconds: float, gather_seconds_per_slot: float,
+                   gather_fixed_seconds: float, restore_seconds: float = 0.0) -> bool:
+    """The ``compact="auto"`` rule, rent or buy: compact when the time spent on finished slots
+    since the loop last shrank, ``wasted_seconds``, has reached what a gather of its ``slots``
+    costs now (its fixed cost and its cost per slot over all of them), and before the first
+    compaction, the restore that one commits the run to (``restore_seconds``).  Waiting longer
+    keeps paying for the finished slots; compacting sooner pays a gather that has not yet earned
+    its keep.  Either way the run takes at most about twice the best schedule's overhead, whatever
+    the samples' lifetimes (the ski-rental bound).
 
     >>> from eagle._simulate import should_compact
-    >>> should_compact(100_000, 40_000, 1e-8, 2e-9, 5e-5)  # most slots finished, steps dear
+    >>> should_compact(100_000, 40_000, 1e-3, 2e-9, 5e-5)  # finished slots cost more than a gather
     True
-    >>> should_compact(100_000, 60_000, 1e-8, 2e-9, 5e-5)  # fewer than half finished
+    >>> should_compact(100_000, 99_000, 1e-4, 2e-9, 5e-5)  # a few finished: not yet repaid
     False
-    >>> should_compact(100_000, 10_000, 1e-10, 2e-9, 5e-5)  # a step cheaper than the gather
+    >>> should_compact(100_000, 40_000, 1e-3, 2e-9, 5e-5, restore_seconds=2e-3)  # nor the restore
     False
-    >>> should_compact(200, 20, 1e-8, 2e-9, 5e-5)  # a small loop: the gather's fixed cost dominates
+    >>> should_compact(200, 20, 2e-5, 2e-9, 5e-5)  # a small loop: the gather's fixed cost dominates
+    False
+    >>> should_compact(100_000, 100_000, 1.0, 2e-9, 5e-5)  # nothing to gather
     False
     """
-    dead = slots - live
-    return (2 * dead >= slots
-            and dead * chunk * seconds_per_slot_step > gather_fixed_seconds + slots * gather_seconds_per_slot)
+    gather = gather_fixed_seconds + slots * gather_seconds_per_slot
+    return live < slots and wasted_seconds >= gather + restore_seconds
 
 
 class _Run:
@@ -215,6 +222,7 @@ class _Run:
         self.gather_per_slot: float | None = None  # measured at each compaction
         self.gather_fixed: float | None = None  # measured at the first decision
         self.per_slot_step: float | None = None  # the last call's seconds per slot and step
+        self.wasted = 0.0  # seconds spent on finished slots since the loop last shrank
         self.last_steps = 1  # the last call's steps
 
     def runner(self, assignment: Assignment) -> UntilDone:
@@ -274,8 +282,11 @@ class _Run:
             ran_steps, self.last_steps = ran_steps + ran.steps, ran.steps
             seconds, run_steps = seconds + took, run_steps + ran.steps
             slot_steps += ran.steps * self.slots
-            total, live = total + ran.steps, ran.live
             self.per_slot_step = took / (ran.steps * self.slots)
+            # the slots finished during the call: half of its steps each, on average
+            finished = self.slots - (live + ran.live) / 2
+            self.wasted += finished * ran.steps * self.per_slot_step
+            total, live = total + ran.steps, ran.live
             if self.choices.decides_now:
                 self._observe(assignment, seconds, run_steps, slot_steps, total)
                 assignment = self.choices.assignment()
@@ -311,7 +322,11 @@ class _Run:
         gather = self.gather_per_slot
         if gather is None:  # two copies of each sample's bytes: into the scratch and back
             gather = 2 * self.compactor.bytes_per_sample * copy_seconds_per_byte(self.compactor.device)
-        return should_compact(self.slots, live, self.per_slot_step, gather, self._fixed())
+        fixed = self._fixed()
+        compactor = self.compactor
+        # a first compaction commits the run to a restore: its program, its calls, every sample moved
+        restore = 0.0 if compactor.compacted else compactor.setup_seconds + fixed + self.n * gather
+        return should_compact(self.slots, live, self.wasted, gather, fixed, restore)
 
     def _fixed(self) -> float:
         """The gather's fixed cost, measured once (the report counts it as compaction time)."""
@@ -325,6 +340,7 @@ class _Run:
         start = time.perf_counter()
         before = self.slots
         self.slots = self.compactor.compact(before)
+        self.wasted = 0.0
         took = time.perf_counter() - start
         self.gather_per_slot = max(took - (self.gather_fixed or 0.0), 0.0) / before  # "auto" measured it
         self.report.seconds["compaction"] += took
