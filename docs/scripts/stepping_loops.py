@@ -261,8 +261,9 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 #   restore it commits the run to (every sample moved back, and its program).
 #
 # Waiting longer keeps paying for the finished slots; compacting sooner pays
-# for a gather that has not yet earned its keep.  Either way the overhead is
-# at most about twice the best schedule's, whatever the lifetimes.
+# for a gather that has not yet earned its keep.  The rule balances the two
+# (the ski-rental rule, at most twice the best for one purchase), looking
+# after each call: a call is kept short (about 2 ms) so that it looks often.
 #
 # On the 2-vCPU VM these docs were measured on (shared by other jobs, so treat
 # the numbers as orders of magnitude), the walk above (slab depth 8, albedo
@@ -283,8 +284,8 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 #
 # (in brackets: the compactions done).  A small batch loses by it: there a
 # step's time is mostly its fixed cost, which the rule charges the finished
-# slots too, and building the gathers' programs (a fifth of a millisecond,
-# once per run) is more than the shorter steps save.
+# slots too, and building the gathers' programs (a fifth of a millisecond
+# each run, more in a process's first) is more than the shorter steps save.
 
 # So, when not to compact: a small batch (the calls' fixed cost dominates);
 # a step in which few samples have finished (their waste repays a gather

@@ -148,6 +148,9 @@ def test_the_compaction_rule():
     assert not should_compact(big, big // 4, 0.99 * gather, 1e-9, 1e-4)
     assert should_compact(big, big - 1, gather, 1e-9, 1e-4)  # however few finished, once repaid
     assert not should_compact(big, big, 1.0, 1e-9, 1e-4)  # none finished: nothing to gather
+    # before the first compaction, the restore it commits the run to is owed too
+    assert not should_compact(big, big // 4, gather, 1e-9, 1e-4, restore_seconds=1e-6)
+    assert should_compact(big, big // 4, gather + 1e-6, 1e-9, 1e-4, restore_seconds=1e-6)
     # a small loop: the fixed cost dominates what its slots can waste
     assert not should_compact(200, 20, 2e-5, 1e-9, 5e-5)
 

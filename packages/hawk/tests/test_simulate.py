@@ -4,6 +4,8 @@ thread count, fused or not.  A kernel keyed by the sample's position is refused 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ import eagle
 import eagle.extend
 import hawk
 from eagle import _simulate
+from eagle._compaction import Compactor
 from hawk import Int32, Mutable, Param, Scalar, Table, UInt32
 from hawk import math as hm
 
@@ -119,26 +122,38 @@ def test_the_walk_gives_the_python_loops_bits_compacted_or_not(monkeypatch, refe
 
 
 def test_auto_compacts_once_the_finished_slots_have_cost_a_gather(monkeypatch, reference):
-    """Rent or buy: a compaction only where what the finished slots wasted since the loop last
-    shrank reached the gather's cost (the first one, the restore's too), and then at once; the
-    bits are the loop's either way."""
+    """Rent or buy: the waste grows call by call, a compaction comes on the call that takes it to
+    the gather's price (the first one, the restore's too) and starts it again from nothing; the
+    bits are the loop's either way.  The first gather is made free, so the run must compact."""
     want, steps = reference
-    seen: list[bool] = []
-    rule = _simulate.should_compact
+    verdicts: list[tuple[float, bool]] = []
+    rule, compact = _simulate.should_compact, _simulate._Run._compact
 
     def spy(slots: int, live: int, wasted: float, per_slot: float, fixed: float, restore: float) -> bool:
         verdict = rule(slots, live, wasted, per_slot, fixed, restore)
-        assert verdict == (live < slots and wasted >= fixed + slots * per_slot + restore)
-        assert (restore > 0.0) == (not seen or not any(seen))  # the first compaction commits to a restore
-        seen.append(verdict)
+        assert (restore > 0.0) == (not any(v for _, v in verdicts))  # no restore owed once compacted
+        verdicts.append((wasted, verdict))
         return verdict
 
+    def compacted(run: _simulate._Run, step: int) -> None:
+        compact(run, step)
+        assert run.wasted == 0.0
+
+    def free(compactor: Compactor) -> float:
+        compactor.setup_seconds = 1e-12
+        return 0.0
+
     monkeypatch.setattr(_simulate, "should_compact", spy)
+    monkeypatch.setattr(_simulate._Run, "_compact", compacted)
+    monkeypatch.setattr(Compactor, "fixed_seconds", free)
+    monkeypatch.setattr(_simulate, "copy_seconds_per_byte", lambda device=None: 0.0)
     s = photons()
     result = eagle.simulate(walk(s), terminated=s["done"], max_steps=100_000)
     assert (result.steps, result.live) == (steps, 0)
     same(s, want)
-    assert 0 < sum(seen) == len(result.report.compactions) < len(seen)
+    assert sum(v for _, v in verdicts) == len(result.report.compactions) > 0
+    for (before, compacted_then), (after, _) in itertools.pairwise(verdicts):
+        assert compacted_then or after >= before  # the waste only grows until the loop shrinks
 
 
 def test_a_capped_run_matches_the_capped_python_loop():

@@ -186,9 +186,9 @@ def should_compact(slots: int, live: int, wasted_seconds: float, gather_seconds_
     since the loop last shrank, ``wasted_seconds``, has reached what a gather of its ``slots``
     costs now (its fixed cost and its cost per slot over all of them), and before the first
     compaction, the restore that one commits the run to (``restore_seconds``).  Waiting longer
-    keeps paying for the finished slots; compacting sooner pays a gather that has not yet earned
-    its keep.  Either way the run takes at most about twice the best schedule's overhead, whatever
-    the samples' lifetimes (the ski-rental bound).
+    keeps paying for the finished slots; compacting sooner pays for a gather that has not yet
+    earned its keep.  Balancing the two is the ski-rental rule, which for one purchase costs at
+    most twice the best; here it aims at that balance, looked at after each call.
 
     >>> from eagle._simulate import should_compact
     >>> should_compact(100_000, 40_000, 1e-3, 2e-9, 5e-5)  # finished slots cost more than a gather
