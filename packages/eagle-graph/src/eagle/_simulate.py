@@ -14,7 +14,8 @@ finished slots, (slots finished, on average over the call) x steps x (its measur
 slot and step), to what the loop has wasted since it last shrank; when that reaches the cost of
 a gather of the loop's L slots, the loop compacts: the gather's fixed cost (the calls, measured
 once by a gather of no slots) plus L x its seconds per slot (measured at each compaction,
-predicted before the first from the bytes per sample and a one-off copy calibration).  A
+predicted before the first from the bytes per sample and a one-off copy calibration), and before
+the first compaction the restore it commits the run to.  A
 finished slot is charged a live one's time: in a block of lanes with one live sample, the
 finished ones run the arms too.  The fixed cost is what makes small loops wait long.
 """
@@ -283,7 +284,7 @@ class _Run:
             seconds, run_steps = seconds + took, run_steps + ran.steps
             slot_steps += ran.steps * self.slots
             self.per_slot_step = took / (ran.steps * self.slots)
-            # the slots finished during the call: half of its steps each, on average
+            # the finished slots over the call: the mean of those at its start and at its end
             finished = self.slots - (live + ran.live) / 2
             self.wasted += finished * ran.steps * self.per_slot_step
             total, live = total + ran.steps, ran.live
