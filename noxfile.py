@@ -51,7 +51,7 @@ SANITIZE_SKIPS = ["tests/test_bench_simulate.py::test_the_smoke_run_gives_the_sa
                   "tests/test_benchmarks.py::test_the_benchmark_table_runs_every_case"]
 #: The test processes (pytest-xdist) of the tests, threads and sanitizer sessions: much of a test's
 #: time is a compiler process (hawk's kernels, under ASan in the sanitizer session) or Python, so
-#: the suite scales with the CPUs (on two, 11 minutes in one process, 5 in two).
+#: the suite scales with the CPUs.
 WORKERS = str(min(os.cpu_count() or 1, 4))
 #: pytest-xdist, which runs them.
 XDIST = "pytest-xdist>=3.6"
