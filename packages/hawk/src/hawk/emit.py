@@ -37,6 +37,8 @@ from hawk.ir import (
     Stmt,
     Store,
     Var,
+    defined,
+    reads,
     walk,
 )
 from hawk.phases import Phased
@@ -75,6 +77,9 @@ INTERLEAVED_FROM = 32
 #: ... and up to which: a longer body (a 4×4 inverse and its derivatives) has independent work enough
 #: within one sample, and gcc -O3 takes a minute over eight copies of it (one second over one).
 INTERLEAVED_BELOW = 200
+#: The samples of a block of the plain loop that skips what a guard's arm does where no sample of
+#: the block takes it (Emitter.guarded): 4 vectors of doubles, a vector of bytes.
+GUARD_BLOCK = 32
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
           "eq": "==", "ne": "!="}
@@ -127,7 +132,12 @@ def prelude(dialect: str, ops: Collection[str] | None = None) -> str:
                 "#define HK_FN static inline\n"
                 "#if defined(__clang__)\n"
                 "#define HK_SAMPLES _Pragma(\"clang loop vectorize(assume_safety)\")\n"
+                "#define HK_LANES HK_SAMPLES\n"
                 "#else\n#define HK_SAMPLES _Pragma(\"GCC ivdep\")\n"
+                # a loop over a block's lanes, kept whole for the vectoriser: unrolled first (gcc
+                # unrolls a loop of 8 turns completely before it vectorises), its masked statements
+                # stay scalar
+                "#define HK_LANES _Pragma(\"GCC ivdep\") _Pragma(\"GCC unroll 1\")\n"
                 # gcc's expansion (TER) moves a single-use value next to its use, which undoes
                 # an interleaved loop's order (Emitter.interleaved) and leaves one chain at a
                 # time; the FP rules are restated, as an optimize pragma may reset them
@@ -147,7 +157,7 @@ def prelude(dialect: str, ops: Collection[str] | None = None) -> str:
                 "#define HK_TABLE static __device__ const\n")
     # C calls the math functions compiled once into hawk's math library (libm.load); NVRTC links
     # nothing, so CUDA C holds them
-    math = (libm.c_declarations() + philox.c_declarations() if dialect == "c"
+    math = (libm.c_declarations() + libm.C_BITS + philox.c_declarations() if dialect == "c"
             else libm.c_functions(ops) + philox.c_functions(ops))
     return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
         "".join(_float_helpers(t) for t in ("f32", "f64")) + tables.c_helpers() + \
@@ -176,6 +186,8 @@ class Emitter:
     dialect = "c"
     #: a sample loop holding a loop runs in blocks of lanes (:mod:`hawk.lanes`)
     lane_blocks = True
+    #: the plain sample loop skips blocks of samples where no sample takes a guard's arm (guarded)
+    skips_blocks = True
 
     def __init__(self, slots: list[Slot]) -> None:
         self.slots = slots
@@ -359,14 +371,11 @@ class Emitter:
         varying = [v for v in variables.values() if not v.uniform or id(v) in self.per_sample]
         lines += self.positions()
         if self.lane_blocks and lanes.has_loop(loop):  # blocks of lanes: the loops vectorise
-            lines += lanes.blocks(self, loop, varying, CTYPES, LANES)
+            lines += lanes.blocks(self, loop, varying, CTYPES, lanes.BLOCK)
         else:
             lines += self.interleaved(loop, varying)
-        lines += self.loop_open()
-        lines += [f"        {CTYPES[strong(v.dtype)]} {self.var(v)};" for v in varying]
-        for s in loop:
-            self.statement(s, lines, "        ")
-        lines.append("    }")
+        guard = _guard(loop) if self.skips_blocks else None
+        lines += self.plain_loop(loop, varying) if guard is None else self.guarded(loop, varying, *guard)
         lines += reductions
         if after:
             lines.append(f"    if ({self.first_sample()}) {{")
@@ -375,6 +384,43 @@ class Emitter:
             lines.append("    }")
         lines.append("}")
         return "\n".join(lines)
+
+    def plain_loop(self, loop: list[Stmt], varying: list[Var]) -> list[str]:
+        lines = self.loop_open() + self.declarations(loop, varying, "        ")
+        for s in loop:
+            self.statement(s, lines, "        ")
+        return [*lines, "    }"]
+
+    def declarations(self, stmts: list[Stmt], varying: list[Var], pad: str) -> list[str]:
+        """The per-sample vars that ``stmts`` assign or read, declared."""
+        named = {id(v) for v in (*defined(stmts), *reads(stmts))}
+        return [f"{pad}{CTYPES[strong(v.dtype)]} {self.var(v)};" for v in varying if id(v) in named]
+
+    def guarded(self, loop: list[Stmt], varying: list[Var], at: int, guard: If) -> list[str]:
+        """The plain loop in blocks of GUARD_BLOCK samples, for a body whose top level holds an
+        ``if`` (a finished sample's mask, most often) after statements that only compute: each
+        block first computes those and tests the condition, then runs the body where some sample
+        takes the ``then`` arm, and the body with the ``else`` arm in the ``if``'s place where none
+        does, which is what the body does there.  A vectorised body computes its arms for every
+        lane; the test lets a block of finished samples skip that work."""
+        prefix, cond = loop[:at], self.var(guard.cond)
+        skipped = [*prefix, *guard.orelse, *loop[at + 1:]]
+        lines = [f"    for (int64_t b = rest; b < end; b += {GUARD_BLOCK}) {{",
+                 f"        const int64_t e = end - b < {GUARD_BLOCK} ? end : b + {GUARD_BLOCK};",
+                 "        int32_t any = 0;",
+                 "        HK_SAMPLES", "        for (int64_t i = b; i < e; ++i) {"]
+        lines += self.declarations(prefix, varying, "            ")
+        for s in prefix:
+            self.statement(s, lines, "            ")
+        lines += [f"            any |= {cond};", "        }"]
+        for test, body in (("if (any) {", loop), ("} else {", skipped)):
+            lines += [f"        {test}",
+                      "            HK_SAMPLES", "            for (int64_t i = b; i < e; ++i) {"]
+            lines += self.declarations(body, varying, "                ")
+            for s in body:
+                self.statement(s, lines, "                ")
+            lines.append("            }")
+        return [*lines, "        }", "    }"]
 
     def interleaved(self, loop: list[Stmt], varying: list[Var]) -> list[str]:
         """The loop over most of the samples as STREAMS interleaved streams: the range cut in
@@ -437,6 +483,7 @@ class Emitter:
 class CudaEmitter(Emitter):
     dialect = "cuda"
     lane_blocks = False
+    skips_blocks = False  # a warp whose threads all skip an arm branches past it
 
     def interleaved(self, loop: list[Stmt], varying: list[Var]) -> list[str]:
         return []  # a GPU thread's latency is hidden by the other warps
@@ -481,6 +528,17 @@ def _is_uniform(s: Stmt) -> bool:
     if isinstance(s, Loop):
         return all(c.uniform for c in s.carried) and all(_is_uniform(x) for x in s.body)
     return False
+
+
+def _guard(loop: list[Stmt]) -> tuple[int, If] | None:
+    """Where the top level of a sample loop's body holds its first ``if`` over a per-sample
+    condition with a ``then`` arm, and that ``if``, when only loads and ops come before it."""
+    for at, s in enumerate(loop):
+        if isinstance(s, If):
+            return (at, s) if s.then and not s.cond.uniform else None
+        if not isinstance(s, (Op, Load)):
+            return None
+    return None
 
 
 def _assigned(body: list[Stmt]) -> list[Var]:

@@ -585,11 +585,14 @@ def definition(name: str) -> Callable[..., Any]:
     home = _HOMES.get(name)
     return globals()[name] if home is None else getattr(importlib.import_module(f"hawk.{home}"), name)
 
+#: a double's bits and back
+C_BITS = (
+    "HK_FN uint64_t hk_bits(double x) { union { double d; uint64_t u; } v; v.d = x; return v.u; }\n"
+    "HK_FN double hk_double(uint64_t u) { union { double d; uint64_t u; } v; v.u = u; return v.d; }\n")
 #: what a C or CUDA translation unit needs before the functions
 C_SUPPORT = (
     "#ifdef __CUDACC__\n#define HK_SQRT sqrt\n#else\n#define HK_SQRT __builtin_sqrt\n#endif\n"  # no header
-    "HK_FN uint64_t hk_bits(double x) { union { double d; uint64_t u; } v; v.d = x; return v.u; }\n"
-    "HK_FN double hk_double(uint64_t u) { union { double d; uint64_t u; } v; v.u = u; return v.d; }\n"
+    + C_BITS +
     f"HK_TABLE uint64_t hk_two_over_pi[{len(TWO_OVER_PI)}] = {{\n    "
     + ",".join(f"{w:#010x}" + ("\n   " if k % 8 == 7 else "") for k, w in enumerate(TWO_OVER_PI))
     + "};\n")

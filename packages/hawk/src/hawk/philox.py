@@ -118,10 +118,15 @@ def c_functions(ops: Collection[str] | None = None) -> str:
     return "".join(_c_function(op) for op in DRAWS if ops is None or op in ops)
 
 
+#: the draws that are integer arithmetic and exact conversions only, which a C kernel holds itself
+INLINE = ("random_uniform", "random_uniform32", "random_bits")
+
+
 def c_declarations() -> str:
     """What a C kernel needs to call the draws of hawk's math library (``HK_SIMD``: libm's)."""
     return "".join(f"HK_SIMD {ctype} hk_{op}({', '.join(['uint64_t'] * len(_params(op)))});\n"
-                   for op, (_, ctype, _) in DRAWS.items())
+                   for op, (_, ctype, _) in DRAWS.items() if op not in INLINE) + \
+        "".join(_c_function(op).replace("HK_MATH", "HK_FN", 1) for op in INLINE)
 
 
 def call(op: str, args: list[str]) -> str:

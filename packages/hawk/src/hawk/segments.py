@@ -99,6 +99,7 @@ class SegmentEmitter(emit.Emitter):
                 "    const int64_t stop = end < count ? end : count < begin ? begin : count;"]
 
     stop = "stop"
+    skips_blocks = False  # a segment holds the samples that take its arm
 
     def sample_at(self, position: str) -> str:
         return f"s{len(self.slots) - 2}[first + {position}]"
