@@ -267,7 +267,7 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 #
 # On the 2-vCPU VM these docs were measured on (shared by other jobs, so treat
 # the numbers as orders of magnitude), the walk above (slab depth 8, albedo
-# 0.98) cost 5 to 90 ns per slot and step and a gather 12 to 90 ns per slot
+# 0.98) cost 5 to 90 ns per slot and step and a gather 12 to 92 ns per slot
 # (36 bytes per photon and the permutation): a compaction costs about one
 # step, and a heavy-tailed batch repays it many times over (medians of 5 to
 # 31 runs):
@@ -275,11 +275,11 @@ print({phase: f"{t * 1e3:.1f} ms" for phase, t in compacted.report.seconds.items
 # ============  ======  =============  ================  ===============
 # photons       steps   no compaction  ``compact=True``  ``"auto"``
 # ============  ======  =============  ================  ===============
-# 256           89      0.94 ms        1.3 ms (5)        1.5 ms (2)
-# 1,024         105     2.5 ms         1.8 ms (6)        2.0 ms (5)
-# 4,096         148     6.8 ms         3.3 ms (8)        3.3 ms (7)
-# 65,536        205     164 ms         30 ms (12)        25 ms (11)
-# 262,144       257     880 ms         124 ms (16)       97 ms (14)
+# 256           89      0.96 ms        1.5 ms (5)        1.5 ms (2)
+# 1,024         105     2.3 ms         1.9 ms (6)        2.0 ms (5)
+# 4,096         148     5.9 ms         3.2 ms (8)        3.1 ms (7)
+# 65,536        205     143 ms         28 ms (12)        24 ms (10)
+# 262,144       257     764 ms         121 ms (16)       91 ms (11)
 # ============  ======  =============  ================  ===============
 #
 # (in brackets: the compactions done).  A small batch loses by it: there a
