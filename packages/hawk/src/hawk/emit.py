@@ -134,9 +134,9 @@ def prelude(dialect: str, ops: Collection[str] | None = None) -> str:
                 "#define HK_SAMPLES _Pragma(\"clang loop vectorize(assume_safety)\")\n"
                 "#define HK_LANES HK_SAMPLES\n"
                 "#else\n#define HK_SAMPLES _Pragma(\"GCC ivdep\")\n"
-                # a loop over a block's lanes, kept whole for the vectoriser: unrolled first (gcc
-                # unrolls a loop of 8 turns completely before it vectorises), its masked statements
-                # stay scalar
+                # a loop over a block's lanes (hawk.lanes), kept whole for the vectoriser: gcc
+                # unrolls a short loop completely before it vectorises, and the masked statements
+                # of the unrolled loop stay scalar
                 "#define HK_LANES _Pragma(\"GCC ivdep\") _Pragma(\"GCC unroll 1\")\n"
                 # gcc's expansion (TER) moves a single-use value next to its use, which undoes
                 # an interleaved loop's order (Emitter.interleaved) and leaves one chain at a
@@ -155,9 +155,10 @@ def prelude(dialect: str, ops: Collection[str] | None = None) -> str:
                 "#else\n#include <stdint.h>\n#endif\n"
                 "#define HK_FN static __device__ __forceinline__\n#define HK_MATH HK_FN\n"
                 "#define HK_TABLE static __device__ const\n")
-    # C calls the math functions compiled once into hawk's math library (libm.load); NVRTC links
-    # nothing, so CUDA C holds them
-    math = (libm.c_declarations() + libm.C_BITS + philox.c_declarations() if dialect == "c"
+    # C calls the math functions compiled once into hawk's math library (libm.load), but holds the
+    # integer draws; NVRTC links nothing, so CUDA C holds them all
+    math = (libm.c_declarations() + philox.c_declarations() + "#define HK_MATH HK_FN\n" + libm.C_BITS
+            + philox.c_functions(philox.INLINE) if dialect == "c"
             else libm.c_functions(ops) + philox.c_functions(ops))
     return head + "".join(_int_helpers(t) for t in ("i32", "i64", "u32", "u64")) + \
         "".join(_float_helpers(t) for t in ("f32", "f64")) + tables.c_helpers() + \

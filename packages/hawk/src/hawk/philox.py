@@ -118,15 +118,16 @@ def c_functions(ops: Collection[str] | None = None) -> str:
     return "".join(_c_function(op) for op in DRAWS if ops is None or op in ops)
 
 
-#: the draws that are integer arithmetic and exact conversions only, which a C kernel holds itself
+#: The draws that are integer arithmetic and exact conversions only, which a C kernel holds
+#: itself (:func:`c_functions`): GCC vectorises a call to a vector clone only where every lane
+#: makes it, so a draw under a per-sample ``if`` would keep the loop scalar.
 INLINE = ("random_uniform", "random_uniform32", "random_bits")
 
 
 def c_declarations() -> str:
-    """What a C kernel needs to call the draws of hawk's math library (``HK_SIMD``: libm's)."""
+    """What a C kernel needs to call the other draws, hawk's math library's (``HK_SIMD``: libm's)."""
     return "".join(f"HK_SIMD {ctype} hk_{op}({', '.join(['uint64_t'] * len(_params(op)))});\n"
-                   for op, (_, ctype, _) in DRAWS.items() if op not in INLINE) + \
-        "".join(_c_function(op).replace("HK_MATH", "HK_FN", 1) for op in INLINE)
+                   for op, (_, ctype, _) in DRAWS.items() if op not in INLINE)
 
 
 def call(op: str, args: list[str]) -> str:
