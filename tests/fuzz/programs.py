@@ -45,7 +45,10 @@ def over(s: Scalar, lim: Param, flag: Mutable[UInt32]):
 
 @hawk.kernel
 def accumulate(s: Scalar, y: Mutable[Scalar]):
-    y = y + s
+    if hawk.sample() % 97 < 40:  # runs of samples: whole blocks of the C's guarded loop, and mixed ones
+        y = y + s
+    else:
+        y = y * 0.5
 
 @hawk.kernel
 def total(s: Scalar) -> Scalar:
@@ -314,16 +317,6 @@ def _match_lines(rng: random.Random, names: list[str], policy: bool = True,
     return lines
 
 
-def _guard_lines(rng: random.Random, names: list[str]) -> list[str]:
-    """A per-sample ``if`` right after the kernel's first value, over runs of samples (the C runs
-    such a body a block of samples at a time, and a block where no sample takes the ``then`` arm
-    with the ``else`` arm alone): whole blocks take it, whole blocks don't, some blocks hold both."""
-    period = rng.randint(40, 200)
-    return [f"    if hawk.sample() % {period} < {rng.randint(1, period - 1)}:",
-            f"        t = {_expr(rng, [*names, 't'], 2, False)}", "    else:",
-            f"        t = t * {rng.choice(CONSTANTS)}"]
-
-
 def _vector_param(spec: KernelSpec) -> tuple[str, str]:
     """A kernel's Param annotation and how its expressions read it: a ``Param[hawk.vec3]`` (passed
     as three numbers, :func:`_param_text`) read through its components, or a plain ``Param``."""
@@ -352,8 +345,6 @@ def _kernel_source(rng: random.Random, spec: KernelSpec, matches: random.Random 
              *_table_loop_lines(rng, annotations)]
     if not spec.smooth and matches is not None and matches.random() < 0.5:
         lines += _match_lines(matches, names)
-    if not spec.smooth and matches is not None and matches.random() < 0.5:
-        lines[3:3] = _guard_lines(matches, names)
     if not spec.smooth:
         lines += [f"    if t > {_expr(rng, names, 1, True)}:",
                   f"        t = {_expr(rng, [*names, 't'], 2, False)}"]

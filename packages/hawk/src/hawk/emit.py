@@ -78,7 +78,7 @@ INTERLEAVED_FROM = 32
 #: within one sample, and gcc -O3 takes a minute over eight copies of it (one second over one).
 INTERLEAVED_BELOW = 200
 #: The samples of a block of the plain loop that skips what a guard's arm does where no sample of
-#: the block takes it (Emitter.guarded): 4 vectors of doubles, a vector of bytes.
+#: the block takes it (Emitter.guarded): four AVX-512 vectors of doubles, two of uint32.
 GUARD_BLOCK = 32
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
@@ -187,7 +187,8 @@ class Emitter:
     dialect = "c"
     #: a sample loop holding a loop runs in blocks of lanes (:mod:`hawk.lanes`)
     lane_blocks = True
-    #: the plain sample loop skips blocks of samples where no sample takes a guard's arm (guarded)
+    #: the plain sample loop, over [rest, end) and sample i, skips blocks of samples where no
+    #: sample takes a guard's arm (guarded); an emitter whose loop opens otherwise keeps it plain
     skips_blocks = True
 
     def __init__(self, slots: list[Slot]) -> None:
@@ -371,11 +372,13 @@ class Emitter:
             self.statement(s, lines, "    ")
         varying = [v for v in variables.values() if not v.uniform or id(v) in self.per_sample]
         lines += self.positions()
-        if self.lane_blocks and lanes.has_loop(loop):  # blocks of lanes: the loops vectorise
-            lines += lanes.blocks(self, loop, varying, CTYPES, lanes.BLOCK)
+        blocked = self.lane_blocks and lanes.has_loop(loop)
+        if blocked:  # blocks of lanes: the loops vectorise
+            lines += lanes.blocks(self, loop, varying, CTYPES)
         else:
             lines += self.interleaved(loop, varying)
-        guard = _guard(loop) if self.skips_blocks else None
+        # guarded where the plain loop runs every sample, not the few a block or a stream leaves
+        guard = _guard(loop) if self.skips_blocks and not blocked and not self.interleaves(loop) else None
         lines += self.plain_loop(loop, varying) if guard is None else self.guarded(loop, varying, *guard)
         lines += reductions
         if after:
@@ -400,20 +403,21 @@ class Emitter:
     def guarded(self, loop: list[Stmt], varying: list[Var], at: int, guard: If) -> list[str]:
         """The plain loop in blocks of GUARD_BLOCK samples, for a body whose top level holds an
         ``if`` (a finished sample's mask, most often) after statements that only compute: each
-        block first computes those and tests the condition, then runs the body where some sample
-        takes the ``then`` arm, and the body with the ``else`` arm in the ``if``'s place where none
-        does, which is what the body does there.  A vectorised body computes its arms for every
-        lane; the test lets a block of finished samples skip that work."""
-        prefix, cond = loop[:at], self.var(guard.cond)
-        skipped = [*prefix, *guard.orelse, *loop[at + 1:]]
+        block first computes what the condition needs and tests it, then runs the body where some
+        sample takes the ``then`` arm, and the body with the ``else`` arm in the ``if``'s place
+        where none does, which is what the body does there.  A vectorised body computes its arms
+        for every lane; the test lets a block of finished samples skip that work."""
+        prefix, rest = loop[:at], [*guard.orelse, *loop[at + 1:]]
+        test = _needed(prefix, [guard.cond])
+        skipped = [*_needed(prefix, list(reads(rest))), *rest]
         lines = [f"    for (int64_t b = rest; b < end; b += {GUARD_BLOCK}) {{",
                  f"        const int64_t e = end - b < {GUARD_BLOCK} ? end : b + {GUARD_BLOCK};",
                  "        int32_t any = 0;",
                  "        HK_SAMPLES", "        for (int64_t i = b; i < e; ++i) {"]
-        lines += self.declarations(prefix, varying, "            ")
-        for s in prefix:
+        lines += self.declarations(test, varying, "            ")
+        for s in test:
             self.statement(s, lines, "            ")
-        lines += [f"            any |= {cond};", "        }"]
+        lines += [f"            any |= {self.var(guard.cond)};", "        }"]
         for test, body in (("if (any) {", loop), ("} else {", skipped)):
             lines += [f"        {test}",
                       "            HK_SAMPLES", "            for (int64_t i = b; i < e; ++i) {"]
@@ -423,6 +427,9 @@ class Emitter:
             lines.append("            }")
         return [*lines, "        }", "    }"]
 
+    def interleaves(self, loop: list[Stmt]) -> bool:
+        return INTERLEAVED_FROM <= sum(1 for _ in walk(loop)) < INTERLEAVED_BELOW
+
     def interleaved(self, loop: list[Stmt], varying: list[Var]) -> list[str]:
         """The loop over most of the samples as STREAMS interleaved streams: the range cut in
         STREAMS equal parts, each statement printed once per part.  A vector op then has STREAMS
@@ -430,7 +437,7 @@ class Emitter:
         throughput, not at their latency.  Samples never depend on one another, so the order
         across streams changes no bit; the rest of the range (fewer than STREAMS * LANES samples)
         is the plain loop after it."""
-        if not INTERLEAVED_FROM <= sum(1 for _ in walk(loop)) < INTERLEAVED_BELOW:
+        if not self.interleaves(loop):
             return ["    const int64_t rest = begin;"]
         # a stream of whole vectors ends in no scalar epilogue: what is left runs once, vectorised,
         # in the plain loop
@@ -484,7 +491,7 @@ class Emitter:
 class CudaEmitter(Emitter):
     dialect = "cuda"
     lane_blocks = False
-    skips_blocks = False  # a warp whose threads all skip an arm branches past it
+    skips_blocks = False  # a grid-stride loop (and a warp whose threads skip an arm branches past it)
 
     def interleaved(self, loop: list[Stmt], varying: list[Var]) -> list[str]:
         return []  # a GPU thread's latency is hidden by the other warps
@@ -533,13 +540,25 @@ def _is_uniform(s: Stmt) -> bool:
 
 def _guard(loop: list[Stmt]) -> tuple[int, If] | None:
     """Where the top level of a sample loop's body holds its first ``if`` over a per-sample
-    condition with a ``then`` arm, and that ``if``, when only loads and ops come before it."""
+    condition with a ``then`` arm, and that ``if``, when only statements that compute come before
+    it (loads, ops, reads of a Table that clamp or wrap: none records an error), so running them
+    again changes nothing."""
     for at, s in enumerate(loop):
         if isinstance(s, If):
             return (at, s) if s.then and not s.cond.uniform else None
-        if not isinstance(s, (Op, Load)):
+        if not (isinstance(s, (Op, Load)) or (isinstance(s, Gather) and s.mode != "check")):
             return None
     return None
+
+
+def _needed(stmts: list[Stmt], wanted: list[Var]) -> list[Stmt]:
+    """The statements of a straight run that the values ``wanted`` depend on, in order."""
+    need, kept = {id(v) for v in wanted}, []
+    for s in reversed(stmts):
+        if id(s.dst) in need:
+            kept.append(s)
+            need |= {id(v) for v in reads([s])}
+    return kept[::-1]
 
 
 def _assigned(body: list[Stmt]) -> list[Var]:

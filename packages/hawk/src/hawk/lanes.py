@@ -33,22 +33,21 @@ def has_loop(body: list[Stmt]) -> bool:
     return any(isinstance(s, Loop) for s in walk(body))
 
 
-def blocks(em: Emitter, loop: list[Stmt], varying: list[Var], ctypes: dict[str, str],
-           lanes: int) -> list[str]:
-    """Most of the samples in blocks of ``lanes``; the rest (fewer) run in the plain loop after."""
+def blocks(em: Emitter, loop: list[Stmt], varying: list[Var], ctypes: dict[str, str]) -> list[str]:
+    """Most of the samples in blocks of ``BLOCK``; the rest (fewer) run in the plain loop after."""
     from hawk.types import strong
 
     indices = {id(s.index) for s in walk(loop) if isinstance(s, Loop)}
     saved = set(em.per_sample)
     em.per_sample -= indices  # a turn counter is the block's, one for all its lanes
-    lines = [f"    const int64_t part = ({em.stop} - begin) / {lanes} * {lanes};",
-             f"    for (int64_t i = begin; i < begin + part; i += {lanes}) {{"]
+    lines = [f"    const int64_t part = ({em.stop} - begin) / {BLOCK} * {BLOCK};",
+             f"    for (int64_t i = begin; i < begin + part; i += {BLOCK}) {{"]
     em.stream = ""
     for v in varying:
-        size, t = "" if id(v) in indices else f"[{lanes}]", strong(v.dtype)
+        size, t = "" if id(v) in indices else f"[{BLOCK}]", strong(v.dtype)
         lines.append(f"        {LANE_CTYPES.get(t, ctypes[t])} {em.var(v)}{size};")
     em.stream, em.sample = "[l]", em.sample_at("i + l")
-    _Lanes(em, lanes).print(loop, None, "        ", lines)
+    _Lanes(em, BLOCK).print(loop, None, "        ", lines)
     em.stream, em.sample = "", "i"
     em.per_sample = saved
     lines += ["    }", "    const int64_t rest = begin + part;"]

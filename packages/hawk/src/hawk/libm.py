@@ -665,7 +665,8 @@ def _medium_first(name: str) -> str:
 
 def library_source() -> str:
     """The C of hawk's math library (:func:`load`): every function with its vector clones; sin,
-    cos and tan as :func:`_medium_first` makes them; then the random draws (:mod:`hawk.philox`)."""
+    cos and tan as :func:`_medium_first` makes them; then the random draws a C kernel does not
+    hold itself (:mod:`hawk.philox`)."""
     from hawk import philox  # the draws, built on this module's functions
 
     out = [C_SUPPORT, f"#if {_SPLIT}\n",
@@ -680,7 +681,7 @@ def library_source() -> str:
         else:
             out.append(_function(name, arity, f"hk_{name}_f64")[0])
         out.append(_f32(name, arity))
-    return "".join(out) + philox.c_functions()
+    return "".join(out) + philox.c_functions(set(philox.DRAWS) - set(philox.INLINE))
 
 
 #: GCC gives each float64 function vector clones (SSE2, AVX, AVX2, AVX-512), exported with it, so
