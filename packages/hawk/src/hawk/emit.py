@@ -377,8 +377,10 @@ class Emitter:
             lines += lanes.blocks(self, loop, varying, CTYPES)
         else:
             lines += self.interleaved(loop, varying)
-        # guarded where the plain loop runs every sample, not the few a block or a stream leaves
-        guard = _guard(loop) if self.skips_blocks and not blocked and not self.interleaves(loop) else None
+        # guarded where the plain loop runs a short body over every sample (not the few samples a
+        # block or a stream leaves, nor a long body, whose compile time the second copy would double)
+        short = not blocked and _size(loop) < INTERLEAVED_FROM
+        guard = _guard(loop) if self.skips_blocks and short else None
         lines += self.plain_loop(loop, varying) if guard is None else self.guarded(loop, varying, *guard)
         lines += reductions
         if after:
@@ -427,9 +429,6 @@ class Emitter:
             lines.append("            }")
         return [*lines, "        }", "    }"]
 
-    def interleaves(self, loop: list[Stmt]) -> bool:
-        return INTERLEAVED_FROM <= sum(1 for _ in walk(loop)) < INTERLEAVED_BELOW
-
     def interleaved(self, loop: list[Stmt], varying: list[Var]) -> list[str]:
         """The loop over most of the samples as STREAMS interleaved streams: the range cut in
         STREAMS equal parts, each statement printed once per part.  A vector op then has STREAMS
@@ -437,7 +436,7 @@ class Emitter:
         throughput, not at their latency.  Samples never depend on one another, so the order
         across streams changes no bit; the rest of the range (fewer than STREAMS * LANES samples)
         is the plain loop after it."""
-        if not self.interleaves(loop):
+        if not INTERLEAVED_FROM <= _size(loop) < INTERLEAVED_BELOW:
             return ["    const int64_t rest = begin;"]
         # a stream of whole vectors ends in no scalar epilogue: what is left runs once, vectorised,
         # in the plain loop
@@ -536,6 +535,11 @@ def _is_uniform(s: Stmt) -> bool:
     if isinstance(s, Loop):
         return all(c.uniform for c in s.carried) and all(_is_uniform(x) for x in s.body)
     return False
+
+
+def _size(body: list[Stmt]) -> int:
+    """The statements of a body, nested ones included."""
+    return sum(1 for _ in walk(body))
 
 
 def _guard(loop: list[Stmt]) -> tuple[int, If] | None:
