@@ -409,9 +409,9 @@ class Emitter:
         sample takes the ``then`` arm, and the body with the ``else`` arm in the ``if``'s place
         where none does, which is what the body does there.  A vectorised body computes its arms
         for every lane; the test lets a block of finished samples skip that work."""
-        prefix, rest = loop[:at], [*guard.orelse, *loop[at + 1:]]
+        prefix, otherwise = loop[:at], [*guard.orelse, *loop[at + 1:]]
         test = _needed(prefix, [guard.cond])
-        skipped = [*_needed(prefix, list(reads(rest))), *rest]
+        skipped = [*_needed(prefix, list(reads(otherwise))), *otherwise]
         lines = [f"    for (int64_t b = rest; b < end; b += {GUARD_BLOCK}) {{",
                  f"        const int64_t e = end - b < {GUARD_BLOCK} ? end : b + {GUARD_BLOCK};",
                  "        int32_t any = 0;",
@@ -420,8 +420,8 @@ class Emitter:
         for s in test:
             self.statement(s, lines, "            ")
         lines += [f"            any |= {self.var(guard.cond)};", "        }"]
-        for test, body in (("if (any) {", loop), ("} else {", skipped)):
-            lines += [f"        {test}",
+        for opening, body in (("if (any) {", loop), ("} else {", skipped)):
+            lines += [f"        {opening}",
                       "            HK_SAMPLES", "            for (int64_t i = b; i < e; ++i) {"]
             lines += self.declarations(body, varying, "                ")
             for s in body:
