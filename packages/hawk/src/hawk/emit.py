@@ -156,7 +156,8 @@ def prelude(dialect: str, ops: Collection[str] | None = None) -> str:
                 "#define HK_FN static __device__ __forceinline__\n#define HK_MATH HK_FN\n"
                 "#define HK_TABLE static __device__ const\n")
     # C calls the math functions compiled once into hawk's math library (libm.load), but holds the
-    # integer draws; NVRTC links nothing, so CUDA C holds them all
+    # integer draws, all of them: every C prelude is the same, so fused runs share one (runs.py);
+    # NVRTC links nothing, so CUDA C holds what it calls
     math = (libm.c_declarations() + philox.c_declarations() + "#define HK_MATH HK_FN\n" + libm.C_BITS
             + philox.c_functions(philox.INLINE) if dialect == "c"
             else libm.c_functions(ops) + philox.c_functions(ops))
